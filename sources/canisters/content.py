@@ -1,0 +1,212 @@
+"""Content parts: text, media (image, audio, video, file) and reasoning.
+
+Every part is a frozen, slotted attrs class implementing a Protocol of
+:mod:`canisters.protocols`. Media carry exactly one primary source -- ``data``
+(bytes), ``url`` or ``content_id`` -- or none of them and at least one provider
+file reference in ``refs``; references may also accompany a primary source.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import attrs
+
+from ._frozen import EMPTY, freeze
+from .exceptions import ModelError
+from .protocols import Modality
+
+__all__ = [
+    "Audio",
+    "CONTENT_ID_PATTERN",
+    "File",
+    "Image",
+    "Media",
+    "Reasoning",
+    "Text",
+    "Video",
+    "is_content_id",
+]
+
+CONTENT_ID_PATTERN = re.compile(r"sha256:[0-9a-f]{64}")
+"""What a content id looks like: ``sha256:`` and 64 lowercase hex digits."""
+
+_URL_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+
+
+def is_content_id(value: object) -> bool:
+    """Tell whether ``value`` is a well-formed ``sha256:`` content id."""
+    return isinstance(value, str) and CONTENT_ID_PATTERN.fullmatch(value) is not None
+
+
+def _to_bytes(value: bytes | bytearray | memoryview | None) -> bytes | None:
+    if value is None or type(value) is bytes:
+        return value
+    if isinstance(value, (bytearray, memoryview)):
+        return bytes(value)
+    raise ModelError(f"media data must be bytes, got {type(value).__name__}")
+
+
+@attrs.frozen
+class Text:
+    """Text, plain or in a textual format such as markdown, HTML or JSON."""
+
+    type: ClassVar[str] = "text"
+
+    text: str
+    """The text itself."""
+    mime_type: str = "text/plain"
+    """How to read the text (``text/plain``, ``text/markdown``, ``application/json``)."""
+    id: str | None = attrs.field(default=None, kw_only=True)
+    """Optional stable id of the part."""
+    extras: Mapping[str, Any] = attrs.field(
+        default=EMPTY, converter=freeze, kw_only=True
+    )
+    """Provider-specific fields without neutral meaning, keyed by provider name."""
+
+    def __attrs_post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise ModelError(f"Text.text must be a str, got {type(self.text).__name__}")
+
+
+@attrs.frozen
+class Media:
+    """Fields shared by :class:`Image`, :class:`Audio`, :class:`Video` and :class:`File`.
+
+    Give exactly one of ``data``, ``url`` and ``content_id``, or none of them and at
+    least one entry in ``refs``.
+    """
+
+    type: ClassVar[str] = "media"
+    modality: ClassVar[Modality]
+
+    data: bytes | None = attrs.field(default=None, converter=_to_bytes, kw_only=True)
+    """The bytes, carried inline."""
+    url: str | None = attrs.field(default=None, kw_only=True)
+    """An absolute URL: ``http(s)``, ``data:``, or a provider scheme such as ``gs://``."""
+    content_id: str | None = attrs.field(default=None, kw_only=True)
+    """A ``sha256:`` id whose bytes a content store holds."""
+    refs: Mapping[str, str] = attrs.field(default=EMPTY, converter=freeze, kw_only=True)
+    """Uploaded-file ids, one per provider name (``{"openai": "file-abc"}``)."""
+    mime_type: str | None = attrs.field(default=None, kw_only=True)
+    """Best-effort media type (``image/png``); inferred where a provider needs it."""
+    hint: str | None = attrs.field(default=None, kw_only=True)
+    """A non-semantic label for prompts (``"girl wearing a hat"``)."""
+    id: str | None = attrs.field(default=None, kw_only=True)
+    """Optional stable id of the part."""
+    extras: Mapping[str, Any] = attrs.field(
+        default=EMPTY, converter=freeze, kw_only=True
+    )
+    """Provider-specific fields without neutral meaning, keyed by provider name."""
+
+    def __attrs_post_init__(self) -> None:
+        name = type(self).__name__
+        sources = [
+            field
+            for field, value in (
+                ("data", self.data),
+                ("url", self.url),
+                ("content_id", self.content_id),
+            )
+            if value is not None
+        ]
+        if len(sources) > 1:
+            raise ModelError(
+                f"{name} takes exactly one of data, url and content_id; "
+                f"got {' and '.join(sources)}"
+            )
+        if not sources and not self.refs:
+            raise ModelError(
+                f"{name} needs a source: data, url, content_id or a provider "
+                "file reference in refs"
+            )
+        if self.url is not None and (
+            not isinstance(self.url, str) or _URL_SCHEME.match(self.url) is None
+        ):
+            raise ModelError(f"{name}.url must be an absolute URL, got {self.url!r}")
+        if self.content_id is not None and not is_content_id(self.content_id):
+            raise ModelError(
+                f"{name}.content_id must be 'sha256:' and 64 lowercase hex digits, "
+                f"got {self.content_id!r}"
+            )
+        for provider, reference in self.refs.items():
+            if not isinstance(provider, str) or not isinstance(reference, str):
+                raise ModelError(
+                    f"{name}.refs maps provider names to file ids (strings), "
+                    f"got {provider!r}: {reference!r}"
+                )
+
+
+@attrs.frozen
+class Image(Media):
+    """An image."""
+
+    type: ClassVar[str] = "image"
+    modality: ClassVar[Modality] = Modality.Image
+
+
+@attrs.frozen
+class Audio(Media):
+    """A sound recording."""
+
+    type: ClassVar[str] = "audio"
+    modality: ClassVar[Modality] = Modality.Audio
+
+
+@attrs.frozen
+class Video(Media):
+    """A video."""
+
+    type: ClassVar[str] = "video"
+    modality: ClassVar[Modality] = Modality.Video
+
+
+@attrs.frozen
+class File(Media):
+    """A document such as a PDF."""
+
+    type: ClassVar[str] = "file"
+    modality: ClassVar[Modality] = Modality.Document
+
+    filename: str | None = attrs.field(default=None, kw_only=True)
+    """The file's name, where known."""
+
+
+@attrs.frozen
+class Reasoning:
+    """Model thinking, with the issuing provider's opaque signature kept byte-exact.
+
+    A signature or redacted blob is only ever sent back to ``provider``.
+    """
+
+    type: ClassVar[str] = "reasoning"
+
+    text: str = ""
+    """The readable thinking or its summary (may be empty)."""
+    signature: str | None = None
+    """The provider's opaque signature, exactly as issued."""
+    redacted: str | None = None
+    """Encrypted or redacted thinking, exactly as issued."""
+    provider: str | None = None
+    """The provider that issued ``signature`` / ``redacted``."""
+    id: str | None = attrs.field(default=None, kw_only=True)
+    """Optional stable id of the part (provider item ids ride here)."""
+    extras: Mapping[str, Any] = attrs.field(
+        default=EMPTY, converter=freeze, kw_only=True
+    )
+    """Provider-specific fields without neutral meaning, keyed by provider name."""
+
+    def __attrs_post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise ModelError(
+                f"Reasoning.text must be a str, got {type(self.text).__name__}"
+            )
+        if (self.signature is not None or self.redacted is not None) and (
+            not self.provider
+        ):
+            raise ModelError(
+                "Reasoning with a signature or redacted blob must name the provider "
+                "that issued it"
+            )
