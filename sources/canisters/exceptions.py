@@ -10,6 +10,7 @@ The tree, rooted at :class:`CanistersError`::
     ├── SerializationError (ValueError)      a document could not be read or written
     ├── UnknownProvider (LookupError)        no normalizer registered under that name
     ├── ProviderError (ValueError)           a provider body could not be parsed or rendered
+    │   ├── MalformedPayload                 a provider body is not what the provider sends
     │   └── UnsupportedContent               content the target provider cannot take
     ├── StorageError (OSError)               the store failed
     │   ├── ConversationNotFound (LookupError)
@@ -38,6 +39,7 @@ __all__ = [
     "ConversationNotFound",
     "IntegrityError",
     "InvalidConversation",
+    "MalformedPayload",
     "ModelError",
     "PendingInvocations",
     "Problem",
@@ -131,6 +133,19 @@ class UnknownProvider(CanistersError, LookupError):
 
 class ProviderError(CanistersError, ValueError):
     """A provider body could not be parsed, or a conversation could not be rendered."""
+
+
+class MalformedPayload(ProviderError):
+    """A provider body is not shaped as the provider sends it.
+
+    :attr:`path` locates the bad field (``$`` is the body root, as in
+    ``$.messages[2].content[0].type``).
+    """
+
+    def __init__(self, message: str, path: str = "$") -> None:
+        self.reason = message
+        self.path = path
+        super().__init__(f"{path}: {message}")
 
 
 class UnsupportedContent(ProviderError):
