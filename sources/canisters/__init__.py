@@ -37,6 +37,14 @@ from .exceptions import (
     UnsupportedContent,
 )
 from .protocols import Modality, Role
+from .serialization import (
+    from_json,
+    from_jsonl,
+    register_canister,
+    register_content,
+    to_json,
+    to_jsonl,
+)
 
 __version__ = "0.1.0"
 
@@ -82,5 +90,11 @@ __all__ = [
     "Video",
     "__version__",
     "child_of",
+    "from_json",
+    "from_jsonl",
     "new_id",
+    "register_canister",
+    "register_content",
+    "to_json",
+    "to_jsonl",
 ]

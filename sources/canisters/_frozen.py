@@ -58,9 +58,8 @@ def freeze(value: Mapping[Any, Any] | None) -> FrozenDict[Any, Any]:
     """Return ``value`` as a :class:`FrozenDict` (``None`` becomes empty)."""
     if type(value) is FrozenDict:
         return value
-    if not value:
-        if value is None or isinstance(value, Mapping):
-            return EMPTY
+    if value is None or (not value and isinstance(value, Mapping)):
+        return EMPTY
     if not isinstance(value, Mapping):
         raise ModelError(f"expected a mapping, got {type(value).__name__}")
     return FrozenDict(value)

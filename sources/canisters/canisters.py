@@ -54,7 +54,9 @@ def now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def _content(value: str | Content | Iterable[str | Content] | None) -> tuple[Content, ...]:
+def _content(
+    value: str | Content | Iterable[str | Content] | None,
+) -> tuple[Content, ...]:
     """Accept a string, one part or an iterable of parts; strings become Text."""
     if type(value) is tuple:
         for part in value:

@@ -58,7 +58,7 @@ class Text:
     text: str
     """The text itself."""
     mime_type: str = "text/plain"
-    """How to read the text (``text/plain``, ``text/markdown``, ``application/json``)."""
+    """How to read the text: ``text/plain``, ``text/markdown``, ``text/html``."""
     id: str | None = attrs.field(default=None, kw_only=True)
     """Optional stable id of the part."""
     extras: Mapping[str, Any] = attrs.field(
@@ -73,7 +73,7 @@ class Text:
 
 @attrs.frozen
 class Media:
-    """Fields shared by :class:`Image`, :class:`Audio`, :class:`Video` and :class:`File`.
+    """Fields shared by :class:`Image`, :class:`Audio`, :class:`Video`, :class:`File`.
 
     Give exactly one of ``data``, ``url`` and ``content_id``, or none of them and at
     least one entry in ``refs``.
@@ -85,7 +85,7 @@ class Media:
     data: bytes | None = attrs.field(default=None, converter=_to_bytes, kw_only=True)
     """The bytes, carried inline."""
     url: str | None = attrs.field(default=None, kw_only=True)
-    """An absolute URL: ``http(s)``, ``data:``, or a provider scheme such as ``gs://``."""
+    """An absolute URL: ``http(s)``, ``data:`` or a provider scheme such as ``gs:``."""
     content_id: str | None = attrs.field(default=None, kw_only=True)
     """A ``sha256:`` id whose bytes a content store holds."""
     refs: Mapping[str, str] = attrs.field(default=EMPTY, converter=freeze, kw_only=True)

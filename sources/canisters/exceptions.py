@@ -3,21 +3,20 @@
 The tree, rooted at :class:`CanistersError`::
 
     CanistersError
-    ├── ModelError (ValueError)              a canister or content part refused at construction
-    ├── CanisterNotFound (LookupError)       no canister with that id in a conversation
-    ├── InvalidConversation (ValueError)     validate() found problems; holds them all
-    ├── BuilderError (ValueError)            a builder was asked for something inconsistent
-    ├── SerializationError (ValueError)      a document could not be read or written
-    ├── UnknownProvider (LookupError)        no normalizer registered under that name
-    ├── ProviderError (ValueError)           a provider body could not be parsed or rendered
-    │   ├── MalformedPayload                 a provider body is not what the provider sends
-    │   └── UnsupportedContent               content the target provider cannot take
-    ├── StorageError (OSError)               the store failed
+    ├── ModelError (ValueError)            refused at construction
+    ├── CanisterNotFound (LookupError)     no canister with that id
+    ├── InvalidConversation (ValueError)   validate() found problems
+    ├── BuilderError (ValueError)          a builder asked for the inconsistent
+    ├── SerializationError (ValueError)    a document could not be read or written
+    ├── UnknownProvider (LookupError)      no normalizer under that name
+    ├── ProviderError (ValueError)         a provider body could not be handled
+    │   └── UnsupportedContent             content the target cannot take
+    ├── StorageError (OSError)             the store failed
     │   ├── ConversationNotFound (LookupError)
     │   ├── ContentNotFound (LookupError)
-    │   └── IntegrityError                   stored bytes no longer match their digest
+    │   └── IntegrityError                 stored data no longer matches its digest
     └── RecordingError
-        ├── PromptMismatch (ValueError)      resumed with another prompt than recorded
+        ├── PromptMismatch (ValueError)    resumed with another prompt
         ├── SnapshotRestoreError (ValueError)
         └── PendingInvocations (RuntimeError)
 

@@ -1,0 +1,1201 @@
+"""Serialization: the cattrs converter, JSON and JSONL documents, registration.
+
+Canisters unstructure to dicts tagged by ``"role"``, content parts to dicts tagged
+by ``"type"``; bytes become base64, timestamps ISO 8601 with their offset, and
+fields left at their defaults are omitted. The built-in classes have hooks written
+once per class (no generic union dispatch per value); application classes added
+with :func:`register_canister` / :func:`register_content` get hooks that cattrs
+generates for them once, at registration.
+
+Every document carries its format and version::
+
+    {"format": "canisters.conversation", "version": 2, "canisters": [...]}
+    {"format": "canisters.canister", "version": 2, "canister": {...}}
+    {"format": "canisters.content", "version": 2, "content": {...}}
+
+JSONL puts the document's header on the first line and one canister per line
+after it. Documents written by an older version are upgraded on load by the
+migrations registered with :func:`register_migration`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
+from typing import Any, Final, TypeVar, get_args, get_origin
+
+import attrs
+import cattrs
+import orjson
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn
+
+from ._frozen import EMPTY, FrozenDict, freeze
+from .canisters import (
+    Assistant,
+    Document,
+    ErrorInfo,
+    Invocation,
+    Metadata,
+    Result,
+    Supervisor,
+    Usage,
+    User,
+)
+from .content import Audio, File, Image, Media, Reasoning, Text, Video
+from .conversation import Conversation
+from .exceptions import CanistersError, SerializationError
+from .protocols import (
+    AssistantCanister,
+    AudioContent,
+    Canister,
+    Content,
+    DocumentCanister,
+    FileContent,
+    ImageContent,
+    InvocationCanister,
+    MediaContent,
+    ReasoningContent,
+    ResultCanister,
+    Role,
+    SupervisorCanister,
+    TextualContent,
+    UserCanister,
+    VideoContent,
+)
+
+__all__ = [
+    "FORMAT_VERSION",
+    "converter",
+    "from_json",
+    "from_jsonl",
+    "make_converter",
+    "migrate",
+    "register_canister",
+    "register_content",
+    "register_migration",
+    "structure_canister",
+    "structure_content",
+    "to_json",
+    "to_jsonl",
+    "unstructure_canister",
+    "unstructure_content",
+]
+
+FORMAT_VERSION: Final = 2
+"""The version of the document format this release writes."""
+
+CONVERSATION_FORMAT: Final = "canisters.conversation"
+CANISTER_FORMAT: Final = "canisters.canister"
+CONTENT_FORMAT: Final = "canisters.content"
+
+T = TypeVar("T")
+Record = dict[str, Any]
+
+_Unstructure = Callable[[Any], Record]
+_Structure = Callable[[Mapping[str, Any]], Any]
+
+# Dispatch tables: exact class -> (tag, hook) and tag -> hook.
+_CONTENT_OUT: dict[type, tuple[str, _Unstructure]] = {}
+_CONTENT_IN: dict[str, _Structure] = {}
+_CANISTER_OUT: dict[type, tuple[str, _Unstructure]] = {}
+_CANISTER_IN: dict[str, tuple[Role, _Structure]] = {}
+
+
+# --------------------------------------------------------------------------- #
+# Scalars
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _unb64(text: object, key: str) -> bytes:
+    if not isinstance(text, str):
+        raise SerializationError(
+            f"expected base64 text, got {type(text).__name__}", f"$.{key}"
+        )
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError) as error:
+        raise SerializationError(f"invalid base64: {error}", f"$.{key}") from error
+
+
+def _time_out(moment: datetime) -> str:
+    return moment.isoformat()
+
+
+def _time_in(text: object, key: str = "timestamp") -> datetime:
+    if not isinstance(text, str):
+        raise SerializationError(
+            f"expected an ISO 8601 timestamp, got {type(text).__name__}", f"$.{key}"
+        )
+    try:
+        moment = datetime.fromisoformat(
+            text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text
+        )
+    except ValueError as error:
+        raise SerializationError(
+            f"invalid ISO 8601 timestamp {text!r}", f"$.{key}"
+        ) from error
+    if moment.tzinfo is None:
+        raise SerializationError(
+            f"timestamp {text!r} has no timezone offset", f"$.{key}"
+        )
+    return moment
+
+
+def _check_type(value: object, expected: type | tuple[type, ...], key: str) -> None:
+    if not isinstance(value, expected) or (isinstance(value, bool) and expected is int):
+        names = (
+            " or ".join(t.__name__ for t in expected)
+            if isinstance(expected, tuple)
+            else expected.__name__
+        )
+        raise SerializationError(
+            f"expected {names}, got {type(value).__name__}", f"$.{key}"
+        )
+
+
+def _opt_str(record: Mapping[str, Any], key: str) -> str | None:
+    value = record.get(key)
+    if value is not None and type(value) is not str:
+        _check_type(value, str, key)
+    return value
+
+
+def _mapping(record: Mapping[str, Any], key: str) -> FrozenDict[str, Any]:
+    value = record.get(key)
+    if value is None:
+        return EMPTY
+    if type(value) is not dict and not isinstance(value, Mapping):
+        _check_type(value, dict, key)
+    return freeze(value)
+
+
+# --------------------------------------------------------------------------- #
+# Content hooks
+
+
+def _text_out(part: Text) -> Record:
+    record: Record = {"type": "text", "text": part.text}
+    if part.mime_type != "text/plain":
+        record["mime_type"] = part.mime_type
+    if part.id is not None:
+        record["id"] = part.id
+    if part.extras:
+        record["extras"] = part.extras
+    return record
+
+
+def _text_in(record: Mapping[str, Any]) -> Text:
+    text = record["text"]
+    if type(text) is not str:
+        _check_type(text, str, "text")
+    mime_type = record.get("mime_type", "text/plain")
+    if type(mime_type) is not str:
+        _check_type(mime_type, str, "mime_type")
+    return Text(
+        text,
+        mime_type,
+        id=_opt_str(record, "id"),
+        extras=_mapping(record, "extras"),
+    )
+
+
+def _media_out(tag: str) -> Callable[[Media], Record]:
+    def unstructure(part: Media) -> Record:
+        record: Record = {"type": tag}
+        if part.data is not None:
+            record["data"] = _b64(part.data)
+        if part.url is not None:
+            record["url"] = part.url
+        if part.content_id is not None:
+            record["content_id"] = part.content_id
+        if part.refs:
+            record["refs"] = part.refs
+        if part.mime_type is not None:
+            record["mime_type"] = part.mime_type
+        if part.hint is not None:
+            record["hint"] = part.hint
+        if part.id is not None:
+            record["id"] = part.id
+        filename = getattr(part, "filename", None)
+        if filename is not None:
+            record["filename"] = filename
+        if part.extras:
+            record["extras"] = part.extras
+        return record
+
+    return unstructure
+
+
+def _media_in(cls: type[Media]) -> Callable[[Mapping[str, Any]], Media]:
+    with_filename = cls is File or issubclass(cls, File)
+
+    def structure(record: Mapping[str, Any]) -> Media:
+        data = record.get("data")
+        extra: dict[str, Any] = {}
+        if with_filename:
+            extra["filename"] = _opt_str(record, "filename")
+        return cls(
+            data=None if data is None else _unb64(data, "data"),
+            url=_opt_str(record, "url"),
+            content_id=_opt_str(record, "content_id"),
+            refs=_mapping(record, "refs"),
+            mime_type=_opt_str(record, "mime_type"),
+            hint=_opt_str(record, "hint"),
+            id=_opt_str(record, "id"),
+            extras=_mapping(record, "extras"),
+            **extra,
+        )
+
+    return structure
+
+
+def _reasoning_out(part: Reasoning) -> Record:
+    record: Record = {"type": "reasoning", "text": part.text}
+    if part.signature is not None:
+        record["signature"] = part.signature
+    if part.redacted is not None:
+        record["redacted"] = part.redacted
+    if part.provider is not None:
+        record["provider"] = part.provider
+    if part.id is not None:
+        record["id"] = part.id
+    if part.extras:
+        record["extras"] = part.extras
+    return record
+
+
+def _reasoning_in(record: Mapping[str, Any]) -> Reasoning:
+    text = record.get("text", "")
+    if type(text) is not str:
+        _check_type(text, str, "text")
+    return Reasoning(
+        text,
+        _opt_str(record, "signature"),
+        _opt_str(record, "redacted"),
+        _opt_str(record, "provider"),
+        id=_opt_str(record, "id"),
+        extras=_mapping(record, "extras"),
+    )
+
+
+def unstructure_content(part: Content) -> Record:
+    """Return ``part`` as a JSON-compatible dict tagged by ``"type"``."""
+    entry = _CONTENT_OUT.get(type(part))
+    if entry is None:
+        raise SerializationError(
+            f"content class {type(part).__qualname__} is not registered; "
+            "call canisters.register_content(cls, tag)"
+        )
+    return entry[1](part)
+
+
+def structure_content(record: object) -> Content:
+    """Build a content part from a dict tagged by ``"type"``."""
+    if type(record) is not dict and not isinstance(record, Mapping):
+        raise SerializationError(
+            f"expected a content object, got {type(record).__name__}"
+        )
+    tag = record.get("type")
+    hook = _CONTENT_IN.get(tag) if isinstance(tag, str) else None
+    if hook is None:
+        known = ", ".join(sorted(_CONTENT_IN))
+        raise SerializationError(
+            f"unknown content type {tag!r} (known: {known})", "$.type"
+        )
+    try:
+        part: Content = hook(record)
+    except SerializationError:
+        raise
+    except KeyError as error:
+        raise SerializationError(
+            f"missing field {error.args[0]!r}", f"$.{error.args[0]}"
+        ) from error
+    except CanistersError as error:
+        raise SerializationError(str(error)) from error
+    except (TypeError, ValueError, AttributeError) as error:
+        raise SerializationError(f"invalid {tag} content: {error}") from error
+    return part
+
+
+def _content_out(parts: tuple[Content, ...]) -> list[Record]:
+    table = _CONTENT_OUT
+    out = []
+    for part in parts:
+        entry = table.get(type(part))
+        if entry is None:
+            return [unstructure_content(part) for part in parts]
+        out.append(entry[1](part))
+    return out
+
+
+def _content_in(value: object) -> tuple[Content, ...]:
+    if type(value) is not list and not isinstance(value, (list, tuple)):
+        raise SerializationError(
+            f"expected a list of content parts, got {type(value).__name__}",
+            "$.content",
+        )
+    parts = []
+    for index, record in enumerate(value):
+        try:
+            parts.append(structure_content(record))
+        except SerializationError as error:
+            raise error.within(f"[{index}]").within("content") from error.__cause__
+    return tuple(parts)
+
+
+# --------------------------------------------------------------------------- #
+# Envelope values
+
+
+def _usage_out(usage: Usage) -> Record:
+    return {
+        field.name: value
+        for field in attrs.fields(Usage)
+        if (value := getattr(usage, field.name))
+    }
+
+
+def _int(record: Mapping[str, Any], key: str) -> int:
+    value = record.get(key, 0)
+    if type(value) is not int:
+        _check_type(value, int, key)
+    return int(value)
+
+
+def _usage_in(record: Mapping[str, Any]) -> Usage:
+    _check_type(record, Mapping, "usage")
+    return Usage(
+        _int(record, "input_tokens"),
+        _int(record, "output_tokens"),
+        _int(record, "cached_tokens"),
+        _int(record, "cache_write_tokens"),
+        _int(record, "reasoning_tokens"),
+    )
+
+
+def _metadata_out(metadata: Metadata) -> Record:
+    record: Record = {}
+    for name in ("model", "latency_ms", "cache_hit", "retries", "quality"):
+        value = getattr(metadata, name)
+        if value is not None:
+            record[name] = value
+    if metadata.usage is not None:
+        record["usage"] = _usage_out(metadata.usage)
+    if metadata.finish_reason is not None:
+        record["finish_reason"] = metadata.finish_reason
+    if metadata.custom:
+        record["custom"] = metadata.custom
+    return record
+
+
+_METADATA_TYPES: dict[str, type | tuple[type, ...]] = {
+    "model": str,
+    "latency_ms": (int, float),
+    "cache_hit": bool,
+    "retries": int,
+    "quality": (int, float),
+    "finish_reason": str,
+}
+
+
+def _metadata_in(record: object) -> Metadata:
+    if not isinstance(record, Mapping):
+        raise SerializationError(
+            f"expected an object, got {type(record).__name__}", "$.metadata"
+        )
+    values: dict[str, Any] = {}
+    for name, expected in _METADATA_TYPES.items():
+        value = record.get(name)
+        if value is not None:
+            _check_type(value, expected, f"metadata.{name}")
+            values[name] = value
+    usage = record.get("usage")
+    if usage is not None:
+        try:
+            values["usage"] = _usage_in(usage)
+        except SerializationError as error:
+            raise error.within("metadata") from error.__cause__
+    custom = record.get("custom")
+    if custom is not None:
+        _check_type(custom, Mapping, "metadata.custom")
+        values["custom"] = custom
+    return Metadata(**values)
+
+
+def _error_out(error: ErrorInfo) -> Record:
+    record: Record = {"code": error.code, "message": error.message}
+    if error.retryable:
+        record["retryable"] = True
+    if error.details is not None:
+        record["details"] = error.details
+    return record
+
+
+def _error_in(record: object) -> ErrorInfo:
+    if not isinstance(record, Mapping):
+        raise SerializationError(
+            f"expected an object, got {type(record).__name__}", "$.error"
+        )
+    code, message = record.get("code"), record.get("message")
+    _check_type(code, str, "error.code")
+    _check_type(message, str, "error.message")
+    retryable = record.get("retryable", False)
+    _check_type(retryable, bool, "error.retryable")
+    details = record.get("details")
+    if details is not None:
+        _check_type(details, Mapping, "error.details")
+    return ErrorInfo(code, message, retryable, details)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- #
+# Canister hooks
+
+
+def _envelope_out(canister: Any, tag: str) -> Record:
+    record: Record = {
+        "role": tag,
+        "id": canister.id,
+        "timestamp": canister.timestamp.isoformat(),
+    }
+    if canister.parent_id is not None:
+        record["parent_id"] = canister.parent_id
+    if canister.trace_id is not None:
+        record["trace_id"] = canister.trace_id
+    if canister.policy is not None:
+        record["policy"] = canister.policy
+    if canister.step is not None:
+        record["step"] = canister.step
+    if canister.metadata is not None:
+        record["metadata"] = _metadata_out(canister.metadata)
+    if canister.extras:
+        record["extras"] = canister.extras
+    return record
+
+
+def _envelope_in(record: Mapping[str, Any]) -> dict[str, Any]:
+    identifier = record["id"]
+    if type(identifier) is not str:
+        _check_type(identifier, str, "id")
+    envelope: dict[str, Any] = {
+        "id": identifier,
+        "timestamp": _time_in(record["timestamp"]),
+    }
+    for key in ("parent_id", "trace_id", "policy"):
+        value = record.get(key)
+        if value is not None:
+            if type(value) is not str:
+                _check_type(value, str, key)
+            envelope[key] = value
+    step = record.get("step")
+    if step is not None:
+        if type(step) is not int:
+            _check_type(step, int, "step")
+        envelope["step"] = step
+    metadata = record.get("metadata")
+    if metadata is not None:
+        envelope["metadata"] = _metadata_in(metadata)
+    extras = record.get("extras")
+    if extras:
+        envelope["extras"] = _mapping(record, "extras")
+    return envelope
+
+
+def _with_content_out(tag: str) -> Callable[[Any], Record]:
+    def unstructure(canister: Any) -> Record:
+        record = _envelope_out(canister, tag)
+        record["content"] = _content_out(canister.content)
+        return record
+
+    return unstructure
+
+
+def _with_content_in(
+    cls: type[User] | type[Assistant] | type[Supervisor],
+) -> _Structure:
+    def structure(record: Mapping[str, Any]) -> Any:
+        return cls(_content_in(record.get("content", ())), **_envelope_in(record))
+
+    return structure
+
+
+def _document_out(canister: Document) -> Record:
+    record = _envelope_out(canister, "document")
+    record["content"] = _content_out(canister.content)
+    if canister.title is not None:
+        record["title"] = canister.title
+    if canister.document_id is not None:
+        record["document_id"] = canister.document_id
+    return record
+
+
+def _document_in(record: Mapping[str, Any]) -> Document:
+    return Document(
+        _content_in(record.get("content", ())),
+        _opt_str(record, "title"),
+        _opt_str(record, "document_id"),
+        **_envelope_in(record),
+    )
+
+
+def _invocation_out(canister: Invocation) -> Record:
+    record = _envelope_out(canister, "invocation")
+    record["invocation_id"] = canister.invocation_id
+    record["name"] = canister.name
+    record["arguments"] = canister.arguments
+    return record
+
+
+def _invocation_in(record: Mapping[str, Any]) -> Invocation:
+    invocation_id, name = record["invocation_id"], record["name"]
+    if type(invocation_id) is not str:
+        _check_type(invocation_id, str, "invocation_id")
+    if type(name) is not str:
+        _check_type(name, str, "name")
+    return Invocation(
+        name,
+        _mapping(record, "arguments"),
+        invocation_id=invocation_id,
+        **_envelope_in(record),
+    )
+
+
+def _result_out(canister: Result) -> Record:
+    record = _envelope_out(canister, "result")
+    record["invocation_id"] = canister.invocation_id
+    record["name"] = canister.name
+    record["content"] = _content_out(canister.content)
+    if canister.error is not None:
+        record["error"] = _error_out(canister.error)
+    return record
+
+
+def _result_in(record: Mapping[str, Any]) -> Result:
+    invocation_id, name = record["invocation_id"], record["name"]
+    if type(invocation_id) is not str:
+        _check_type(invocation_id, str, "invocation_id")
+    if type(name) is not str:
+        _check_type(name, str, "name")
+    error = record.get("error")
+    return Result(
+        invocation_id,
+        name,
+        _content_in(record.get("content", ())),
+        None if error is None else _error_in(error),
+        **_envelope_in(record),
+    )
+
+
+def unstructure_canister(canister: Canister) -> Record:
+    """Return ``canister`` as a JSON-compatible dict tagged by ``"role"``."""
+    entry = _CANISTER_OUT.get(type(canister))
+    if entry is None:
+        raise SerializationError(
+            f"canister class {type(canister).__qualname__} is not registered; "
+            "call canisters.register_canister(cls, tag)"
+        )
+    return entry[1](canister)
+
+
+def structure_canister(record: object) -> Canister:
+    """Build a canister from a dict tagged by ``"role"``."""
+    if type(record) is not dict and not isinstance(record, Mapping):
+        raise SerializationError(
+            f"expected a canister object, got {type(record).__name__}"
+        )
+    tag = record.get("role")
+    entry = _CANISTER_IN.get(tag) if isinstance(tag, str) else None
+    if entry is None:
+        known = ", ".join(sorted(_CANISTER_IN))
+        raise SerializationError(f"unknown role {tag!r} (known: {known})", "$.role")
+    try:
+        canister: Canister = entry[1](record)
+    except SerializationError:
+        raise
+    except KeyError as error:
+        raise SerializationError(
+            f"missing field {error.args[0]!r}", f"$.{error.args[0]}"
+        ) from error
+    except CanistersError as error:
+        raise SerializationError(str(error)) from error
+    except (TypeError, ValueError, AttributeError) as error:
+        raise SerializationError(f"invalid {tag} canister: {error}") from error
+    return canister
+
+
+def _canisters_in(records: object, key: str = "canisters") -> tuple[Canister, ...]:
+    if not isinstance(records, list):
+        raise SerializationError(
+            f"expected a list of canisters, got {type(records).__name__}", f"$.{key}"
+        )
+    items = []
+    for index, record in enumerate(records):
+        try:
+            items.append(structure_canister(record))
+        except SerializationError as error:
+            raise error.within(f"[{index}]").within(key) from error.__cause__
+    return tuple(items)
+
+
+# --------------------------------------------------------------------------- #
+# Registration
+
+
+def _register_content(cls: type, tag: str, out: _Unstructure, into: _Structure) -> None:
+    _CONTENT_OUT[cls] = (tag, out)
+    _CONTENT_IN[tag] = into
+
+
+def _register_canister(
+    cls: type, role: Role, tag: str, out: _Unstructure, into: _Structure
+) -> None:
+    _CANISTER_OUT[cls] = (tag, out)
+    _CANISTER_IN[tag] = (role, into)
+
+
+_register_content(Text, "text", _text_out, _text_in)
+for _media in (Image, Audio, Video, File):
+    _register_content(_media, _media.type, _media_out(_media.type), _media_in(_media))
+_register_content(Reasoning, "reasoning", _reasoning_out, _reasoning_in)
+for _cls, _role in (
+    (User, Role.User),
+    (Assistant, Role.Assistant),
+    (Supervisor, Role.Supervisor),
+):
+    _register_canister(
+        _cls, _role, _role.value, _with_content_out(_role.value), _with_content_in(_cls)
+    )
+_register_canister(Document, Role.Document, "document", _document_out, _document_in)
+_register_canister(
+    Invocation, Role.Invocation, "invocation", _invocation_out, _invocation_in
+)
+_register_canister(Result, Role.Result, "result", _result_out, _result_in)
+_BUILTIN_TAGS: Final = frozenset(_CANISTER_IN) | frozenset(_CONTENT_IN)
+
+
+def _check_tag(tag: object, cls: type, owners: Mapping[type, tuple[str, Any]]) -> str:
+    if not isinstance(tag, str) or not tag:
+        raise SerializationError(f"a tag must be a non-empty string, got {tag!r}")
+    for owner, (owned, _hook) in owners.items():
+        if owned == tag and owner is not cls:
+            raise SerializationError(
+                f"tag {tag!r} is already registered for {owner.__qualname__}"
+            )
+    return tag
+
+
+def _generated_hooks(
+    cls: type, tag_key: str, tag: str
+) -> tuple[_Unstructure, _Structure]:
+    if not attrs.has(cls):
+        raise SerializationError(
+            f"{cls.__qualname__} is not an attrs class; pass unstructure= and "
+            "structure= hooks to register it"
+        )
+    unstructure_fields = make_dict_unstructure_fn(
+        cls, converter, _cattrs_omit_if_default=True
+    )
+    structure_fields = make_dict_structure_fn(cls, converter)
+
+    def unstructure(obj: Any) -> Record:
+        record = {tag_key: tag}
+        record.update(unstructure_fields(obj))
+        return record
+
+    required = ("id", "timestamp") if tag_key == "role" else ()
+
+    def structure(record: Mapping[str, Any]) -> Any:
+        for key in required:
+            if key not in record:
+                raise SerializationError(f"missing field {key!r}", f"$.{key}")
+        try:
+            return structure_fields(dict(record), cls)
+        except SerializationError:
+            raise
+        except (cattrs.BaseValidationError, KeyError, TypeError, ValueError) as error:
+            raise _from_cattrs(error) from error
+
+    return unstructure, structure
+
+
+def _from_cattrs(error: Exception) -> SerializationError:
+    if isinstance(error, cattrs.BaseValidationError):
+        for message in cattrs.transform_error(error, format_exception=_describe):
+            text, _, path = message.partition(" @ ")
+            return SerializationError(text, path or "$")
+    if isinstance(error, KeyError):
+        return SerializationError(
+            f"missing field {error.args[0]!r}", f"$.{error.args[0]}"
+        )
+    return SerializationError(str(error))
+
+
+def _describe(error: BaseException, _kind: Any) -> str:
+    if isinstance(error, KeyError):
+        return "missing field"
+    if isinstance(error, SerializationError):
+        return error.reason
+    return str(error)
+
+
+def register_canister(
+    cls: type[T],
+    tag: str,
+    *,
+    unstructure: Callable[[T], Mapping[str, Any]] | None = None,
+    structure: Callable[[Mapping[str, Any]], T] | None = None,
+) -> type[T]:
+    """Make ``cls`` serialize as itself, tagged ``"role": tag``.
+
+    ``cls`` is an attrs class with a :class:`~canisters.Role` as its ``role``: a
+    subclass of a built-in canister, or any attrs class satisfying a canister
+    Protocol. Hooks are generated once, here; pass ``unstructure`` and
+    ``structure`` to use your own (for classes that are not attrs classes).
+    Returns ``cls``, so it can be used as a decorator through
+    :func:`functools.partial`.
+    """
+    role = getattr(cls, "role", None)
+    if not isinstance(role, Role):
+        raise SerializationError(
+            f"{getattr(cls, '__qualname__', cls)!r} has no Role in its 'role' attribute"
+        )
+    _check_tag(tag, cls, _CANISTER_OUT)
+    if tag in _BUILTIN_TAGS and _CANISTER_OUT.get(cls, ("",))[0] != tag:
+        raise SerializationError(f"tag {tag!r} is reserved for a built-in class")
+    if unstructure is None or structure is None:
+        generated_out, generated_in = _generated_hooks(cls, "role", tag)
+    out: _Unstructure = (
+        generated_out
+        if unstructure is None
+        else (lambda obj: {"role": tag, **unstructure(obj)})
+    )
+    into: _Structure = generated_in if structure is None else structure
+    _register_canister(cls, role, tag, out, into)
+    return cls
+
+
+def register_content(
+    cls: type[T],
+    tag: str,
+    *,
+    unstructure: Callable[[T], Mapping[str, Any]] | None = None,
+    structure: Callable[[Mapping[str, Any]], T] | None = None,
+) -> type[T]:
+    """Make the content class ``cls`` serialize as itself, tagged ``"type": tag``.
+
+    Works like :func:`register_canister`.
+    """
+    if not isinstance(getattr(cls, "type", None), str):
+        raise SerializationError(
+            f"{getattr(cls, '__qualname__', cls)!r} has no 'type' attribute"
+        )
+    _check_tag(tag, cls, _CONTENT_OUT)
+    if tag in _BUILTIN_TAGS and _CONTENT_OUT.get(cls, ("",))[0] != tag:
+        raise SerializationError(f"tag {tag!r} is reserved for a built-in class")
+    if unstructure is None or structure is None:
+        generated_out, generated_in = _generated_hooks(cls, "type", tag)
+    out: _Unstructure = (
+        generated_out
+        if unstructure is None
+        else (lambda obj: {"type": tag, **unstructure(obj)})
+    )
+    into: _Structure = generated_in if structure is None else structure
+    _register_content(cls, tag, out, into)
+    return cls
+
+
+# --------------------------------------------------------------------------- #
+# The converter
+
+
+_CANISTER_PROTOCOLS: Final[dict[type, Role | None]] = {
+    Canister: None,
+    UserCanister: Role.User,
+    AssistantCanister: Role.Assistant,
+    SupervisorCanister: Role.Supervisor,
+    DocumentCanister: Role.Document,
+    InvocationCanister: Role.Invocation,
+    ResultCanister: Role.Result,
+}
+_CONTENT_PROTOCOLS: Final = (
+    Content,
+    TextualContent,
+    MediaContent,
+    ImageContent,
+    AudioContent,
+    VideoContent,
+    FileContent,
+    ReasoningContent,
+)
+
+
+def _is_content_tuple(kind: Any) -> bool:
+    if get_origin(kind) is not tuple:
+        return False
+    args = get_args(kind)
+    return len(args) == 2 and args[1] is Ellipsis and args[0] in _CONTENT_PROTOCOLS
+
+
+def make_converter() -> cattrs.Converter:
+    """Build a cattrs converter that knows every canister and content class.
+
+    Canister and content Protocols structure through the tagged unions (so a field
+    typed ``UserCanister`` works); concrete classes use their registered hooks.
+    The module-level :data:`converter` is one such converter; build your own to
+    add hooks without touching it.
+    """
+    made = cattrs.Converter()
+
+    def canister_in(data: Any, kind: Any) -> Canister:
+        canister = structure_canister(data)
+        expected = _CANISTER_PROTOCOLS.get(kind)
+        if expected is not None and canister.role is not expected:
+            raise SerializationError(
+                f"expected a {expected.value} canister, got {canister.role.value}",
+                "$.role",
+            )
+        return canister
+
+    for protocol in _CANISTER_PROTOCOLS:
+        made.register_structure_hook(protocol, canister_in)
+        made.register_unstructure_hook(protocol, unstructure_canister)
+    for protocol in _CONTENT_PROTOCOLS:
+        made.register_structure_hook(
+            protocol, lambda data, _kind: structure_content(data)
+        )
+        made.register_unstructure_hook(protocol, unstructure_content)
+    made.register_structure_hook_func(
+        _is_content_tuple, lambda data, _kind: _content_in(data)
+    )
+    made.register_unstructure_hook_func(_is_content_tuple, _content_out)
+
+    def canister_class(kind: Any) -> bool:
+        return isinstance(kind, type) and kind in _CANISTER_OUT
+
+    def content_class(kind: Any) -> bool:
+        return isinstance(kind, type) and kind in _CONTENT_OUT
+
+    made.register_unstructure_hook_func(
+        canister_class, lambda obj: _CANISTER_OUT[type(obj)][1](obj)
+    )
+    made.register_structure_hook_func(
+        canister_class,
+        lambda data, kind: _structure_exact(data, kind, structure_canister),
+    )
+    made.register_unstructure_hook_func(
+        content_class, lambda obj: _CONTENT_OUT[type(obj)][1](obj)
+    )
+    made.register_structure_hook_func(
+        content_class,
+        lambda data, kind: _structure_exact(data, kind, structure_content),
+    )
+    for scalar in (str, int, float, bool):
+        made.register_structure_hook(scalar, _strict(scalar))
+    made.register_unstructure_hook(datetime, _time_out)
+    made.register_structure_hook(datetime, lambda data, _kind: _time_in(data))
+    made.register_unstructure_hook(bytes, _b64)
+    made.register_structure_hook(bytes, lambda data, _kind: _unb64(data, "data"))
+    made.register_unstructure_hook(Metadata, _metadata_out)
+    made.register_structure_hook(Metadata, lambda data, _kind: _metadata_in(data))
+    made.register_unstructure_hook(ErrorInfo, _error_out)
+    made.register_structure_hook(ErrorInfo, lambda data, _kind: _error_in(data))
+    made.register_unstructure_hook(Usage, _usage_out)
+    made.register_structure_hook(Usage, lambda data, _kind: _usage_in(data))
+    made.register_unstructure_hook(FrozenDict, lambda value: value)
+    made.register_unstructure_hook(
+        Conversation, lambda value: [unstructure_canister(c) for c in value]
+    )
+    made.register_structure_hook(
+        Conversation, lambda data, _kind: Conversation(_canisters_in(data, "canisters"))
+    )
+
+    def is_mapping(kind: Any) -> bool:
+        return get_origin(kind) is Mapping or kind is Mapping
+
+    made.register_structure_hook_func(
+        is_mapping, lambda data, _kind: _frozen_mapping(data)
+    )
+    return made
+
+
+def _strict(kind: type[T]) -> Callable[[Any, Any], T]:
+    """Structure a JSON scalar without coercion (cattrs would turn 5 into "5")."""
+    allowed: tuple[type, ...] = (int, float) if kind is float else (kind,)
+
+    def structure(data: Any, _kind: Any) -> T:
+        if not isinstance(data, allowed) or (
+            isinstance(data, bool) and kind is not bool
+        ):
+            raise SerializationError(
+                f"expected {kind.__name__}, got {type(data).__name__}"
+            )
+        return kind(data)  # type: ignore[call-arg]
+
+    return structure
+
+
+def _frozen_mapping(data: object) -> FrozenDict[Any, Any]:
+    if not isinstance(data, Mapping):
+        raise SerializationError(f"expected an object, got {type(data).__name__}")
+    return freeze(data)
+
+
+def _structure_exact(data: Any, kind: type, structure: Callable[[Any], Any]) -> Any:
+    value = structure(data)
+    if type(value) is not kind:
+        raise SerializationError(
+            f"expected {kind.__qualname__}, got {type(value).__qualname__}"
+        )
+    return value
+
+
+converter: Final[cattrs.Converter] = make_converter()
+"""The library's converter (``converter.unstructure(x)``, ``.structure(d, T)``)."""
+
+
+# --------------------------------------------------------------------------- #
+# Migrations
+
+
+_MIGRATIONS: dict[int, Callable[[Record], Record]] = {}
+
+
+def register_migration(
+    from_version: int,
+) -> Callable[[Callable[[Record], Record]], Callable[[Record], Record]]:
+    """Register a function that upgrades a document from ``from_version``.
+
+    The function receives the whole document (a dict with ``format``,
+    ``version`` and its payload) and returns it in the next version's shape; the
+    version number is updated for it.
+    """
+
+    def decorator(migration: Callable[[Record], Record]) -> Callable[[Record], Record]:
+        _MIGRATIONS[from_version] = migration
+        return migration
+
+    return decorator
+
+
+def migrate(document: Record) -> Record:
+    """Upgrade ``document`` to :data:`FORMAT_VERSION` through registered migrations."""
+    version = document.get("version")
+    if type(version) is not int:
+        raise SerializationError(
+            f"expected an integer format version, got {version!r}", "$.version"
+        )
+    if version > FORMAT_VERSION:
+        raise SerializationError(
+            f"document version {version} is newer than this library's "
+            f"({FORMAT_VERSION}); upgrade canisters",
+            "$.version",
+        )
+    while version < FORMAT_VERSION:
+        migration = _MIGRATIONS.get(version)
+        if migration is None:
+            raise SerializationError(
+                f"no migration from document version {version}", "$.version"
+            )
+        document = migration(document)
+        version += 1
+        document["version"] = version
+    return document
+
+
+_V1_ROLES = {"system": "supervisor", "user": "user", "assistant": "assistant"}
+
+
+def _v1_part(part: Any) -> Any:
+    if not isinstance(part, dict):
+        return part
+    part = dict(part)
+    kind = part.pop("kind", None)
+    if kind == "text":
+        part["type"] = "text"
+    elif kind == "media":
+        modality = part.pop("modality", None)
+        part["type"] = {"document": "file"}.get(modality, modality)
+        for old, new in (("mime", "mime_type"), ("prompt_hint", "hint")):
+            if old in part:
+                part[new] = part.pop(old)
+    return part
+
+
+def _v1_canister(record: Any) -> Any:
+    """Upgrade one version-1 (pre-release, seed 000) message record."""
+    if not isinstance(record, dict):
+        return record
+    record = dict(record)
+    for old, new in (("step_num", "step"), ("actor", "policy")):
+        if old in record:
+            record[new] = record.pop(old)
+    kind = record.pop("kind", None)
+    if kind == "parts":
+        hint = record.pop("role_hint_for_llm", None) or "user"
+        record["role"] = _V1_ROLES.get(hint, hint)
+        record["content"] = [_v1_part(part) for part in record.pop("parts", [])]
+    elif kind == "option_call":
+        record["role"] = "invocation"
+        record["name"] = record.pop("option_name", None)
+    elif kind == "option_result":
+        record["role"] = "result"
+        record["name"] = record.pop("option_name", None)
+        value = record.pop("result", None)
+        if record.pop("is_error", False):
+            record["error"] = {
+                "code": record.pop("error_type", None) or "UNKNOWN",
+                "message": record.pop("error_message", None) or "",
+                "retryable": bool(record.pop("retryable", False)),
+            }
+        for stale in ("error_type", "error_message", "retryable"):
+            record.pop(stale, None)
+        if value is None:
+            record["content"] = []
+        elif isinstance(value, str):
+            record["content"] = [{"type": "text", "text": value}]
+        else:
+            record["content"] = [
+                {
+                    "type": "text",
+                    "text": orjson.dumps(value).decode(),
+                    "mime_type": "application/json",
+                }
+            ]
+    return record
+
+
+@register_migration(1)
+def _from_version_1(document: Record) -> Record:
+    """Version 1 used seed 000's names: message kinds, ``step_num``, ``actor``."""
+    if "canisters" in document:
+        document["canisters"] = [_v1_canister(r) for r in document["canisters"]]
+    if "canister" in document:
+        document["canister"] = _v1_canister(document["canister"])
+    if "content" in document:
+        document["content"] = _v1_part(document["content"])
+    return document
+
+
+# --------------------------------------------------------------------------- #
+# JSON and JSONL
+
+
+def _dumps(value: Any) -> str:
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError as error:
+        raise SerializationError(f"value is not JSON-serializable: {error}") from error
+
+
+def _loads(text: str | bytes, where: str = "$") -> Any:
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError as error:
+        raise SerializationError(f"not JSON: {error}", where) from error
+    except TypeError as error:
+        raise SerializationError(
+            f"expected str or bytes, got {type(text).__name__}", where
+        ) from error
+
+
+def to_json(value: Conversation | Canister | Content) -> str:
+    """Serialize a conversation, a canister or a content part to a JSON document."""
+    if isinstance(value, Conversation):
+        document: Record = {
+            "format": CONVERSATION_FORMAT,
+            "version": FORMAT_VERSION,
+            "canisters": [unstructure_canister(c) for c in value.canisters],
+        }
+    elif type(value) in _CANISTER_OUT or isinstance(getattr(value, "role", None), Role):
+        document = {
+            "format": CANISTER_FORMAT,
+            "version": FORMAT_VERSION,
+            "canister": unstructure_canister(value),  # type: ignore[arg-type]
+        }
+    elif type(value) in _CONTENT_OUT or isinstance(getattr(value, "type", None), str):
+        document = {
+            "format": CONTENT_FORMAT,
+            "version": FORMAT_VERSION,
+            "content": unstructure_content(value),  # type: ignore[arg-type]
+        }
+    else:
+        raise SerializationError(
+            f"cannot serialize {type(value).__qualname__}: expected a conversation, "
+            "a canister or a content part"
+        )
+    return _dumps(document)
+
+
+def from_json(text: str | bytes) -> Conversation | Canister | Content:
+    """Read a document written by :func:`to_json` (or by an older version)."""
+    document = _loads(text)
+    if not isinstance(document, dict):
+        raise SerializationError(
+            f"expected a document object, got {type(document).__name__}"
+        )
+    kind = document.get("format")
+    if kind not in (CONVERSATION_FORMAT, CANISTER_FORMAT, CONTENT_FORMAT):
+        raise SerializationError(f"unknown document format {kind!r}", "$.format")
+    if document.get("version") != FORMAT_VERSION:
+        document = migrate(document)
+    if kind == CONVERSATION_FORMAT:
+        return Conversation(_canisters_in(document.get("canisters")))
+    key = "canister" if kind == CANISTER_FORMAT else "content"
+    if key not in document:
+        raise SerializationError(f"missing field {key!r}", f"$.{key}")
+    try:
+        if kind == CANISTER_FORMAT:
+            return structure_canister(document[key])
+        return structure_content(document[key])
+    except SerializationError as error:
+        raise error.within(key) from error.__cause__
+
+
+def to_jsonl(conversation: Iterable[Canister]) -> str:
+    """Serialize a conversation as JSONL: a header line, then one canister per line."""
+    header = _dumps({"format": CONVERSATION_FORMAT, "version": FORMAT_VERSION})
+    lines = [header]
+    lines.extend(_dumps(unstructure_canister(c)) for c in conversation)
+    return "\n".join(lines) + "\n"
+
+
+def from_jsonl(text: str | bytes) -> Conversation:
+    """Read JSONL written by :func:`to_jsonl`; blank lines are ignored."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise SerializationError(f"not UTF-8: {error}") from error
+    if not isinstance(text, str):
+        raise SerializationError(f"expected str or bytes, got {type(text).__name__}")
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    if not lines:
+        raise SerializationError("empty JSONL document: no header line", "line 1")
+    number, first = lines[0]
+    header = _loads(first, f"line {number}")
+    if not isinstance(header, dict) or header.get("format") != CONVERSATION_FORMAT:
+        raise SerializationError(
+            f'the first line must be the header {{"format": "{CONVERSATION_FORMAT}", '
+            '"version": ...}',
+            f"line {number}",
+        )
+    records = []
+    for number, line in lines[1:]:
+        record = _loads(line, f"line {number}")
+        records.append(record)
+    document = {**header, "canisters": records}
+    if header.get("version") != FORMAT_VERSION:
+        document = migrate(document)
+    canisters = []
+    for (number, _line), record in zip(lines[1:], document["canisters"], strict=True):
+        try:
+            canisters.append(structure_canister(record))
+        except SerializationError as error:
+            raise SerializationError(
+                error.reason, f"line {number}: {error.path}"
+            ) from error.__cause__
+    return Conversation(tuple(canisters))
