@@ -1,5 +1,6 @@
 """One provider-neutral, strongly typed model of LLM conversations."""
 
+from .builders import MessageBuilder, ResultBuilder
 from .canisters import (
     Assistant,
     Document,
@@ -45,6 +46,7 @@ from .serialization import (
     to_json,
     to_jsonl,
 )
+from .validation import Removal, Sanitized, problems, sanitize, validate
 
 __version__ = "0.1.0"
 
@@ -66,6 +68,7 @@ __all__ = [
     "InvalidConversation",
     "Invocation",
     "Media",
+    "MessageBuilder",
     "Metadata",
     "Modality",
     "ModelError",
@@ -76,8 +79,11 @@ __all__ = [
     "ProviderError",
     "Reasoning",
     "RecordingError",
+    "Removal",
     "Result",
+    "ResultBuilder",
     "Role",
+    "Sanitized",
     "SerializationError",
     "SnapshotRestoreError",
     "StorageError",
@@ -93,8 +99,11 @@ __all__ = [
     "from_json",
     "from_jsonl",
     "new_id",
+    "problems",
     "register_canister",
     "register_content",
+    "sanitize",
     "to_json",
     "to_jsonl",
+    "validate",
 ]
