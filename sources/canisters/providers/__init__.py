@@ -1,0 +1,165 @@
+"""Translate conversations to and from provider formats.
+
+A normalizer per provider, registered by name::
+
+    from canisters import providers
+
+    normalizer = providers.get("anthropic")
+    conversation = normalizer.parse_request(body)
+    body = normalizer.render_request(conversation, unsupported="drop")
+
+Built-in normalizers (``openai-chat``, ``anthropic``) are imported on first use,
+so ``import canisters`` never imports a provider module or SDK. Plugins register
+through the ``canisters.providers`` entry-point group (the entry point names a
+normalizer object, or a class to instantiate) or by calling :func:`register`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections.abc import Mapping
+from importlib import metadata
+from typing import Any, Protocol, runtime_checkable
+
+from ..conversation import Conversation
+from ..exceptions import MalformedPayload, ProviderError, UnknownProvider
+from ._common import Event, FidelityWarning, Options, Report
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "Event",
+    "FidelityWarning",
+    "MalformedPayload",
+    "Normalizer",
+    "Options",
+    "Report",
+    "get",
+    "names",
+    "register",
+]
+
+ENTRY_POINT_GROUP = "canisters.providers"
+"""The entry-point group plugins register normalizers under."""
+
+_BUILTIN = {
+    "anthropic": "canisters.providers.anthropic",
+    "openai-chat": "canisters.providers.openai_chat",
+}
+
+_lock = threading.Lock()
+_registered: dict[str, Normalizer] = {}
+_entry_points: dict[str, metadata.EntryPoint] | None = None
+
+
+@runtime_checkable
+class Normalizer(Protocol):
+    """Translates one provider's request and response bodies.
+
+    ``parse_*`` take the provider's JSON (a mapping) or its SDK objects and return
+    a :class:`~canisters.Conversation`; malformed input raises
+    :class:`~canisters.providers.MalformedPayload`. ``render_*`` return plain
+    JSON-compatible dicts holding only the conversation fields, and take the
+    keyword options described by :class:`Options`.
+    """
+
+    __slots__ = ()
+
+    @property
+    def name(self) -> str:
+        """The provider name the normalizer is registered under."""
+
+    def parse_request(self, body: Any) -> Conversation:
+        """Read a request body's conversation fields."""
+
+    def render_request(
+        self, conversation: Conversation, **options: Any
+    ) -> dict[str, Any]:
+        """Render the conversation fields of a request body."""
+
+    def parse_response(self, body: Any) -> Conversation:
+        """Read a response body: the reply with usage, model, id and finish reason."""
+
+    def render_response(
+        self, conversation: Conversation, **options: Any
+    ) -> dict[str, Any]:
+        """Render a response body from a reply."""
+
+
+def _discover() -> dict[str, metadata.EntryPoint]:
+    global _entry_points
+    if _entry_points is None:
+        found = {
+            point.name: point
+            for point in metadata.entry_points(group=ENTRY_POINT_GROUP)
+        }
+        _entry_points = found
+    return _entry_points
+
+
+def register(name: str, normalizer: Normalizer, *, replace: bool = False) -> None:
+    """Register ``normalizer`` under ``name``.
+
+    Registering a name that is already taken raises :class:`~canisters.ProviderError`
+    unless ``replace`` is true.
+    """
+    if not isinstance(name, str) or not name:
+        raise ProviderError(f"a provider name must be a non-empty string, got {name!r}")
+    for method in (
+        "parse_request",
+        "render_request",
+        "parse_response",
+        "render_response",
+    ):
+        if not callable(getattr(normalizer, method, None)):
+            raise ProviderError(f"normalizer for {name!r} has no {method}()")
+    with _lock:
+        if name in _registered and not replace:
+            raise ProviderError(f"a normalizer is already registered as {name!r}")
+        _registered[name] = normalizer
+
+
+def names() -> tuple[str, ...]:
+    """Every provider name: built-in, registered and installed plugins, sorted."""
+    return tuple(sorted(set(_BUILTIN) | set(_registered) | set(_discover())))
+
+
+def get(name: str) -> Normalizer:
+    """Return the normalizer registered under ``name``, loading it on first use.
+
+    Unknown names raise :class:`~canisters.UnknownProvider` listing the known ones.
+    """
+    found = _registered.get(name)
+    if found is not None:
+        return found
+    with _lock:
+        found = _registered.get(name)
+        if found is not None:
+            return found
+        if name in _BUILTIN:
+            module = importlib.import_module(_BUILTIN[name])
+            normalizer: Any = module.NORMALIZER
+        else:
+            point = _discover().get(name) if isinstance(name, str) else None
+            if point is None:
+                raise UnknownProvider(str(name), names())
+            try:
+                normalizer = point.load()
+            except Exception as error:
+                raise ProviderError(
+                    f"could not load the {name!r} plugin ({point.value}): {error}"
+                ) from error
+            if isinstance(normalizer, type):
+                normalizer = normalizer()
+        _registered[name] = normalizer
+        return normalizer  # type: ignore[no-any-return]
+
+
+def _reset_for_tests(
+    entry_points: Mapping[str, metadata.EntryPoint] | None = None,
+) -> None:
+    """Forget registrations and rediscover plugins (tests only)."""
+    global _entry_points
+    with _lock:
+        _registered.clear()
+        _entry_points = dict(entry_points) if entry_points is not None else None

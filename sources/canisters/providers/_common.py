@@ -1,0 +1,766 @@
+"""Logic every normalizer shares: options, the fidelity report, pairing, folding,
+policies, media encoding, argument strings, SDK-object coercion and error paths.
+
+Provider modules stay thin: they map one provider's JSON shapes to canisters and
+back, and call into this module for everything that is the same across
+providers. The functions here are stable: other normalizers (first-party and
+plugins) build on them.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import hashlib
+import json
+import mimetypes
+import re
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal, TypeVar
+
+import attrs
+
+from ..canisters import ErrorCode, ErrorInfo
+from ..content import Text
+from ..exceptions import (
+    CanistersError,
+    MalformedPayload,
+    ModelError,
+    ProviderError,
+    UnsupportedContent,
+)
+from ..protocols import Canister, Content, Role
+
+__all__ = [
+    "Event",
+    "FidelityWarning",
+    "Options",
+    "Report",
+    "Unsupported",
+    "as_mapping",
+    "b64decode_exact",
+    "b64encode",
+    "complete_pairs",
+    "data_url",
+    "decode_error_text",
+    "describe",
+    "encode_error_text",
+    "expect_list",
+    "expect_mapping",
+    "expect_str",
+    "group_turns",
+    "guarded",
+    "joins_alternating",
+    "joins_step",
+    "media_bytes",
+    "media_mime",
+    "mime_from_url",
+    "mine",
+    "options_from",
+    "rest",
+    "parse_arguments",
+    "parse_data_url",
+    "reasoning_action",
+    "ref_key",
+    "render_arguments",
+    "sanitize_tool_id",
+    "sniff_mime",
+    "synthesize_id",
+    "unsupported",
+]
+
+Unsupported = Literal["error", "drop", "placeholder"]
+"""What to do with content a provider cannot take."""
+
+Resolver = Callable[[str], bytes]
+"""Turns a URL or a ``sha256:`` content id into bytes, for providers needing them."""
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+# Options and the fidelity report -----------------------------------------------------
+
+
+class FidelityWarning(UserWarning):
+    """Warned when content is dropped under the ``"drop"`` policy."""
+
+
+@attrs.frozen
+class Event:
+    """One thing a conversion did not carry over exactly."""
+
+    kind: Literal["dropped", "downgraded", "moved", "synthesized", "placeholder"]
+    """What happened: dropped, downgraded (e.g. reasoning sent as text), moved
+    (e.g. a tool-result image carried in a follow-up user message), synthesized
+    (e.g. a made-up id), or replaced by a placeholder."""
+    provider: str
+    """The provider the conversion was for."""
+    where: str
+    """The canister and part concerned (``"canister 3 (user), part 1 (audio)"``)."""
+    detail: str
+    """What exactly, in words."""
+
+
+@attrs.define
+class Report:
+    """Collects the :class:`Event` s of one or more conversions.
+
+    Pass one as ``report=`` to a normalizer's ``render_*`` method::
+
+        report = providers.Report()
+        body = normalizer.render_request(conversation, report=report)
+        for event in report.events: ...
+    """
+
+    events: list[Event] = attrs.field(factory=list)
+    """What happened, in order."""
+
+    def add(self, kind: Any, provider: str, where: str, detail: str) -> None:
+        """Record one event."""
+        self.events.append(Event(kind, provider, where, detail))
+
+    def __bool__(self) -> bool:
+        return bool(self.events)
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+
+def _check_choice(name: str, allowed: tuple[str, ...]) -> Callable[..., None]:
+    def check(instance: object, attribute: object, value: object) -> None:
+        if value not in allowed:
+            raise ProviderError(
+                f"option {name} must be one of {', '.join(allowed)}; got {value!r}"
+            )
+
+    return check
+
+
+@attrs.frozen
+class Options:
+    """The per-call options of ``render_request`` / ``render_response``.
+
+    They are given as keyword arguments (``render_request(c, unsupported="drop")``).
+    """
+
+    unsupported: Unsupported = attrs.field(
+        default="error",
+        validator=_check_choice("unsupported", ("error", "drop", "placeholder")),
+    )
+    """Content the provider cannot take: ``"error"`` raises
+    :class:`~canisters.UnsupportedContent`, ``"drop"`` drops it with a warning,
+    ``"placeholder"`` replaces it with a text marker."""
+    resolver: Resolver | None = None
+    """Turns a URL or content id into bytes where the provider needs inline data.
+    The library itself never fetches anything."""
+    media_labels: bool = False
+    """Put a text label (``"Media 1: girl wearing a hat"``) before each media part
+    that has a ``hint``."""
+    incomplete: Literal["skip", "error", "keep"] = attrs.field(
+        default="skip", validator=_check_choice("incomplete", ("skip", "error", "keep"))
+    )
+    """Invocations without a result and results without an invocation, when
+    rendering a request: ``"skip"`` leaves them out (reported), ``"error"`` raises
+    :class:`~canisters.ProviderError`, ``"keep"`` sends them anyway."""
+    reasoning: Literal["drop", "text"] = attrs.field(
+        default="drop", validator=_check_choice("reasoning", ("drop", "text"))
+    )
+    """Reasoning the target provider cannot take back (another provider's, or any
+    for providers without reasoning input): drop it, or send its text as text."""
+    report: Report | None = None
+    """Where to record what the conversion dropped, downgraded, moved or made up."""
+
+    def note(self, kind: Any, provider: str, where: str, detail: str) -> None:
+        """Record an event in :attr:`report`, if one was given."""
+        if self.report is not None:
+            self.report.add(kind, provider, where, detail)
+
+
+DEFAULT_OPTIONS = Options()
+
+
+def options_from(options: Mapping[str, Any]) -> Options:
+    """Build :class:`Options` from keyword arguments; unknown names raise."""
+    if not options:
+        return DEFAULT_OPTIONS
+    known = {field.name for field in attrs.fields(Options)}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise ProviderError(
+            f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+        )
+    return Options(**options)
+
+
+# Errors and input shapes -------------------------------------------------------------
+
+
+def guarded(function: _F) -> _F:
+    """Turn any stray exception of a parser into :class:`MalformedPayload`.
+
+    Parsers check the shapes they rely on and name the path; this is the net under
+    them, so that arbitrary input never escapes as ``KeyError`` or ``TypeError``.
+    """
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except ProviderError:
+            raise
+        except (ModelError, CanistersError) as error:
+            raise MalformedPayload(str(error)) from error
+        except (
+            KeyError,
+            TypeError,
+            ValueError,
+            AttributeError,
+            IndexError,
+            RecursionError,
+        ) as error:
+            raise MalformedPayload(f"{type(error).__name__}: {error}") from error
+
+    return wrapper  # type: ignore[return-value]
+
+
+def as_mapping(body: object, path: str = "$") -> Mapping[str, Any]:
+    """Return ``body`` as a JSON mapping, converting provider SDK objects.
+
+    Pydantic models (the OpenAI and Anthropic SDKs' responses and messages) are
+    dumped with ``model_dump(mode="json", exclude_unset=True)`` so that only the
+    fields the provider sent come back; ``to_dict()`` is tried next.
+    """
+    if isinstance(body, Mapping):
+        return body
+    dump = getattr(body, "model_dump", None)
+    if callable(dump):
+        try:
+            dumped = dump(mode="json", exclude_unset=True, by_alias=True)
+        except TypeError:
+            dumped = dump()
+        if isinstance(dumped, Mapping):
+            return dumped
+    to_dict = getattr(body, "to_dict", None)
+    if callable(to_dict):
+        dumped = to_dict()
+        if isinstance(dumped, Mapping):
+            return dumped
+    raise MalformedPayload(f"expected an object, got {type(body).__name__}", path)
+
+
+def expect_mapping(value: object, path: str) -> Mapping[str, Any]:
+    """Return ``value`` if it is a JSON object (SDK objects converted), else raise."""
+    if isinstance(value, Mapping):
+        return value
+    if hasattr(value, "model_dump") or hasattr(value, "to_dict"):
+        return as_mapping(value, path)
+    raise MalformedPayload(f"expected an object, got {_kind(value)}", path)
+
+
+def expect_list(value: object, path: str) -> Sequence[Any]:
+    """Return ``value`` if it is a JSON array, else raise."""
+    if isinstance(value, (list, tuple)):
+        return value
+    raise MalformedPayload(f"expected an array, got {_kind(value)}", path)
+
+
+def expect_str(value: object, path: str) -> str:
+    """Return ``value`` if it is a string, else raise."""
+    if isinstance(value, str):
+        return value
+    raise MalformedPayload(f"expected a string, got {_kind(value)}", path)
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    return {
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        str: "a string",
+        list: "an array",
+        dict: "an object",
+    }.get(type(value), type(value).__name__)
+
+
+def rest(source: Mapping[str, Any], known: frozenset[str]) -> dict[str, Any]:
+    """Return the keys of ``source`` outside ``known``: what rides in ``extras``."""
+    return {key: value for key, value in source.items() if key not in known}
+
+
+def mine(item: Canister | Content, provider: str) -> Mapping[str, Any]:
+    """Return the ``extras`` a canister or part keeps for ``provider`` (or empty)."""
+    extras = item.extras
+    if not extras:
+        return extras
+    value = extras.get(provider)
+    return value if isinstance(value, Mapping) else {}
+
+
+# Tool-call arguments -----------------------------------------------------------------
+
+
+def render_arguments(arguments: Mapping[str, Any], kept: object = None) -> str:
+    """Render arguments as the JSON string OpenAI-style providers send.
+
+    ``kept`` is the string as originally received (pretty-printed, odd key order):
+    it is returned as is while it still decodes to ``arguments``.
+    """
+    if isinstance(kept, str):
+        try:
+            if json.loads(kept) == arguments:
+                return kept
+        except ValueError:
+            pass
+    return json.dumps(arguments, ensure_ascii=False)
+
+
+def parse_arguments(raw: object, path: str) -> tuple[dict[str, Any], str | None]:
+    """Decode a JSON arguments string into a mapping.
+
+    Returns the mapping and the original string when :func:`render_arguments`
+    would not reproduce it exactly (so that it can ride in ``extras``). A string
+    that is not a JSON object raises :class:`MalformedPayload`.
+    """
+    if isinstance(raw, Mapping):
+        return dict(raw), None
+    text = expect_str(raw, path)
+    if text.strip() == "":
+        # Some servers send "" for a call without arguments.
+        return {}, text
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        raise MalformedPayload(f"arguments are not valid JSON: {error}", path) from None
+    if not isinstance(value, dict):
+        raise MalformedPayload("arguments must encode a JSON object", path)
+    kept = None if json.dumps(value, ensure_ascii=False) == text else text
+    return value, kept
+
+
+# Tool errors encoded in text ---------------------------------------------------------
+
+
+def encode_error_text(error: ErrorInfo, *, compact: bool = False) -> str:
+    """Encode an invocation error as text for providers without an error flag.
+
+    The encoding is ``{"error": {"code": ..., "message": ...}}`` (with
+    ``retryable`` and ``details`` when set), which :func:`decode_error_text` reads
+    back. With ``compact``, a plain ``TOOL_ERROR`` is just its message (for
+    providers whose own flag already says "error", such as Anthropic's
+    ``is_error``).
+    """
+    plain = (
+        error.code == ErrorCode.TOOL_ERROR.value
+        and not error.retryable
+        and error.details is None
+    )
+    if compact and plain:
+        return error.message
+    encoded: dict[str, Any] = {"code": error.code, "message": error.message}
+    if error.retryable:
+        encoded["retryable"] = True
+    if error.details is not None:
+        encoded["details"] = dict(error.details)
+    return json.dumps({"error": encoded}, ensure_ascii=False)
+
+
+def decode_error_text(text: str, *, flagged: bool = False) -> ErrorInfo | None:
+    """Read an error written by :func:`encode_error_text` back.
+
+    With ``flagged`` (the provider said the result is an error), text that is not
+    an encoded error becomes ``ErrorInfo("TOOL_ERROR", text)``; otherwise it gives
+    ``None``.
+    """
+    if text.startswith('{"error"'):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = None
+        if isinstance(value, dict) and len(value) == 1:
+            inner = value.get("error")
+            if (
+                isinstance(inner, dict)
+                and isinstance(inner.get("code"), str)
+                and isinstance(inner.get("message"), str)
+                and set(inner) <= {"code", "message", "retryable", "details"}
+                and isinstance(inner.get("retryable", False), bool)
+                and isinstance(inner.get("details", {}), dict)
+            ):
+                return ErrorInfo(
+                    inner["code"],
+                    inner["message"],
+                    inner.get("retryable", False),
+                    inner.get("details"),
+                )
+    if flagged:
+        return ErrorInfo(ErrorCode.TOOL_ERROR, text)
+    return None
+
+
+# Ids ---------------------------------------------------------------------------------
+
+
+def synthesize_id(prefix: str, *parts: object) -> str:
+    """Return a stable made-up id: ``prefix`` and a digest of ``parts``.
+
+    Used where a provider has no call ids (legacy OpenAI functions, Gemini,
+    Ollama) but another one needs them; the same input always gives the same id.
+    """
+    digest = hashlib.sha256(repr(parts).encode()).hexdigest()[:24]
+    return f"{prefix}{digest}"
+
+
+_UNSAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def sanitize_tool_id(value: str) -> str:
+    """Make a call id fit ``^[A-Za-z0-9_-]+$`` (Anthropic's rule for tool ids).
+
+    Ids that already fit are returned unchanged, so ids round-trip; others have
+    each unsafe character replaced (deterministically, so calls and results
+    still pair), and an empty id becomes ``"call_"``.
+    """
+    if value and _UNSAFE_ID.search(value) is None:
+        return value
+    return _UNSAFE_ID.sub("_", value) or "call_"
+
+
+_REF_KEYS = {"openai-chat": "openai", "openai-responses": "openai"}
+
+
+def ref_key(provider: str) -> str:
+    """Return the key under which ``provider``'s uploaded-file ids sit in ``refs``.
+
+    OpenAI's APIs share one file store, so both use ``"openai"``; every other
+    provider uses its own name.
+    """
+    return _REF_KEYS.get(provider, provider)
+
+
+# Pairing and folding -----------------------------------------------------------------
+
+
+def complete_pairs(
+    canisters: Sequence[Canister], options: Options, provider: str
+) -> list[Canister]:
+    """Leave out invocations without a result and results without an invocation.
+
+    Providers reject a call that is never answered and an answer to no call; what
+    happens follows ``options.incomplete``. A result counts only after its
+    invocation.
+    """
+    if options.incomplete == "keep":
+        return list(canisters)
+    invoked: dict[str, int] = {}
+    answered: set[str] = set()
+    orphans: list[int] = []
+    for index, canister in enumerate(canisters):
+        role = canister.role
+        if role is Role.Invocation:
+            invoked.setdefault(canister.invocation_id, index)  # type: ignore[attr-defined]
+        elif role is Role.Result:
+            invocation_id = canister.invocation_id  # type: ignore[attr-defined]
+            if invocation_id in invoked:
+                answered.add(invocation_id)
+            else:
+                orphans.append(index)
+    pending = [index for key, index in invoked.items() if key not in answered]
+    if not pending and not orphans:
+        return list(canisters)
+    if options.incomplete == "error":
+        names = [
+            describe(index, canisters[index]) for index in sorted(pending + orphans)
+        ]
+        raise ProviderError(
+            f"incomplete invocation/result pairs for {provider}: {'; '.join(names)}"
+        )
+    skipped = set(pending) | set(orphans)
+    for index in sorted(skipped):
+        options.note(
+            "dropped",
+            provider,
+            describe(index, canisters[index]),
+            "incomplete invocation/result pair skipped",
+        )
+    return [c for index, c in enumerate(canisters) if index not in skipped]
+
+
+def joins_alternating(provider: str) -> Callable[[Canister, Canister], bool]:
+    """Join rule for providers that need alternating roles (Anthropic).
+
+    A canister joins the previous turn when both have the same wire role, unless
+    it was parsed from a separate message (``extras[provider]["split"]``).
+    """
+
+    def joins(previous: Canister, canister: Canister) -> bool:
+        return not mine(canister, provider).get("split")
+
+    return joins
+
+
+def joins_step(provider: str) -> Callable[[Canister, Canister], bool]:
+    """Join rule for folding invocations into the assistant turn before them.
+
+    An invocation joins the previous assistant or invocation of the same step
+    (``None`` matches any), unless it was parsed from a separate message
+    (``extras[provider]["split"]``). Everything else starts a new message.
+    """
+
+    def joins(previous: Canister, canister: Canister) -> bool:
+        if canister.role is not Role.Invocation:
+            return False
+        if previous.step is not None and canister.step is not None:
+            if previous.step != canister.step:
+                return False
+        return not mine(canister, provider).get("split")
+
+    return joins
+
+
+def group_turns(
+    canisters: Iterable[Canister],
+    wire_role: Callable[[Canister], str],
+    joins: Callable[[Canister, Canister], bool],
+) -> list[tuple[str, list[Canister]]]:
+    """Group canisters into wire messages.
+
+    ``wire_role`` names the message role each canister goes into; a canister
+    starts a new message when its role differs from the previous one's or when
+    ``joins(previous_canister, canister)`` says no. Folding an assistant turn with its
+    invocations and merging consecutive user turns are both this function with
+    different ``joins`` rules.
+    """
+    turns: list[tuple[str, list[Canister]]] = []
+    for canister in canisters:
+        role = wire_role(canister)
+        if turns and turns[-1][0] == role and joins(turns[-1][1][-1], canister):
+            turns[-1][1].append(canister)
+        else:
+            turns.append((role, [canister]))
+    return turns
+
+
+# Unsupported content and reasoning ---------------------------------------------------
+
+
+def describe(
+    index: int, canister: Canister, part_index: int | None = None, part: Any = None
+) -> str:
+    """Name a canister (and a part of it) for errors and reports."""
+    where = f"canister {index} ({canister.role.value})"
+    if part_index is not None:
+        kind = getattr(part, "type", type(part).__name__)
+        where += f", part {part_index} ({kind})"
+    return where
+
+
+def unsupported(options: Options, provider: str, where: str, reason: str) -> str | None:
+    """Apply the unsupported-content policy; the one place every normalizer uses.
+
+    Raises :class:`~canisters.UnsupportedContent` under ``"error"``; under
+    ``"drop"`` warns and returns ``None``; under ``"placeholder"`` returns the text
+    to put in the part's place. Both non-raising outcomes are reported.
+    """
+    if options.unsupported == "error":
+        raise UnsupportedContent(provider, where, reason)
+    if options.unsupported == "drop":
+        warnings.warn(
+            f"{provider}: dropped {where}: {reason}", FidelityWarning, stacklevel=4
+        )
+        options.note("dropped", provider, where, reason)
+        return None
+    options.note("placeholder", provider, where, reason)
+    return f"[{where.rsplit('(', 1)[-1].rstrip(')')} omitted: {reason}]"
+
+
+def reasoning_action(
+    part: Any, provider: str, options: Options, where: str, *, native: bool
+) -> Literal["native", "text", "drop"]:
+    """Decide how a :class:`~canisters.Reasoning` part goes to ``provider``.
+
+    ``native`` says whether the provider takes reasoning back at all. Signed or
+    redacted reasoning goes natively only to the provider that issued it; unsigned
+    reasoning goes natively only where the provider accepts it without a
+    signature (never, for the providers built in). Everything else follows
+    ``options.reasoning`` and is reported.
+    """
+    bound = part.signature is not None or part.redacted is not None
+    if native and bound and part.provider == provider:
+        return "native"
+    if options.reasoning == "text" and part.text:
+        options.note("downgraded", provider, where, "reasoning sent as text")
+        return "text"
+    options.note("dropped", provider, where, "reasoning the provider cannot take back")
+    return "drop"
+
+
+# Media -------------------------------------------------------------------------------
+
+
+def b64encode(data: bytes) -> str:
+    """Standard base64 (``+`` and ``/``, padded), as every provider takes it."""
+    return base64.b64encode(data).decode("ascii")
+
+
+def b64decode_exact(text: str, path: str = "$") -> tuple[bytes, bool]:
+    """Decode base64 (standard or URL-safe); tell whether :func:`b64encode` of the
+    bytes gives ``text`` back exactly (when not, keep the original string)."""
+    try:
+        if "-" in text or "_" in text:
+            data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        else:
+            data = base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
+    except (binascii.Error, ValueError) as error:
+        raise MalformedPayload(f"invalid base64: {error}", path) from None
+    return data, b64encode(data) == text
+
+
+_DATA_URL = re.compile(r"data:([^;,]*)((?:;[^;,]*)*?);base64,(.*)", re.DOTALL)
+
+
+def parse_data_url(url: str) -> tuple[str, bytes] | None:
+    """Split a base64 ``data:`` URL into media type and bytes.
+
+    Returns ``None`` when the URL is not a base64 data URL, or when
+    :func:`data_url` would not rebuild it exactly (the caller keeps it as a URL).
+    """
+    if not url.startswith("data:"):
+        return None
+    match = _DATA_URL.fullmatch(url)
+    if match is None or match.group(2):
+        return None
+    try:
+        data = base64.b64decode(match.group(3), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    mime = match.group(1)
+    if not mime or data_url(mime, data) != url:
+        return None
+    return mime, data
+
+
+def data_url(mime_type: str, data: bytes) -> str:
+    """Build a base64 ``data:`` URL."""
+    return f"data:{mime_type};base64,{b64encode(data)}"
+
+
+_MAGIC: tuple[tuple[bytes, int, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", 0, "image/png"),
+    (b"\xff\xd8\xff", 0, "image/jpeg"),
+    (b"GIF87a", 0, "image/gif"),
+    (b"GIF89a", 0, "image/gif"),
+    (b"%PDF-", 0, "application/pdf"),
+    (b"ID3", 0, "audio/mpeg"),
+    (b"\xff\xfb", 0, "audio/mpeg"),
+    (b"\xff\xf3", 0, "audio/mpeg"),
+    (b"\xff\xf2", 0, "audio/mpeg"),
+    (b"fLaC", 0, "audio/flac"),
+    (b"OggS", 0, "audio/ogg"),
+    (b"\x1aE\xdf\xa3", 0, "video/webm"),
+    (b"PK\x03\x04", 0, "application/zip"),
+)
+
+
+def sniff_mime(data: bytes) -> str | None:
+    """Infer a media type from the first bytes (magic numbers), or ``None``."""
+    for magic, offset, mime in _MAGIC:
+        if data[offset : offset + len(magic)] == magic:
+            return mime
+    if data[:4] == b"RIFF" and len(data) >= 12:
+        return {
+            b"WEBP": "image/webp",
+            b"WAVE": "audio/wav",
+            b"AVI ": "video/x-msvideo",
+        }.get(data[8:12])
+    if data[4:8] == b"ftyp":
+        return "video/mp4"
+    return None
+
+
+_EXTRA_TYPES = {
+    ".webp": "image/webp",
+    ".mp3": "audio/mpeg",
+    ".wav": "audio/wav",
+    ".flac": "audio/flac",
+    ".m4a": "audio/mp4",
+    ".md": "text/markdown",
+}
+
+
+def mime_from_url(url: str) -> str | None:
+    """Infer a media type from a URL: a ``data:`` URL's own type, else the path's
+    extension; ``None`` when unknown."""
+    if url.startswith("data:"):
+        head = url[5:].split(",", 1)[0].split(";", 1)[0]
+        return head or None
+    path = url.split("?", 1)[0].split("#", 1)[0].lower()
+    dot = path.rfind(".")
+    if dot < 0 or "/" in path[dot:]:
+        return None
+    extension = path[dot:]
+    return _EXTRA_TYPES.get(extension) or mimetypes.types_map.get(extension)
+
+
+_DEFAULT_MIME = {
+    "image": "image/png",
+    "audio": "audio/wav",
+    "video": "video/mp4",
+    "file": "application/pdf",
+}
+
+
+def media_mime(part: Any, data: bytes | None = None) -> str:
+    """Best-effort media type of a media part: its own, the bytes', the URL's,
+    else a default for its kind (``image/png``, ``application/pdf``, ...)."""
+    if part.mime_type:
+        return str(part.mime_type)
+    if data is not None:
+        sniffed = sniff_mime(data)
+        if sniffed:
+            return sniffed
+    if part.url:
+        guessed = mime_from_url(part.url)
+        if guessed:
+            return guessed
+    return _DEFAULT_MIME.get(part.type, "application/octet-stream")
+
+
+def media_bytes(part: Any, options: Options) -> bytes | None:
+    """Return the bytes of a media part: inline data, a base64 data URL, or what
+    ``options.resolver`` gives for its URL or content id; ``None`` if unavailable.
+    """
+    if part.data is not None:
+        return bytes(part.data)
+    url = part.url
+    if url is not None and url.startswith("data:"):
+        match = _DATA_URL.fullmatch(url)
+        if match is not None:
+            try:
+                return base64.b64decode(match.group(3))
+            except (binascii.Error, ValueError):
+                return None
+    source = part.content_id or url
+    if source is not None and options.resolver is not None:
+        return options.resolver(source)
+    return None
+
+
+class Labeler:
+    """Numbers media parts with a ``hint`` for ``media_labels`` (one per render)."""
+
+    __slots__ = ("count", "enabled")
+
+    def __init__(self, options: Options) -> None:
+        self.enabled = options.media_labels
+        self.count = 0
+
+    def label(self, part: Any) -> Text | None:
+        """Return the label text to put before ``part``, or ``None``."""
+        if not self.enabled or not getattr(part, "hint", None):
+            return None
+        self.count += 1
+        return Text(f"Media {self.count}: {part.hint}")

@@ -1,0 +1,904 @@
+"""Anthropic Messages (``anthropic``): ``system`` and ``messages`` in requests, one
+assistant message in responses.
+
+Provider-only fields ride in ``extras["anthropic"]``:
+
+- on the first canister of a message: ``content`` (``"list"`` when a single text
+  was sent as a block list), ``message`` (other message keys), ``split`` (the
+  message followed another of the same role), ``in_messages`` (a
+  ``role: "system"`` message inside ``messages``), ``opaque`` (server-tool and
+  other blocks without neutral meaning, with their positions);
+- on Supervisors from the top-level ``system``: ``system`` (``"list"`` or
+  ``"string"`` when not the default);
+- on parts, invocations and results: ``block`` (other keys of the block:
+  ``cache_control``, ``citations``, ``caller``...), ``source`` (other keys of a
+  media source), ``raw`` (non-canonical base64);
+- on the first assistant of a response: ``response`` (``id``, ``type``,
+  ``stop_reason``, ``stop_sequence``, ``usage``...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from ..canisters import (
+    Assistant,
+    Document,
+    Invocation,
+    Metadata,
+    Result,
+    Supervisor,
+    Usage,
+    User,
+)
+from ..content import File, Image, Reasoning, Text
+from ..conversation import Conversation
+from ..exceptions import MalformedPayload
+from ..protocols import Canister, Content, Role
+from . import _common as common
+from ._common import Labeler, Options, expect_list, expect_mapping, expect_str, mine
+
+__all__ = ["NAME", "NORMALIZER", "Anthropic"]
+
+NAME = "anthropic"
+"""The provider name."""
+
+_WIRE_ROLE = {
+    Role.Supervisor: "system",
+    Role.User: "user",
+    Role.Document: "user",
+    Role.Result: "user",
+    Role.Assistant: "assistant",
+    Role.Invocation: "assistant",
+}
+# Blocks with no neutral meaning, kept opaque so that they go back to Anthropic.
+_OPAQUE = frozenset(
+    {
+        "server_tool_use",
+        "web_search_tool_result",
+        "web_fetch_tool_result",
+        "code_execution_tool_result",
+        "bash_code_execution_tool_result",
+        "text_editor_code_execution_tool_result",
+        "tool_search_tool_result",
+        "mcp_tool_use",
+        "mcp_tool_result",
+        "container_upload",
+        "search_result",
+    }
+)
+_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+_STOP = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "tool_use": "tool_calls",
+    "refusal": "refusal",
+    "pause_turn": "pause",
+}
+_STOP_BACK = {
+    "stop": "end_turn",
+    "length": "max_tokens",
+    "tool_calls": "tool_use",
+    "refusal": "refusal",
+    "pause": "pause_turn",
+    "content_filter": "refusal",
+}
+
+
+def _extras(**values: Any) -> dict[str, Any]:
+    kept = {key: value for key, value in values.items() if value}
+    return {NAME: kept} if kept else {}
+
+
+def _with(canister: Canister, **values: Any) -> Canister:
+    merged = {**mine(canister, NAME), **values}
+    kept = {key: value for key, value in merged.items() if value}
+    extras = dict(canister.extras)
+    if kept:
+        extras[NAME] = kept
+    else:
+        extras.pop(NAME, None)
+    return attrs.evolve(canister, extras=extras)  # type: ignore[misc]
+
+
+# Parsing -----------------------------------------------------------------------------
+
+_TEXT_KEYS = frozenset({"type", "text"})
+_MEDIA_KEYS = frozenset({"type", "source"})
+_DOCUMENT_KEYS = frozenset({"type", "source", "title"})
+_TOOL_USE_KEYS = frozenset({"type", "id", "name", "input"})
+_TOOL_RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error"})
+_THINKING_KEYS = frozenset({"type", "thinking", "signature"})
+_REDACTED_KEYS = frozenset({"type", "data"})
+
+
+def _parse_media(block: Mapping[str, Any], path: str, kind: str) -> Content:
+    """An ``image`` block, or a ``document`` block as a part (inside tool results)."""
+    source = expect_mapping(block.get("source"), f"{path}.source")
+    source_type = source.get("type")
+    rest = common.rest(block, _MEDIA_KEYS if kind == "image" else _DOCUMENT_KEYS)
+    spath = f"{path}.source"
+    if source_type == "base64":
+        encoded = expect_str(source.get("data"), f"{spath}.data")
+        mime = source.get("media_type")
+        mime = expect_str(mime, f"{spath}.media_type") if mime is not None else None
+        data, exact = common.b64decode_exact(encoded, f"{spath}.data")
+        extras = _extras(
+            block=rest,
+            source=common.rest(source, frozenset({"type", "data", "media_type"})),
+            raw=None if exact else encoded,
+        )
+        if kind == "image":
+            return Image(data=data, mime_type=mime, extras=extras)
+        return File(data=data, mime_type=mime, extras=extras)
+    if source_type == "url":
+        url = expect_str(source.get("url"), f"{spath}.url")
+        extras = _extras(
+            block=rest, source=common.rest(source, frozenset({"type", "url"}))
+        )
+        if kind == "image":
+            return Image(url=url, extras=extras)
+        return File(url=url, extras=extras)
+    if source_type == "file":
+        file_id = expect_str(source.get("file_id"), f"{spath}.file_id")
+        extras = _extras(
+            block=rest, source=common.rest(source, frozenset({"type", "file_id"}))
+        )
+        if kind == "image":
+            return Image(refs={NAME: file_id}, extras=extras)
+        return File(refs={NAME: file_id}, extras=extras)
+    if source_type == "text" and kind == "document":
+        text = expect_str(source.get("data"), f"{spath}.data")
+        mime = source.get("media_type", "text/plain")
+        return Text(
+            text,
+            mime_type=expect_str(mime, f"{spath}.media_type"),
+            extras=_extras(
+                block=rest,
+                document=True,
+                source=common.rest(source, frozenset({"type", "data", "media_type"})),
+                no_media_type="media_type" not in source,
+            ),
+        )
+    raise MalformedPayload(f"unknown source type {source_type!r}", f"{spath}.type")
+
+
+def _parse_text(block: Mapping[str, Any], path: str) -> Text:
+    return Text(
+        expect_str(block.get("text"), f"{path}.text"),
+        extras=_extras(block=common.rest(block, _TEXT_KEYS)),
+    )
+
+
+def _parse_document(block: Mapping[str, Any], path: str) -> Document:
+    source = expect_mapping(block.get("source"), f"{path}.source")
+    title = block.get("title")
+    title = expect_str(title, f"{path}.title") if title is not None else None
+    block_rest = common.rest(block, _DOCUMENT_KEYS)
+    if "title" in block and block["title"] is None:
+        block_rest["title"] = None
+    if source.get("type") == "content":
+        items = expect_list(source.get("content"), f"{path}.source.content")
+        if isinstance(source.get("content"), str):
+            raise MalformedPayload("expected an array", f"{path}.source.content")
+        parts: list[Content] = []
+        for number, raw in enumerate(items):
+            where = f"{path}.source.content[{number}]"
+            item = expect_mapping(raw, where)
+            if item.get("type") == "text":
+                parts.append(_parse_text(item, where))
+            elif item.get("type") == "image":
+                parts.append(_parse_media(item, where, "image"))
+            else:
+                raise MalformedPayload(
+                    f"unknown block type {item.get('type')!r}", where
+                )
+        return Document(
+            parts,
+            title=title,
+            extras=_extras(
+                block=block_rest,
+                source=common.rest(source, frozenset({"type", "content"})),
+                content_source=True,
+            ),
+        )
+    part = _parse_media({"source": source, "type": "document"}, path, "document")
+    return Document((part,), title=title, extras=_extras(block=block_rest))
+
+
+def _parse_result(
+    block: Mapping[str, Any], path: str, names: Mapping[str, str]
+) -> Result:
+    call_id = expect_str(block.get("tool_use_id"), f"{path}.tool_use_id")
+    rest = common.rest(block, _TOOL_RESULT_KEYS)
+    flagged = block.get("is_error")
+    if "is_error" in block and flagged is not True:
+        rest["is_error"] = flagged
+    parts: list[Content] = []
+    form = "absent"
+    if "content" in block:
+        value = block["content"]
+        if isinstance(value, str):
+            parts, form = [Text(value)], "string"
+        else:
+            form = "list"
+            for number, raw in enumerate(expect_list(value, f"{path}.content")):
+                where = f"{path}.content[{number}]"
+                item = expect_mapping(raw, where)
+                kind = item.get("type")
+                if kind == "text":
+                    parts.append(_parse_text(item, where))
+                elif kind in ("image", "document"):
+                    parts.append(_parse_media(item, where, kind))
+                else:
+                    raise MalformedPayload(
+                        f"unknown block type {kind!r}", f"{where}.type"
+                    )
+    error = None
+    if flagged is True:
+        if parts and parts[0].type == "text" and not mine(parts[0], NAME):
+            error = common.decode_error_text(parts[0].text, flagged=True)  # type: ignore[attr-defined]
+            parts = parts[1:]
+        else:
+            error = common.decode_error_text("", flagged=True)
+            rest["empty_error"] = True
+    default = _result_form(error, parts)
+    return Result(
+        call_id,
+        names.get(call_id, ""),
+        parts,
+        error=error,
+        extras=_extras(block=rest, content=None if form == default else form),
+    )
+
+
+def _result_form(error: Any, parts: list[Content] | tuple[Content, ...]) -> str:
+    count = len(parts) + (1 if error is not None else 0)
+    if count == 0:
+        return "list"
+    if count == 1:
+        if error is not None or (parts[0].type == "text" and not mine(parts[0], NAME)):
+            return "string"
+    return "list"
+
+
+class _Message:
+    """Collects the canisters one wire message turns into."""
+
+    def __init__(self, role: str) -> None:
+        self.role = role
+        self.canisters: list[Canister] = []
+        self.parts: list[Content] = []
+        self.opaque: list[tuple[int, Any]] = []
+
+    def flush(self) -> None:
+        if self.parts or self.opaque:
+            extras = _extras(opaque=[[pos, block] for pos, block in self.opaque])
+            if self.role == "assistant":
+                self.canisters.append(Assistant(self.parts, extras=extras))
+            else:
+                self.canisters.append(User(self.parts, extras=extras))
+            self.parts = []
+            self.opaque = []
+
+    def add(self, canister: Canister) -> None:
+        self.flush()
+        self.canisters.append(canister)
+
+
+def _parse_blocks(
+    role: str, value: Any, path: str, names: dict[str, str]
+) -> tuple[list[Canister], str]:
+    if isinstance(value, str):
+        cls = Assistant if role == "assistant" else User
+        return [cls((Text(value),))], "string"
+    blocks = expect_list(value, f"{path}.content")
+    message = _Message(role)
+    for number, raw in enumerate(blocks):
+        where = f"{path}.content[{number}]"
+        block = expect_mapping(raw, where)
+        kind = block.get("type")
+        if kind == "text":
+            message.parts.append(_parse_text(block, where))
+        elif kind == "image":
+            message.parts.append(_parse_media(block, where, "image"))
+        elif kind == "thinking":
+            message.parts.append(
+                Reasoning(
+                    expect_str(block.get("thinking"), f"{where}.thinking"),
+                    signature=expect_str(block.get("signature"), f"{where}.signature"),
+                    provider=NAME,
+                    extras=_extras(block=common.rest(block, _THINKING_KEYS)),
+                )
+            )
+        elif kind == "redacted_thinking":
+            message.parts.append(
+                Reasoning(
+                    redacted=expect_str(block.get("data"), f"{where}.data"),
+                    provider=NAME,
+                    extras=_extras(block=common.rest(block, _REDACTED_KEYS)),
+                )
+            )
+        elif kind == "document" and role == "user":
+            message.add(_parse_document(block, where))
+        elif kind == "tool_use":
+            call_id = expect_str(block.get("id"), f"{where}.id")
+            name = expect_str(block.get("name"), f"{where}.name")
+            arguments = expect_mapping(block.get("input"), f"{where}.input")
+            names[call_id] = name
+            message.add(
+                Invocation(
+                    name,
+                    dict(arguments),
+                    invocation_id=call_id,
+                    extras=_extras(block=common.rest(block, _TOOL_USE_KEYS)),
+                )
+            )
+        elif kind == "tool_result":
+            message.add(_parse_result(block, where, names))
+        elif kind in _OPAQUE:
+            message.opaque.append((len(message.parts), dict(block)))
+        else:
+            raise MalformedPayload(f"unknown block type {kind!r}", f"{where}.type")
+    message.flush()
+    return message.canisters, "list"
+
+
+def _parse_system(value: Any) -> Supervisor:
+    if isinstance(value, str):
+        return Supervisor((Text(value),))
+    parts: list[Content] = []
+    for number, raw in enumerate(expect_list(value, "$.system")):
+        where = f"$.system[{number}]"
+        block = expect_mapping(raw, where)
+        if block.get("type") != "text":
+            raise MalformedPayload(f"unknown block type {block.get('type')!r}", where)
+        parts.append(_parse_text(block, where))
+    default = _system_form(parts)
+    return Supervisor(
+        parts, extras=_extras(system=None if default == "list" else "list")
+    )
+
+
+def _system_form(parts: list[Content] | tuple[Content, ...]) -> str:
+    if len(parts) == 1 and parts[0].type == "text" and not mine(parts[0], NAME):
+        return "string"
+    return "list"
+
+
+_MESSAGE_KEYS = frozenset({"role", "content"})
+
+
+@common.guarded
+def parse_request(body: object) -> Conversation:
+    """Read ``system`` and ``messages`` of a Messages request body (or SDK params)."""
+    mapping = common.as_mapping(body)
+    canisters: list[Canister] = []
+    if "system" in mapping and mapping["system"] is not None:
+        canisters.append(_parse_system(mapping["system"]))
+    names: dict[str, str] = {}
+    previous: str | None = None
+    for index, raw in enumerate(expect_list(mapping.get("messages"), "$.messages")):
+        path = f"$.messages[{index}]"
+        message = expect_mapping(raw, path)
+        if "role" not in message:
+            raise MalformedPayload("missing role", path)
+        role = message["role"]
+        if role not in ("user", "assistant", "system"):
+            raise MalformedPayload(f"unknown role {role!r}", f"{path}.role")
+        if "content" not in message:
+            raise MalformedPayload("missing content", path)
+        extra = common.rest(message, _MESSAGE_KEYS)
+        if role == "system":
+            supervisor = _parse_system(message["content"])
+            canisters.append(_with(supervisor, in_messages=True, message=extra))
+            previous = role
+            continue
+        items, form = _parse_blocks(role, message["content"], path, names)
+        if not items:
+            items = [Assistant(()) if role == "assistant" else User(())]
+        default = _message_form(items)
+        items[0] = _with(
+            items[0],
+            content=None if form == default else form,
+            message=extra,
+            split=previous == role,
+        )
+        canisters.extend(items)
+        previous = role
+    return Conversation(canisters)
+
+
+def _message_form(items: list[Canister]) -> str:
+    if len(items) != 1 or items[0].role not in (Role.User, Role.Assistant):
+        return "list"
+    only = items[0]
+    if mine(only, NAME).get("opaque"):
+        return "list"
+    parts = only.content  # type: ignore[attr-defined]
+    if len(parts) == 1 and parts[0].type == "text" and not mine(parts[0], NAME):
+        return "string"
+    return "list"
+
+
+def _usage(raw: Mapping[str, Any]) -> Usage:
+    def count(key: str) -> int:
+        value = raw.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    read = count("cache_read_input_tokens")
+    write = count("cache_creation_input_tokens")
+    # Rule: Anthropic's input_tokens excludes cache reads and writes.
+    return Usage(
+        input_tokens=count("input_tokens") + read + write,
+        output_tokens=count("output_tokens"),
+        cached_tokens=read,
+        cache_write_tokens=write,
+    )
+
+
+_RESPONSE_KEYS = frozenset({"content", "model"})
+
+
+@common.guarded
+def parse_response(body: object) -> Conversation:
+    """Read a Messages response (or ``anthropic.types.Message``)."""
+    mapping = common.as_mapping(body)
+    if mapping.get("type") == "error":
+        raise MalformedPayload("an error body, not a message", "$.type")
+    role = mapping.get("role", "assistant")
+    if role != "assistant":
+        raise MalformedPayload(f"unexpected role {role!r}", "$.role")
+    if "content" not in mapping:
+        raise MalformedPayload("missing content", "$")
+    items, _ = _parse_blocks("assistant", mapping["content"], "$", {})
+    if not items or items[0].role is not Role.Assistant:
+        items.insert(0, Assistant(()))
+    model = mapping.get("model")
+    model = expect_str(model, "$.model") if model is not None else None
+    raw_usage = mapping.get("usage")
+    usage = _usage(expect_mapping(raw_usage, "$.usage")) if raw_usage else None
+    stop = mapping.get("stop_reason")
+    custom = {}
+    if isinstance(mapping.get("id"), str):
+        custom["response_id"] = mapping["id"]
+    metadata = Metadata(
+        model=model,
+        usage=usage,
+        finish_reason=_STOP.get(stop, stop) if isinstance(stop, str) else None,
+        custom=custom,
+    )
+    head = _with(items[0], response=common.rest(mapping, _RESPONSE_KEYS))
+    items[0] = attrs.evolve(head, metadata=metadata)  # type: ignore[misc]
+    return Conversation(items)
+
+
+# Rendering ---------------------------------------------------------------------------
+
+
+class _Renderer:
+    """State of one render: options and media labels."""
+
+    def __init__(self, options: Options) -> None:
+        self.options = options
+        self.labels = Labeler(options)
+
+    def unsupported(self, where: str, reason: str) -> dict[str, Any] | None:
+        text = common.unsupported(self.options, NAME, where, reason)
+        return None if text is None else {"type": "text", "text": text}
+
+    def parts(
+        self,
+        index: int,
+        canister: Canister,
+        parts: tuple[Content, ...],
+        wire: str,
+        *,
+        in_result: bool = False,
+    ) -> list[dict[str, Any]]:
+        rendered: list[dict[str, Any]] = []
+        opaque = mine(canister, NAME).get("opaque") or ()
+        pending = sorted(((pos, block) for pos, block in opaque), key=lambda x: x[0])
+        for number, part in enumerate(parts):
+            while pending and pending[0][0] <= number:
+                rendered.append(dict(pending.pop(0)[1]))
+            where = common.describe(index, canister, number, part)
+            label = self.labels.label(part)
+            if label is not None:
+                rendered.append({"type": "text", "text": label.text})
+            item = self.part(part, where, wire, in_result)
+            if item is not None:
+                rendered.append(item)
+        rendered.extend(dict(block) for _, block in pending)
+        return rendered
+
+    def part(
+        self, part: Content, where: str, wire: str, in_result: bool
+    ) -> dict[str, Any] | None:
+        extras = mine(part, NAME)
+        block = dict(extras.get("block") or {})
+        kind = part.type
+        if kind == "text":
+            if extras.get("document"):
+                return self.text_document(part, extras)
+            return {"type": "text", "text": part.text, **block}  # type: ignore[attr-defined]
+        if kind == "reasoning":
+            if wire != "assistant":
+                return self.unsupported(where, "reasoning outside an assistant turn")
+            action = common.reasoning_action(
+                part, NAME, self.options, where, native=True
+            )
+            if action == "native":
+                if part.redacted is not None:  # type: ignore[attr-defined]
+                    return {"type": "redacted_thinking", "data": part.redacted, **block}  # type: ignore[attr-defined]
+                return {
+                    "type": "thinking",
+                    "thinking": part.text,  # type: ignore[attr-defined]
+                    "signature": part.signature,  # type: ignore[attr-defined]
+                    **block,
+                }
+            if action == "text":
+                return {"type": "text", "text": part.text}  # type: ignore[attr-defined]
+            return None
+        if wire != "user":
+            # Rule: assistant turns and the system prompt hold text only.
+            return self.unsupported(where, f"{kind} in an {wire} turn")
+        if kind == "image":
+            source = self.source(part, where, _IMAGE_TYPES, "image")
+            if source is None or "type" not in source:
+                return source
+            return {"type": "image", "source": source, **block}
+        if kind == "file":
+            if (
+                part.mime_type
+                and part.mime_type.startswith("text/")
+                and part.data is not None
+            ):  # type: ignore[attr-defined]
+                try:
+                    text = part.data.decode("utf-8")  # type: ignore[attr-defined]
+                except UnicodeDecodeError:
+                    text = None
+                if text is not None:
+                    return {
+                        "type": "document",
+                        "source": {
+                            "type": "text",
+                            "media_type": "text/plain",
+                            "data": text,
+                        },
+                        **block,
+                    }
+            source = self.source(
+                part, where, frozenset({"application/pdf"}), "document"
+            )
+            if source is None or "type" not in source:
+                return source
+            return {"type": "document", "source": source, **block}
+        return self.unsupported(where, f"{kind} content")
+
+    def text_document(self, part: Any, extras: Mapping[str, Any]) -> dict[str, Any]:
+        source: dict[str, Any] = {"type": "text", "media_type": part.mime_type}
+        if extras.get("no_media_type"):
+            del source["media_type"]
+        source["data"] = part.text
+        source.update(extras.get("source") or {})
+        return {"type": "document", "source": source, **(extras.get("block") or {})}
+
+    def source(
+        self, part: Any, where: str, types: frozenset[str], kind: str
+    ) -> dict[str, Any] | None:
+        extras = mine(part, NAME)
+        more = dict(extras.get("source") or {})
+        reference = part.refs.get(NAME)
+        if reference is not None and part.data is None and part.url is None:
+            return {"type": "file", "file_id": reference, **more}
+        url = part.url
+        if url is not None and url.startswith(("http:", "https:")):
+            return {"type": "url", "url": url, **more}
+        data = common.media_bytes(part, self.options)
+        if data is None:
+            if reference is not None:
+                return {"type": "file", "file_id": reference, **more}
+            return self.unsupported(
+                where, f"{kind} needs bytes, an http(s) URL or a file id"
+            )
+        mime = common.media_mime(part, data)
+        if mime not in types:
+            sniffed = common.sniff_mime(data)
+            if sniffed in types:
+                mime = sniffed
+            else:
+                return self.unsupported(where, f"{kind} of type {mime}")
+        raw = extras.get("raw")
+        encoded = (
+            raw
+            if isinstance(raw, str) and common.b64decode_exact(raw)[0] == data
+            else common.b64encode(data)
+        )
+        source: dict[str, Any] = {"type": "base64", "media_type": mime, "data": encoded}
+        if part.mime_type is None and "media_type" in more:
+            pass
+        source.update(more)
+        return source
+
+
+def _render_document(
+    renderer: _Renderer, index: int, document: Canister
+) -> list[dict[str, Any]]:
+    extras = mine(document, NAME)
+    block = dict(extras.get("block") or {})
+    title = document.title  # type: ignore[attr-defined]
+    if title is not None:
+        block["title"] = title
+    parts = document.content  # type: ignore[attr-defined]
+    if extras.get("content_source") or len(parts) != 1:
+        items = renderer.parts(index, document, parts, "user")
+        if not all(item.get("type") in ("text", "image") for item in items):
+            return [
+                item if item.get("type") != "document" else {**item, **block}
+                for item in items
+            ]
+        source = {"type": "content", "content": items, **(extras.get("source") or {})}
+        return [{"type": "document", "source": source, **block}]
+    part = parts[0]
+    where = common.describe(index, document, 0, part)
+    if part.type == "text":
+        text_extras = mine(part, NAME)
+        rendered = renderer.text_document(part, text_extras)
+        if not text_extras.get("document"):
+            rendered = {
+                "type": "document",
+                "source": {
+                    "type": "text",
+                    "media_type": "text/plain",
+                    "data": part.text,
+                },
+            }
+        rendered.update(block)
+        return [rendered]
+    item = renderer.part(part, where, "user", False)
+    if item is None:
+        return []
+    if item.get("type") == "image":
+        return [item]
+    if item.get("type") == "document":
+        item.update(block)
+    return [item]
+
+
+def _render_result(renderer: _Renderer, index: int, result: Canister) -> dict[str, Any]:
+    extras = mine(result, NAME)
+    block: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": common.sanitize_tool_id(result.invocation_id),  # type: ignore[attr-defined]
+    }
+    parts = renderer.parts(index, result, result.content, "user", in_result=True)  # type: ignore[attr-defined]
+    error = result.error  # type: ignore[attr-defined]
+    rest = dict(extras.get("block") or {})
+    empty_error = rest.pop("empty_error", False)
+    if error is not None and not empty_error:
+        parts.insert(
+            0, {"type": "text", "text": common.encode_error_text(error, compact=True)}
+        )
+    form = extras.get("content") or _result_form(
+        error if not empty_error else None, result.content
+    )  # type: ignore[attr-defined]
+    if form == "string" and len(parts) == 1 and parts[0]["type"] == "text":
+        block["content"] = parts[0]["text"]
+    elif form != "absent" or parts:
+        block["content"] = parts
+    if error is not None:
+        block["is_error"] = True
+    block.update(rest)
+    return block
+
+
+def _render_turn(
+    renderer: _Renderer, index: int, role: str, group: list[Canister]
+) -> dict[str, Any]:
+    head = group[0]
+    extras = mine(head, NAME)
+    blocks: list[dict[str, Any]] = []
+    for offset, canister in enumerate(group):
+        at = index + offset
+        kind = canister.role
+        if kind is Role.Invocation:
+            arguments = canister.arguments  # type: ignore[attr-defined]
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": common.sanitize_tool_id(canister.invocation_id),  # type: ignore[attr-defined]
+                    "name": canister.name,  # type: ignore[attr-defined]
+                    "input": dict(arguments),
+                    **(mine(canister, NAME).get("block") or {}),
+                }
+            )
+        elif kind is Role.Result:
+            blocks.append(_render_result(renderer, at, canister))
+        elif kind is Role.Document:
+            blocks.extend(_render_document(renderer, at, canister))
+        else:
+            blocks.extend(renderer.parts(at, canister, canister.content, role))  # type: ignore[attr-defined]
+    message: dict[str, Any] = {"role": role}
+    form = extras.get("content") or _message_form(group)
+    if (
+        form == "string"
+        and len(blocks) == 1
+        and blocks[0]["type"] == "text"
+        and len(blocks[0]) == 2
+    ):
+        message["content"] = blocks[0]["text"]
+    else:
+        message["content"] = blocks
+    message.update(extras.get("message") or {})
+    return message
+
+
+def _render_system(
+    renderer: _Renderer, index: int, supervisor: Canister, *, string_ok: bool
+) -> Any:
+    blocks = renderer.parts(index, supervisor, supervisor.content, "system")  # type: ignore[attr-defined]
+    extras = mine(supervisor, NAME)
+    form = extras.get("system") or (
+        _system_form(supervisor.content) if string_ok else "list"  # type: ignore[attr-defined]
+    )
+    if form == "string" and len(blocks) == 1 and len(blocks[0]) == 2:
+        return blocks[0]["text"]
+    return blocks
+
+
+def render_request(conversation: Conversation, **options: Any) -> dict[str, Any]:
+    """Render ``{"system": ..., "messages": [...]}`` for a Messages request.
+
+    Supervisors become the top-level ``system`` (a string, or text blocks when
+    there are several or they carry ``cache_control``); consecutive turns of one
+    role are merged, as Anthropic requires alternating roles.
+    """
+    opts = common.options_from(options)
+    renderer = _Renderer(opts)
+    canisters = common.complete_pairs(list(conversation), opts, NAME)
+    system: list[tuple[int, Canister]] = []
+    rest: list[tuple[int, Canister]] = []
+    seen_other = False
+    for index, canister in enumerate(canisters):
+        if canister.role is Role.Supervisor and not mine(canister, NAME).get(
+            "in_messages"
+        ):
+            if seen_other:
+                opts.note(
+                    "moved",
+                    NAME,
+                    common.describe(index, canister),
+                    "instructions moved to the top-level system prompt",
+                )
+            system.append((index, canister))
+        else:
+            seen_other = True
+            rest.append((index, canister))
+    body: dict[str, Any] = {}
+    if system:
+        if len(system) == 1:
+            body["system"] = _render_system(
+                renderer, system[0][0], system[0][1], string_ok=True
+            )
+        else:
+            blocks: list[dict[str, Any]] = []
+            for index, supervisor in system:
+                blocks.extend(
+                    _render_system(renderer, index, supervisor, string_ok=False)
+                )
+            body["system"] = blocks
+    messages: list[dict[str, Any]] = []
+    positions = {id(canister): index for index, canister in rest}
+    joins = common.joins_alternating(NAME)
+    for role, group in common.group_turns(
+        [canister for _, canister in rest], lambda c: _WIRE_ROLE[c.role], joins
+    ):
+        index = positions[id(group[0])]
+        if role == "system":
+            extras = mine(group[0], NAME)
+            message = {
+                "role": "system",
+                "content": _render_system(renderer, index, group[0], string_ok=True),
+            }
+            message.update(extras.get("message") or {})
+            messages.append(message)
+            continue
+        messages.append(_render_turn(renderer, index, role, group))
+    body["messages"] = messages
+    return body
+
+
+def render_response(conversation: Conversation, **options: Any) -> dict[str, Any]:
+    """Render a Messages response body from a reply (assistant turns and
+    invocations, merged into one message)."""
+    opts = common.options_from(options)
+    renderer = _Renderer(opts)
+    canisters = list(conversation)
+    for index, canister in enumerate(canisters):
+        if canister.role not in (Role.Assistant, Role.Invocation):
+            raise MalformedPayload(
+                "a response holds assistant turns and invocations, not "
+                + common.describe(index, canister)
+            )
+    if not canisters:
+        canisters = [Assistant(())]
+    head = canisters[0]
+    message = _render_turn(renderer, 0, "assistant", canisters)
+    blocks = message["content"]
+    if isinstance(blocks, str):
+        blocks = [{"type": "text", "text": blocks}]
+    metadata = head.metadata
+    usage = metadata.usage if metadata else None
+    finish = metadata.finish_reason if metadata else None
+    if finish is None:
+        finish = (
+            "tool_calls"
+            if any(c.role is Role.Invocation for c in canisters)
+            else "stop"
+        )
+    custom = metadata.custom if metadata else {}
+    body: dict[str, Any] = {
+        "id": custom.get("response_id") or f"msg_{head.id}",
+        "type": "message",
+        "role": "assistant",
+        "model": (metadata.model if metadata else None) or "",
+        "content": blocks,
+        "stop_reason": _STOP_BACK.get(finish, "end_turn"),
+        "stop_sequence": None,
+    }
+    if usage is not None:
+        body["usage"] = {
+            "input_tokens": max(
+                usage.input_tokens - usage.cached_tokens - usage.cache_write_tokens, 0
+            ),
+            "output_tokens": usage.output_tokens,
+            "cache_read_input_tokens": usage.cached_tokens,
+            "cache_creation_input_tokens": usage.cache_write_tokens,
+        }
+    else:
+        body["usage"] = {"input_tokens": 0, "output_tokens": 0}
+    body.update(mine(head, NAME).get("response") or {})
+    return body
+
+
+class Anthropic:
+    """The ``anthropic`` normalizer (Anthropic Messages)."""
+
+    __slots__ = ()
+
+    name = NAME
+    """The provider name."""
+
+    def parse_request(self, body: Any) -> Conversation:
+        """Read ``system`` and ``messages`` of a request body or SDK params."""
+        return parse_request(body)
+
+    def render_request(
+        self, conversation: Conversation, **options: Any
+    ) -> dict[str, Any]:
+        """Render ``{"system": ..., "messages": [...]}``; see
+        :class:`~canisters.providers.Options`."""
+        return render_request(conversation, **options)
+
+    def parse_response(self, body: Any) -> Conversation:
+        """Read a response body or ``anthropic.types.Message``."""
+        return parse_response(body)
+
+    def render_response(
+        self, conversation: Conversation, **options: Any
+    ) -> dict[str, Any]:
+        """Render a response body from a reply."""
+        return render_response(conversation, **options)
+
+    def __repr__(self) -> str:
+        return f"<normalizer {NAME}>"
+
+
+NORMALIZER = Anthropic()
+"""The registered instance."""

@@ -1,0 +1,922 @@
+"""OpenAI Chat Completions (``openai-chat``): ``messages`` in requests, ``choices``
+in responses.
+
+Provider-only fields ride in ``extras["openai-chat"]`` of the canister or part
+they belong to:
+
+- on the first canister of a message: ``role`` (``"developer"``), ``content``
+  (the wire form when it is not the default: ``"string"``, ``"list"``,
+  ``"null"``, ``"absent"``), ``message`` (other message keys: ``name``,
+  ``audio``, ``refusal: null``...), ``split`` (a message of its own);
+- on parts: ``outer`` / ``inner`` (other keys of the part and of its payload,
+  such as ``detail``), ``refusal`` (``"field"`` for ``message.refusal``,
+  ``"part"`` for a refusal content part), ``raw`` (non-canonical base64);
+- on invocations: ``arguments`` (the arguments string when it is not what
+  ``json.dumps`` gives), ``call`` / ``function`` (other keys), ``legacy``
+  (the deprecated ``function_call`` / ``role: "function"`` forms);
+- on the first assistant of a response choice: ``choice`` (``index``,
+  ``finish_reason``, ``logprobs``, Azure filter results...) and, on the first
+  one only, ``response`` (``id``, ``object``, ``created``, ``usage``...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+from ..canisters import Assistant, Invocation, Metadata, Result, Supervisor, Usage, User
+from ..content import Audio, File, Image, Reasoning, Text
+from ..conversation import Conversation
+from ..exceptions import MalformedPayload
+from ..protocols import Canister, Content, Role
+from . import _common as common
+from ._common import Labeler, Options, expect_list, expect_mapping, expect_str, mine
+
+__all__ = ["NAME", "NORMALIZER", "OpenAIChat"]
+
+NAME = "openai-chat"
+"""The provider name."""
+
+_REF = common.ref_key(NAME)
+_WIRE_ROLE = {
+    Role.Supervisor: "system",
+    Role.User: "user",
+    Role.Document: "user",
+    Role.Assistant: "assistant",
+    Role.Invocation: "assistant",
+    Role.Result: "tool",
+}
+_MESSAGE_KEYS = {
+    "system": frozenset({"role", "content"}),
+    "developer": frozenset({"role", "content"}),
+    "user": frozenset({"role", "content"}),
+    "assistant": frozenset({"role", "content", "tool_calls", "function_call"}),
+    "tool": frozenset({"role", "content", "tool_call_id"}),
+    "function": frozenset({"role", "content", "name"}),
+}
+_FINISH = {"function_call": "tool_calls"}
+_FINISH_BACK = {
+    "stop": "stop",
+    "length": "length",
+    "tool_calls": "tool_calls",
+    "content_filter": "content_filter",
+}
+_AUDIO_FORMATS = {
+    "audio/wav": "wav",
+    "audio/x-wav": "wav",
+    "audio/wave": "wav",
+    "audio/mpeg": "mp3",
+    "audio/mp3": "mp3",
+}
+
+
+def _extras(**values: Any) -> dict[str, Any]:
+    kept = {key: value for key, value in values.items() if value}
+    return {NAME: kept} if kept else {}
+
+
+# Parsing -----------------------------------------------------------------------------
+
+
+def _parse_part(raw: object, path: str) -> Content:
+    part = expect_mapping(raw, path)
+    kind = part.get("type")
+    if kind == "text":
+        text = expect_str(part.get("text"), f"{path}.text")
+        return Text(text, extras=_extras(outer=common.rest(part, _TEXT_KEYS)))
+    if kind == "refusal":
+        text = expect_str(part.get("refusal"), f"{path}.refusal")
+        return Text(
+            text,
+            extras=_extras(refusal="part", outer=common.rest(part, _REFUSAL_KEYS)),
+        )
+    if kind == "image_url":
+        inner = expect_mapping(part.get("image_url"), f"{path}.image_url")
+        url = expect_str(inner.get("url"), f"{path}.image_url.url")
+        extras = _extras(
+            outer=common.rest(part, _IMAGE_KEYS), inner=common.rest(inner, _URL_KEYS)
+        )
+        decoded = common.parse_data_url(url)
+        if decoded is not None:
+            return Image(data=decoded[1], mime_type=decoded[0], extras=extras)
+        if common.mime_from_url(url) is None or not url.startswith("data:"):
+            return Image(url=url, extras=extras)
+        return Image(url=url, extras=extras)
+    if kind == "input_audio":
+        inner = expect_mapping(part.get("input_audio"), f"{path}.input_audio")
+        encoded = expect_str(inner.get("data"), f"{path}.input_audio.data")
+        fmt = expect_str(inner.get("format"), f"{path}.input_audio.format")
+        data, exact = common.b64decode_exact(encoded, f"{path}.input_audio.data")
+        mime = "audio/mpeg" if fmt == "mp3" else f"audio/{fmt}"
+        return Audio(
+            data=data,
+            mime_type=mime,
+            extras=_extras(
+                outer=common.rest(part, _AUDIO_KEYS),
+                inner=common.rest(inner, _AUDIO_INNER_KEYS),
+                raw=None if exact else encoded,
+            ),
+        )
+    if kind == "file":
+        inner = expect_mapping(part.get("file"), f"{path}.file")
+        filename = inner.get("filename")
+        if filename is not None:
+            filename = expect_str(filename, f"{path}.file.filename")
+        extras = _extras(
+            outer=common.rest(part, _FILE_KEYS),
+            inner=common.rest(inner, _FILE_INNER_KEYS),
+        )
+        refs = {}
+        if inner.get("file_id") is not None:
+            refs[_REF] = expect_str(inner["file_id"], f"{path}.file.file_id")
+        file_data = inner.get("file_data")
+        if file_data is None:
+            if not refs:
+                raise MalformedPayload("a file part needs file_data or file_id", path)
+            return File(refs=refs, filename=filename, extras=extras)
+        file_data = expect_str(file_data, f"{path}.file.file_data")
+        decoded = common.parse_data_url(file_data)
+        if decoded is not None:
+            return File(
+                data=decoded[1],
+                mime_type=decoded[0],
+                refs=refs,
+                filename=filename,
+                extras=extras,
+            )
+        if file_data.startswith("data:"):
+            return File(url=file_data, refs=refs, filename=filename, extras=extras)
+        # Raw base64 without a data: prefix is what some clients send.
+        data, exact = common.b64decode_exact(file_data, f"{path}.file.file_data")
+        extras = _extras(
+            outer=common.rest(part, _FILE_KEYS),
+            inner=common.rest(inner, _FILE_INNER_KEYS),
+            raw=file_data,
+        )
+        return File(data=data, refs=refs, filename=filename, extras=extras)
+    raise MalformedPayload(f"unknown content part type {kind!r}", f"{path}.type")
+
+
+_TEXT_KEYS = frozenset({"type", "text"})
+_REFUSAL_KEYS = frozenset({"type", "refusal"})
+_IMAGE_KEYS = frozenset({"type", "image_url"})
+_URL_KEYS = frozenset({"url"})
+_AUDIO_KEYS = frozenset({"type", "input_audio"})
+_AUDIO_INNER_KEYS = frozenset({"data", "format"})
+_FILE_KEYS = frozenset({"type", "file"})
+_FILE_INNER_KEYS = frozenset({"file_data", "file_id", "filename"})
+
+
+def _parse_content(message: Mapping[str, Any], path: str) -> tuple[list[Content], str]:
+    """Return the parts and the wire form: string, list, null or absent."""
+    if "content" not in message:
+        return [], "absent"
+    value = message["content"]
+    if value is None:
+        return [], "null"
+    if isinstance(value, str):
+        return [Text(value)], "string"
+    items = expect_list(value, f"{path}.content")
+    return [
+        _parse_part(item, f"{path}.content[{index}]")
+        for index, item in enumerate(items)
+    ], "list"
+
+
+def _default_form(parts: list[Content] | tuple[Content, ...], role: str) -> str:
+    if not parts:
+        return "null" if role == "assistant" else "list"
+    if len(parts) == 1 and parts[0].type == "text" and not mine(parts[0], NAME):
+        return "string"
+    return "list"
+
+
+def _form(parts: list[Content], form: str, role: str) -> str | None:
+    return None if form == _default_form(parts, role) else form
+
+
+@common.guarded
+def parse_request(body: object) -> Conversation:
+    """Read the ``messages`` of a Chat Completions request body (or SDK params)."""
+    mapping = common.as_mapping(body)
+    messages = expect_list(mapping.get("messages"), "$.messages")
+    return Conversation(_parse_messages(messages))
+
+
+def _parse_messages(messages: Any) -> list[Canister]:
+    canisters: list[Canister] = []
+    names: dict[str, str] = {}
+    legacy: dict[str, list[str]] = {}
+    for index, raw in enumerate(messages):
+        path = f"$.messages[{index}]"
+        message = expect_mapping(raw, path)
+        if "role" not in message:
+            raise MalformedPayload("missing role", path)
+        role = message["role"]
+        known = _MESSAGE_KEYS.get(role) if isinstance(role, str) else None
+        if known is None:
+            raise MalformedPayload(f"unknown role {role!r}", f"{path}.role")
+        extra = common.rest(message, known)
+        if role == "assistant":
+            canisters.extend(
+                _parse_assistant(message, path, extra, canisters, names, legacy, index)
+            )
+            continue
+        parts, form = _parse_content(message, path)
+        if role in ("system", "developer"):
+            canisters.append(
+                Supervisor(
+                    parts,
+                    extras=_extras(
+                        role="developer" if role == "developer" else None,
+                        content=_form(parts, form, "system"),
+                        message=extra,
+                    ),
+                )
+            )
+        elif role == "user":
+            canisters.append(
+                User(
+                    parts,
+                    extras=_extras(content=_form(parts, form, "user"), message=extra),
+                )
+            )
+        elif role == "tool":
+            call_id = expect_str(message.get("tool_call_id"), f"{path}.tool_call_id")
+            canisters.append(
+                _result(call_id, names.get(call_id, ""), parts, form, extra)
+            )
+        else:  # the deprecated "function" role answers a function_call
+            name = expect_str(message.get("name"), f"{path}.name")
+            waiting = legacy.get(name)
+            call_id = (
+                waiting.pop(0)
+                if waiting
+                else common.synthesize_id("call_", index, name)
+            )
+            canisters.append(_result(call_id, name, parts, form, extra, legacy=True))
+    return canisters
+
+
+def _result(
+    call_id: str,
+    name: str,
+    parts: list[Content],
+    form: str,
+    extra: dict[str, Any],
+    *,
+    legacy: bool = False,
+) -> Result:
+    error = None
+    if parts and parts[0].type == "text" and not mine(parts[0], NAME):
+        text = parts[0].text  # type: ignore[attr-defined]
+        error = common.decode_error_text(text)
+        # Only text this module would write itself is read as an error.
+        if error is not None and common.encode_error_text(error) == text:
+            parts = parts[1:]
+            form = "string" if form == "string" and not parts else form
+        else:
+            error = None
+    default = (
+        "string" if error is not None and not parts else _default_form(parts, "tool")
+    )
+    return Result(
+        call_id,
+        name,
+        parts,
+        error=error,
+        extras=_extras(
+            content=None if form == default else form,
+            message=extra,
+            legacy=legacy or None,
+        ),
+    )
+
+
+def _parse_assistant(
+    message: Mapping[str, Any],
+    path: str,
+    extra: dict[str, Any],
+    before: list[Canister],
+    names: dict[str, str],
+    legacy: dict[str, list[str]],
+    index: int,
+) -> list[Canister]:
+    parts, form = _parse_content(message, path)
+    refusal = extra.get("refusal")
+    if isinstance(refusal, str):
+        del extra["refusal"]
+        parts.append(Text(refusal, extras={NAME: {"refusal": "field"}}))
+    invocations: list[Canister] = []
+    calls = message.get("tool_calls")
+    if calls is not None:
+        for number, raw in enumerate(expect_list(calls, f"{path}.tool_calls")):
+            invocations.append(_parse_call(raw, f"{path}.tool_calls[{number}]", names))
+    elif "tool_calls" in message:
+        extra["tool_calls"] = None
+    function_call = message.get("function_call")
+    if function_call is not None:
+        where = f"{path}.function_call"
+        call = expect_mapping(function_call, where)
+        name = expect_str(call.get("name"), f"{where}.name")
+        arguments, kept = common.parse_arguments(
+            call.get("arguments"), f"{where}.arguments"
+        )
+        call_id = common.synthesize_id("call_", index, name)
+        legacy.setdefault(name, []).append(call_id)
+        names[call_id] = name
+        invocations.append(
+            Invocation(
+                name,
+                arguments,
+                invocation_id=call_id,
+                extras=_extras(
+                    legacy=True,
+                    arguments=kept,
+                    function=common.rest(call, _FUNCTION_KEYS),
+                ),
+            )
+        )
+    elif "function_call" in message:
+        extra["function_call"] = None
+    content_parts = [p for p in parts if mine(p, NAME).get("refusal") != "field"]
+    has_assistant = bool(parts) or form != "null" or not invocations
+    result: list[Canister] = []
+    message_extras = {
+        "content": None if form == _default_form(content_parts, "assistant") else form,
+        "message": extra,
+    }
+    if has_assistant:
+        result.append(Assistant(parts, extras=_extras(**message_extras)))
+    else:
+        first = invocations[0]
+        previous = before[-1].role if before else None
+        split = previous in (Role.Assistant, Role.Invocation)
+        merged = {**mine(first, NAME), **message_extras, "split": split}
+        invocations[0] = _with_extras(first, merged)
+    result.extend(invocations)
+    return result
+
+
+def _with_extras(canister: Canister, values: Mapping[str, Any]) -> Canister:
+    kept = {key: value for key, value in values.items() if value}
+    extras = dict(canister.extras)
+    if kept:
+        extras[NAME] = kept
+    else:
+        extras.pop(NAME, None)
+    import attrs
+
+    return attrs.evolve(canister, extras=extras)  # type: ignore[misc]
+
+
+_CALL_KEYS = frozenset({"id", "type", "function"})
+_FUNCTION_KEYS = frozenset({"name", "arguments"})
+
+
+def _parse_call(raw: object, path: str, names: dict[str, str]) -> Invocation:
+    call = expect_mapping(raw, path)
+    call_id = expect_str(call.get("id"), f"{path}.id")
+    if call.get("type", "function") != "function":
+        raise MalformedPayload(
+            f"unknown tool call type {call.get('type')!r}", f"{path}.type"
+        )
+    function = expect_mapping(call.get("function"), f"{path}.function")
+    name = expect_str(function.get("name"), f"{path}.function.name")
+    arguments, kept = common.parse_arguments(
+        function.get("arguments"), f"{path}.function.arguments"
+    )
+    names[call_id] = name
+    return Invocation(
+        name,
+        arguments,
+        invocation_id=call_id,
+        extras=_extras(
+            arguments=kept,
+            call=common.rest(call, _CALL_KEYS) if "type" in call else {"type": None},
+            function=common.rest(function, _FUNCTION_KEYS),
+        ),
+    )
+
+
+_RESPONSE_KEYS = frozenset({"choices", "model", "usage"})
+_CHOICE_KEYS = frozenset({"message"})
+
+
+@common.guarded
+def parse_response(body: object) -> Conversation:
+    """Read a Chat Completions response (or ``ChatCompletion`` object).
+
+    Each choice becomes an :class:`~canisters.Assistant` (with its metadata)
+    followed by its invocations.
+    """
+    mapping = common.as_mapping(body)
+    choices = expect_list(mapping.get("choices"), "$.choices")
+    model = mapping.get("model")
+    model = expect_str(model, "$.model") if model is not None else None
+    raw_usage = mapping.get("usage")
+    usage = _usage(expect_mapping(raw_usage, "$.usage")) if raw_usage else None
+    created = mapping.get("created")
+    timestamp = None
+    if isinstance(created, int) and not isinstance(created, bool) and created >= 0:
+        try:
+            timestamp = datetime.fromtimestamp(created, timezone.utc)
+        except (OverflowError, OSError, ValueError):
+            timestamp = None
+    response_rest = common.rest(mapping, _RESPONSE_KEYS - {"usage"})
+    canisters: list[Canister] = []
+    for number, raw in enumerate(choices):
+        path = f"$.choices[{number}]"
+        choice = expect_mapping(raw, path)
+        message = expect_mapping(choice.get("message"), f"{path}.message")
+        role = message.get("role", "assistant")
+        if role != "assistant":
+            raise MalformedPayload(f"unexpected role {role!r}", f"{path}.message.role")
+        known = _MESSAGE_KEYS["assistant"]
+        extra = common.rest(message, known)
+        if "role" not in message:
+            extra["role"] = None
+        items = _parse_assistant(message, f"{path}.message", extra, [], {}, {}, number)
+        head = items[0]
+        if head.role is not Role.Assistant:
+            items.insert(0, Assistant(()))
+            head = items[0]
+            moved = dict(mine(items[1], NAME))
+            moved.pop("split", None)
+            items[1] = _with_extras(
+                items[1],
+                {k: v for k, v in moved.items() if k not in ("content", "message")},
+            )
+            head = _with_extras(
+                head, {"content": moved.get("content"), "message": moved.get("message")}
+            )
+        finish = choice.get("finish_reason")
+        values = dict(mine(head, NAME))
+        values["choice"] = common.rest(choice, _CHOICE_KEYS)
+        if number == 0:
+            values["response"] = response_rest
+            if raw_usage is not None:
+                values["response"] = {**response_rest, "usage": raw_usage}
+        custom = {}
+        if number == 0 and isinstance(mapping.get("id"), str):
+            custom["response_id"] = mapping["id"]
+        metadata = Metadata(
+            model=model,
+            usage=usage if number == 0 else None,
+            finish_reason=_FINISH.get(finish, finish)
+            if isinstance(finish, str)
+            else None,
+            custom=custom,
+        )
+        import attrs
+
+        head = attrs.evolve(
+            _with_extras(head, values),  # type: ignore[misc]
+            metadata=metadata,
+            **({"timestamp": timestamp} if timestamp else {}),
+        )
+        items[0] = head
+        canisters.extend(items)
+    return Conversation(canisters)
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _usage(raw: Mapping[str, Any]) -> Usage:
+    prompt = raw.get("prompt_tokens_details") or {}
+    completion = raw.get("completion_tokens_details") or {}
+    return Usage(
+        input_tokens=_count(raw.get("prompt_tokens")),
+        output_tokens=_count(raw.get("completion_tokens")),
+        cached_tokens=_count(prompt.get("cached_tokens"))
+        if isinstance(prompt, Mapping)
+        else 0,
+        reasoning_tokens=_count(completion.get("reasoning_tokens"))
+        if isinstance(completion, Mapping)
+        else 0,
+    )
+
+
+# Rendering ---------------------------------------------------------------------------
+
+
+class _Renderer:
+    """State of one render: options, labels, media waiting for a user message."""
+
+    def __init__(self, options: Options) -> None:
+        self.options = options
+        self.labels = Labeler(options)
+        self.moved: list[dict[str, Any]] = []
+
+    def unsupported(self, where: str, reason: str) -> dict[str, Any] | None:
+        text = common.unsupported(self.options, NAME, where, reason)
+        return None if text is None else {"type": "text", "text": text}
+
+    def parts(
+        self, index: int, canister: Canister, parts: tuple[Content, ...], wire: str
+    ) -> list[dict[str, Any]]:
+        rendered: list[dict[str, Any]] = []
+        for number, part in enumerate(parts):
+            where = common.describe(index, canister, number, part)
+            label = self.labels.label(part)
+            if label is not None:
+                rendered.append({"type": "text", "text": label.text})
+            item = self.part(part, where, wire, canister)
+            if item is not None:
+                rendered.append(item)
+        return rendered
+
+    def part(
+        self, part: Content, where: str, wire: str, canister: Canister
+    ) -> dict[str, Any] | None:
+        extras = mine(part, NAME)
+        outer = extras.get("outer") or {}
+        inner = extras.get("inner") or {}
+        kind = part.type
+        if kind == "text":
+            text = part.text  # type: ignore[attr-defined]
+            if extras.get("refusal") == "part":
+                return {"type": "refusal", "refusal": text, **outer}
+            return {"type": "text", "text": text, **outer}
+        if kind == "reasoning":
+            action = common.reasoning_action(
+                part, NAME, self.options, where, native=False
+            )
+            if action == "text":
+                return {"type": "text", "text": f"<think>\n{part.text}\n</think>"}  # type: ignore[attr-defined]
+            return None
+        if wire != "user":
+            # Rule: system, assistant and tool messages take text parts only.
+            if wire == "tool" and kind in ("image", "file", "audio"):
+                return self.move(part, where, canister)
+            return self.unsupported(where, f"{kind} in a {wire} message")
+        if kind == "image":
+            url = part.url  # type: ignore[attr-defined]
+            if url is None or not url.startswith(("http:", "https:", "data:")):
+                data = common.media_bytes(part, self.options)
+                if data is None:
+                    return self.unsupported(where, "an image needs a URL or bytes")
+                url = common.data_url(common.media_mime(part, data), data)
+            return {"type": "image_url", "image_url": {"url": url, **inner}, **outer}
+        if kind == "audio":
+            data = common.media_bytes(part, self.options)
+            if data is None:
+                return self.unsupported(where, "audio must be inline bytes")
+            fmt = _AUDIO_FORMATS.get(common.media_mime(part, data))
+            if fmt is None:
+                return self.unsupported(where, "audio must be wav or mp3")
+            raw = extras.get("raw")
+            encoded = (
+                raw
+                if isinstance(raw, str) and common.b64decode_exact(raw)[0] == data
+                else common.b64encode(data)
+            )
+            return {
+                "type": "input_audio",
+                "input_audio": {"data": encoded, "format": fmt, **inner},
+                **outer,
+            }
+        if kind == "file":
+            file: dict[str, Any] = {}
+            reference = part.refs.get(_REF)  # type: ignore[attr-defined]
+            url = part.url  # type: ignore[attr-defined]
+            if url is not None and url.startswith("data:"):
+                file["file_data"] = url
+            elif reference is None or part.data is not None:  # type: ignore[attr-defined]
+                data = common.media_bytes(part, self.options)
+                if data is None:
+                    return self.unsupported(
+                        where, "a file needs bytes or an OpenAI file id"
+                    )
+                raw = extras.get("raw")
+                if isinstance(raw, str):
+                    file["file_data"] = raw
+                else:
+                    file["file_data"] = common.data_url(
+                        common.media_mime(part, data), data
+                    )
+            if reference is not None:
+                file["file_id"] = reference
+            filename = part.filename  # type: ignore[attr-defined]
+            if filename is not None:
+                file["filename"] = filename
+            return {"type": "file", "file": {**file, **inner}, **outer}
+        return self.unsupported(where, f"{kind} content")
+
+    def move(self, part: Content, where: str, canister: Canister) -> None:
+        rendered = self.part(part, where, "user", canister)
+        if rendered is not None:
+            if not self.moved:
+                self.moved.append(
+                    {
+                        "type": "text",
+                        "text": "Content of the tool results above:",
+                    }
+                )
+            self.moved.append(rendered)
+            self.options.note(
+                "moved",
+                NAME,
+                where,
+                "tool-result media sent in a follow-up user message",
+            )
+
+
+def _content(rendered: list[dict[str, Any]], form: str | None, default: str) -> Any:
+    form = form or default
+    if form == "string" and len(rendered) == 1 and rendered[0].get("type") == "text":
+        return rendered[0]["text"]
+    if form == "null" and not rendered:
+        return None
+    if form == "absent" and not rendered:
+        return _ABSENT
+    return rendered
+
+
+_ABSENT = object()
+
+
+def _put_content(message: dict[str, Any], value: Any) -> None:
+    if value is not _ABSENT:
+        message["content"] = value
+
+
+def _render_call(invocation: Canister) -> dict[str, Any]:
+    extras = mine(invocation, NAME)
+    function = {
+        "name": invocation.name,  # type: ignore[attr-defined]
+        "arguments": common.render_arguments(
+            invocation.arguments,
+            extras.get("arguments"),  # type: ignore[attr-defined]
+        ),
+        **(extras.get("function") or {}),
+    }
+    call: dict[str, Any] = {
+        "id": invocation.invocation_id,  # type: ignore[attr-defined]
+        "type": "function",
+        "function": function,
+    }
+    for key, value in (extras.get("call") or {}).items():
+        if key == "type" and value is None:
+            del call["type"]
+        else:
+            call[key] = value
+    return call
+
+
+def _message_extras(message: dict[str, Any], extra: Mapping[str, Any]) -> None:
+    for key, value in extra.items():
+        if key == "role" and value is None:
+            message.pop("role", None)
+        else:
+            message[key] = value
+
+
+def _render_assistant(
+    renderer: _Renderer, index: int, group: list[Canister]
+) -> dict[str, Any]:
+    head = group[0]
+    extras = mine(head, NAME)
+    message: dict[str, Any] = {"role": "assistant"}
+    parts: list[dict[str, Any]] = []
+    refusals: list[str] = []
+    calls: list[dict[str, Any]] = []
+    legacy: dict[str, Any] | None = None
+    for offset, canister in enumerate(group):
+        if canister.role is Role.Assistant:
+            for number, part in enumerate(canister.content):  # type: ignore[attr-defined]
+                if part.type == "text" and mine(part, NAME).get("refusal") == "field":
+                    refusals.append(part.text)
+                    continue
+                where = common.describe(index + offset, canister, number, part)
+                label = renderer.labels.label(part)
+                if label is not None:
+                    parts.append({"type": "text", "text": label.text})
+                item = renderer.part(part, where, "assistant", canister)
+                if item is not None:
+                    parts.append(item)
+        elif mine(canister, NAME).get("legacy"):
+            call = _render_call(canister)["function"]
+            legacy = call
+        else:
+            calls.append(_render_call(canister))
+    has_content = head.role is Role.Assistant
+    default = "null" if not has_content or not parts else "list"
+    if has_content and len(parts) == 1 and parts[0].get("type") == "text":
+        content_part = head.content[0] if head.content else None  # type: ignore[attr-defined]
+        plain = content_part is None or not mine(content_part, NAME).get("outer")
+        default = "string" if plain else "list"
+    _put_content(message, _content(parts, extras.get("content"), default))
+    if refusals:
+        message["refusal"] = "".join(refusals)
+    if calls:
+        message["tool_calls"] = calls
+    if legacy is not None:
+        message["function_call"] = legacy
+    _message_extras(message, extras.get("message") or {})
+    return message
+
+
+def _render_result(renderer: _Renderer, index: int, result: Canister) -> dict[str, Any]:
+    extras = mine(result, NAME)
+    parts: list[dict[str, Any]] = []
+    error = result.error  # type: ignore[attr-defined]
+    if error is not None:
+        parts.append({"type": "text", "text": common.encode_error_text(error)})
+    parts.extend(renderer.parts(index, result, result.content, "tool"))  # type: ignore[attr-defined]
+    default = (
+        "string"
+        if len(parts) == 1 and parts[0].get("type") == "text"
+        else (
+            _default_form(result.content, "tool")  # type: ignore[attr-defined]
+        )
+    )
+    if error is not None and not result.content:  # type: ignore[attr-defined]
+        default = "string"
+    if not parts and default == "list":
+        default = "string"
+        parts = [{"type": "text", "text": ""}]
+    if extras.get("legacy"):
+        message: dict[str, Any] = {"role": "function", "name": result.name}  # type: ignore[attr-defined]
+    else:
+        message = {"role": "tool", "tool_call_id": result.invocation_id}  # type: ignore[attr-defined]
+    _put_content(message, _content(parts, extras.get("content"), default))
+    _message_extras(message, extras.get("message") or {})
+    return message
+
+
+def _render_plain(
+    renderer: _Renderer, index: int, canister: Canister, wire: str
+) -> dict[str, Any]:
+    extras = mine(canister, NAME)
+    parts = canister.content  # type: ignore[attr-defined]
+    rendered = []
+    if canister.role is Role.Document and canister.title:  # type: ignore[attr-defined]
+        rendered.append({"type": "text", "text": f"Document: {canister.title}"})  # type: ignore[attr-defined]
+        renderer.options.note(
+            "downgraded",
+            NAME,
+            common.describe(index, canister),
+            "document sent as a user message",
+        )
+    rendered.extend(renderer.parts(index, canister, parts, wire))
+    role = extras.get("role") or wire
+    message: dict[str, Any] = {"role": role}
+    default = _default_form(parts, wire)
+    if len(rendered) != len(parts) or any(part.type == "reasoning" for part in parts):
+        default = (
+            "string"
+            if len(rendered) == 1
+            and rendered[0].get("type") == "text"
+            and not rendered[0].keys() - {"type", "text"}
+            else "list"
+        )
+    _put_content(message, _content(rendered, extras.get("content"), default))
+    _message_extras(message, extras.get("message") or {})
+    return message
+
+
+def _render_messages(
+    canisters: list[Canister], options: Options
+) -> list[dict[str, Any]]:
+    renderer = _Renderer(options)
+    joins = common.joins_step(NAME)
+    messages: list[dict[str, Any]] = []
+    index = 0
+    for wire, group in common.group_turns(
+        canisters, lambda c: _WIRE_ROLE[c.role], joins
+    ):
+        if wire != "tool" and renderer.moved:
+            messages.append({"role": "user", "content": renderer.moved})
+            renderer.moved = []
+        if wire == "assistant":
+            messages.append(_render_assistant(renderer, index, group))
+        elif wire == "tool":
+            messages.append(_render_result(renderer, index, group[0]))
+        else:
+            messages.append(_render_plain(renderer, index, group[0], wire))
+        index += len(group)
+    if renderer.moved:
+        messages.append({"role": "user", "content": renderer.moved})
+    return messages
+
+
+def render_request(conversation: Conversation, **options: Any) -> dict[str, Any]:
+    """Render ``{"messages": [...]}`` for a Chat Completions request."""
+    opts = common.options_from(options)
+    canisters = common.complete_pairs(list(conversation), opts, NAME)
+    return {"messages": _render_messages(canisters, opts)}
+
+
+def render_response(conversation: Conversation, **options: Any) -> dict[str, Any]:
+    """Render a Chat Completions response body from a reply.
+
+    Each :class:`~canisters.Assistant` starts a choice; invocations join the
+    choice before them.
+    """
+    opts = common.options_from(options)
+    renderer = _Renderer(opts)
+    choices: list[dict[str, Any]] = []
+    groups: list[list[Canister]] = []
+    for canister in conversation:
+        if canister.role is Role.Assistant or not groups:
+            groups.append([canister])
+        else:
+            groups[-1].append(canister)
+    body: dict[str, Any] = {}
+    index = 0
+    for number, group in enumerate(groups):
+        for canister in group:
+            if canister.role not in (Role.Assistant, Role.Invocation):
+                where = common.describe(index, canister)
+                raise MalformedPayload(
+                    f"a response holds assistant turns and invocations, not {where}"
+                )
+        head = group[0]
+        message = _render_assistant(renderer, index, group)
+        metadata = head.metadata
+        extras = mine(head, NAME)
+        finish = metadata.finish_reason if metadata else None
+        if finish is None:
+            finish = "tool_calls" if len(group) > 1 else "stop"
+        choice: dict[str, Any] = {
+            "index": number,
+            "message": message,
+            "finish_reason": _FINISH_BACK.get(finish, "stop"),
+            "logprobs": None,
+        }
+        choice.update(extras.get("choice") or {})
+        choices.append(choice)
+        if number == 0:
+            body = _response_head(head)
+        index += len(group)
+    body["choices"] = choices
+    return body
+
+
+def _response_head(head: Canister) -> dict[str, Any]:
+    metadata = head.metadata
+    extras = mine(head, NAME)
+    custom = metadata.custom if metadata else {}
+    body: dict[str, Any] = {
+        "id": custom.get("response_id") or f"chatcmpl-{head.id}",
+        "object": "chat.completion",
+        "created": int(head.timestamp.timestamp()),
+        "model": (metadata.model if metadata else None) or "",
+    }
+    usage = metadata.usage if metadata else None
+    if usage is not None:
+        body["usage"] = {
+            "prompt_tokens": usage.input_tokens,
+            "completion_tokens": usage.output_tokens,
+            "total_tokens": usage.input_tokens + usage.output_tokens,
+        }
+        if usage.cached_tokens:
+            body["usage"]["prompt_tokens_details"] = {
+                "cached_tokens": usage.cached_tokens
+            }
+        if usage.reasoning_tokens:
+            body["usage"]["completion_tokens_details"] = {
+                "reasoning_tokens": usage.reasoning_tokens
+            }
+    body.update(extras.get("response") or {})
+    return body
+
+
+class OpenAIChat:
+    """The ``openai-chat`` normalizer (OpenAI Chat Completions)."""
+
+    __slots__ = ()
+
+    name = NAME
+    """The provider name."""
+
+    def parse_request(self, body: Any) -> Conversation:
+        """Read the ``messages`` of a request body or SDK params."""
+        return parse_request(body)
+
+    def render_request(
+        self, conversation: Conversation, **options: Any
+    ) -> dict[str, Any]:
+        """Render ``{"messages": [...]}``; see :class:`~canisters.providers.Options`."""
+        return render_request(conversation, **options)
+
+    def parse_response(self, body: Any) -> Conversation:
+        """Read a response body or ``ChatCompletion`` object."""
+        return parse_response(body)
+
+    def render_response(
+        self, conversation: Conversation, **options: Any
+    ) -> dict[str, Any]:
+        """Render a response body from a reply."""
+        return render_response(conversation, **options)
+
+    def __repr__(self) -> str:
+        return f"<normalizer {NAME}>"
+
+
+NORMALIZER = OpenAIChat()
+"""The registered instance."""
