@@ -44,6 +44,7 @@ ENTRY_POINT_GROUP = "canisters.providers"
 
 _BUILTIN = {
     "anthropic": "canisters.providers.anthropic",
+    "gemini": "canisters.providers.gemini",
     "openai-chat": "canisters.providers.openai_chat",
 }
 

@@ -1,0 +1,1018 @@
+"""Google Gemini ``generateContent``: ``systemInstruction`` + ``contents``.
+
+Rendering uses the REST casing (``systemInstruction``, ``inlineData``,
+``functionCall``): it is what the ``google-genai`` SDK puts on the wire, and its
+types accept it as input too. Parsing accepts camelCase, the SDK's snake_case
+(mixed within one body as well), ``contents`` and ``parts`` given as a single
+object, turns without a role, the legacy role ``function`` and the SDK's own
+objects. What a body spelled differently from the default rendering (snake_case
+keys, single objects, a missing role, a missing call id) is remembered in
+``extras["gemini"]`` so that parse -> render gives the same body back.
+
+Gemini call ids are optional and usually absent: calls without one get a stable
+made-up id (the same body always gives the same ids), results without one are
+paired with the oldest unanswered call of the same name, and neither made-up id
+is rendered back to Gemini.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from ..canisters import (
+    Assistant,
+    ErrorCode,
+    ErrorInfo,
+    Invocation,
+    Metadata,
+    Result,
+    Supervisor,
+    Usage,
+    User,
+)
+from ..content import Audio, File, Image, Reasoning, Text, Video
+from ..conversation import Conversation
+from ..exceptions import MalformedPayload
+from ..protocols import Canister, Role
+from ._common import (
+    Options,
+    as_mapping,
+    b64decode_exact,
+    b64encode,
+    complete_pairs,
+    describe,
+    expect_list,
+    expect_mapping,
+    expect_str,
+    group_turns,
+    guarded,
+    media_bytes,
+    mime_from_url,
+    mine,
+    options_from,
+    parse_data_url,
+    reasoning_action,
+    sniff_mime,
+    synthesize_id,
+    unsupported,
+)
+
+__all__ = ["NAME", "NORMALIZER", "GeminiNormalizer"]
+
+NAME = "gemini"
+
+REQUEST_FIELDS = ("systemInstruction", "system_instruction", "contents")
+"""The request fields that carry the conversation (either casing)."""
+
+RESPONSE_FIELDS = (
+    "candidates",
+    "usageMetadata",
+    "usage_metadata",
+    "modelVersion",
+    "model_version",
+    "responseId",
+    "response_id",
+)
+"""The response fields :meth:`GeminiNormalizer.render_response` produces."""
+
+_SNAKE = re.compile(r"(?<!^)(?=[A-Z])")
+_PART_KEYS = frozenset(
+    {
+        "text",
+        "thought",
+        "thoughtSignature",
+        "inlineData",
+        "fileData",
+        "functionCall",
+        "functionResponse",
+    }
+)
+_FINISH = {
+    "STOP": "stop",
+    "MAX_TOKENS": "length",
+    "SAFETY": "content_filter",
+    "RECITATION": "content_filter",
+    "BLOCKLIST": "content_filter",
+    "PROHIBITED_CONTENT": "content_filter",
+    "SPII": "content_filter",
+}
+_FINISH_BACK = {
+    "stop": "STOP",
+    "tool_calls": "STOP",
+    "length": "MAX_TOKENS",
+    "content_filter": "SAFETY",
+}
+
+
+def _snake(name: str) -> str:
+    return _SNAKE.sub("_", name).lower()
+
+
+class _Reader:
+    """Reads keys in either casing and remembers which were snake_case."""
+
+    __slots__ = ("snake",)
+
+    def __init__(self) -> None:
+        self.snake: set[str] = set()
+
+    def get(self, source: Mapping[str, Any], name: str) -> Any:
+        if name in source:
+            return source[name]
+        snake = _snake(name)
+        if snake != name and snake in source:
+            self.snake.add(name)
+            return source[snake]
+        return None
+
+    def has(self, source: Mapping[str, Any], name: str) -> bool:
+        return name in source or _snake(name) in source
+
+    def rest(self, source: Mapping[str, Any], known: frozenset[str]) -> dict[str, Any]:
+        names = known | {_snake(name) for name in known}
+        return {key: value for key, value in source.items() if key not in names}
+
+
+def _key(name: str, snake: Sequence[str] | frozenset[str]) -> str:
+    return _snake(name) if name in snake else name
+
+
+def _parts(value: Any, path: str) -> list[Any]:
+    # Gemini accepts a single part where it documents a list.
+    if isinstance(value, Mapping) or hasattr(value, "model_dump"):
+        return [value]
+    return list(expect_list(value, path))
+
+
+def _media_class(
+    mime: str | None,
+) -> type[Image] | type[Audio] | type[Video] | type[File]:
+    major = (mime or "").split("/", 1)[0]
+    if major == "image":
+        return Image
+    if major == "audio":
+        return Audio
+    if major == "video":
+        return Video
+    return File
+
+
+# Parsing --------------------------------------------------------------------------
+
+
+class _Pairing:
+    """Pairs results with calls: by id, else by name and order."""
+
+    def __init__(self) -> None:
+        self.open: list[tuple[str, str]] = []
+
+    def call(self, invocation_id: str, name: str) -> None:
+        self.open.append((invocation_id, name))
+
+    def answer(self, given: str | None, name: str, fallback: str) -> str:
+        if given is not None:
+            self.open = [entry for entry in self.open if entry[0] != given]
+            return given
+        for index, (invocation_id, open_name) in enumerate(self.open):
+            if open_name == name:
+                del self.open[index]
+                return invocation_id
+        return fallback
+
+
+def _parse_media(
+    part: Mapping[str, Any], reader: _Reader, path: str, extras: dict[str, Any]
+) -> Any:
+    inline = reader.get(part, "inlineData")
+    if inline is not None:
+        blob = expect_mapping(inline, f"{path}.inlineData")
+        blob_reader = _Reader()
+        mime = blob_reader.get(blob, "mimeType")
+        raw = expect_str(blob_reader.get(blob, "data"), f"{path}.inlineData.data")
+        data, exact = b64decode_exact(raw, f"{path}.inlineData.data")
+        if not exact:
+            extras["data"] = raw
+        if mime is None:
+            extras["mime"] = False
+        else:
+            mime = expect_str(mime, f"{path}.inlineData.mimeType")
+        if blob_reader.snake:
+            extras["blob_snake"] = sorted(blob_reader.snake)
+        blob_rest = blob_reader.rest(blob, frozenset({"mimeType", "data"}))
+        if blob_rest:
+            extras["blob"] = blob_rest
+        if reader.snake:
+            extras["snake"] = sorted(reader.snake)
+        return _media_class(mime)(data=data, mime_type=mime, extras={NAME: extras})
+    file = expect_mapping(reader.get(part, "fileData"), f"{path}.fileData")
+    blob_reader = _Reader()
+    mime = blob_reader.get(file, "mimeType")
+    uri = expect_str(blob_reader.get(file, "fileUri"), f"{path}.fileData.fileUri")
+    if mime is None:
+        extras["mime"] = False
+    else:
+        mime = expect_str(mime, f"{path}.fileData.mimeType")
+    if blob_reader.snake:
+        extras["blob_snake"] = sorted(blob_reader.snake)
+    blob_rest = blob_reader.rest(file, frozenset({"mimeType", "fileUri"}))
+    if blob_rest:
+        extras["blob"] = blob_rest
+    if reader.snake:
+        extras["snake"] = sorted(reader.snake)
+    return _media_class(mime)(url=uri, mime_type=mime, extras={NAME: extras})
+
+
+def _parse_response_value(
+    response: Mapping[str, Any],
+) -> tuple[tuple[Any, ...], ErrorInfo | None, dict[str, Any]]:
+    keys = set(response)
+    if keys == {"error"}:
+        error = response["error"]
+        if isinstance(error, str):
+            return (), ErrorInfo(ErrorCode.TOOL_ERROR, error), {}
+        if (
+            isinstance(error, Mapping)
+            and isinstance(error.get("code"), str)
+            and isinstance(error.get("message"), str)
+            and set(error) <= {"code", "message", "retryable", "details"}
+        ):
+            return (
+                (),
+                ErrorInfo(
+                    error["code"],
+                    error["message"],
+                    bool(error.get("retryable", False)),
+                    error.get("details"),
+                ),
+                {},
+            )
+    if keys == {"output"} and isinstance(response["output"], str):
+        return (Text(response["output"]),), None, {}
+    text = json.dumps(response, ensure_ascii=False)
+    return (Text(text, "application/json"),), None, {}
+
+
+def _parse_turn(
+    turn: Mapping[str, Any],
+    index: int,
+    path: str,
+    pairing: _Pairing,
+) -> tuple[str, list[Canister]]:
+    reader = _Reader()
+    role_value = reader.get(turn, "role")
+    turn_extras: dict[str, Any] = {}
+    if role_value is None:
+        turn_extras["role"] = None
+        role = "user"
+    else:
+        role = expect_str(role_value, f"{path}.role")
+        if role not in ("user", "model", "function"):
+            raise MalformedPayload(f"unknown role {role!r}", f"{path}.role")
+    raw_parts = reader.get(turn, "parts")
+    if raw_parts is None:
+        parts: list[Any] = []
+        turn_extras["parts"] = None
+    else:
+        if isinstance(raw_parts, Mapping):
+            turn_extras["parts_object"] = True
+        parts = _parts(raw_parts, f"{path}.parts")
+    turn_rest = reader.rest(turn, frozenset({"role", "parts"}))
+    if turn_rest:
+        turn_extras["turn"] = turn_rest
+    if reader.snake:
+        turn_extras["turn_snake"] = sorted(reader.snake)
+
+    canisters: list[Canister] = []
+    content: list[Any] = []
+
+    def flush() -> None:
+        if content:
+            kind = Assistant if role == "model" else User
+            canisters.append(kind(content=tuple(content)))
+            content.clear()
+
+    for number, raw in enumerate(parts):
+        part_path = f"{path}.parts[{number}]"
+        part = expect_mapping(raw, part_path)
+        part_reader = _Reader()
+        extras: dict[str, Any] = {}
+        signature = part_reader.get(part, "thoughtSignature")
+        if signature is not None:
+            signature = expect_str(signature, f"{part_path}.thoughtSignature")
+        rest = part_reader.rest(part, _PART_KEYS)
+        if rest:
+            extras["part"] = rest
+        call = part_reader.get(part, "functionCall")
+        result = part_reader.get(part, "functionResponse")
+        if part_reader.has(part, "text"):
+            text = expect_str(part_reader.get(part, "text"), f"{part_path}.text")
+            thought = part_reader.get(part, "thought")
+            if part_reader.snake:
+                extras["snake"] = sorted(part_reader.snake)
+            if thought is True:
+                content.append(
+                    Reasoning(text, signature, provider=NAME, extras={NAME: extras})
+                )
+                continue
+            if thought is not None:
+                extras["thought"] = thought
+            if signature is not None:
+                extras["thoughtSignature"] = signature
+            content.append(Text(text, extras={NAME: extras} if extras else {}))
+        elif part_reader.has(part, "inlineData") or part_reader.has(part, "fileData"):
+            if signature is not None:
+                extras["thoughtSignature"] = signature
+            content.append(_parse_media(part, part_reader, part_path, extras))
+        elif call is not None:
+            flush()
+            call = expect_mapping(call, f"{part_path}.functionCall")
+            call_reader = _Reader()
+            name = expect_str(
+                call_reader.get(call, "name"), f"{part_path}.functionCall.name"
+            )
+            args = call_reader.get(call, "args")
+            if args is None:
+                extras["args"] = None
+                arguments: Mapping[str, Any] = {}
+            else:
+                arguments = expect_mapping(args, f"{part_path}.functionCall.args")
+            given = call_reader.get(call, "id")
+            if given is None:
+                extras["id"] = False
+                invocation_id = synthesize_id("gemini_call_", index, number, name)
+            else:
+                invocation_id = expect_str(given, f"{part_path}.functionCall.id")
+            if signature is not None:
+                extras["thoughtSignature"] = signature
+            call_rest = call_reader.rest(call, frozenset({"name", "args", "id"}))
+            if call_rest:
+                extras["call"] = call_rest
+            snake = part_reader.snake | call_reader.snake
+            if snake:
+                extras["snake"] = sorted(snake)
+            pairing.call(invocation_id, name)
+            canisters.append(
+                Invocation(
+                    name,
+                    arguments,
+                    invocation_id=invocation_id,
+                    extras={NAME: extras},
+                )
+            )
+        elif result is not None:
+            flush()
+            result = expect_mapping(result, f"{part_path}.functionResponse")
+            result_reader = _Reader()
+            name = expect_str(
+                result_reader.get(result, "name"), f"{part_path}.functionResponse.name"
+            )
+            given = result_reader.get(result, "id")
+            if given is None:
+                extras["id"] = False
+            else:
+                given = expect_str(given, f"{part_path}.functionResponse.id")
+            invocation_id = pairing.answer(
+                given, name, synthesize_id("gemini_result_", index, number, name)
+            )
+            response = result_reader.get(result, "response")
+            if response is None:
+                extras["response"] = None
+                values: tuple[Any, ...] = ()
+                error = None
+            else:
+                response = expect_mapping(
+                    response, f"{part_path}.functionResponse.response"
+                )
+                values, error, _ = _parse_response_value(response)
+            media_parts = result_reader.get(result, "parts")
+            if media_parts is not None:
+                found: list[Any] = []
+                for media_number, media_raw in enumerate(
+                    _parts(media_parts, f"{part_path}.functionResponse.parts")
+                ):
+                    media_path = f"{part_path}.functionResponse.parts[{media_number}]"
+                    media_part = expect_mapping(media_raw, media_path)
+                    media_reader = _Reader()
+                    media_extras: dict[str, Any] = {}
+                    if not (
+                        media_reader.has(media_part, "inlineData")
+                        or media_reader.has(media_part, "fileData")
+                    ):
+                        raise MalformedPayload(
+                            "expected inlineData or fileData", media_path
+                        )
+                    found.append(
+                        _parse_media(media_part, media_reader, media_path, media_extras)
+                    )
+                values = (*values, *found)
+            if signature is not None:
+                extras["thoughtSignature"] = signature
+            result_rest = result_reader.rest(
+                result, frozenset({"name", "id", "response", "parts"})
+            )
+            if result_rest:
+                extras["result"] = result_rest
+            snake = part_reader.snake | result_reader.snake
+            if snake:
+                extras["snake"] = sorted(snake)
+            if role == "function":
+                extras["function_role"] = True
+            canisters.append(
+                Result(
+                    invocation_id,
+                    name,
+                    values,
+                    error,
+                    extras={NAME: extras},
+                )
+            )
+        else:
+            # Parts without a neutral meaning (executableCode, ...) ride as empty
+            # text so that their position in the turn survives.
+            content.append(Text("", extras={NAME: {"raw": dict(part)}}))
+    flush()
+    if not canisters:
+        kind = Assistant if role == "model" else User
+        canisters.append(kind(content=()))
+    if turn_extras:
+        first = canisters[0]
+        canisters[0] = _with_extras(first, turn_extras)
+    return role, canisters
+
+
+def _with_extras(canister: Canister, extras: Mapping[str, Any]) -> Canister:
+    merged = {**mine(canister, NAME), **extras}
+    return attrs.evolve(canister, extras={**canister.extras, NAME: merged})  # type: ignore[misc]
+
+
+def _parse_contents(raw: Any, path: str) -> list[Canister]:
+    single = isinstance(raw, Mapping) or hasattr(raw, "model_dump")
+    turns = _parts(raw, path)
+    pairing = _Pairing()
+    canisters: list[Canister] = []
+    previous: str | None = None
+    for index, turn in enumerate(turns):
+        turn_path = f"{path}[{index}]" if not single else path
+        role, found = _parse_turn(
+            expect_mapping(turn, turn_path), index, turn_path, pairing
+        )
+        wire = "model" if role == "model" else "user"
+        if previous == wire:
+            found[0] = _with_extras(found[0], {"split": True})
+        previous = wire
+        canisters.extend(found)
+    if single and canisters:
+        canisters[0] = _with_extras(canisters[0], {"contents_object": True})
+    return canisters
+
+
+def _parse_system(raw: Any, key: str) -> Supervisor:
+    path = f"$.{key}"
+    if isinstance(raw, str):
+        return Supervisor((Text(raw),), extras={NAME: {"string": True, "key": key}})
+    system = expect_mapping(raw, path)
+    reader = _Reader()
+    extras: dict[str, Any] = {}
+    if key != "systemInstruction":
+        extras["key"] = key
+    role = reader.get(system, "role")
+    if role is not None:
+        extras["role"] = role
+    raw_parts = reader.get(system, "parts")
+    if isinstance(raw_parts, Mapping):
+        extras["parts_object"] = True
+    parts: list[Any] = []
+    for number, value in enumerate(_parts(raw_parts, f"{path}.parts")):
+        part = expect_mapping(value, f"{path}.parts[{number}]")
+        parts.append(Text(expect_str(part.get("text"), f"{path}.parts[{number}].text")))
+    rest = reader.rest(system, frozenset({"role", "parts"}))
+    if rest:
+        extras["system"] = rest
+    return Supervisor(tuple(parts), extras={NAME: extras} if extras else {})
+
+
+# Rendering ------------------------------------------------------------------------
+
+
+def _wire_role(canister: Canister) -> str:
+    match canister.role:
+        case Role.Assistant | Role.Invocation:
+            return "model"
+        case Role.Result:
+            return "function" if mine(canister, NAME).get("function_role") else "user"
+        case _:
+            return "user"
+
+
+def _mime(part: Any, data: bytes | None) -> str | None:
+    if part.mime_type:
+        return str(part.mime_type)
+    if data is not None:
+        sniffed = sniff_mime(data)
+        if sniffed:
+            return sniffed
+    for url in (part.url, part.refs.get(NAME)):
+        if url:
+            guessed = mime_from_url(url)
+            if guessed:
+                return guessed
+    return None
+
+
+class _Renderer:
+    def __init__(self, options: Options) -> None:
+        self.options = options
+
+    def media(self, part: Any, where: str) -> dict[str, Any] | str | None:
+        extras = mine(part, NAME)
+        snake = extras.get("blob_snake", ())
+        url = part.url
+        reference = part.refs.get(NAME)
+        remote = (
+            url is not None and not url.startswith("data:") and part.data is None
+        ) or (
+            part.data is None and url is None and part.content_id is None and reference
+        )
+        if remote:
+            uri = url if url is not None and not url.startswith("data:") else reference
+            mime = _mime(part, None)
+            if mime is None and extras.get("mime") is not False:
+                return unsupported(
+                    self.options, NAME, where, "its media type cannot be inferred"
+                )
+            blob: dict[str, Any] = {}
+            if extras.get("mime") is not False:
+                blob[_key("mimeType", snake)] = mime
+            blob[_key("fileUri", snake)] = uri
+            blob.update(extras.get("blob", {}))
+            return {_key("fileData", extras.get("snake", ())): blob}
+        data = media_bytes(part, self.options)
+        if data is None:
+            return unsupported(
+                self.options,
+                NAME,
+                where,
+                "Gemini needs the bytes or a file URI; give a resolver",
+            )
+        mime = _mime(part, data)
+        if mime is None and url is not None:
+            parsed = parse_data_url(url)
+            mime = parsed[0] if parsed else None
+        if mime is None and extras.get("mime") is not False:
+            return unsupported(
+                self.options, NAME, where, "its media type cannot be inferred"
+            )
+        blob = {}
+        if extras.get("mime") is not False:
+            blob[_key("mimeType", snake)] = mime
+        raw = extras.get("data")
+        blob[_key("data", snake)] = raw if isinstance(raw, str) else b64encode(data)
+        blob.update(extras.get("blob", {}))
+        return {_key("inlineData", extras.get("snake", ())): blob}
+
+    def content_parts(
+        self, canister: Canister, index: int, model: bool
+    ) -> list[dict[str, Any]]:
+        parts: list[dict[str, Any]] = []
+        for number, part in enumerate(canister.content):  # type: ignore[attr-defined]
+            where = describe(index, canister, number, part)
+            extras = mine(part, NAME)
+            snake = extras.get("snake", ())
+            kind = part.type
+            if kind == "text":
+                raw = extras.get("raw")
+                if isinstance(raw, Mapping):
+                    parts.append(dict(raw))
+                    continue
+                rendered: dict[str, Any] = {"text": part.text}
+                if "thought" in extras:
+                    rendered["thought"] = extras["thought"]
+                if "thoughtSignature" in extras and model:
+                    rendered[_key("thoughtSignature", snake)] = extras[
+                        "thoughtSignature"
+                    ]
+                rendered.update(extras.get("part", {}))
+                parts.append(rendered)
+            elif kind == "reasoning":
+                if part.provider == NAME and model:
+                    rendered = {"text": part.text, "thought": True}
+                    if part.signature is not None:
+                        rendered[_key("thoughtSignature", snake)] = part.signature
+                    rendered.update(extras.get("part", {}))
+                    parts.append(rendered)
+                    continue
+                action = reasoning_action(part, NAME, self.options, where, native=False)
+                if action == "text":
+                    parts.append({"text": part.text})
+            elif kind in ("image", "audio", "video", "file"):
+                media = self.media(part, where)
+                if isinstance(media, str):
+                    parts.append({"text": media})
+                elif media is not None:
+                    if "thoughtSignature" in extras and model:
+                        media[_key("thoughtSignature", snake)] = extras[
+                            "thoughtSignature"
+                        ]
+                    media.update(extras.get("part", {}))
+                    parts.append(media)
+            else:
+                text = unsupported(
+                    self.options, NAME, where, f"unknown part type {kind!r}"
+                )
+                if text is not None:
+                    parts.append({"text": text})
+        return parts
+
+    def call(self, canister: Any) -> dict[str, Any]:
+        extras = mine(canister, NAME)
+        snake = extras.get("snake", ())
+        call: dict[str, Any] = {"name": canister.name}
+        if extras.get("args", {}) is not None:
+            call["args"] = dict(canister.arguments)
+        if extras.get("id") is not False:
+            call["id"] = canister.invocation_id
+        call.update(extras.get("call", {}))
+        part: dict[str, Any] = {_key("functionCall", snake): call}
+        if "thoughtSignature" in extras:
+            part[_key("thoughtSignature", snake)] = extras["thoughtSignature"]
+        part.update(extras.get("part", {}))
+        return part
+
+    def result(self, canister: Any, index: int) -> dict[str, Any]:
+        extras = mine(canister, NAME)
+        snake = extras.get("snake", ())
+        body: dict[str, Any] = {}
+        if extras.get("id") is not False:
+            body["id"] = canister.invocation_id
+        body["name"] = canister.name
+        texts: list[Any] = []
+        media: list[dict[str, Any]] = []
+        for number, part in enumerate(canister.content):
+            if part.type == "text":
+                texts.append(part)
+            elif part.type in ("image", "audio", "video", "file"):
+                rendered = self.media(part, describe(index, canister, number, part))
+                if isinstance(rendered, str):
+                    texts.append(Text(rendered))
+                elif rendered is not None:
+                    media.append(rendered)
+            else:
+                where = describe(index, canister, number, part)
+                self.options.note("dropped", NAME, where, "not a tool-result part")
+        response: dict[str, Any] | None
+        if canister.error is not None:
+            error = canister.error
+            plain = (
+                error.code == ErrorCode.TOOL_ERROR.value
+                and not error.retryable
+                and error.details is None
+            )
+            if plain:
+                response = {"error": error.message}
+            else:
+                encoded: dict[str, Any] = {"code": error.code, "message": error.message}
+                if error.retryable:
+                    encoded["retryable"] = True
+                if error.details is not None:
+                    encoded["details"] = dict(error.details)
+                response = {"error": encoded}
+        elif len(texts) == 1 and texts[0].mime_type == "application/json":
+            try:
+                value = json.loads(texts[0].text)
+            except ValueError:
+                value = None
+            response = value if isinstance(value, dict) else {"output": texts[0].text}
+        elif texts:
+            response = {"output": "\n".join(text.text for text in texts)}
+        else:
+            response = {} if extras.get("response", {}) is not None else None
+        if response is not None:
+            body["response"] = response
+        if media:
+            body["parts"] = media
+        body.update(extras.get("result", {}))
+        wire: dict[str, Any] = {_key("functionResponse", snake): body}
+        if "thoughtSignature" in extras:
+            wire[_key("thoughtSignature", snake)] = extras["thoughtSignature"]
+        wire.update(extras.get("part", {}))
+        return wire
+
+    def system(self, supervisors: list[tuple[int, Canister]]) -> tuple[str, Any]:
+        first = supervisors[0][1]
+        extras = mine(first, NAME)
+        key = extras.get("key", "systemInstruction")
+        texts: list[str] = []
+        for index, canister in supervisors:
+            for number, part in enumerate(canister.content):  # type: ignore[attr-defined]
+                if part.type == "text":
+                    texts.append(part.text)
+                else:
+                    where = describe(index, canister, number, part)
+                    text = unsupported(
+                        self.options, NAME, where, "system instructions take text only"
+                    )
+                    if text is not None:
+                        texts.append(text)
+        if extras.get("string"):
+            return key, "".join(texts)
+        parts: Any = [{"text": text} for text in texts]
+        if extras.get("parts_object") and len(parts) == 1:
+            parts = parts[0]
+        system: dict[str, Any] = {}
+        if "role" in extras:
+            system["role"] = extras["role"]
+        system["parts"] = parts
+        system.update(extras.get("system", {}))
+        return key, system
+
+    def contents(self, canisters: Sequence[tuple[int, Canister]]) -> Any:
+        lookup = {id(canister): index for index, canister in canisters}
+
+        def joins(previous: Canister, canister: Canister) -> bool:
+            return not mine(canister, NAME).get("split")
+
+        turns = group_turns((canister for _, canister in canisters), _wire_role, joins)
+        rendered: list[dict[str, Any]] = []
+        for role, members in turns:
+            extras = mine(members[0], NAME)
+            parts: list[dict[str, Any]] = []
+            for canister in members:
+                index = lookup[id(canister)]
+                match canister.role:
+                    case Role.Invocation:
+                        parts.append(self.call(canister))
+                    case Role.Result:
+                        parts.append(self.result(canister, index))
+                    case Role.Document:
+                        self.options.note(
+                            "downgraded",
+                            NAME,
+                            describe(index, canister),
+                            "document sent as user content",
+                        )
+                        parts.extend(self.content_parts(canister, index, False))
+                    case _:
+                        parts.extend(
+                            self.content_parts(canister, index, role == "model")
+                        )
+            turn_snake = extras.get("turn_snake", ())
+            turn: dict[str, Any] = {}
+            if extras.get("role", role) is not None:
+                turn["role"] = role
+            if extras.get("parts", []) is not None or parts:
+                value: Any = parts
+                if extras.get("parts_object") and len(parts) == 1:
+                    value = parts[0]
+                turn[_key("parts", turn_snake)] = value
+            turn.update(extras.get("turn", {}))
+            rendered.append(turn)
+        if (
+            len(rendered) == 1
+            and canisters
+            and mine(canisters[0][1], NAME).get("contents_object")
+        ):
+            return rendered[0]
+        return rendered
+
+
+# The normalizer -------------------------------------------------------------------
+
+
+def _usage(raw: Mapping[str, Any]) -> Usage:
+    reader = _Reader()
+
+    def count(name: str) -> int:
+        value = reader.get(raw, name)
+        return value if type(value) is int else 0
+
+    thoughts = count("thoughtsTokenCount")
+    return Usage(
+        input_tokens=count("promptTokenCount"),
+        output_tokens=count("candidatesTokenCount") + thoughts,
+        cached_tokens=count("cachedContentTokenCount"),
+        reasoning_tokens=thoughts,
+    )
+
+
+class GeminiNormalizer:
+    """The ``gemini`` normalizer (``generateContent`` request and response bodies)."""
+
+    name = NAME
+
+    @guarded
+    def parse_request(self, body: Any) -> Conversation:
+        """Read ``systemInstruction`` (either casing) and ``contents``."""
+        body = as_mapping(body)
+        canisters: list[Canister] = []
+        for key in ("systemInstruction", "system_instruction"):
+            if body.get(key) is not None:
+                canisters.append(_parse_system(body[key], key))
+                break
+        if "contents" in body:
+            canisters.extend(_parse_contents(body["contents"], "$.contents"))
+        return Conversation(tuple(canisters))
+
+    def render_request(
+        self, conversation: Conversation, **options: Any
+    ) -> dict[str, Any]:
+        """Render ``systemInstruction`` and ``contents`` (REST casing)."""
+        settings = options_from(options)
+        canisters = complete_pairs(list(conversation), settings, NAME)
+        positions = {id(canister): index for index, canister in enumerate(conversation)}
+        renderer = _Renderer(settings)
+        supervisors: list[tuple[int, Canister]] = []
+        rest: list[tuple[int, Canister]] = []
+        for canister in canisters:
+            index = positions[id(canister)]
+            if canister.role is Role.Supervisor:
+                if rest:
+                    settings.note(
+                        "moved",
+                        NAME,
+                        describe(index, canister),
+                        "Gemini has one system instruction, before the contents",
+                    )
+                supervisors.append((index, canister))
+            else:
+                rest.append((index, canister))
+        body: dict[str, Any] = {}
+        if supervisors:
+            key, system = renderer.system(supervisors)
+            body[key] = system
+        body["contents"] = renderer.contents(rest)
+        return body
+
+    @guarded
+    def parse_response(self, body: Any) -> Conversation:
+        """Read the first candidate, usage, model version and response id."""
+        body = as_mapping(body)
+        reader = _Reader()
+        candidates = reader.get(body, "candidates")
+        extras: dict[str, Any] = {}
+        canisters: list[Canister] = []
+        finish: str | None = None
+        if candidates is None:
+            extras["candidates"] = None
+        else:
+            candidates = expect_list(candidates, "$.candidates")
+            if not candidates:
+                extras["candidates"] = []
+            else:
+                candidate = expect_mapping(candidates[0], "$.candidates[0]")
+                candidate_reader = _Reader()
+                content = candidate_reader.get(candidate, "content")
+                if content is not None:
+                    content = expect_mapping(content, "$.candidates[0].content")
+                    if content:
+                        _, canisters = _parse_turn(
+                            content, 0, "$.candidates[0].content", _Pairing()
+                        )
+                    else:
+                        extras["content"] = {}
+                else:
+                    extras["content"] = None
+                raw_finish = candidate_reader.get(candidate, "finishReason")
+                if raw_finish is not None:
+                    finish = _FINISH.get(str(raw_finish), str(raw_finish).lower())
+                    extras["finishReason"] = raw_finish
+                rest = candidate_reader.rest(
+                    candidate, frozenset({"content", "finishReason"})
+                )
+                if rest:
+                    extras["candidate"] = rest
+                if candidate_reader.snake:
+                    extras["candidate_snake"] = sorted(candidate_reader.snake)
+                if len(candidates) > 1:
+                    extras["more_candidates"] = list(candidates[1:])
+        if (
+            any(canister.role is Role.Invocation for canister in canisters)
+            and finish == "stop"
+        ):
+            finish = "tool_calls"
+        usage = None
+        raw_usage = reader.get(body, "usageMetadata")
+        if raw_usage is not None:
+            raw_usage = expect_mapping(raw_usage, "$.usageMetadata")
+            usage = _usage(raw_usage)
+            extras["usageMetadata"] = dict(raw_usage)
+        model = reader.get(body, "modelVersion")
+        response_id = reader.get(body, "responseId")
+        if model is not None:
+            extras["modelVersion"] = model
+        if response_id is not None:
+            extras["responseId"] = response_id
+        if reader.snake:
+            extras["response_snake"] = sorted(reader.snake)
+        metadata = Metadata(
+            model=model if isinstance(model, str) else None,
+            usage=usage,
+            finish_reason=finish,
+            custom={"response_id": response_id} if isinstance(response_id, str) else {},
+        )
+        if not canisters:
+            canisters = [Assistant(content=())]
+        first = canisters[0]
+        canisters[0] = attrs.evolve(  # type: ignore[misc]
+            first,
+            metadata=metadata,
+            extras={**first.extras, NAME: {**mine(first, NAME), "response": extras}},
+        )
+        return Conversation(tuple(canisters))
+
+    def render_response(
+        self, conversation: Conversation, **options: Any
+    ) -> dict[str, Any]:
+        """Render one candidate with its finish reason, usage, model and id."""
+        settings = options_from(options)
+        canisters = list(conversation)
+        if not canisters:
+            return {"candidates": []}
+        first = canisters[0]
+        extras = dict(mine(first, NAME).get("response", {}))
+        metadata = first.metadata
+        snake = extras.get("response_snake", ())
+        body: dict[str, Any] = {}
+        if "candidates" in extras:
+            body[_key("candidates", snake)] = extras["candidates"]
+        else:
+            renderer = _Renderer(settings)
+            candidate: dict[str, Any] = {}
+            candidate_snake = extras.get("candidate_snake", ())
+            only_empty = (
+                len(canisters) == 1
+                and first.role is Role.Assistant
+                and not first.content  # type: ignore[attr-defined]
+            )
+            if "content" in extras and only_empty:
+                if extras["content"] is not None:
+                    candidate["content"] = extras["content"]
+            else:
+                stripped = [
+                    _strip_response(canister) if number == 0 else canister
+                    for number, canister in enumerate(canisters)
+                ]
+                turns = renderer.contents(list(enumerate(stripped)))
+                turn = turns if isinstance(turns, dict) else (turns[0] if turns else {})
+                if isinstance(turns, list) and len(turns) > 1:
+                    merged: list[Any] = []
+                    for extra in turns:
+                        value = extra.get("parts", [])
+                        merged.extend(value if isinstance(value, list) else [value])
+                    turn = {"role": "model", "parts": merged}
+                candidate["content"] = {
+                    _key("parts", ()): turn.get("parts", []),
+                    "role": "model",
+                }
+                if "role" not in turn:
+                    del candidate["content"]["role"]
+            finish = extras.get("finishReason")
+            if finish is None and metadata is not None and metadata.finish_reason:
+                finish = _FINISH_BACK.get(
+                    metadata.finish_reason, metadata.finish_reason.upper()
+                )
+            if finish is not None:
+                candidate[_key("finishReason", candidate_snake)] = finish
+            candidate.update(extras.get("candidate", {}))
+            body[_key("candidates", snake)] = [
+                candidate,
+                *extras.get("more_candidates", []),
+            ]
+        if "usageMetadata" in extras:
+            body[_key("usageMetadata", snake)] = extras["usageMetadata"]
+        elif metadata is not None and metadata.usage is not None:
+            usage = metadata.usage
+            rendered: dict[str, Any] = {
+                "promptTokenCount": usage.input_tokens,
+                "candidatesTokenCount": usage.output_tokens - usage.reasoning_tokens,
+                "totalTokenCount": usage.total_tokens,
+            }
+            if usage.reasoning_tokens:
+                rendered["thoughtsTokenCount"] = usage.reasoning_tokens
+            if usage.cached_tokens:
+                rendered["cachedContentTokenCount"] = usage.cached_tokens
+            body["usageMetadata"] = rendered
+        model = extras.get("modelVersion", metadata.model if metadata else None)
+        if model is not None:
+            body[_key("modelVersion", snake)] = model
+        response_id = extras.get(
+            "responseId", metadata.custom.get("response_id") if metadata else None
+        )
+        if response_id is not None:
+            body[_key("responseId", snake)] = response_id
+        return body
+
+
+def _strip_response(canister: Canister) -> Canister:
+    extras = {
+        key: value for key, value in mine(canister, NAME).items() if key != "response"
+    }
+    return attrs.evolve(canister, extras={**canister.extras, NAME: extras})  # type: ignore[misc]
+
+
+NORMALIZER = GeminiNormalizer()
+"""The registered instance."""
