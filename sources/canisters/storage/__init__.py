@@ -1,0 +1,245 @@
+"""Durable storage of conversations and their content.
+
+:func:`open_store` opens a store: a filesystem path opens the file backend (the
+embedded default, created when missing); ``sqlite:///path/to.db`` opens the
+SQLite backend. Both satisfy :class:`Store`::
+
+    from canisters import storage
+
+    with storage.open_store("conversations") as store:
+        store.append("chat-1", canister)
+        conversation = store.load("chat-1")
+
+A store keeps one append-only, hash-chained log per conversation and a
+content-addressed blob store (:class:`ContentStore`) shared by every
+conversation. Under the :class:`StoragePolicy` large text, binary media and
+supervisor prompts are stored once by hash; :meth:`Store.load` puts them back,
+so it returns canisters equal to those appended.
+
+Errors (all under :class:`canisters.StorageError`): ``ConversationNotFound``,
+``ContentNotFound``, ``IntegrityError`` (importable from :mod:`canisters`) and
+:class:`InvalidIdentifier` (an id that cannot be used safely).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, Protocol, cast, runtime_checkable
+
+from ..conversation import Conversation
+from ..protocols import Canister
+from ._common import (
+    Durability,
+    GarbageReport,
+    IntegrityProblem,
+    InvalidIdentifier,
+    StoragePolicy,
+    StoreStats,
+    Verification,
+)
+
+__all__ = [
+    "ContentStore",
+    "Durability",
+    "GarbageReport",
+    "IntegrityProblem",
+    "InvalidIdentifier",
+    "Sidecar",
+    "StoragePolicy",
+    "Store",
+    "StoreStats",
+    "Verification",
+    "open_store",
+    "verify",
+]
+
+SQLITE_SCHEME = "sqlite://"
+
+
+@runtime_checkable
+class ContentStore(Protocol):
+    """Content-addressed blobs: bytes stored once under their ``sha256:`` id."""
+
+    __slots__ = ()
+
+    def put(self, data: bytes) -> str:
+        """Store ``data`` (once, whatever the number of calls) and return its id."""
+        ...
+
+    def get(self, content_id: str) -> bytes:
+        """Return the bytes of ``content_id``.
+
+        Raises ``ContentNotFound`` when absent and ``IntegrityError`` when the
+        stored bytes no longer match the id.
+        """
+        ...
+
+    def has(self, content_id: str) -> bool:
+        """Tell whether the store holds ``content_id``."""
+        ...
+
+    def ids(self) -> Iterator[str]:
+        """Yield the id of every stored blob (in no particular order)."""
+        ...
+
+
+@runtime_checkable
+class Sidecar(Protocol):
+    """An append-only text log kept beside a conversation (audit, recording).
+
+    Each line is appended durably (as the store's durability says) under the
+    same kind of lock as the conversation log, so concurrent writers never
+    interleave; an unfinished final line left by a crash is ignored. Side files
+    live and die with their conversation (:meth:`Store.delete` removes them) but
+    may be written before the conversation's first canister.
+    """
+
+    __slots__ = ()
+
+    @property
+    def conversation_id(self) -> str:
+        """The conversation this side file belongs to."""
+        ...
+
+    @property
+    def name(self) -> str:
+        """The side file's name (an identifier, like a conversation id)."""
+        ...
+
+    def append_line(self, line: str) -> None:
+        """Append one line (no line breaks in it); durable when this returns."""
+        ...
+
+    def read_lines(self) -> list[str]:
+        """Return every complete line, oldest first (empty when none)."""
+        ...
+
+
+@runtime_checkable
+class Store(Protocol):
+    """A conversation store: durable, hash-chained logs plus a content store.
+
+    Conversation ids (and side-file names) are 1 to 128 characters among
+    letters, digits, ``.``, ``_`` and ``-``, not starting with ``.`` or ``-``;
+    anything else raises :class:`InvalidIdentifier`.
+    """
+
+    __slots__ = ()
+
+    @property
+    def content(self) -> ContentStore:
+        """The content store holding every blob of every conversation."""
+        ...
+
+    @property
+    def policy(self) -> StoragePolicy:
+        """Which parts are stored by hash."""
+        ...
+
+    def append(self, conversation_id: str, canister: Canister) -> None:
+        """Append one canister, creating the conversation when it is new.
+
+        Durable when it returns: every blob first, then the log record.
+        """
+        ...
+
+    def extend(self, conversation_id: str, canisters: Iterable[Canister]) -> None:
+        """Append several canisters at once (creating the conversation, even empty)."""
+        ...
+
+    def load(self, conversation_id: str, *, salvage: bool = False) -> Conversation:
+        """Return the conversation, hydrated: canisters equal to those appended.
+
+        A broken hash chain raises ``IntegrityError``; with ``salvage`` every
+        readable record whose digest holds is returned instead (problems are
+        logged). Raises ``ConversationNotFound`` for an unknown id.
+        """
+        ...
+
+    def conversations(self) -> list[str]:
+        """Return the id of every conversation, sorted."""
+        ...
+
+    def exists(self, conversation_id: str) -> bool:
+        """Tell whether the conversation exists."""
+        ...
+
+    def fork(self, conversation_id: str, at: str) -> str:
+        """Start a new conversation sharing the prefix up to canister ``at``.
+
+        Returns the new conversation's id. The fork stores only what is appended
+        to it; its chain continues from the fork point.
+        """
+        ...
+
+    def delete(self, conversation_id: str) -> None:
+        """Delete the conversation and its side files (not its blobs: see gc).
+
+        Refused with ``StorageError`` while forks of it exist.
+        """
+        ...
+
+    def verify(self, conversation_id: str) -> Verification:
+        """Check the conversation's hash chain and blobs, reporting every problem."""
+        ...
+
+    def head(self, conversation_id: str) -> tuple[int, str]:
+        """Return the number of records and the digest of the last one."""
+        ...
+
+    def sidecar(self, conversation_id: str, name: str) -> Sidecar:
+        """Return the side file ``name`` of the conversation (created on append)."""
+        ...
+
+    def referenced_content(self) -> set[str]:
+        """Return every content id a conversation log or side file mentions."""
+        ...
+
+    def collect_garbage(
+        self, *, dry_run: bool = False, older_than: float = 0.0
+    ) -> GarbageReport:
+        """Remove blobs no log or side file references, safely against writers.
+
+        Blobs stored less than ``older_than`` seconds ago are kept (a blob put
+        through :attr:`content` but not yet referenced would otherwise go).
+        """
+        ...
+
+    def stats(self) -> StoreStats:
+        """Count conversations, records and blobs, and their bytes."""
+        ...
+
+    def close(self) -> None:
+        """Release open files and connections; the store is unusable afterwards."""
+        ...
+
+    def __enter__(self) -> Store: ...
+
+    def __exit__(self, *exc_info: object) -> None: ...
+
+
+def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
+    """Open (creating when missing) the store at ``location``.
+
+    ``location`` is a directory path for the file backend, or
+    ``sqlite:///relative/path.db`` / ``sqlite:////absolute/path.db`` for SQLite.
+    Options: ``policy`` (a :class:`StoragePolicy`) and ``durability``
+    (``"fsync"``, the default, or ``"flush"``; see :data:`Durability`).
+    """
+    if isinstance(location, str) and location.startswith(SQLITE_SCHEME):
+        from .sqlite import SQLiteStore
+
+        path = location[len(SQLITE_SCHEME) :]
+        if path.startswith("/"):
+            path = path[1:]
+        return cast(Store, SQLiteStore(path, **options))
+    from .files import FileStore
+
+    return FileStore(Path(location), **options)
+
+
+def verify(store: Store, conversation_id: str) -> Verification:
+    """Check a stored conversation's hash chain; same as ``store.verify(id)``."""
+    return store.verify(conversation_id)

@@ -1,0 +1,588 @@
+"""Logic shared by the storage backends.
+
+Identifier checks, the hybrid inline / by-hash policy (dehydrating canisters on
+the way in, hydrating them through a bounded cache on the way out), the record
+format of a conversation log and its hash chain, and the value types the stores
+return. Nothing here touches a file or a database.
+
+A record is one line of JSON::
+
+    {"seq":0,"prev":"","v":2,"canister":{...},"digest":"<64 hex>"}
+
+``digest`` is the SHA-256 of the line without its ``,"digest":"..."`` member
+(the bytes before it, closed by ``}``), and ``prev`` is the ``digest`` of the
+record before it (empty for the first record of a conversation that is not a
+fork). Parts stored by hash lose the field the store keeps for them and gain
+``"$stored": {"<field>": "sha256:..."}`` naming that field and its blob.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import logging
+import re
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Final, Literal
+
+import attrs
+import orjson
+
+from ..content import is_content_id
+from ..exceptions import IntegrityError, SerializationError, StorageError
+from ..protocols import Canister, Role
+from ..serialization import (
+    FORMAT_VERSION,
+    migrate,
+    structure_canister,
+    unstructure_canister,
+)
+
+__all__ = [
+    "Durability",
+    "GarbageReport",
+    "IntegrityProblem",
+    "InvalidIdentifier",
+    "StoragePolicy",
+    "StoreStats",
+    "Verification",
+]
+
+logger: Final = logging.getLogger("canisters.storage")
+
+Durability = Literal["fsync", "flush"]
+"""How far an append goes before it returns.
+
+``"fsync"`` (the default) forces the data to stable storage: an append that
+returned survives a power loss. ``"flush"`` hands it to the operating system
+only: it survives the process being killed, not the machine losing power, and
+is many times faster on real disks.
+"""
+
+DURABILITIES: Final = ("fsync", "flush")
+MAX_ID_LENGTH: Final = 128
+_ID_PATTERN: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._\-]*")
+STORED: Final = "$stored"
+STORED_MARK: Final = b'"$stored"'
+_MEDIA_TAGS: Final = frozenset(("image", "audio", "video", "file"))
+_DIGEST_SUFFIX: Final = b',"digest":"'
+_SUFFIX_LENGTH: Final = len(_DIGEST_SUFFIX) + 64 + 2  # ,"digest":"<hex>"}
+CONTENT_REFERENCE: Final = re.compile(rb"sha256:[0-9a-f]{64}")
+"""Finds every content id a raw record or side-file line mentions."""
+
+
+# --------------------------------------------------------------------------- #
+# Identifiers
+
+
+class InvalidIdentifier(StorageError, ValueError):
+    """A conversation id, content id or side-file name was refused.
+
+    Ids become file names, so only letters, digits, ``.``, ``_`` and ``-`` are
+    accepted (not first ``.`` or ``-``), at most 128 characters; content ids are
+    ``sha256:`` and 64 lowercase hex digits.
+    """
+
+    def __init__(self, kind: str, value: object, reason: str) -> None:
+        self.kind = kind
+        self.value = value
+        self.reason = reason
+        super().__init__(f"invalid {kind} {value!r}: {reason}")
+
+
+def check_id(value: object, kind: str = "conversation id") -> str:
+    """Return ``value`` when it is safe to use as a file name, else raise."""
+    if (
+        type(value) is str
+        and len(value) <= MAX_ID_LENGTH
+        and _ID_PATTERN.fullmatch(value) is not None
+    ):
+        return value
+    if not isinstance(value, str):
+        raise InvalidIdentifier(kind, value, f"expected a str, not {type(value)}")
+    if not value:
+        raise InvalidIdentifier(kind, value, "it is empty")
+    if "\x00" in value:
+        raise InvalidIdentifier(kind, value, "it contains a NUL byte")
+    if value.startswith(("/", "\\")) or (len(value) > 1 and value[1] == ":"):
+        raise InvalidIdentifier(kind, value, "it is an absolute path")
+    if ".." in value or "/" in value or "\\" in value:
+        raise InvalidIdentifier(kind, value, "it contains a path separator or '..'")
+    if len(value) > MAX_ID_LENGTH:
+        raise InvalidIdentifier(
+            kind, value, f"it is longer than {MAX_ID_LENGTH} characters"
+        )
+    raise InvalidIdentifier(
+        kind,
+        value,
+        "use letters, digits, '.', '_' and '-' only, not starting with '.' or '-'",
+    )
+
+
+def check_content_id(value: object) -> str:
+    """Return ``value`` when it is a well-formed ``sha256:`` content id, else raise."""
+    if is_content_id(value):
+        return value  # type: ignore[return-value]
+    raise InvalidIdentifier(
+        "content id", value, "expected 'sha256:' and 64 lowercase hex digits"
+    )
+
+
+def content_id_of(data: bytes) -> str:
+    """Return the ``sha256:`` content id of ``data``."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def check_bytes(data: object) -> bytes:
+    """Return ``data`` as bytes, refusing anything else."""
+    if type(data) is bytes:
+        return data
+    if isinstance(data, (bytearray, memoryview)):
+        return bytes(data)
+    raise TypeError(f"content must be bytes, not {type(data).__name__}")
+
+
+def check_line(line: object) -> str:
+    """Return ``line`` when it is a str holding no line break, else raise."""
+    if not isinstance(line, str):
+        raise TypeError(f"a side-file line is a str, not {type(line).__name__}")
+    if "\n" in line or "\r" in line:
+        raise ValueError("a side-file line must not contain a line break")
+    return line
+
+
+def check_durability(value: object) -> Durability:
+    """Return ``value`` when it names a durability level, else raise."""
+    if value not in DURABILITIES:
+        raise ValueError(
+            f"durability must be one of {', '.join(DURABILITIES)}, got {value!r}"
+        )
+    return value
+
+
+# --------------------------------------------------------------------------- #
+# Value types
+
+
+@attrs.frozen
+class StoragePolicy:
+    """Which content parts a store keeps by hash instead of inline.
+
+    The defaults are the hybrid policy: text under 1 KiB (UTF-8) inline; larger
+    text, every binary media part (``data``) and every supervisor prompt stored
+    once in the content store and referenced by id.
+    """
+
+    inline_text_limit: int = 1024
+    """Text of this many UTF-8 bytes or more is stored by hash."""
+    supervisor_by_hash: bool = True
+    """Store every text part of a supervisor canister by hash, whatever its size."""
+    media_by_hash: bool = True
+    """Store the ``data`` of every image, audio, video and file part by hash."""
+    cache_bytes: int = 64 * 1024 * 1024
+    """Upper bound of the cache of hydrated blobs, in bytes (0 disables it)."""
+
+
+@attrs.frozen
+class IntegrityProblem:
+    """One thing :meth:`Store.verify` found wrong with a stored conversation."""
+
+    conversation_id: str
+    """The conversation whose log holds the record."""
+    where: str
+    """Where the record is: ``line 12`` (file backend) or ``seq 11`` (SQLite)."""
+    code: str
+    """``digest`` (record edited), ``chain`` (record removed, inserted or
+    reordered), ``unreadable``, ``fork-point``, ``content`` (a blob missing or
+    corrupt) or ``canister`` (the record does not structure)."""
+    message: str
+    """What is wrong, in words."""
+
+    def __str__(self) -> str:
+        return f"{self.conversation_id} {self.where}: {self.message} ({self.code})"
+
+
+@attrs.frozen
+class Verification:
+    """What :meth:`Store.verify` found: the chain's extent and every problem."""
+
+    conversation_id: str
+    """The conversation verified."""
+    records: int
+    """How many records the chain holds, fork prefix included."""
+    head: str
+    """Digest of the last record (empty for an empty conversation).
+
+    Keep it elsewhere to detect later truncation, the one change a chain cannot
+    reveal by itself."""
+    problems: tuple[IntegrityProblem, ...] = ()
+    """Every problem found, in log order."""
+    torn_tail: bool = False
+    """Whether an unfinished final line (a crash mid-append) was ignored."""
+
+    @property
+    def ok(self) -> bool:
+        """Whether the chain is intact and every referenced blob is present."""
+        return not self.problems
+
+
+@attrs.frozen
+class StoreStats:
+    """Counts and sizes of a store, for ``canisters store stats``."""
+
+    conversations: int
+    """Conversations in the store (forks included)."""
+    records: int
+    """Records in every log (a fork counts only what it adds)."""
+    log_bytes: int
+    """Bytes of every conversation log."""
+    blobs: int
+    """Blobs in the content store."""
+    blob_bytes: int
+    """Bytes of every blob."""
+
+
+@attrs.frozen
+class GarbageReport:
+    """What :meth:`Store.collect_garbage` removed (or would remove)."""
+
+    removed: tuple[str, ...]
+    """Content ids of the blobs removed (or that a dry run would remove)."""
+    freed_bytes: int
+    """Bytes they held."""
+    kept: int
+    """Blobs still referenced (or too recent to remove), kept."""
+
+
+# --------------------------------------------------------------------------- #
+# Cache and codec
+
+
+class BlobCache:
+    """A least-recently-used cache of hydrated values, bounded in bytes."""
+
+    __slots__ = ("_entries", "_limit", "_size")
+
+    def __init__(self, limit: int) -> None:
+        self._entries: OrderedDict[tuple[str, str], str] = OrderedDict()
+        self._limit = limit
+        self._size = 0
+
+    def get(self, key: tuple[str, str]) -> str | None:
+        value = self._entries.get(key)
+        if value is not None:
+            self._entries.move_to_end(key)
+        return value
+
+    def put(self, key: tuple[str, str], value: str) -> None:
+        size = len(value)
+        if size > self._limit // 4:
+            return
+        if key in self._entries:
+            return
+        self._entries[key] = value
+        self._size += size
+        while self._size > self._limit:
+            _key, dropped = self._entries.popitem(last=False)
+            self._size -= len(dropped)
+
+
+class Codec:
+    """Turns canisters into log records and back under a :class:`StoragePolicy`.
+
+    ``fetch`` reads a blob by content id (verifying it); hydrated values are
+    kept in a bounded cache.
+    """
+
+    __slots__ = ("_cache", "_fetch", "_limit", "_media", "_quarter", "_supervisor")
+
+    def __init__(self, policy: StoragePolicy, fetch: Callable[[str], bytes]) -> None:
+        self._limit = policy.inline_text_limit
+        self._quarter = policy.inline_text_limit // 4
+        self._supervisor = policy.supervisor_by_hash
+        self._media = policy.media_by_hash
+        self._fetch = fetch
+        self._cache = BlobCache(policy.cache_bytes) if policy.cache_bytes > 0 else None
+
+    # Writing -------------------------------------------------------------------
+
+    def dehydrate(
+        self, canister: Canister
+    ) -> tuple[dict[str, Any], list[tuple[str, bytes]]]:
+        """Return the record of ``canister`` and the blobs it references."""
+        record = unstructure_canister(canister)
+        parts = record.get("content")
+        blobs: list[tuple[str, bytes]] = []
+        if not parts:
+            return record, blobs
+        every_text = self._supervisor and canister.role is Role.Supervisor
+        objects = getattr(canister, "content", ())
+        for index, part in enumerate(parts):
+            kind = part.get("type")
+            if kind == "text":
+                text = part.get("text")
+                if type(text) is not str:
+                    continue
+                if not every_text and len(text) < self._quarter:
+                    continue
+                try:
+                    data = text.encode("utf-8")
+                except UnicodeEncodeError as error:
+                    raise SerializationError(
+                        f"text is not valid Unicode: {error}",
+                        f"$.content[{index}].text",
+                    ) from error
+                if not every_text and len(data) < self._limit:
+                    continue
+                field = "text"
+            elif kind in _MEDIA_TAGS and self._media and "data" in part:
+                source = objects[index] if index < len(objects) else None
+                raw = getattr(source, "data", None)
+                data = raw if type(raw) is bytes else base64.b64decode(part["data"])
+                field = "data"
+            else:
+                continue
+            content_id = content_id_of(data)
+            del part[field]
+            part[STORED] = {field: content_id}
+            blobs.append((content_id, data))
+        return record, blobs
+
+    # Reading -------------------------------------------------------------------
+
+    def hydrate(self, record: dict[str, Any]) -> None:
+        """Put the stored fields of ``record``'s parts back in place."""
+        parts = record.get("content")
+        if type(parts) is not list:
+            return
+        cache = self._cache
+        for part in parts:
+            if type(part) is not dict:
+                continue
+            stored = part.pop(STORED, None)
+            if stored is None:
+                continue
+            if type(stored) is not dict:
+                raise SerializationError("expected an object", f"$.{STORED}")
+            for field, content_id in stored.items():
+                check_content_id(content_id)
+                key = (field, content_id)
+                value = cache.get(key) if cache is not None else None
+                if value is None:
+                    data = self._fetch(content_id)
+                    if field == "text":
+                        try:
+                            value = data.decode("utf-8")
+                        except UnicodeDecodeError as error:
+                            raise IntegrityError(
+                                f"stored text {content_id} is not UTF-8"
+                            ) from error
+                    else:
+                        value = base64.b64encode(data).decode("ascii")
+                    if cache is not None:
+                        cache.put(key, value)
+                part[field] = value
+
+
+# --------------------------------------------------------------------------- #
+# Records and the hash chain
+
+
+def encode_record(seq: int, prev: str, record: dict[str, Any]) -> tuple[bytes, str]:
+    """Return the log line (with its newline) of ``record`` and its digest."""
+    try:
+        body = orjson.dumps(
+            {"seq": seq, "prev": prev, "v": FORMAT_VERSION, "canister": record}
+        )
+    except TypeError as error:
+        raise SerializationError(f"value is not JSON-serializable: {error}") from error
+    digest = hashlib.sha256(body).hexdigest()
+    return b"".join(
+        (body[:-1], _DIGEST_SUFFIX, digest.encode("ascii"), b'"}\n')
+    ), digest
+
+
+def line_digest(line: bytes) -> str | None:
+    """Return the digest a complete line claims, or ``None`` when it has none."""
+    end = len(line)
+    if end > 0 and line[end - 1] == 0x0A:
+        end -= 1
+    start = end - _SUFFIX_LENGTH
+    if start < 0 or line[start : start + len(_DIGEST_SUFFIX)] != _DIGEST_SUFFIX:
+        return None
+    return line[end - 66 : end - 2].decode("ascii", "replace")
+
+
+def _computed_digest(line: bytes) -> str | None:
+    end = len(line)
+    if end > 0 and line[end - 1] == 0x0A:
+        end -= 1
+    start = end - _SUFFIX_LENGTH
+    if start < 1:
+        return None
+    hasher = hashlib.sha256(memoryview(line)[:start])
+    hasher.update(b"}")
+    return hasher.hexdigest()
+
+
+Mode = Literal["strict", "salvage", "verify"]
+
+
+class Chain:
+    """Walks the records of one conversation, checking digests and links.
+
+    In ``strict`` mode the first problem raises :class:`IntegrityError`; in
+    ``salvage`` mode problems are logged and the record skipped when it cannot
+    be trusted or read; in ``verify`` mode they are collected in
+    :attr:`problems`.
+    """
+
+    __slots__ = (
+        "codec",
+        "conversation_id",
+        "count",
+        "label",
+        "mode",
+        "prev",
+        "problems",
+        "seq",
+        "torn",
+    )
+
+    def __init__(self, conversation_id: str, codec: Codec, mode: Mode) -> None:
+        self.conversation_id = conversation_id
+        self.codec = codec
+        self.mode = mode
+        self.prev = ""
+        self.seq = 0
+        self.count = 0
+        self.problems: list[IntegrityProblem] = []
+        self.torn = False
+        self.label: Callable[[int], str] = str
+
+    def walk(
+        self,
+        lines: Iterable[bytes],
+        label: Callable[[int], str],
+        *,
+        stop: int | None = None,
+        terminated: bool = True,
+    ) -> Iterator[Canister]:
+        """Read ``lines`` in order, yielding their canisters.
+
+        ``label`` names a line from its 1-based number; reading stops once the
+        chain holds ``stop`` records (a fork's prefix). With ``terminated``
+        every line must end with a newline: a final line without one is the
+        trace of a crash mid-append, ignored and reported through logging.
+        """
+        read = self.read
+        self.label = label
+        for number, line in enumerate(lines, 1):
+            if stop is not None and self.seq >= stop:
+                return
+            if terminated and not line.endswith(b"\n"):
+                if line:
+                    self.torn = True
+                    logger.warning(
+                        "ignoring an unfinished final record at %s of %s "
+                        "(a crash during an append)",
+                        label(number),
+                        self.conversation_id,
+                    )
+                return
+            canister = read(number, line)
+            if canister is not None:
+                yield canister
+
+    def problem(self, where: int | str, code: str, message: str) -> None:
+        """Report a problem as the mode says (``where``: a line number or a label)."""
+        if type(where) is int:
+            where = self.label(where)
+        found = IntegrityProblem(self.conversation_id, str(where), code, message)
+        if self.mode == "strict":
+            raise IntegrityError(f"{found}; load with salvage=True to recover")
+        if self.mode == "salvage":
+            logger.warning("salvaging %s", found)
+        self.problems.append(found)
+
+    def fork_point(self, where: str, seq: int, head: str) -> None:
+        """Check that the chain so far ends where a fork says it forked."""
+        if self.seq != seq or self.prev != head:
+            self.problem(
+                where,
+                "fork-point",
+                f"the fork starts after record {seq} with digest {head[:12]}..., "
+                f"its parent's chain has {self.seq} records ending in "
+                f"{self.prev[:12] or 'nothing'}",
+            )
+            self.seq, self.prev = seq, head
+
+    def read(self, where: int, line: bytes) -> Canister | None:
+        """Check one complete line and return its canister (``None`` if skipped)."""
+        claimed = line_digest(line)
+        try:
+            document = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            document = None
+        if type(document) is not dict or claimed is None:
+            self.problem(where, "unreadable", "the record is not a log record")
+            if claimed is not None:
+                self.prev = claimed
+            return None
+        if _computed_digest(line) != claimed:
+            self.problem(
+                where, "digest", "the record does not match its digest (edited)"
+            )
+            self.prev = claimed
+            self.seq = (
+                document["seq"] + 1 if type(document.get("seq")) is int else self.seq
+            )
+            return None
+        seq, prev = document.get("seq"), document.get("prev")
+        if seq != self.seq or prev != self.prev:
+            self.problem(
+                where,
+                "chain",
+                f"expected record {self.seq} after {self.prev[:12] or 'the start'}, "
+                f"found record {seq} after {str(prev)[:12] or 'the start'} "
+                "(a record was removed, inserted or reordered)",
+            )
+        self.prev = claimed
+        self.seq = seq + 1 if type(seq) is int else self.seq + 1
+        self.count += 1
+        return self._canister(where, line, document)
+
+    def _canister(
+        self, where: int, line: bytes, document: dict[str, Any]
+    ) -> Canister | None:
+        version = document.get("v")
+        record = document.get("canister")
+        try:
+            if version != FORMAT_VERSION:
+                record = migrate(
+                    {
+                        "format": "canisters.canister",
+                        "version": version,
+                        "canister": record,
+                    }
+                )["canister"]
+            if type(record) is not dict:
+                raise SerializationError("expected a canister object", "$.canister")
+            if STORED_MARK in line:
+                self.codec.hydrate(record)
+            return structure_canister(record)
+        except (IntegrityError, LookupError) as error:
+            if self.mode == "strict":
+                raise
+            self.problem(where, "content", str(error))
+        except (SerializationError, StorageError) as error:
+            if self.mode == "strict":
+                raise
+            self.problem(where, "canister", str(error))
+        return None
+
+
+def references(line: bytes) -> set[str]:
+    """Return every content id ``line`` mentions."""
+    return {match.decode("ascii") for match in CONTENT_REFERENCE.findall(line)}

@@ -1,0 +1,854 @@
+"""The file backend: one append-only JSONL log per conversation, sharded blobs.
+
+The layout under the store's directory::
+
+    store.json                          {"format": "canisters.store", "version": 1}
+    gc.lock                             writers hold it shared, gc exclusive
+    blobs/sha256/<2 hex>/<64 hex>       one file per blob, named by its digest
+    blobs/tmp/                          blobs being written (renamed into place)
+    conversations/<id>/messages.jsonl   the log: one record per line
+    conversations/<id>/fork.json        a fork's parent, fork point and its digest
+    conversations/<id>/forks/<child>    one empty file per fork of this one
+    conversations/<id>/sidecars/<name>.log    side files (audit, recording)
+    conversations/<id>/attachments/<name>     files kept beside the conversation
+
+Appends take an exclusive ``flock`` on ``messages.jsonl``; blobs are written to
+``blobs/tmp`` and renamed into place before the record naming them is appended.
+Locks are advisory and POSIX-only (``fcntl``).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import functools
+import os
+import shutil
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Generator, Iterable, Iterator
+from pathlib import Path
+from typing import Any, Final, ParamSpec, TypeVar
+
+import orjson
+
+from ..canisters import new_id
+from ..conversation import Conversation
+from ..exceptions import (
+    CanisterNotFound,
+    ContentNotFound,
+    ConversationNotFound,
+    IntegrityError,
+    StorageError,
+)
+from ..protocols import Canister
+from ._common import (
+    Chain,
+    Codec,
+    Durability,
+    GarbageReport,
+    StoragePolicy,
+    StoreStats,
+    Verification,
+    check_bytes,
+    check_content_id,
+    check_durability,
+    check_id,
+    check_line,
+    content_id_of,
+    encode_record,
+    line_digest,
+    logger,
+    references,
+)
+
+__all__ = ["FileContentStore", "FileSidecar", "FileStore"]
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+STORE_FORMAT: Final = "canisters.store"
+STORE_VERSION: Final = 1
+LOG_NAME: Final = "messages.jsonl"
+FORK_NAME: Final = "fork.json"
+_OPEN_LOGS: Final = 64
+_BLOCK: Final = 65536
+_sync: Callable[[int], None] = getattr(os, "fdatasync", os.fsync)
+
+
+def _os_errors(method: Callable[P, T]) -> Callable[P, T]:
+    """Turn a bare ``OSError`` of the filesystem into a :class:`StorageError`."""
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return method(*args, **kwargs)
+        except StorageError:
+            raise
+        except OSError as error:
+            raise StorageError(f"{method.__name__} failed: {error}") from error
+
+    return wrapper
+
+
+def _sync_directory(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _write_atomically(path: Path, data: bytes, durable: bool) -> None:
+    temporary = path.with_name(f".{path.name}.{new_id()}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        _write_all(fd, data)
+        if durable:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(temporary, path)
+    if durable:
+        _sync_directory(path.parent)
+
+
+class _Locks:
+    """The store's in-process lock and its cross-process garbage-collection lock."""
+
+    __slots__ = ("gc_fd", "thread")
+
+    def __init__(self, path: Path) -> None:
+        self.thread = threading.RLock()
+        self.gc_fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+
+
+# --------------------------------------------------------------------------- #
+# Content store
+
+
+class FileContentStore:
+    """Blobs as files ``blobs/sha256/<2 hex>/<64 hex>``, verified on every read."""
+
+    __slots__ = ("_durable", "_locks", "_root", "_temporary")
+
+    def __init__(self, root: Path, locks: _Locks, durability: Durability) -> None:
+        self._root = root / "sha256"
+        self._temporary = root / "tmp"
+        self._locks = locks
+        self._durable = durability == "fsync"
+        self._root.mkdir(parents=True, exist_ok=True)
+        self._temporary.mkdir(parents=True, exist_ok=True)
+
+    def path(self, content_id: str) -> Path:
+        """Return the file of ``content_id`` (checked; it need not exist)."""
+        digest = check_content_id(content_id)[7:]
+        return self._root / digest[:2] / digest
+
+    @_os_errors
+    def put(self, data: bytes) -> str:
+        """Store ``data`` once and return its ``sha256:`` id."""
+        data = check_bytes(data)
+        content_id = content_id_of(data)
+        with self._locks.thread:
+            fcntl.flock(self._locks.gc_fd, fcntl.LOCK_SH)
+            try:
+                if not self.store(content_id, data):
+                    os.utime(self.path(content_id))
+            finally:
+                fcntl.flock(self._locks.gc_fd, fcntl.LOCK_UN)
+        return content_id
+
+    def store(self, content_id: str, data: bytes) -> bool:
+        """Write ``data`` under ``content_id`` unless present; tell if it wrote.
+
+        The caller holds the garbage-collection lock (shared).
+        """
+        target = self.path(content_id)
+        if target.exists():
+            return False
+        temporary = self._temporary / f"{target.name}.{new_id()}"
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            _write_all(fd, data)
+            if self._durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.replace(temporary, target)
+        except FileNotFoundError:
+            target.parent.mkdir(exist_ok=True)
+            os.replace(temporary, target)
+            if self._durable:
+                _sync_directory(self._root)
+        if self._durable:
+            _sync_directory(target.parent)
+        return True
+
+    @_os_errors
+    def get(self, content_id: str) -> bytes:
+        """Return the bytes of ``content_id``, checking them against the id."""
+        path = self.path(content_id)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise ContentNotFound(content_id) from None
+        if content_id_of(data) != content_id:
+            raise IntegrityError(
+                f"blob {content_id} no longer matches its id (tampered or corrupt)"
+            )
+        return data
+
+    def has(self, content_id: str) -> bool:
+        """Tell whether the blob is stored."""
+        return self.path(content_id).is_file()
+
+    def ids(self) -> Iterator[str]:
+        """Yield the id of every stored blob."""
+        for shard in sorted(self._root.iterdir()):
+            if not shard.is_dir():
+                continue
+            for blob in shard.iterdir():
+                if len(blob.name) == 64 and blob.name.startswith(shard.name):
+                    yield "sha256:" + blob.name
+
+
+# --------------------------------------------------------------------------- #
+# Side files
+
+
+class FileSidecar:
+    """A side file: ``conversations/<id>/sidecars/<name>.log``."""
+
+    __slots__ = ("_conversation_id", "_durable", "_name", "_path")
+
+    def __init__(
+        self, path: Path, conversation_id: str, name: str, durable: bool
+    ) -> None:
+        self._path = path
+        self._conversation_id = conversation_id
+        self._name = name
+        self._durable = durable
+
+    @property
+    def conversation_id(self) -> str:
+        """The conversation this side file belongs to."""
+        return self._conversation_id
+
+    @property
+    def name(self) -> str:
+        """The side file's name."""
+        return self._name
+
+    @_os_errors
+    def append_line(self, line: str) -> None:
+        """Append one line durably, under an exclusive lock."""
+        data = check_line(line).encode("utf-8") + b"\n"
+        try:
+            fd = os.open(self._path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        except FileNotFoundError:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self._path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            size = os.fstat(fd).st_size
+            if size:
+                end = _complete_end(fd, size)
+                if end != size:
+                    logger.warning(
+                        "dropping an unfinished final line of side file %s of %s",
+                        self._name,
+                        self._conversation_id,
+                    )
+                    os.ftruncate(fd, end)
+            _write_all(fd, data)
+            if self._durable:
+                _sync(fd)
+        finally:
+            os.close(fd)
+
+    @_os_errors
+    def read_lines(self) -> list[str]:
+        """Return every complete line, oldest first."""
+        try:
+            with open(self._path, "rb") as handle:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
+                data = handle.read()
+        except FileNotFoundError:
+            return []
+        lines = data.split(b"\n")
+        if lines[-1]:
+            logger.warning(
+                "ignoring an unfinished final line of side file %s of %s",
+                self._name,
+                self._conversation_id,
+            )
+        return [line.decode("utf-8") for line in lines[:-1]]
+
+
+# --------------------------------------------------------------------------- #
+# Logs
+
+
+def _complete_end(fd: int, size: int) -> int:
+    """Return the offset just after the last newline of the file (0 if none)."""
+    position = size
+    while position > 0:
+        start = max(0, position - _BLOCK)
+        block = os.pread(fd, position - start, start)
+        index = block.rfind(b"\n")
+        if index >= 0:
+            return start + index + 1
+        position = start
+    return 0
+
+
+def _last_line(fd: int, end: int) -> bytes:
+    """Return the complete line that ends at ``end`` (just after its newline)."""
+    start = _complete_end(fd, end - 1)
+    return os.pread(fd, end - start, start)
+
+
+class _Log:
+    """An open conversation log and what this process knows of its end."""
+
+    __slots__ = ("fd", "inode", "prev", "seq", "size")
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.inode = os.fstat(fd).st_ino
+        self.size = -1
+        self.seq = 0
+        self.prev = ""
+
+
+class FileStore:
+    """The file backend (see the module documentation for the layout)."""
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        policy: StoragePolicy | None = None,
+        durability: Durability = "fsync",
+    ) -> None:
+        self._root = Path(root)
+        self._policy = policy if policy is not None else StoragePolicy()
+        self._durability = check_durability(durability)
+        self._durable = durability == "fsync"
+        try:
+            self._root.mkdir(parents=True, exist_ok=True)
+            self._check_marker()
+            self._conversations = self._root / "conversations"
+            self._conversations.mkdir(exist_ok=True)
+            self._locks = _Locks(self._root / "gc.lock")
+            self._content = FileContentStore(
+                self._root / "blobs", self._locks, self._durability
+            )
+        except OSError as error:
+            if isinstance(error, StorageError):
+                raise
+            raise StorageError(f"cannot open store at {root}: {error}") from error
+        self._codec = Codec(self._policy, self._content.get)
+        self._logs: OrderedDict[str, _Log] = OrderedDict()
+
+    def _check_marker(self) -> None:
+        marker = self._root / "store.json"
+        try:
+            document = orjson.loads(marker.read_bytes())
+        except FileNotFoundError:
+            _write_atomically(
+                marker,
+                orjson.dumps({"format": STORE_FORMAT, "version": STORE_VERSION}),
+                self._durable,
+            )
+            return
+        except orjson.JSONDecodeError as error:
+            raise StorageError(f"{marker} is not a store marker: {error}") from error
+        if not isinstance(document, dict) or document.get("format") != STORE_FORMAT:
+            raise StorageError(f"{self._root} is not a canisters store")
+        if document.get("version") != STORE_VERSION:
+            raise StorageError(
+                f"store layout version {document.get('version')!r} is not supported "
+                f"(this library reads version {STORE_VERSION})"
+            )
+
+    # Properties ----------------------------------------------------------------
+
+    @property
+    def root(self) -> Path:
+        """The store's directory."""
+        return self._root
+
+    @property
+    def content(self) -> FileContentStore:
+        """The content store."""
+        return self._content
+
+    @property
+    def policy(self) -> StoragePolicy:
+        """Which parts are stored by hash."""
+        return self._policy
+
+    @property
+    def durability(self) -> Durability:
+        """How far an append goes before it returns."""
+        return self._durability
+
+    def _directory(self, conversation_id: str) -> Path:
+        return self._conversations / check_id(conversation_id)
+
+    # Writing -------------------------------------------------------------------
+
+    def append(self, conversation_id: str, canister: Canister) -> None:
+        """Append one canister durably, creating the conversation when new."""
+        self.extend(conversation_id, (canister,))
+
+    @_os_errors
+    def extend(self, conversation_id: str, canisters: Iterable[Canister]) -> None:
+        """Append canisters durably in one write, creating the conversation."""
+        directory = self._directory(conversation_id)
+        dehydrate = self._codec.dehydrate
+        records = []
+        blobs: list[tuple[str, bytes]] = []
+        for canister in canisters:
+            record, found = dehydrate(canister)
+            records.append(record)
+            if found:
+                blobs.extend(found)
+        locks = self._locks
+        with locks.thread:
+            if blobs:
+                fcntl.flock(locks.gc_fd, fcntl.LOCK_SH)
+            try:
+                for content_id, data in blobs:
+                    self._content.store(content_id, data)
+                self._write(conversation_id, directory, records)
+            finally:
+                if blobs:
+                    fcntl.flock(locks.gc_fd, fcntl.LOCK_UN)
+
+    def _write(
+        self, conversation_id: str, directory: Path, records: list[dict[str, Any]]
+    ) -> None:
+        log = self._open_log(conversation_id, directory)
+        fd = log.fd
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            log = self._current(conversation_id, directory, log)
+            fd = log.fd
+            size = os.fstat(fd).st_size
+            if size != log.size:
+                self._refresh(conversation_id, directory, log, size)
+            seq, prev = log.seq, log.prev
+            lines = []
+            for record in records:
+                line, prev = encode_record(seq, prev, record)
+                lines.append(line)
+                seq += 1
+            data = b"".join(lines)
+            if data:
+                _write_all(fd, data)
+                if self._durable:
+                    _sync(fd)
+            log.size += len(data)
+            log.seq, log.prev = seq, prev
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def _open_log(self, conversation_id: str, directory: Path) -> _Log:
+        logs = self._logs
+        log = logs.get(conversation_id)
+        if log is not None:
+            logs.move_to_end(conversation_id)
+            return log
+        path = directory / LOG_NAME
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_APPEND)
+        except FileNotFoundError:
+            directory.mkdir(exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            if self._durable:
+                _sync_directory(directory)
+                _sync_directory(self._conversations)
+        log = _Log(fd)
+        logs[conversation_id] = log
+        while len(logs) > _OPEN_LOGS:
+            _id, oldest = logs.popitem(last=False)
+            os.close(oldest.fd)
+        return log
+
+    def _current(self, conversation_id: str, directory: Path, log: _Log) -> _Log:
+        """Return ``log`` locked, reopened first if the file was replaced."""
+        while True:
+            try:
+                inode = os.stat(directory / LOG_NAME).st_ino
+            except FileNotFoundError:
+                inode = -1
+            if inode == log.inode:
+                return log
+            # Deleted (and maybe recreated) by another process: start over.
+            fcntl.flock(log.fd, fcntl.LOCK_UN)
+            self._forget(conversation_id)
+            log = self._open_log(conversation_id, directory)
+            fcntl.flock(log.fd, fcntl.LOCK_EX)
+
+    def _refresh(
+        self, conversation_id: str, directory: Path, log: _Log, size: int
+    ) -> None:
+        """Learn the end of a log another writer (or a crash) changed."""
+        fd = log.fd
+        end = _complete_end(fd, size) if size else 0
+        if end != size:
+            logger.warning(
+                "removing an unfinished final record of %s (a crash during an "
+                "append) before appending",
+                conversation_id,
+            )
+            os.ftruncate(fd, end)
+        if end == 0:
+            fork = self._fork_info(directory)
+            log.seq, log.prev = (0, "") if fork is None else (fork[1], fork[2])
+        else:
+            line = _last_line(fd, end)
+            digest = line_digest(line)
+            try:
+                seq = orjson.loads(line).get("seq")
+            except (orjson.JSONDecodeError, AttributeError):
+                seq = None
+            if digest is None or type(seq) is not int:
+                raise IntegrityError(
+                    f"cannot append to {conversation_id!r}: its last record is "
+                    "unreadable; verify the conversation"
+                )
+            log.seq, log.prev = seq + 1, digest
+        log.size = end
+
+    def _forget(self, conversation_id: str) -> None:
+        log = self._logs.pop(conversation_id, None)
+        if log is not None:
+            os.close(log.fd)
+
+    # Reading -------------------------------------------------------------------
+
+    def _fork_info(self, directory: Path) -> tuple[str, int, str] | None:
+        try:
+            document = orjson.loads((directory / FORK_NAME).read_bytes())
+        except FileNotFoundError:
+            return None
+        except orjson.JSONDecodeError as error:
+            raise IntegrityError(f"{directory.name}: unreadable fork.json") from error
+        parent, seq, head = (
+            document.get("parent"),
+            document.get("seq"),
+            document.get("head"),
+        )
+        if type(parent) is not str or type(seq) is not int or type(head) is not str:
+            raise IntegrityError(f"{directory.name}: malformed fork.json")
+        return check_id(parent), seq, head
+
+    def _lineage(self, conversation_id: str) -> list[tuple[str, int, str]]:
+        """Return the conversations whose logs make this one, root first.
+
+        Each entry is (id, seq of its first record, digest before it).
+        """
+        lineage: list[tuple[str, int, str]] = []
+        current: str | None = conversation_id
+        seen: set[str] = set()
+        while current is not None:
+            if current in seen:
+                raise IntegrityError(f"{conversation_id!r}: forks form a cycle")
+            seen.add(current)
+            directory = self._directory(current)
+            if not (directory / LOG_NAME).exists():
+                raise ConversationNotFound(current)
+            fork = self._fork_info(directory)
+            if fork is None:
+                lineage.append((current, 0, ""))
+                current = None
+            else:
+                lineage.append((current, fork[1], fork[2]))
+                current = fork[0]
+        lineage.reverse()
+        return lineage
+
+    def _lines(self, conversation_id: str) -> Iterator[bytes]:
+        """Yield the lines of a log as they were when reading began."""
+        with open(self._directory(conversation_id) / LOG_NAME, "rb") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
+            remaining = os.fstat(handle.fileno()).st_size
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            for line in handle:
+                if remaining <= 0:
+                    return
+                if len(line) > remaining:
+                    line = line[:remaining]
+                remaining -= len(line)
+                yield line
+
+    def _walk(
+        self, chain: Chain, conversation_id: str
+    ) -> Generator[Canister, None, None]:
+        lineage = self._lineage(conversation_id)
+        for index, (current, seq, head) in enumerate(lineage):
+            if index:
+                chain.fork_point(f"{current} fork.json", seq, head)
+            stop = lineage[index + 1][1] if index + 1 < len(lineage) else None
+            yield from chain.walk(
+                self._lines(current),
+                functools.partial(_label, current),
+                stop=stop,
+            )
+            if stop is not None and chain.seq < stop:
+                chain.problem(
+                    f"{current} line end",
+                    "fork-point",
+                    f"the log ends after record {chain.seq - 1}, before its "
+                    f"fork point at record {stop}",
+                )
+
+    @_os_errors
+    def load(self, conversation_id: str, *, salvage: bool = False) -> Conversation:
+        """Return the hydrated conversation, checking its hash chain."""
+        chain = Chain(
+            check_id(conversation_id), self._codec, "salvage" if salvage else "strict"
+        )
+        return Conversation(tuple(self._walk(chain, conversation_id)))
+
+    @_os_errors
+    def verify(self, conversation_id: str) -> Verification:
+        """Check the hash chain and every referenced blob, reporting problems."""
+        chain = Chain(check_id(conversation_id), self._codec, "verify")
+        for _canister in self._walk(chain, conversation_id):
+            pass
+        return Verification(
+            conversation_id, chain.seq, chain.prev, tuple(chain.problems), chain.torn
+        )
+
+    @_os_errors
+    def head(self, conversation_id: str) -> tuple[int, str]:
+        """Return the number of records and the digest of the last one."""
+        directory = self._directory(conversation_id)
+        try:
+            fd = os.open(directory / LOG_NAME, os.O_RDONLY)
+        except FileNotFoundError:
+            raise ConversationNotFound(conversation_id) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            size = os.fstat(fd).st_size
+            end = _complete_end(fd, size) if size else 0
+            if end:
+                line = _last_line(fd, end)
+                digest = line_digest(line)
+                seq = orjson.loads(line).get("seq")
+                if digest is None or type(seq) is not int:
+                    raise IntegrityError(
+                        f"the last record of {conversation_id!r} is unreadable"
+                    )
+                return seq + 1, digest
+        finally:
+            os.close(fd)
+        fork = self._fork_info(directory)
+        return (0, "") if fork is None else (fork[1], fork[2])
+
+    def exists(self, conversation_id: str) -> bool:
+        """Tell whether the conversation exists."""
+        return (self._directory(conversation_id) / LOG_NAME).is_file()
+
+    @_os_errors
+    def conversations(self) -> list[str]:
+        """Return the id of every conversation, sorted."""
+        found = []
+        with os.scandir(self._conversations) as entries:
+            for entry in entries:
+                if entry.name.startswith(".") or not entry.is_dir():
+                    continue
+                if os.path.isfile(os.path.join(entry.path, LOG_NAME)):
+                    found.append(entry.name)
+        found.sort()
+        return found
+
+    # Forks and deletion --------------------------------------------------------
+
+    @_os_errors
+    def fork(self, conversation_id: str, at: str) -> str:
+        """Start a new conversation sharing the prefix up to canister ``at``."""
+        parent = self._directory(conversation_id)
+        chain = Chain(conversation_id, self._codec, "strict")
+        walker = self._walk(chain, conversation_id)
+        try:
+            for canister in walker:
+                if canister.id == at:
+                    break
+            else:
+                raise CanisterNotFound(at)
+        finally:
+            walker.close()
+        child = new_id()
+        directory = self._directory(child)
+        directory.mkdir()
+        document = {
+            "format": "canisters.fork",
+            "parent": conversation_id,
+            "at": at,
+            "seq": chain.seq,
+            "head": chain.prev,
+        }
+        _write_atomically(directory / FORK_NAME, orjson.dumps(document), self._durable)
+        forks = parent / "forks"
+        forks.mkdir(exist_ok=True)
+        (forks / child).touch()
+        fd = os.open(directory / LOG_NAME, os.O_WRONLY | os.O_CREAT, 0o644)
+        os.close(fd)
+        if self._durable:
+            _sync_directory(forks)
+            _sync_directory(directory)
+            _sync_directory(self._conversations)
+        return child
+
+    @_os_errors
+    def delete(self, conversation_id: str) -> None:
+        """Delete the conversation and its side files; refused while forks exist."""
+        directory = self._directory(conversation_id)
+        if not (directory / LOG_NAME).exists():
+            raise ConversationNotFound(conversation_id)
+        forks = directory / "forks"
+        if forks.is_dir():
+            children = sorted(
+                entry.name for entry in forks.iterdir() if self.exists(entry.name)
+            )
+            if children:
+                raise StorageError(
+                    f"conversation {conversation_id!r} has forks "
+                    f"({', '.join(children)}); delete them first"
+                )
+        fork = self._fork_info(directory)
+        with self._locks.thread:
+            self._forget(conversation_id)
+            trash = self._conversations / f".deleted-{new_id()}"
+            os.rename(directory, trash)
+            if fork is not None:
+                marker = self._conversations / fork[0] / "forks" / conversation_id
+                marker.unlink(missing_ok=True)
+            if self._durable:
+                _sync_directory(self._conversations)
+            shutil.rmtree(trash, ignore_errors=True)
+
+    # Side files ----------------------------------------------------------------
+
+    def sidecar(self, conversation_id: str, name: str) -> FileSidecar:
+        """Return the side file ``name`` of the conversation."""
+        name = check_id(name, "side-file name")
+        path = self._directory(conversation_id) / "sidecars" / f"{name}.log"
+        return FileSidecar(path, conversation_id, name, self._durable)
+
+    def attachment_path(self, conversation_id: str, name: str) -> Path:
+        """Return the path of a file kept beside the conversation (file backend only).
+
+        ``conversations/<id>/attachments/<name>``; the directory is created, the
+        file is the caller's to write (it is deleted with the conversation).
+        """
+        directory = self._directory(conversation_id) / "attachments"
+        directory.mkdir(parents=True, exist_ok=True)
+        return directory / check_id(name, "attachment name")
+
+    # Maintenance ---------------------------------------------------------------
+
+    def _log_paths(self) -> Iterator[Path]:
+        for conversation_id in self.conversations():
+            directory = self._conversations / conversation_id
+            yield directory / LOG_NAME
+            sidecars = directory / "sidecars"
+            if sidecars.is_dir():
+                yield from sidecars.iterdir()
+
+    @_os_errors
+    def referenced_content(self) -> set[str]:
+        """Return every content id a conversation log or side file mentions."""
+        found: set[str] = set()
+        for path in self._log_paths():
+            with open(path, "rb") as handle:
+                for line in handle:
+                    if b"sha256:" in line:
+                        found |= references(line)
+        return found
+
+    @_os_errors
+    def collect_garbage(
+        self, *, dry_run: bool = False, older_than: float = 0.0
+    ) -> GarbageReport:
+        """Remove unreferenced blobs while holding the store's exclusive gc lock."""
+        locks = self._locks
+        removed: list[str] = []
+        freed = kept = 0
+        with locks.thread:
+            fcntl.flock(locks.gc_fd, fcntl.LOCK_EX)
+            try:
+                referenced = self.referenced_content()
+                limit = time.time() - older_than
+                for content_id in list(self._content.ids()):
+                    path = self._content.path(content_id)
+                    status = path.stat()
+                    if content_id in referenced or (
+                        older_than > 0 and status.st_mtime > limit
+                    ):
+                        kept += 1
+                        continue
+                    removed.append(content_id)
+                    freed += status.st_size
+                    if not dry_run:
+                        path.unlink()
+                if not dry_run:
+                    for leftover in (self._root / "blobs" / "tmp").iterdir():
+                        leftover.unlink(missing_ok=True)
+            finally:
+                fcntl.flock(locks.gc_fd, fcntl.LOCK_UN)
+        return GarbageReport(tuple(sorted(removed)), freed, kept)
+
+    @_os_errors
+    def stats(self) -> StoreStats:
+        """Count conversations, records and blobs, and their bytes."""
+        conversations = self.conversations()
+        records = log_bytes = 0
+        for conversation_id in conversations:
+            path = self._conversations / conversation_id / LOG_NAME
+            with open(path, "rb") as handle:
+                for block in iter(functools.partial(handle.read, 1 << 20), b""):
+                    records += block.count(b"\n")
+                    log_bytes += len(block)
+        blobs = blob_bytes = 0
+        for content_id in self._content.ids():
+            blobs += 1
+            blob_bytes += self._content.path(content_id).stat().st_size
+        return StoreStats(len(conversations), records, log_bytes, blobs, blob_bytes)
+
+    def close(self) -> None:
+        """Close every open log and the lock file."""
+        with self._locks.thread:
+            while self._logs:
+                _id, log = self._logs.popitem()
+                os.close(log.fd)
+            if self._locks.gc_fd >= 0:
+                os.close(self._locks.gc_fd)
+                self._locks.gc_fd = -1
+
+    def __enter__(self) -> FileStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"FileStore({str(self._root)!r}, durability={self._durability!r})"
+
+
+def _label(conversation_id: str, number: int) -> str:
+    return f"{conversation_id} line {number}"
