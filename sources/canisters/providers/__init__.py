@@ -45,6 +45,7 @@ ENTRY_POINT_GROUP = "canisters.providers"
 _BUILTIN = {
     "anthropic": "canisters.providers.anthropic",
     "gemini": "canisters.providers.gemini",
+    "ollama": "canisters.providers.ollama",
     "openai-chat": "canisters.providers.openai_chat",
 }
 

@@ -1,0 +1,514 @@
+"""Ollama ``/api/chat``: ``messages`` in requests, one ``message`` in responses.
+
+Ollama messages carry a string ``content``, raw base64 ``images`` (no media type,
+no URLs: URL images need a resolver, other media follow the unsupported-content
+policy), ``tool_calls`` with arguments as objects, ``thinking`` text without a
+signature, and tool results as ``role: "tool"`` messages matched to their call
+by ``tool_name`` and order. Calls carry no id on the wire: parsing makes up a
+stable one (the same body always gives the same ids) and rendering leaves it
+out again.
+
+Provider-only fields ride in ``extras["ollama"]``: ``content`` (``None`` when
+the message had no ``content`` key), ``images`` (``None`` for an
+``images: null`` echo), ``message`` (other message keys), ``raw`` on images
+(base64 that is not canonical), ``id`` / ``function`` / ``call`` on invocations,
+and ``response`` (``created_at``, ``done``, durations...) on the first canister
+of a response.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from ..canisters import Assistant, Invocation, Metadata, Result, Supervisor, Usage, User
+from ..content import Image, Reasoning, Text
+from ..conversation import Conversation
+from ..exceptions import MalformedPayload
+from ..protocols import Canister, Role
+from ._common import (
+    Options,
+    as_mapping,
+    b64decode_exact,
+    b64encode,
+    complete_pairs,
+    decode_error_text,
+    describe,
+    encode_error_text,
+    expect_list,
+    expect_mapping,
+    expect_str,
+    guarded,
+    media_bytes,
+    mine,
+    options_from,
+    reasoning_action,
+    rest,
+    synthesize_id,
+    unsupported,
+)
+
+__all__ = ["NAME", "NORMALIZER", "OllamaNormalizer"]
+
+NAME = "ollama"
+"""The provider name."""
+
+REQUEST_FIELDS = ("messages",)
+"""The request fields that carry the conversation."""
+
+RESPONSE_FIELDS = (
+    "model",
+    "created_at",
+    "message",
+    "done",
+    "done_reason",
+    "total_duration",
+    "load_duration",
+    "prompt_eval_count",
+    "prompt_eval_duration",
+    "eval_count",
+    "eval_duration",
+)
+"""The response fields :meth:`OllamaNormalizer.render_response` produces."""
+
+_MESSAGE_KEYS = frozenset(
+    {"role", "content", "images", "tool_calls", "thinking", "tool_name"}
+)
+_CALL_KEYS = frozenset({"function", "id"})
+_FUNCTION_KEYS = frozenset({"name", "arguments"})
+_WIRE_ROLE = {
+    Role.Supervisor: "system",
+    Role.User: "user",
+    Role.Document: "user",
+    Role.Assistant: "assistant",
+    Role.Invocation: "assistant",
+    Role.Result: "tool",
+}
+
+
+# Parsing --------------------------------------------------------------------------
+
+
+def _images(
+    message: Mapping[str, Any], path: str, extras: dict[str, Any]
+) -> list[Image]:
+    if "images" not in message:
+        return []
+    raw = message["images"]
+    if raw is None:
+        extras["images"] = None
+        return []
+    images: list[Image] = []
+    for number, value in enumerate(expect_list(raw, f"{path}.images")):
+        text = expect_str(value, f"{path}.images[{number}]")
+        data, exact = b64decode_exact(text, f"{path}.images[{number}]")
+        images.append(Image(data=data, extras={} if exact else {NAME: {"raw": text}}))
+    return images
+
+
+def _text(message: Mapping[str, Any], path: str, extras: dict[str, Any]) -> list[Text]:
+    if "content" not in message:
+        extras["content"] = None
+        return []
+    content = message["content"]
+    if content is None:
+        extras["content"] = "null"
+        return []
+    text = expect_str(content, f"{path}.content")
+    return [Text(text)] if text else []
+
+
+class _Parser:
+    def __init__(self) -> None:
+        self.open: list[tuple[str, str]] = []
+
+    def message(self, index: int, raw: Any) -> list[Canister]:
+        path = f"$.messages[{index}]"
+        message = expect_mapping(raw, path)
+        role = expect_str(message.get("role"), f"{path}.role")
+        extras: dict[str, Any] = {}
+        other = rest(message, _MESSAGE_KEYS)
+        if other:
+            extras["message"] = other
+        if role == "system":
+            texts = _text(message, path, extras)
+            images = _images(message, path, extras)
+            return [Supervisor((*texts, *images), extras=_wrap(extras))]
+        if role == "user":
+            texts = _text(message, path, extras)
+            images = _images(message, path, extras)
+            return [User((*texts, *images), extras=_wrap(extras))]
+        if role == "assistant":
+            return self.assistant(index, message, path, extras)
+        if role == "tool":
+            return [self.tool(index, message, path, extras)]
+        raise MalformedPayload(f"unknown role {role!r}", f"{path}.role")
+
+    def assistant(
+        self, index: int, message: Mapping[str, Any], path: str, extras: dict[str, Any]
+    ) -> list[Canister]:
+        content: list[Any] = []
+        if "thinking" in message and message["thinking"] is not None:
+            thinking = expect_str(message["thinking"], f"{path}.thinking")
+            content.append(Reasoning(thinking, provider=NAME))
+        elif "thinking" in message:
+            extras["thinking"] = None
+        content.extend(_text(message, path, extras))
+        content.extend(_images(message, path, extras))
+        canisters: list[Canister] = [Assistant(tuple(content), extras=_wrap(extras))]
+        calls = message.get("tool_calls")
+        if calls is None:
+            if "tool_calls" in message:
+                canisters[0] = _evolve(canisters[0], {"tool_calls": None})
+            return canisters
+        for number, value in enumerate(expect_list(calls, f"{path}.tool_calls")):
+            call_path = f"{path}.tool_calls[{number}]"
+            call = expect_mapping(value, call_path)
+            function = expect_mapping(call.get("function"), f"{call_path}.function")
+            name = expect_str(function.get("name"), f"{call_path}.function.name")
+            call_extras: dict[str, Any] = {}
+            if "arguments" not in function or function["arguments"] is None:
+                # Ollama may leave the arguments out of a call.
+                call_extras["arguments"] = function.get("arguments", "absent")
+                arguments: Mapping[str, Any] = {}
+            else:
+                arguments = expect_mapping(
+                    function["arguments"], f"{call_path}.function.arguments"
+                )
+            given = call.get("id")
+            if given is None:
+                invocation_id = synthesize_id("ollama_call_", index, number, name)
+                call_extras["id"] = False
+            else:
+                invocation_id = expect_str(given, f"{call_path}.id")
+            other = rest(function, _FUNCTION_KEYS)
+            if other:
+                call_extras["function"] = other
+            other = rest(call, _CALL_KEYS)
+            if other:
+                call_extras["call"] = other
+            self.open.append((invocation_id, name))
+            canisters.append(
+                Invocation(
+                    name,
+                    arguments,
+                    invocation_id=invocation_id,
+                    extras=_wrap(call_extras),
+                )
+            )
+        if not content and len(canisters) > 1 and not extras:
+            # A message holding only tool calls needs no assistant canister.
+            canisters.pop(0)
+            canisters[0] = _evolve(canisters[0], {"lead": True})
+        return canisters
+
+    def tool(
+        self, index: int, message: Mapping[str, Any], path: str, extras: dict[str, Any]
+    ) -> Canister:
+        name_value = message.get("tool_name")
+        name = "" if name_value is None else expect_str(name_value, f"{path}.tool_name")
+        if name_value is None:
+            extras["tool_name"] = None
+        given = message.get("tool_call_id")
+        invocation_id = None
+        if isinstance(given, str):
+            invocation_id = given
+            self.open = [entry for entry in self.open if entry[0] != given]
+        else:
+            for number, (open_id, open_name) in enumerate(self.open):
+                # Ollama matches results to calls by name and order.
+                if name_value is None or open_name == name:
+                    invocation_id = open_id
+                    if name_value is None:
+                        name = open_name
+                    del self.open[number]
+                    break
+        if invocation_id is None:
+            invocation_id = synthesize_id("ollama_result_", index, name)
+        texts = _text(message, path, extras)
+        images = _images(message, path, extras)
+        error = None
+        if len(texts) == 1:
+            error = decode_error_text(texts[0].text)
+            if error is not None:
+                texts = []
+        return Result(
+            invocation_id, name, (*texts, *images), error, extras=_wrap(extras)
+        )
+
+
+def _wrap(extras: dict[str, Any]) -> dict[str, Any]:
+    return {NAME: extras} if extras else {}
+
+
+def _evolve(canister: Canister, extras: Mapping[str, Any]) -> Canister:
+    merged = {**mine(canister, NAME), **extras}
+    return attrs.evolve(canister, extras={**canister.extras, NAME: merged})  # type: ignore[misc]
+
+
+# Rendering ------------------------------------------------------------------------
+
+
+class _Renderer:
+    def __init__(self, options: Options) -> None:
+        self.options = options
+
+    def parts(self, canister: Any, index: int, message: dict[str, Any]) -> None:
+        """Fill ``content``, ``images`` and ``thinking`` from the canister's parts."""
+        extras = mine(canister, NAME)
+        texts: list[str] = []
+        images: list[str] = []
+        thinking: list[str] = []
+        for number, part in enumerate(canister.content):
+            where = describe(index, canister, number, part)
+            match part.type:
+                case "text":
+                    texts.append(part.text)
+                case "reasoning":
+                    native = (
+                        canister.role is Role.Assistant
+                        and part.provider in (NAME, None)
+                        and part.signature is None
+                        and part.redacted is None
+                    )
+                    if native:
+                        thinking.append(part.text)
+                        continue
+                    action = reasoning_action(
+                        part, NAME, self.options, where, native=False
+                    )
+                    if action == "text":
+                        texts.append(part.text)
+                case "image":
+                    data = media_bytes(part, self.options)
+                    if data is None:
+                        text = unsupported(
+                            self.options,
+                            NAME,
+                            where,
+                            "Ollama takes images as base64 only; give a resolver",
+                        )
+                        if text is not None:
+                            texts.append(text)
+                        continue
+                    raw = mine(part, NAME).get("raw")
+                    images.append(raw if isinstance(raw, str) else b64encode(data))
+                case _:
+                    text = unsupported(
+                        self.options,
+                        NAME,
+                        where,
+                        f"Ollama cannot take {part.type} parts",
+                    )
+                    if text is not None:
+                        texts.append(text)
+        if thinking:
+            message["thinking"] = "".join(thinking)
+        elif "thinking" in extras:
+            message["thinking"] = extras["thinking"]
+        content = extras.get("content", "string")
+        if content == "null" and not texts:
+            message["content"] = None
+        elif content is not None or texts:
+            # Ollama content is one string; several text parts are joined.
+            message["content"] = "\n".join(texts)
+        if images:
+            message["images"] = images
+        elif "images" in extras:
+            message["images"] = None
+
+    def call(self, canister: Any) -> dict[str, Any]:
+        extras = mine(canister, NAME)
+        function: dict[str, Any] = {"name": canister.name}
+        if "arguments" in extras:
+            if extras["arguments"] != "absent":
+                function["arguments"] = extras["arguments"]
+        else:
+            function["arguments"] = dict(canister.arguments)
+        function.update(extras.get("function", {}))
+        call: dict[str, Any] = {"function": function}
+        if extras.get("id") is not False:
+            call = {"id": canister.invocation_id, **call}
+        call.update(extras.get("call", {}))
+        return call
+
+    def messages(
+        self, conversation: Conversation, *, pairs: bool = True
+    ) -> list[dict[str, Any]]:
+        canisters = list(conversation)
+        if pairs:
+            canisters = complete_pairs(canisters, self.options, NAME)
+        positions = {id(canister): index for index, canister in enumerate(conversation)}
+        rendered: list[dict[str, Any]] = []
+        last: Canister | None = None
+        for canister in canisters:
+            index = positions[id(canister)]
+            extras = mine(canister, NAME)
+            role = canister.role
+            if role is Role.Invocation:
+                call = self.call(canister)
+                joins = (
+                    last is not None
+                    and last.role in (Role.Assistant, Role.Invocation)
+                    and not extras.get("lead")
+                    and (
+                        last.step is None
+                        or canister.step is None
+                        or last.step == canister.step
+                    )
+                )
+                if joins:
+                    rendered[-1].setdefault("tool_calls", []).append(call)
+                else:
+                    message: dict[str, Any] = {"role": "assistant", "content": ""}
+                    message["tool_calls"] = [call]
+                    rendered.append(message)
+                last = canister
+                continue
+            message = {"role": _WIRE_ROLE[role]}
+            if role is Role.Document:
+                self.options.note(
+                    "downgraded",
+                    NAME,
+                    describe(index, canister),
+                    "document sent as user",
+                )
+            self.parts(canister, index, message)
+            if role is Role.Result:
+                result: Any = canister
+                if result.error is not None:
+                    message["content"] = encode_error_text(result.error)
+                if extras.get("tool_name", "") is not None:
+                    message["tool_name"] = result.name
+            if role is Role.Assistant and "tool_calls" in extras:
+                message["tool_calls"] = extras["tool_calls"]
+            message.update(extras.get("message", {}))
+            rendered.append(message)
+            last = canister
+        return rendered
+
+
+# The normalizer -------------------------------------------------------------------
+
+
+_FINISH = {"stop": "stop", "length": "length"}
+
+
+class OllamaNormalizer:
+    """The ``ollama`` normalizer (``/api/chat`` request and response bodies)."""
+
+    __slots__ = ()
+
+    name = NAME
+    """The provider name."""
+
+    @guarded
+    def parse_request(self, body: Any) -> Conversation:
+        """Read the ``messages`` of a request body (dicts or ``ollama.Message``)."""
+        mapping = as_mapping(body)
+        messages = expect_list(mapping.get("messages", []), "$.messages")
+        parser = _Parser()
+        canisters: list[Canister] = []
+        for index, message in enumerate(messages):
+            canisters.extend(parser.message(index, message))
+        return Conversation(tuple(canisters))
+
+    def render_request(
+        self, conversation: Conversation, **options: Any
+    ) -> dict[str, Any]:
+        """Render ``{"messages": [...]}``; see :class:`~canisters.providers.Options`."""
+        return {"messages": _Renderer(options_from(options)).messages(conversation)}
+
+    @guarded
+    def parse_response(self, body: Any) -> Conversation:
+        """Read a response body or ``ollama.ChatResponse``."""
+        mapping = as_mapping(body)
+        message = expect_mapping(mapping.get("message"), "$.message")
+        canisters = _Parser().message(0, message)
+        if canisters and canisters[0].role not in (Role.Assistant, Role.Invocation):
+            raise MalformedPayload(
+                "a response message comes from the assistant", "$.message.role"
+            )
+        done_reason = mapping.get("done_reason")
+        finish = None
+        if isinstance(done_reason, str):
+            finish = _FINISH.get(done_reason, done_reason)
+            if finish == "stop" and any(c.role is Role.Invocation for c in canisters):
+                # Ollama reports "stop" for a turn that ends in tool calls.
+                finish = "tool_calls"
+        usage = None
+        prompt = mapping.get("prompt_eval_count")
+        output = mapping.get("eval_count")
+        if type(prompt) is int or type(output) is int:
+            usage = Usage(
+                input_tokens=prompt if type(prompt) is int else 0,
+                output_tokens=output if type(output) is int else 0,
+            )
+        total = mapping.get("total_duration")
+        model = mapping.get("model")
+        metadata = Metadata(
+            model=model if isinstance(model, str) else None,
+            latency_ms=total / 1e6 if type(total) is int else None,
+            usage=usage,
+            finish_reason=finish,
+        )
+        envelope = {key: value for key, value in mapping.items() if key != "message"}
+        first = canisters[0]
+        canisters[0] = attrs.evolve(  # type: ignore[misc]
+            first,
+            metadata=metadata,
+            extras={**first.extras, NAME: {**mine(first, NAME), "response": envelope}},
+        )
+        return Conversation(tuple(canisters))
+
+    def render_response(
+        self, conversation: Conversation, **options: Any
+    ) -> dict[str, Any]:
+        """Render a response body (``stream: false``) from a reply."""
+        settings = options_from(options)
+        canisters = list(conversation)
+        if not canisters:
+            return {"message": {"role": "assistant", "content": ""}, "done": True}
+        first = canisters[0]
+        envelope = dict(mine(first, NAME).get("response", {}))
+        stripped = attrs.evolve(  # type: ignore[misc]
+            first,
+            extras={
+                **first.extras,
+                NAME: {k: v for k, v in mine(first, NAME).items() if k != "response"},
+            },
+        )
+        messages = _Renderer(settings).messages(
+            Conversation((stripped, *canisters[1:])), pairs=False
+        )
+        message: dict[str, Any] = (
+            messages[0] if messages else {"role": "assistant", "content": ""}
+        )
+        for extra in messages[1:]:
+            message.setdefault("tool_calls", []).extend(extra.get("tool_calls", []))
+        metadata = first.metadata
+        body: dict[str, Any] = {}
+        if envelope:
+            return {**envelope, "message": message}
+        if metadata is not None and metadata.model:
+            body["model"] = metadata.model
+        body["message"] = message
+        body["done"] = True
+        finish = metadata.finish_reason if metadata else None
+        if finish is not None:
+            body["done_reason"] = "stop" if finish == "tool_calls" else finish
+        if metadata is not None and metadata.usage is not None:
+            body["prompt_eval_count"] = metadata.usage.input_tokens
+            body["eval_count"] = metadata.usage.output_tokens
+        if metadata is not None and metadata.latency_ms is not None:
+            body["total_duration"] = int(metadata.latency_ms * 1e6)
+        return body
+
+    def __repr__(self) -> str:
+        return f"<normalizer {NAME}>"
+
+
+NORMALIZER = OllamaNormalizer()
+"""The registered instance."""
