@@ -208,6 +208,10 @@ def _parse_document(block: Mapping[str, Any], path: str) -> Document:
             ),
         )
     part = _parse_media({"source": source, "type": "document"}, path, "document")
+    if part.type == "text":
+        # Inside a Document canister a text part is a text source by definition.
+        kept = {k: v for k, v in mine(part, NAME).items() if k != "document"}
+        part = attrs.evolve(part, extras=_extras(**kept))  # type: ignore[misc]
     return Document((part,), title=title, extras=_extras(block=block_rest))
 
 
@@ -648,17 +652,7 @@ def _render_document(
     part = parts[0]
     where = common.describe(index, document, 0, part)
     if part.type == "text":
-        text_extras = mine(part, NAME)
-        rendered = renderer.text_document(part, text_extras)
-        if not text_extras.get("document"):
-            rendered = {
-                "type": "document",
-                "source": {
-                    "type": "text",
-                    "media_type": "text/plain",
-                    "data": part.text,
-                },
-            }
+        rendered = renderer.text_document(part, mine(part, NAME))
         rendered.update(block)
         return [rendered]
     item = renderer.part(part, where, "user", False)

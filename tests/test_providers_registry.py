@@ -1,0 +1,138 @@
+"""The provider registry: names, lookup, registration, plugins, lazy loading."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib import metadata
+from typing import Any
+
+import pytest
+
+import canisters
+from canisters import Conversation, providers
+
+
+@pytest.fixture(autouse=True)
+def _clean_registry() -> Any:
+    providers._reset_for_tests()
+    yield
+    providers._reset_for_tests()
+
+
+class Echo:
+    """A minimal plugin normalizer."""
+
+    name = "echo"
+
+    def parse_request(self, body: Any) -> Conversation:
+        return Conversation([canisters.User(body["text"])])
+
+    def render_request(self, conversation: Conversation, **options: Any) -> dict[str, Any]:
+        return {"text": conversation[0].content[0].text}  # type: ignore[attr-defined]
+
+    def parse_response(self, body: Any) -> Conversation:
+        return Conversation([canisters.Assistant(body["text"])])
+
+    def render_response(
+        self, conversation: Conversation, **options: Any
+    ) -> dict[str, Any]:
+        return {"text": conversation[0].content[0].text}  # type: ignore[attr-defined]
+
+
+def test_builtin_names() -> None:
+    assert {"openai-chat", "anthropic"} <= set(providers.names())
+    assert list(providers.names()) == sorted(providers.names())
+
+
+@pytest.mark.parametrize("name", ["openai-chat", "anthropic"])
+def test_get_builtin(name: str) -> None:
+    normalizer = providers.get(name)
+    assert normalizer.name == name
+    assert isinstance(normalizer, providers.Normalizer)
+    assert providers.get(name) is normalizer
+
+
+def test_unknown_provider_lists_known() -> None:
+    with pytest.raises(canisters.UnknownProvider) as caught:
+        providers.get("nope")
+    assert caught.value.name == "nope"
+    assert "openai-chat" in caught.value.known
+    assert "anthropic" in str(caught.value)
+    assert isinstance(caught.value, LookupError)
+
+
+def test_register_and_replace() -> None:
+    providers.register("echo", Echo())
+    assert "echo" in providers.names()
+    conversation = providers.get("echo").parse_request({"text": "hi"})
+    assert providers.get("echo").render_request(conversation) == {"text": "hi"}
+    with pytest.raises(canisters.ProviderError):
+        providers.register("echo", Echo())
+    replacement = Echo()
+    providers.register("echo", replacement, replace=True)
+    assert providers.get("echo") is replacement
+
+
+def test_register_refuses_non_normalizers() -> None:
+    with pytest.raises(canisters.ProviderError):
+        providers.register("bad", object())  # type: ignore[arg-type]
+    with pytest.raises(canisters.ProviderError):
+        providers.register("", Echo())
+
+
+def test_entry_point_plugins_load_lazily() -> None:
+    point = metadata.EntryPoint(
+        name="echo-plugin", value=f"{__name__}:Echo", group=providers.ENTRY_POINT_GROUP
+    )
+    broken = metadata.EntryPoint(
+        name="broken", value="no_such_module_here:X", group=providers.ENTRY_POINT_GROUP
+    )
+    providers._reset_for_tests({"echo-plugin": point, "broken": broken})
+    assert "echo-plugin" in providers.names()
+    normalizer = providers.get("echo-plugin")
+    assert isinstance(normalizer, Echo)
+    assert providers.get("echo-plugin") is normalizer
+    with pytest.raises(canisters.ProviderError, match="broken"):
+        providers.get("broken")
+
+
+def test_unknown_option_raises() -> None:
+    conversation = Conversation([canisters.User("hi")])
+    with pytest.raises(canisters.ProviderError, match="unknown option"):
+        providers.get("openai-chat").render_request(conversation, colour="blue")
+    with pytest.raises(canisters.ProviderError, match="unsupported"):
+        providers.get("openai-chat").render_request(conversation, unsupported="ignore")
+
+
+def test_import_is_lazy() -> None:
+    code = (
+        "import sys, canisters, canisters.providers as p\n"
+        "bad = [m for m in ('openai', 'anthropic', 'google.genai', 'ollama', "
+        "'pydantic', 'canisters.providers.openai_chat', "
+        "'canisters.providers.anthropic') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+        "p.get('anthropic')\n"
+        "assert 'canisters.providers.anthropic' in sys.modules\n"
+        "assert 'canisters.providers.openai_chat' not in sys.modules\n"
+        "assert 'anthropic' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_public_surface() -> None:
+    assert sorted(providers.__all__) == [
+        "ENTRY_POINT_GROUP",
+        "Event",
+        "FidelityWarning",
+        "MalformedPayload",
+        "Normalizer",
+        "Options",
+        "Report",
+        "get",
+        "names",
+        "register",
+    ]
+    for name in providers.__all__:
+        assert getattr(providers, name).__doc__ or name == "ENTRY_POINT_GROUP"
+    assert issubclass(providers.MalformedPayload, canisters.ProviderError)
