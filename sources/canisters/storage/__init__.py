@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Protocol, cast, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ..conversation import Conversation
 from ..protocols import Canister
@@ -234,7 +234,7 @@ def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
         path = location[len(SQLITE_SCHEME) :]
         if path.startswith("/"):
             path = path[1:]
-        return cast(Store, SQLiteStore(path, **options))
+        return SQLiteStore(path, **options)
     from .files import FileStore
 
     return FileStore(Path(location), **options)

@@ -1,16 +1,631 @@
-"""The SQLite backend (``sqlite:///path/to.db``)."""
+"""The SQLite backend (``sqlite:///path/to.db``): one database file, WAL mode.
+
+Tables::
+
+    blobs(id TEXT PRIMARY KEY, data BLOB, created REAL)
+    conversations(id TEXT PRIMARY KEY, parent TEXT, fork_seq INTEGER,
+                  fork_head TEXT, fork_at TEXT)
+    records(conversation TEXT, seq INTEGER, line BLOB)      -- the log records
+    sidecars(conversation TEXT, name TEXT, n INTEGER, line TEXT)
+
+``records.line`` holds exactly the record a line of the file backend's
+``messages.jsonl`` holds (without the newline), so both backends share one
+record format and hash chain. Every append is one ``BEGIN IMMEDIATE``
+transaction holding its blobs and its records: concurrent writers, in threads
+or processes, are serialized by SQLite's write lock, and a blob can never be
+missing for a record that committed.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Generator, Iterable, Iterator
+from typing import Final, ParamSpec, TypeVar
 
-from ..exceptions import StorageError
+from ..canisters import new_id
+from ..conversation import Conversation
+from ..exceptions import (
+    CanisterNotFound,
+    ContentNotFound,
+    ConversationNotFound,
+    IntegrityError,
+    StorageError,
+)
+from ..protocols import Canister
+from ._common import (
+    Chain,
+    Codec,
+    Durability,
+    GarbageReport,
+    StoragePolicy,
+    StoreStats,
+    Verification,
+    check_bytes,
+    check_content_id,
+    check_durability,
+    check_id,
+    check_line,
+    content_id_of,
+    encode_record,
+    line_digest,
+    references,
+)
 
-__all__ = ["SQLiteStore"]
+__all__ = ["SQLiteContentStore", "SQLiteSidecar", "SQLiteStore"]
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+SCHEMA_VERSION: Final = 1
+_SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS blobs (
+    id TEXT PRIMARY KEY, data BLOB NOT NULL, created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS conversations (
+    id TEXT PRIMARY KEY, parent TEXT, fork_seq INTEGER, fork_head TEXT, fork_at TEXT
+);
+CREATE INDEX IF NOT EXISTS conversations_parent ON conversations (parent);
+CREATE TABLE IF NOT EXISTS records (
+    conversation TEXT NOT NULL, seq INTEGER NOT NULL, line BLOB NOT NULL,
+    PRIMARY KEY (conversation, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sidecars (
+    conversation TEXT NOT NULL, name TEXT NOT NULL, n INTEGER NOT NULL,
+    line TEXT NOT NULL,
+    PRIMARY KEY (conversation, name, n)
+) WITHOUT ROWID;
+"""
+
+
+def _sqlite_errors(method: Callable[P, T]) -> Callable[P, T]:
+    """Turn a ``sqlite3.Error`` into a :class:`StorageError`."""
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return method(*args, **kwargs)
+        except sqlite3.Error as error:
+            raise StorageError(f"{method.__name__} failed: {error}") from error
+
+    return wrapper
+
+
+class _Database:
+    """A connection, the lock that serializes its use, and transactions."""
+
+    __slots__ = ("connection", "lock")
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self.connection = connection
+        self.lock = threading.RLock()
+
+    def write(self) -> _Transaction:
+        return _Transaction(self)
+
+
+class _Transaction:
+    __slots__ = ("_database",)
+
+    def __init__(self, database: _Database) -> None:
+        self._database = database
+
+    def __enter__(self) -> sqlite3.Connection:
+        self._database.lock.acquire()
+        try:
+            self._database.connection.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self._database.lock.release()
+            raise
+        return self._database.connection
+
+    def __exit__(self, kind: object, *rest: object) -> None:
+        try:
+            self._database.connection.execute("COMMIT" if kind is None else "ROLLBACK")
+        finally:
+            self._database.lock.release()
+
+
+class SQLiteContentStore:
+    """Blobs in the ``blobs`` table, verified on every read."""
+
+    __slots__ = ("_database",)
+
+    def __init__(self, database: _Database) -> None:
+        self._database = database
+
+    @_sqlite_errors
+    def put(self, data: bytes) -> str:
+        """Store ``data`` once and return its ``sha256:`` id."""
+        data = check_bytes(data)
+        content_id = content_id_of(data)
+        with self._database.write() as connection:
+            connection.execute(
+                "INSERT INTO blobs (id, data, created) VALUES (?, ?, ?) "
+                "ON CONFLICT (id) DO UPDATE SET created = excluded.created",
+                (content_id, data, time.time()),
+            )
+        return content_id
+
+    @_sqlite_errors
+    def get(self, content_id: str) -> bytes:
+        """Return the bytes of ``content_id``, checking them against the id."""
+        check_content_id(content_id)
+        with self._database.lock:
+            row = self._database.connection.execute(
+                "SELECT data FROM blobs WHERE id = ?", (content_id,)
+            ).fetchone()
+        if row is None:
+            raise ContentNotFound(content_id)
+        data = bytes(row[0])
+        if content_id_of(data) != content_id:
+            raise IntegrityError(
+                f"blob {content_id} no longer matches its id (tampered or corrupt)"
+            )
+        return data
+
+    @_sqlite_errors
+    def has(self, content_id: str) -> bool:
+        """Tell whether the blob is stored."""
+        check_content_id(content_id)
+        with self._database.lock:
+            row = self._database.connection.execute(
+                "SELECT 1 FROM blobs WHERE id = ?", (content_id,)
+            ).fetchone()
+        return row is not None
+
+    def ids(self) -> Iterator[str]:
+        """Yield the id of every stored blob."""
+        with self._database.lock:
+            rows = self._database.connection.execute("SELECT id FROM blobs").fetchall()
+        for (content_id,) in rows:
+            yield content_id
+
+
+class SQLiteSidecar:
+    """A side file: rows of the ``sidecars`` table."""
+
+    __slots__ = ("_conversation_id", "_database", "_name")
+
+    def __init__(self, database: _Database, conversation_id: str, name: str) -> None:
+        self._database = database
+        self._conversation_id = conversation_id
+        self._name = name
+
+    @property
+    def conversation_id(self) -> str:
+        """The conversation this side file belongs to."""
+        return self._conversation_id
+
+    @property
+    def name(self) -> str:
+        """The side file's name."""
+        return self._name
+
+    @_sqlite_errors
+    def append_line(self, line: str) -> None:
+        """Append one line in its own transaction."""
+        check_line(line)
+        with self._database.write() as connection:
+            connection.execute(
+                "INSERT INTO sidecars (conversation, name, n, line) VALUES (?, ?, "
+                "(SELECT coalesce(max(n) + 1, 0) FROM sidecars "
+                "WHERE conversation = ? AND name = ?), ?)",
+                (
+                    self._conversation_id,
+                    self._name,
+                    self._conversation_id,
+                    self._name,
+                    line,
+                ),
+            )
+
+    @_sqlite_errors
+    def read_lines(self) -> list[str]:
+        """Return every line, oldest first."""
+        with self._database.lock:
+            rows = self._database.connection.execute(
+                "SELECT line FROM sidecars WHERE conversation = ? AND name = ? "
+                "ORDER BY n",
+                (self._conversation_id, self._name),
+            ).fetchall()
+        return [line for (line,) in rows]
 
 
 class SQLiteStore:
-    """The SQLite backend (being written)."""
+    """The SQLite backend: every conversation and blob in one database file."""
 
-    def __init__(self, path: str, **options: Any) -> None:
-        raise StorageError("the SQLite backend is not available yet")
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        policy: StoragePolicy | None = None,
+        durability: Durability = "fsync",
+        timeout: float = 60.0,
+    ) -> None:
+        self._path = os.fspath(path)
+        self._policy = policy if policy is not None else StoragePolicy()
+        self._durability = check_durability(durability)
+        try:
+            connection = sqlite3.connect(
+                self._path,
+                timeout=timeout,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            connection.execute("PRAGMA journal_mode = WAL")
+            connection.execute(
+                "PRAGMA synchronous = "
+                + ("FULL" if durability == "fsync" else "NORMAL")
+            )
+            self._database = _Database(connection)
+            with self._database.write() as writing:
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        writing.execute(statement)
+                row = writing.execute(
+                    "SELECT value FROM meta WHERE key = 'schema'"
+                ).fetchone()
+                if row is None:
+                    writing.execute(
+                        "INSERT INTO meta (key, value) VALUES ('schema', ?)",
+                        (str(SCHEMA_VERSION),),
+                    )
+                elif row[0] != str(SCHEMA_VERSION):
+                    raise StorageError(
+                        f"store schema version {row[0]} is not supported "
+                        f"(this library reads version {SCHEMA_VERSION})"
+                    )
+        except sqlite3.Error as error:
+            raise StorageError(f"cannot open store {self._path}: {error}") from error
+        self._content = SQLiteContentStore(self._database)
+        self._codec = Codec(self._policy, self._content.get)
+
+    # Properties ----------------------------------------------------------------
+
+    @property
+    def path(self) -> str:
+        """The database file."""
+        return self._path
+
+    @property
+    def content(self) -> SQLiteContentStore:
+        """The content store."""
+        return self._content
+
+    @property
+    def policy(self) -> StoragePolicy:
+        """Which parts are stored by hash."""
+        return self._policy
+
+    @property
+    def durability(self) -> Durability:
+        """How far an append goes before it returns."""
+        return self._durability
+
+    # Writing -------------------------------------------------------------------
+
+    def append(self, conversation_id: str, canister: Canister) -> None:
+        """Append one canister in one transaction, creating the conversation."""
+        self.extend(conversation_id, (canister,))
+
+    @_sqlite_errors
+    def extend(self, conversation_id: str, canisters: Iterable[Canister]) -> None:
+        """Append canisters in one transaction, creating the conversation."""
+        check_id(conversation_id)
+        dehydrate = self._codec.dehydrate
+        records = []
+        blobs: list[tuple[str, bytes]] = []
+        for canister in canisters:
+            record, found = dehydrate(canister)
+            records.append(record)
+            if found:
+                blobs.extend(found)
+        now = time.time()
+        with self._database.write() as connection:
+            if blobs:
+                connection.executemany(
+                    "INSERT OR IGNORE INTO blobs (id, data, created) VALUES (?, ?, ?)",
+                    [(content_id, data, now) for content_id, data in blobs],
+                )
+            row = connection.execute(
+                "SELECT seq, line FROM records WHERE conversation = ? "
+                "ORDER BY seq DESC LIMIT 1",
+                (conversation_id,),
+            ).fetchone()
+            if row is None:
+                fork = connection.execute(
+                    "SELECT fork_seq, fork_head FROM conversations WHERE id = ?",
+                    (conversation_id,),
+                ).fetchone()
+                if fork is None:
+                    connection.execute(
+                        "INSERT INTO conversations (id) VALUES (?)", (conversation_id,)
+                    )
+                    seq, prev = 0, ""
+                else:
+                    seq, prev = fork[0] or 0, fork[1] or ""
+            else:
+                digest = line_digest(bytes(row[1]))
+                if digest is None:
+                    raise IntegrityError(
+                        f"cannot append to {conversation_id!r}: its last record is "
+                        "unreadable; verify the conversation"
+                    )
+                seq, prev = row[0] + 1, digest
+            rows = []
+            for record in records:
+                line, digest = encode_record(seq, prev, record)
+                rows.append((conversation_id, seq, line[:-1]))
+                seq, prev = seq + 1, digest
+            connection.executemany(
+                "INSERT INTO records (conversation, seq, line) VALUES (?, ?, ?)", rows
+            )
+
+    # Reading -------------------------------------------------------------------
+
+    def _lineage(
+        self, connection: sqlite3.Connection, conversation_id: str
+    ) -> list[tuple[str, int, str]]:
+        lineage: list[tuple[str, int, str]] = []
+        current: str | None = conversation_id
+        seen: set[str] = set()
+        while current is not None:
+            if current in seen:
+                raise IntegrityError(f"{conversation_id!r}: forks form a cycle")
+            seen.add(current)
+            row = connection.execute(
+                "SELECT parent, fork_seq, fork_head FROM conversations WHERE id = ?",
+                (current,),
+            ).fetchone()
+            if row is None:
+                raise ConversationNotFound(current)
+            parent, seq, head = row
+            lineage.append((current, seq or 0, head or ""))
+            current = parent
+        lineage.reverse()
+        return lineage
+
+    def _walk(
+        self, chain: Chain, conversation_id: str
+    ) -> Generator[Canister, None, None]:
+        connection = self._database.connection
+        lineage = self._lineage(connection, conversation_id)
+        for index, (current, seq, head) in enumerate(lineage):
+            if index:
+                chain.fork_point(f"{current} fork point", seq, head)
+            stop = lineage[index + 1][1] if index + 1 < len(lineage) else None
+            cursor = connection.execute(
+                "SELECT line FROM records WHERE conversation = ? ORDER BY seq",
+                (current,),
+            )
+            lines = (bytes(row[0]) for row in cursor)
+            yield from chain.walk(
+                lines,
+                functools.partial(_label, current),
+                stop=stop,
+                terminated=False,
+            )
+            if stop is not None and chain.seq < stop:
+                chain.problem(
+                    f"{current} end",
+                    "fork-point",
+                    f"the log ends after record {chain.seq - 1}, before its "
+                    f"fork point at record {stop}",
+                )
+
+    @_sqlite_errors
+    def load(self, conversation_id: str, *, salvage: bool = False) -> Conversation:
+        """Return the hydrated conversation, checking its hash chain."""
+        chain = Chain(
+            check_id(conversation_id), self._codec, "salvage" if salvage else "strict"
+        )
+        with self._database.lock:
+            return Conversation(tuple(self._walk(chain, conversation_id)))
+
+    @_sqlite_errors
+    def verify(self, conversation_id: str) -> Verification:
+        """Check the hash chain and every referenced blob, reporting problems."""
+        chain = Chain(check_id(conversation_id), self._codec, "verify")
+        with self._database.lock:
+            for _canister in self._walk(chain, conversation_id):
+                pass
+        return Verification(
+            conversation_id, chain.seq, chain.prev, tuple(chain.problems), chain.torn
+        )
+
+    @_sqlite_errors
+    def head(self, conversation_id: str) -> tuple[int, str]:
+        """Return the number of records and the digest of the last one."""
+        check_id(conversation_id)
+        with self._database.lock:
+            connection = self._database.connection
+            row = connection.execute(
+                "SELECT seq, line FROM records WHERE conversation = ? "
+                "ORDER BY seq DESC LIMIT 1",
+                (conversation_id,),
+            ).fetchone()
+            if row is not None:
+                digest = line_digest(bytes(row[1]))
+                if digest is None:
+                    raise IntegrityError(
+                        f"the last record of {conversation_id!r} is unreadable"
+                    )
+                return row[0] + 1, digest
+            fork = connection.execute(
+                "SELECT fork_seq, fork_head FROM conversations WHERE id = ?",
+                (conversation_id,),
+            ).fetchone()
+        if fork is None:
+            raise ConversationNotFound(conversation_id)
+        return fork[0] or 0, fork[1] or ""
+
+    @_sqlite_errors
+    def exists(self, conversation_id: str) -> bool:
+        """Tell whether the conversation exists."""
+        check_id(conversation_id)
+        with self._database.lock:
+            row = self._database.connection.execute(
+                "SELECT 1 FROM conversations WHERE id = ?", (conversation_id,)
+            ).fetchone()
+        return row is not None
+
+    @_sqlite_errors
+    def conversations(self) -> list[str]:
+        """Return the id of every conversation, sorted."""
+        with self._database.lock:
+            rows = self._database.connection.execute(
+                "SELECT id FROM conversations ORDER BY id"
+            ).fetchall()
+        return [conversation_id for (conversation_id,) in rows]
+
+    # Forks and deletion --------------------------------------------------------
+
+    @_sqlite_errors
+    def fork(self, conversation_id: str, at: str) -> str:
+        """Start a new conversation sharing the prefix up to canister ``at``."""
+        chain = Chain(check_id(conversation_id), self._codec, "strict")
+        with self._database.lock:
+            walker = self._walk(chain, conversation_id)
+            try:
+                for canister in walker:
+                    if canister.id == at:
+                        break
+                else:
+                    raise CanisterNotFound(at)
+            finally:
+                walker.close()
+            child = new_id()
+            with self._database.write() as connection:
+                connection.execute(
+                    "INSERT INTO conversations (id, parent, fork_seq, fork_head, "
+                    "fork_at) VALUES (?, ?, ?, ?, ?)",
+                    (child, conversation_id, chain.seq, chain.prev, at),
+                )
+        return child
+
+    @_sqlite_errors
+    def delete(self, conversation_id: str) -> None:
+        """Delete the conversation and its side files; refused while forks exist."""
+        check_id(conversation_id)
+        with self._database.write() as connection:
+            if (
+                connection.execute(
+                    "SELECT 1 FROM conversations WHERE id = ?", (conversation_id,)
+                ).fetchone()
+                is None
+            ):
+                raise ConversationNotFound(conversation_id)
+            children = [
+                child
+                for (child,) in connection.execute(
+                    "SELECT id FROM conversations WHERE parent = ? ORDER BY id",
+                    (conversation_id,),
+                )
+            ]
+            if children:
+                raise StorageError(
+                    f"conversation {conversation_id!r} has forks "
+                    f"({', '.join(children)}); delete them first"
+                )
+            for table, column in (
+                ("records", "conversation"),
+                ("sidecars", "conversation"),
+                ("conversations", "id"),
+            ):
+                connection.execute(
+                    f"DELETE FROM {table} WHERE {column} = ?", (conversation_id,)
+                )
+
+    # Side files ----------------------------------------------------------------
+
+    def sidecar(self, conversation_id: str, name: str) -> SQLiteSidecar:
+        """Return the side file ``name`` of the conversation."""
+        return SQLiteSidecar(
+            self._database,
+            check_id(conversation_id),
+            check_id(name, "side-file name"),
+        )
+
+    # Maintenance ---------------------------------------------------------------
+
+    def _references(self, connection: sqlite3.Connection) -> set[str]:
+        found: set[str] = set()
+        for (line,) in connection.execute("SELECT line FROM records"):
+            data = bytes(line)
+            if b"sha256:" in data:
+                found |= references(data)
+        for (line,) in connection.execute("SELECT line FROM sidecars"):
+            if "sha256:" in line:
+                found |= references(line.encode("utf-8"))
+        return found
+
+    @_sqlite_errors
+    def referenced_content(self) -> set[str]:
+        """Return every content id a conversation log or side file mentions."""
+        with self._database.lock:
+            return self._references(self._database.connection)
+
+    @_sqlite_errors
+    def collect_garbage(
+        self, *, dry_run: bool = False, older_than: float = 0.0
+    ) -> GarbageReport:
+        """Remove unreferenced blobs inside one write transaction."""
+        removed: list[str] = []
+        freed = kept = 0
+        limit = time.time() - older_than
+        with self._database.write() as connection:
+            referenced = self._references(connection)
+            rows = connection.execute(
+                "SELECT id, length(data), created FROM blobs"
+            ).fetchall()
+            for content_id, size, created in rows:
+                if content_id in referenced or (older_than > 0 and created > limit):
+                    kept += 1
+                    continue
+                removed.append(content_id)
+                freed += size
+            if not dry_run:
+                connection.executemany(
+                    "DELETE FROM blobs WHERE id = ?", [(i,) for i in removed]
+                )
+        return GarbageReport(tuple(sorted(removed)), freed, kept)
+
+    @_sqlite_errors
+    def stats(self) -> StoreStats:
+        """Count conversations, records and blobs, and their bytes."""
+        with self._database.lock:
+            connection = self._database.connection
+            conversations = connection.execute(
+                "SELECT count(*) FROM conversations"
+            ).fetchone()[0]
+            records, log_bytes = connection.execute(
+                "SELECT count(*), coalesce(sum(length(line)) + count(*), 0) "
+                "FROM records"
+            ).fetchone()
+            blobs, blob_bytes = connection.execute(
+                "SELECT count(*), coalesce(sum(length(data)), 0) FROM blobs"
+            ).fetchone()
+        return StoreStats(conversations, records, log_bytes, blobs, blob_bytes)
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._database.lock:
+            self._database.connection.close()
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({self._path!r}, durability={self._durability!r})"
+
+
+def _label(conversation_id: str, number: int) -> str:
+    return f"{conversation_id} record {number}"
