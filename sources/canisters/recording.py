@@ -1,0 +1,998 @@
+"""Record agent runs as they happen, resume them after a crash, follow lineage.
+
+A :class:`Recorder` appends each canister to a store the moment it exists, so a
+process killed in the middle of a tool call loses nothing it had already
+produced. :func:`resume` loads a recorded conversation, checks the prompt
+identity it was recorded with and reports the invocations still waiting for a
+result; :func:`run_pending` (or :func:`arun_pending`) runs exactly those through
+caller-supplied handlers and records each result as soon as it exists::
+
+    recorder = Recorder(store, "run-42", prompt_key="triage/v3")
+    recorder.record(Supervisor("You triage tickets."))
+    recorder.record(User("Ticket 1234 is stuck"))
+    ...                                    # the process dies here
+
+    resumption = resume(store, "run-42", prompt_key="triage/v3")
+    run_pending(resumption, {"lookup": lookup_ticket})
+    conversation = resumption.recorder.conversation
+
+:func:`snapshot` and :func:`restore` carry a whole conversation, with the blobs
+its media refer to, as one JSON document. :func:`new_trace`, :func:`with_trace`,
+:func:`lineage` and :func:`trace` follow ``trace_id`` / ``parent_id`` lineage, and
+:func:`trace_summary` totals tokens, latency, retries and model calls per trace
+and per policy.
+
+Handlers
+--------
+
+A handler is any callable taking the invocation's arguments (a read-only
+mapping) as its one positional argument; it may be a coroutine function. What
+it returns becomes the result's content (text stays text, content parts stay
+as they are, anything else is stored as JSON text); returning an
+:class:`~canisters.ErrorInfo` records an error result without raising. An
+exception becomes an error result: ``TimeoutError`` gives ``TIMEOUT``
+(retryable), ``ConnectionError`` gives ``TOOL_ERROR`` (retryable), anything else
+``TOOL_ERROR``; an exception may override these with ``code``, ``retryable`` and
+``details`` attributes. ``BaseException`` subclasses that are not ``Exception``
+(``KeyboardInterrupt``, ``SystemExit``, task cancellation) propagate, and the
+invocation stays pending.
+
+Idempotency
+-----------
+
+A completed invocation is never run again: only invocations without a result
+are pending. A process can still die after a handler's side effect happened but
+before its result was recorded; the invocation is then pending on resume and
+runs a second time. A handler that must not repeat its effect declares a
+keyword parameter named ``idempotency_key`` and receives the invocation's
+``invocation_id`` through it, stable across crashes, to deduplicate with::
+
+    def charge(arguments, *, idempotency_key):
+        return payments.charge(arguments["amount"], key=idempotency_key)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import hashlib
+import inspect
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal, TypeVar
+
+import attrs
+import orjson
+
+from ._frozen import freeze
+from .builders import ResultBuilder
+from .canisters import ErrorCode, ErrorInfo, Metadata, Result, Usage, new_id
+from .conversation import Conversation
+from .exceptions import (
+    CanisterNotFound,
+    CanistersError,
+    ConversationNotFound,
+    PendingInvocations,
+    PromptMismatch,
+    RecordingError,
+    SerializationError,
+    SnapshotRestoreError,
+)
+from .protocols import Canister, InvocationCanister, Role
+from .serialization import from_json, to_json
+from .storage import Store
+
+__all__ = [
+    "Handler",
+    "OnPending",
+    "Recorder",
+    "Resumption",
+    "TraceSummary",
+    "TraceTotals",
+    "arun_pending",
+    "lineage",
+    "new_trace",
+    "recorded_prompt_key",
+    "restore",
+    "resume",
+    "run_pending",
+    "snapshot",
+    "trace",
+    "trace_summary",
+    "with_trace",
+]
+
+C = TypeVar("C", bound=Canister)
+
+Handler = Callable[..., Any]
+"""A tool handler: ``handler(arguments)`` or ``handler(arguments, *,
+idempotency_key)``, sync or async."""
+
+OnPending = Literal["run", "interrupt", "abort"]
+"""What :func:`run_pending` does with pending invocations: run them, answer them
+with an ``INTERRUPTED`` error result without running them, or raise
+:class:`~canisters.PendingInvocations`."""
+
+SNAPSHOT_FORMAT = "canisters.snapshot"
+SNAPSHOT_VERSION = 1
+PROMPT_KEY_FILE = "prompt-key"
+# Side files a snapshot carries along (the audit log of :mod:`canisters.audit`).
+CARRIED_SIDE_FILES = ("audit",)
+
+
+# Prompt identity -------------------------------------------------------------
+
+
+def _write_prompt_key(
+    store: Store, conversation_id: str, prompt_key: str | None
+) -> None:
+    record = {"prompt_key": prompt_key}
+    _side_write(store, conversation_id, PROMPT_KEY_FILE, orjson.dumps(record).decode())
+
+
+def recorded_prompt_key(store: Store, conversation_id: str) -> str | None:
+    """Return the prompt key a conversation was recorded with, if any."""
+    data = _side_read(store, conversation_id, PROMPT_KEY_FILE)
+    if data is None:
+        return None
+    try:
+        record = orjson.loads(data)
+    except orjson.JSONDecodeError as error:
+        raise RecordingError(
+            f"conversation {conversation_id!r}: unreadable prompt key record: {error}"
+        ) from error
+    key = record.get("prompt_key") if isinstance(record, dict) else None
+    return key if isinstance(key, str) else None
+
+
+def _check_prompt_key(
+    store: Store, conversation_id: str, prompt_key: str | None
+) -> str | None:
+    recorded = recorded_prompt_key(store, conversation_id)
+    if prompt_key is not None and recorded != prompt_key:
+        raise PromptMismatch(conversation_id, recorded, prompt_key)
+    return recorded
+
+
+# Side data beside a conversation -----------------------------------------------
+
+
+def _side_read(store: Store, conversation_id: str, name: str) -> str | None:
+    lines = store.sidecar(conversation_id, name).read_lines()
+    return lines[-1] if lines else None
+
+
+def _side_write(store: Store, conversation_id: str, name: str, line: str) -> None:
+    store.sidecar(conversation_id, name).append_line(line)
+
+
+# Steps -------------------------------------------------------------------------
+
+
+class _StepClock:
+    """Assigns steps: a new step after each assistant turn; results keep theirs.
+
+    An assistant turn is an assistant canister and the invocations recorded right
+    after it. Any other canister (a user message, a supervisor, an invocation
+    made after results came back, the next assistant canister) arriving in a step
+    that already had an assistant turn starts the next step.
+    """
+
+    __slots__ = ("answered", "by_invocation", "in_turn", "step")
+
+    def __init__(self) -> None:
+        self.step = 0
+        self.answered = False
+        self.in_turn = False
+        self.by_invocation: dict[str, int] = {}
+
+    def assign(self, canister: Canister) -> int:
+        role = canister.role
+        if role is Role.Result:
+            invocation_id = canister.invocation_id  # type: ignore[attr-defined]
+            return self.by_invocation.get(invocation_id, self.step)
+        if self.answered and not (role is Role.Invocation and self.in_turn):
+            return self.step + 1
+        return self.step
+
+    def observe(self, canister: Canister) -> None:
+        role = canister.role
+        if role is Role.Result:
+            self.in_turn = False
+            return
+        step = canister.step
+        if step is None:
+            step = self.assign(canister)
+        if step > self.step:
+            self.step = step
+            self.answered = False
+            self.in_turn = False
+        if step == self.step:
+            if role is Role.Assistant:
+                self.answered = True
+                self.in_turn = True
+            elif role is not Role.Invocation:
+                self.in_turn = False
+        if role is Role.Invocation:
+            self.by_invocation[canister.invocation_id] = step  # type: ignore[attr-defined]
+
+
+# Recorder ----------------------------------------------------------------------
+
+
+class Recorder:
+    """Append each canister of one conversation to a store as it is produced.
+
+    ``record`` returns only once the store has made the canister durable. When
+    the caller leaves ``step`` unset, the recorder assigns it: a new step starts
+    after each assistant turn (the assistant canister and the invocations right
+    after it), and a result takes its invocation's step. With ``trace_id``, every
+    canister recorded without a trace gets that one.
+
+    The prompt identity (``prompt_key``, any string naming the prompt and its
+    version) is recorded beside the conversation before its first canister.
+    Opening a recorder on a conversation that already exists continues it; a
+    ``prompt_key`` other than the recorded one raises
+    :class:`~canisters.PromptMismatch`.
+
+    A recorder is safe to share between threads. One process at a time should
+    record a given conversation through a recorder, since each keeps its step
+    state in memory.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        conversation_id: str,
+        prompt_key: str | None = None,
+        *,
+        trace_id: str | None = None,
+    ) -> None:
+        self._store: Store = store
+        self._conversation_id = conversation_id
+        self._trace_id = trace_id
+        self._lock = threading.RLock()
+        self._clock = _StepClock()
+        self._canisters: list[Canister] = []
+        self._claims: set[str] = set()
+        self._started = store.exists(conversation_id)
+        if self._started:
+            recorded = _check_prompt_key(store, conversation_id, prompt_key)
+            self._prompt_key = prompt_key if prompt_key is not None else recorded
+            for canister in store.load(conversation_id):
+                self._observe(canister)
+        else:
+            self._prompt_key = prompt_key
+
+    @property
+    def store(self) -> Store:
+        """The store the conversation is recorded in."""
+        return self._store
+
+    @property
+    def conversation_id(self) -> str:
+        """The id of the recorded conversation."""
+        return self._conversation_id
+
+    @property
+    def prompt_key(self) -> str | None:
+        """The prompt identity the conversation is recorded with."""
+        return self._prompt_key
+
+    @property
+    def trace_id(self) -> str | None:
+        """The trace given to canisters recorded without one, if any."""
+        return self._trace_id
+
+    @property
+    def conversation(self) -> Conversation:
+        """Everything recorded so far, loaded canisters included."""
+        with self._lock:
+            return Conversation(tuple(self._canisters))
+
+    @property
+    def step(self) -> int:
+        """The current step."""
+        return self._clock.step
+
+    def pending(self) -> tuple[InvocationCanister, ...]:
+        """Invocations recorded so far that have no result yet, in order."""
+        return self.conversation.pending_invocations()
+
+    def _claim(self, invocation_id: str) -> bool:
+        """Reserve a pending invocation for one runner; False if taken or answered."""
+        with self._lock:
+            if invocation_id in self._claims:
+                return False
+            for canister in reversed(self._canisters):
+                if (
+                    canister.role is Role.Result
+                    and canister.invocation_id == invocation_id  # type: ignore[attr-defined]
+                ):
+                    return False
+            self._claims.add(invocation_id)
+            return True
+
+    def _release(self, invocation_id: str) -> None:
+        with self._lock:
+            self._claims.discard(invocation_id)
+
+    def _observe(self, canister: Canister) -> None:
+        self._clock.observe(canister)
+        self._canisters.append(canister)
+
+    def _stamp(self, canister: C, clock: _StepClock) -> C:
+        if getattr(canister, "role", None) not in _ROLES:
+            raise RecordingError(
+                f"only canisters can be recorded, got {type(canister).__name__}"
+            )
+        changes: dict[str, Any] = {}
+        if canister.step is None:
+            changes["step"] = clock.assign(canister)
+        if canister.trace_id is None and self._trace_id is not None:
+            changes["trace_id"] = self._trace_id
+        if changes and attrs.has(type(canister)):
+            return attrs.evolve(canister, **changes)  # type: ignore[misc]
+        return canister
+
+    def _start(self) -> None:
+        if not self._started:
+            # A start that crashed before its first canister may have left a key.
+            if self._prompt_key is not None or recorded_prompt_key(
+                self._store, self._conversation_id
+            ):
+                _write_prompt_key(self._store, self._conversation_id, self._prompt_key)
+            self._started = True
+
+    def record(self, canister: C) -> C:
+        """Append ``canister`` durably and return it as recorded (step assigned)."""
+        with self._lock:
+            stamped = self._stamp(canister, self._clock)
+            self._start()
+            self._store.append(self._conversation_id, stamped)
+            self._observe(stamped)
+            return stamped
+
+    def record_all(self, canisters: Iterable[Canister]) -> tuple[Canister, ...]:
+        """Append several canisters in one write and return them as recorded.
+
+        Use it for an assistant turn and its invocations, which arrive together.
+        """
+        with self._lock:
+            clock = _copy_clock(self._clock)
+            stamped: list[Canister] = []
+            for canister in canisters:
+                item = self._stamp(canister, clock)
+                clock.observe(item)
+                stamped.append(item)
+            if not stamped:
+                return ()
+            self._start()
+            self._store.extend(self._conversation_id, stamped)
+            self._clock = clock
+            self._canisters.extend(stamped)
+            return tuple(stamped)
+
+
+def _copy_clock(clock: _StepClock) -> _StepClock:
+    copy = _StepClock()
+    copy.step = clock.step
+    copy.answered = clock.answered
+    copy.in_turn = clock.in_turn
+    copy.by_invocation = dict(clock.by_invocation)
+    return copy
+
+
+_ROLES = frozenset(Role)
+# Resume ------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Resumption:
+    """A recorded conversation reopened by :func:`resume`."""
+
+    conversation: Conversation
+    """The conversation as it was loaded."""
+    pending: tuple[InvocationCanister, ...]
+    """Invocations without a result when it was loaded, in order."""
+    recorder: Recorder
+    """A recorder that continues the same conversation."""
+
+    @property
+    def conversation_id(self) -> str:
+        """The id of the resumed conversation."""
+        return self.recorder.conversation_id
+
+    @property
+    def prompt_key(self) -> str | None:
+        """The prompt identity the conversation was recorded with."""
+        return self.recorder.prompt_key
+
+
+def resume(
+    store: Store, conversation_id: str, prompt_key: str | None = None
+) -> Resumption:
+    """Reopen a recorded conversation to continue it.
+
+    With a ``prompt_key``, the conversation must have been recorded with the same
+    one, or :class:`~canisters.PromptMismatch` is raised (a conversation recorded
+    without a key does not match any key); with ``None`` the check is skipped.
+    Raises :class:`~canisters.ConversationNotFound` when the store has no such
+    conversation and :class:`~canisters.SnapshotRestoreError` when its records
+    cannot be read back as canisters.
+    """
+    if not store.exists(conversation_id):
+        raise ConversationNotFound(conversation_id)
+    try:
+        recorder = Recorder(store, conversation_id, prompt_key)
+    except SerializationError as error:
+        raise SnapshotRestoreError(
+            f"conversation {conversation_id!r} could not be read back: {error}"
+        ) from error
+    conversation = recorder.conversation
+    return Resumption(conversation, conversation.pending_invocations(), recorder)
+
+
+# Running pending invocations -------------------------------------------------------
+
+
+def _recorder_of(target: Resumption | Recorder) -> Recorder:
+    if isinstance(target, Resumption):
+        return target.recorder
+    if isinstance(target, Recorder):
+        return target
+    raise RecordingError(
+        f"expected a Resumption or a Recorder, got {type(target).__name__}"
+    )
+
+
+def _check_mode(on_pending: str) -> None:
+    if on_pending not in ("run", "interrupt", "abort"):
+        raise RecordingError(
+            f"on_pending must be 'run', 'interrupt' or 'abort', got {on_pending!r}"
+        )
+
+
+def _takes_key(handler: Handler) -> bool:
+    try:
+        parameters = inspect.signature(handler).parameters
+    except (TypeError, ValueError):
+        return False
+    parameter = parameters.get("idempotency_key")
+    return parameter is not None and parameter.kind in (
+        inspect.Parameter.KEYWORD_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    )
+
+
+def _is_async(handler: Handler) -> bool:
+    return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(
+        getattr(handler, "__call__", None)  # noqa: B004
+    )
+
+
+def _call(handler: Handler, invocation: InvocationCanister) -> Any:
+    if _takes_key(handler):
+        return handler(invocation.arguments, idempotency_key=invocation.invocation_id)
+    return handler(invocation.arguments)
+
+
+def _error_of(error: Exception) -> ErrorInfo:
+    if isinstance(error, (TimeoutError, asyncio.TimeoutError)):
+        code, retryable = ErrorCode.TIMEOUT.value, True
+    elif isinstance(error, ConnectionError):
+        code, retryable = ErrorCode.TOOL_ERROR.value, True
+    else:
+        code, retryable = ErrorCode.TOOL_ERROR.value, False
+    own_code = getattr(error, "code", None)
+    if isinstance(own_code, str) and own_code:
+        code = own_code
+    own_retryable = getattr(error, "retryable", None)
+    if isinstance(own_retryable, bool):
+        retryable = own_retryable
+    kind = type(error)
+    details: dict[str, Any] = {"exception": f"{kind.__module__}.{kind.__qualname__}"}
+    own_details = getattr(error, "details", None)
+    if isinstance(own_details, Mapping):
+        details.update(own_details)
+    return ErrorInfo(code, str(error) or kind.__name__, retryable, details)
+
+
+def _timed(result: Result, started: float) -> Result:
+    latency = round((time.perf_counter() - started) * 1000, 3)
+    return attrs.evolve(result, metadata=Metadata(latency_ms=latency))
+
+
+def _result_of(invocation: InvocationCanister, value: Any, started: float) -> Result:
+    builder = ResultBuilder(invocation)
+    if isinstance(value, ErrorInfo):
+        result = builder.error(
+            value.code, value.message, value.retryable, details=value.details
+        )
+    elif getattr(value, "role", None) is Role.Result:
+        if value.invocation_id != invocation.invocation_id:
+            return _timed(
+                builder.error(
+                    ErrorCode.TOOL_ERROR,
+                    f"the handler returned a result for invocation "
+                    f"{value.invocation_id!r}",
+                ),
+                started,
+            )
+        return value  # type: ignore[no-any-return]
+    else:
+        try:
+            result = builder.success(value)
+        except CanistersError as error:
+            result = builder.error(ErrorCode.TOOL_ERROR, str(error))
+    return _timed(result, started)
+
+
+def _failure_of(
+    invocation: InvocationCanister, error: Exception, started: float
+) -> Result:
+    info = _error_of(error)
+    result = ResultBuilder(invocation).error(
+        info.code, info.message, info.retryable, details=info.details
+    )
+    return _timed(result, started)
+
+
+def _missing(invocation: InvocationCanister) -> Result:
+    return ResultBuilder(invocation).error(
+        ErrorCode.NOT_FOUND, f"no handler for {invocation.name!r}"
+    )
+
+
+def _interrupted(invocation: InvocationCanister) -> Result:
+    return ResultBuilder(invocation).error(
+        ErrorCode.INTERRUPTED,
+        "the run stopped before this invocation completed; it was not run again",
+        retryable=True,
+    )
+
+
+def _abort(recorder: Recorder, pending: Sequence[InvocationCanister]) -> None:
+    names = ", ".join(f"{p.name} ({p.invocation_id})" for p in pending)
+    raise PendingInvocations(
+        f"conversation {recorder.conversation_id!r} has {len(pending)} pending "
+        f"invocation(s): {names}"
+    )
+
+
+def _in_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def run_pending(
+    resumption: Resumption | Recorder,
+    handlers: Mapping[str, Handler],
+    *,
+    on_pending: OnPending = "run",
+) -> tuple[Result, ...]:
+    """Answer every pending invocation, record each result, and return them in order.
+
+    Only invocations without a result run, one after another, each through
+    ``handlers[invocation.name]``; each result is recorded as soon as it exists.
+    A missing handler gives a ``NOT_FOUND`` error result, an exception an error
+    result (see the module documentation). ``on_pending="interrupt"`` answers
+    them with an ``INTERRUPTED`` error result instead of running them, and
+    ``on_pending="abort"`` raises :class:`~canisters.PendingInvocations` when
+    there are any. Async handlers are run to completion with :func:`asyncio.run`;
+    inside an event loop use :func:`arun_pending`.
+    """
+    _check_mode(on_pending)
+    recorder = _recorder_of(resumption)
+    pending = recorder.pending()
+    if on_pending == "abort":
+        if pending:
+            _abort(recorder, pending)
+        return ()
+    if _in_event_loop() and any(
+        _is_async(handlers[p.name]) for p in pending if p.name in handlers
+    ):
+        raise RecordingError(
+            "run_pending was called inside an event loop with async handlers; "
+            "await arun_pending instead"
+        )
+    results: list[Result] = []
+    for invocation in pending:
+        if not recorder._claim(invocation.invocation_id):
+            continue
+        try:
+            result = _answer_sync(invocation, handlers, on_pending)
+            results.append(recorder.record(result))
+        finally:
+            recorder._release(invocation.invocation_id)
+    return tuple(results)
+
+
+def _answer_sync(
+    invocation: InvocationCanister, handlers: Mapping[str, Handler], mode: str
+) -> Result:
+    if mode == "interrupt":
+        return _interrupted(invocation)
+    handler = handlers.get(invocation.name)
+    if handler is None:
+        return _missing(invocation)
+    started = time.perf_counter()
+    try:
+        value = _call(handler, invocation)
+        if inspect.isawaitable(value):
+            value = asyncio.run(_awaited(value))
+    except Exception as error:
+        return _failure_of(invocation, error, started)
+    return _result_of(invocation, value, started)
+
+
+async def _awaited(value: Awaitable[Any]) -> Any:
+    return await value
+
+
+async def _answer_async(
+    invocation: InvocationCanister, handlers: Mapping[str, Handler], mode: str
+) -> Result:
+    if mode == "interrupt":
+        return _interrupted(invocation)
+    handler = handlers.get(invocation.name)
+    if handler is None:
+        return _missing(invocation)
+    started = time.perf_counter()
+    try:
+        if _is_async(handler):
+            value = await _call(handler, invocation)
+        else:
+            value = await asyncio.to_thread(_call, handler, invocation)
+            if inspect.isawaitable(value):
+                value = await value
+    except Exception as error:
+        return _failure_of(invocation, error, started)
+    return _result_of(invocation, value, started)
+
+
+async def arun_pending(
+    resumption: Resumption | Recorder,
+    handlers: Mapping[str, Handler],
+    *,
+    on_pending: OnPending = "run",
+    concurrency: int | None = None,
+) -> tuple[Result, ...]:
+    """Answer every pending invocation from async code; see :func:`run_pending`.
+
+    Handlers may be coroutine functions or plain functions (these run in a worker
+    thread). Up to ``concurrency`` invocations run at once (all of them with
+    ``None``); each result is recorded as soon as its handler finishes, so the
+    recorded order is the order of completion. The returned results are in
+    invocation order. Cancelling the call leaves unfinished invocations pending.
+    """
+    _check_mode(on_pending)
+    if concurrency is not None and concurrency < 1:
+        raise RecordingError(f"concurrency must be at least 1, got {concurrency!r}")
+    recorder = _recorder_of(resumption)
+    pending = recorder.pending()
+    if on_pending == "abort":
+        if pending:
+            _abort(recorder, pending)
+        return ()
+    limit = asyncio.Semaphore(concurrency or max(len(pending), 1))
+
+    async def answer(invocation: InvocationCanister) -> Result | None:
+        if not recorder._claim(invocation.invocation_id):
+            return None
+        try:
+            async with limit:
+                result = await _answer_async(invocation, handlers, on_pending)
+            return await asyncio.to_thread(recorder.record, result)
+        finally:
+            recorder._release(invocation.invocation_id)
+
+    tasks = [asyncio.ensure_future(answer(invocation)) for invocation in pending]
+    try:
+        answered = await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    return tuple(result for result in answered if result is not None)
+
+
+# Snapshots ---------------------------------------------------------------------
+
+
+def _content_ids(conversation: Iterable[Canister]) -> list[str]:
+    seen: dict[str, None] = {}
+    for canister in conversation:
+        for part in getattr(canister, "content", ()):
+            content_id = getattr(part, "content_id", None)
+            if isinstance(content_id, str):
+                seen.setdefault(content_id, None)
+    return list(seen)
+
+
+def snapshot(store: Store, conversation_id: str) -> str:
+    """Return one JSON document holding a conversation and the blobs it refers to.
+
+    The document also carries the conversation id and its recorded prompt key;
+    :func:`restore` reads it back into any store.
+    """
+    if not store.exists(conversation_id):
+        raise ConversationNotFound(conversation_id)
+    conversation = store.load(conversation_id)
+    blobs = {
+        content_id: base64.b64encode(store.content.get(content_id)).decode("ascii")
+        for content_id in _content_ids(conversation)
+    }
+    document = {
+        "format": SNAPSHOT_FORMAT,
+        "version": SNAPSHOT_VERSION,
+        "conversation_id": conversation_id,
+        "prompt_key": recorded_prompt_key(store, conversation_id),
+        "conversation": orjson.loads(to_json(conversation)),
+        "content": blobs,
+        "side_files": {
+            name: lines
+            for name in CARRIED_SIDE_FILES
+            if (lines := store.sidecar(conversation_id, name).read_lines())
+        },
+    }
+    return orjson.dumps(document).decode()
+
+
+def _restore_error(message: str) -> SnapshotRestoreError:
+    return SnapshotRestoreError(f"cannot restore snapshot: {message}")
+
+
+@attrs.frozen
+class _Snapshot:
+    conversation_id: str
+    prompt_key: str | None
+    conversation: Conversation
+    blobs: dict[str, bytes]
+    side_files: dict[str, list[str]]
+
+
+def _blobs(content: object, conversation: Conversation) -> dict[str, bytes]:
+    if not isinstance(content, dict):
+        raise _restore_error("$.content must be an object")
+    blobs: dict[str, bytes] = {}
+    for content_id, encoded in content.items():
+        where = f"$.content[{content_id!r}]"
+        try:
+            data = base64.b64decode(encoded, validate=True)
+        except (binascii.Error, TypeError, ValueError) as error:
+            raise _restore_error(f"{where}: {error}") from error
+        if f"sha256:{hashlib.sha256(data).hexdigest()}" != content_id:
+            raise _restore_error(f"{where}: the bytes do not match their id")
+        blobs[content_id] = data
+    missing = [c for c in _content_ids(conversation) if c not in blobs]
+    if missing:
+        raise _restore_error(f"blobs missing from $.content: {', '.join(missing)}")
+    return blobs
+
+
+def _side_files(value: object) -> dict[str, list[str]]:
+    if not isinstance(value, dict) or not all(
+        isinstance(name, str)
+        and isinstance(lines, list)
+        and all(isinstance(line, str) and "\n" not in line for line in lines)
+        for name, lines in value.items()
+    ):
+        raise _restore_error("$.side_files must map names to lists of lines")
+    return value
+
+
+def _read_snapshot(text: str | bytes) -> _Snapshot:
+    try:
+        document = orjson.loads(text)
+    except (orjson.JSONDecodeError, TypeError) as error:
+        raise _restore_error(f"not JSON: {error}") from error
+    if not isinstance(document, dict) or document.get("format") != SNAPSHOT_FORMAT:
+        raise _restore_error(f"not a {SNAPSHOT_FORMAT} document")
+    if document.get("version") != SNAPSHOT_VERSION:
+        raise _restore_error(f"unsupported version {document.get('version')!r}")
+    conversation_id = document.get("conversation_id")
+    prompt_key = document.get("prompt_key")
+    if not isinstance(conversation_id, str) or not conversation_id:
+        raise _restore_error("$.conversation_id must be a non-empty string")
+    if prompt_key is not None and not isinstance(prompt_key, str):
+        raise _restore_error("$.prompt_key must be a string or null")
+    try:
+        conversation = from_json(orjson.dumps(document.get("conversation")))
+    except SerializationError as error:
+        raise _restore_error(f"$.conversation: {error}") from error
+    if not isinstance(conversation, Conversation) or not conversation:
+        raise _restore_error("$.conversation must be a non-empty conversation")
+    return _Snapshot(
+        conversation_id,
+        prompt_key,
+        conversation,
+        _blobs(document.get("content", {}), conversation),
+        _side_files(document.get("side_files", {})),
+    )
+
+
+def restore(
+    store: Store, text: str | bytes, *, conversation_id: str | None = None
+) -> str:
+    """Write a :func:`snapshot` document into ``store`` and return the new id.
+
+    The conversation keeps the id it had when ``conversation_id`` is not given
+    and that id is free in ``store``; otherwise it gets a new id. Asking for a
+    ``conversation_id`` that already exists, or giving a document that is not a
+    readable snapshot (bad JSON, bad canisters, blobs that do not match their
+    ids), raises :class:`~canisters.SnapshotRestoreError` before anything is
+    written. The blobs go in first and the canisters last, so a restore cut
+    short leaves no conversation behind.
+    """
+    read = _read_snapshot(text)
+    if conversation_id is None:
+        free = not store.exists(read.conversation_id)
+        target = read.conversation_id if free else new_id()
+    elif store.exists(conversation_id):
+        raise _restore_error(f"conversation {conversation_id!r} already exists")
+    else:
+        target = conversation_id
+    for data in read.blobs.values():
+        store.content.put(data)
+    if read.prompt_key is not None:
+        _write_prompt_key(store, target, read.prompt_key)
+    for name, lines in read.side_files.items():
+        sidecar = store.sidecar(target, name)
+        for line in lines:
+            sidecar.append_line(line)
+    store.extend(target, read.conversation)
+    return target
+
+
+# Lineage -----------------------------------------------------------------------
+
+
+def new_trace() -> str:
+    """Return a new trace id."""
+    return new_id()
+
+
+def with_trace(canister: C, trace_id: str | None = None) -> C:
+    """Return ``canister`` in trace ``trace_id`` (a new trace when ``None``)."""
+    if not attrs.has(type(canister)):
+        raise RecordingError(
+            f"with_trace needs an attrs canister, got {type(canister).__name__}"
+        )
+    return attrs.evolve(  # type: ignore[misc]
+        canister, trace_id=trace_id if trace_id is not None else new_trace()
+    )
+
+
+def lineage(conversation: Iterable[Canister], canister_id: str) -> Conversation:
+    """Return a canister and its ancestors through ``parent_id``, oldest first.
+
+    The chain stops at a canister without a parent or whose parent is not in the
+    conversation. Raises :class:`~canisters.CanisterNotFound` when no canister
+    has ``canister_id``.
+    """
+    by_id = {canister.id: canister for canister in conversation}
+    if canister_id not in by_id:
+        raise CanisterNotFound(canister_id)
+    chain: list[Canister] = []
+    seen: set[str] = set()
+    current: Canister | None = by_id[canister_id]
+    while current is not None and current.id not in seen:
+        seen.add(current.id)
+        chain.append(current)
+        parent = current.parent_id
+        current = by_id.get(parent) if parent is not None else None
+    return Conversation(tuple(reversed(chain)))
+
+
+def trace(conversation: Iterable[Canister], trace_id: str | None) -> Conversation:
+    """Return the canisters of one trace, in order."""
+    return Conversation(tuple(c for c in conversation if c.trace_id == trace_id))
+
+
+@attrs.frozen
+class TraceTotals:
+    """Execution totals of a group of canisters (a trace, a policy, everything)."""
+
+    canisters: int = 0
+    """How many canisters the group holds."""
+    model_calls: int = 0
+    """How many assistant canisters it holds: one per model response."""
+    invocations: int = 0
+    """How many invocations it holds."""
+    errors: int = 0
+    """How many error results it holds."""
+    usage: Usage = attrs.field(factory=Usage)
+    """Token usage summed over the canisters' metadata."""
+    latency_ms: float = 0.0
+    """Latency summed over the canisters' metadata, in milliseconds."""
+    retries: int = 0
+    """Retries summed over the canisters' metadata."""
+    cache_hits: int = 0
+    """How many canisters were answered from a cache."""
+
+    @property
+    def tokens(self) -> int:
+        """Input and output tokens together."""
+        return self.usage.total_tokens
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the totals as a flat JSON-compatible dict."""
+        usage = self.usage
+        return {
+            "canisters": self.canisters,
+            "model_calls": self.model_calls,
+            "invocations": self.invocations,
+            "errors": self.errors,
+            "tokens": usage.total_tokens,
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "cached_tokens": usage.cached_tokens,
+            "reasoning_tokens": usage.reasoning_tokens,
+            "latency_ms": self.latency_ms,
+            "retries": self.retries,
+            "cache_hits": self.cache_hits,
+        }
+
+    def add(self, canister: Canister) -> TraceTotals:
+        """Return these totals with ``canister`` counted in."""
+        role = canister.role
+        metadata = canister.metadata
+        usage, latency, retries, hit = self.usage, self.latency_ms, self.retries, 0
+        if metadata is not None:
+            if metadata.usage is not None:
+                usage = usage + metadata.usage
+            if metadata.latency_ms is not None:
+                latency += metadata.latency_ms
+            if metadata.retries is not None:
+                retries += metadata.retries
+            hit = 1 if metadata.cache_hit else 0
+        return TraceTotals(
+            canisters=self.canisters + 1,
+            model_calls=self.model_calls + (role is Role.Assistant),
+            invocations=self.invocations + (role is Role.Invocation),
+            errors=self.errors + (role is Role.Result and canister.error is not None),  # type: ignore[attr-defined]
+            usage=usage,
+            latency_ms=latency,
+            retries=retries,
+            cache_hits=self.cache_hits + hit,
+        )
+
+
+@attrs.frozen
+class TraceSummary:
+    """What :func:`trace_summary` returns."""
+
+    total: TraceTotals
+    """Totals over the whole conversation."""
+    traces: Mapping[str | None, TraceTotals] = attrs.field(converter=freeze)
+    """Totals per ``trace_id`` (``None`` for canisters outside any trace)."""
+    policies: Mapping[str | None, TraceTotals] = attrs.field(converter=freeze)
+    """Totals per ``policy`` (``None`` for canisters without one)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the summary as JSON-compatible dicts (``None`` keys become "")."""
+        return {
+            "total": self.total.as_dict(),
+            "traces": {k or "": v.as_dict() for k, v in self.traces.items()},
+            "policies": {k or "": v.as_dict() for k, v in self.policies.items()},
+        }
+
+
+def trace_summary(conversation: Iterable[Canister]) -> TraceSummary:
+    """Total tokens, latency, retries and model calls per trace and per policy."""
+    empty = TraceTotals()
+    total = empty
+    traces: dict[str | None, TraceTotals] = {}
+    policies: dict[str | None, TraceTotals] = {}
+    for canister in conversation:
+        total = total.add(canister)
+        traces[canister.trace_id] = traces.get(canister.trace_id, empty).add(canister)
+        policies[canister.policy] = policies.get(canister.policy, empty).add(canister)
+    return TraceSummary(total, traces, policies)
