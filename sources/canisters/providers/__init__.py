@@ -47,6 +47,7 @@ _BUILTIN = {
     "gemini": "canisters.providers.gemini",
     "ollama": "canisters.providers.ollama",
     "openai-chat": "canisters.providers.openai_chat",
+    "openai-responses": "canisters.providers.openai_responses",
 }
 
 _lock = threading.Lock()

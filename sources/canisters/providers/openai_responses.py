@@ -1,0 +1,863 @@
+"""OpenAI Responses (``openai-responses``): ``instructions`` + ``input`` items in
+requests, ``output`` items and ``usage`` in responses.
+
+Items map to canisters: ``message`` items to users, supervisors (roles
+``developer`` and ``system``) and assistants; ``reasoning`` items to
+:class:`~canisters.Reasoning` parts of the assistant turn they precede, with
+``encrypted_content`` kept byte-exact in ``redacted`` and the item id in the
+part's ``id``; ``function_call`` / ``function_call_output`` to invocations and
+results paired by ``call_id``; ``item_reference`` to an empty
+:class:`~canisters.Document` whose ``document_id`` is the referenced item id.
+Item types without a neutral meaning (server tool calls and the like) ride
+whole in an empty assistant canister's extras.
+
+Provider-only fields ride in ``extras["openai-responses"]``: ``item`` (other
+item keys such as ``id`` and ``status``, whether ``type`` was given, string or
+list content), on the first part of each message item; ``part`` (other part
+keys such as ``annotations``, ``logprobs``, ``detail``); ``role`` on
+supervisors (``"system"``, or ``"developer"`` where it would otherwise read as
+``instructions``); ``summary`` on reasoning (when it is not one entry);
+``arguments`` on invocations (the string when not what ``json.dumps`` gives);
+and ``response`` (``id``, ``status``, ``usage``...) on the first canister of a
+response.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from ..canisters import (
+    Assistant,
+    Document,
+    Invocation,
+    Metadata,
+    Result,
+    Supervisor,
+    Usage,
+    User,
+)
+from ..content import Audio, File, Image, Reasoning, Text
+from ..conversation import Conversation
+from ..exceptions import MalformedPayload
+from ..protocols import Canister, Role
+from ._common import (
+    Options,
+    as_mapping,
+    b64decode_exact,
+    b64encode,
+    complete_pairs,
+    data_url,
+    decode_error_text,
+    describe,
+    encode_error_text,
+    expect_list,
+    expect_mapping,
+    expect_str,
+    guarded,
+    media_bytes,
+    media_mime,
+    mine,
+    options_from,
+    parse_arguments,
+    parse_data_url,
+    reasoning_action,
+    ref_key,
+    render_arguments,
+    rest,
+    synthesize_id,
+    unsupported,
+)
+
+__all__ = ["NAME", "NORMALIZER", "OpenAIResponses"]
+
+NAME = "openai-responses"
+"""The provider name."""
+
+REQUEST_FIELDS = ("instructions", "input")
+"""The request fields that carry the conversation."""
+
+RESPONSE_FIELDS = (
+    "id",
+    "object",
+    "created_at",
+    "status",
+    "error",
+    "incomplete_details",
+    "model",
+    "output",
+    "usage",
+)
+"""The response fields :meth:`OpenAIResponses.render_response` produces."""
+
+_REF = ref_key(NAME)
+_AUDIO_FORMATS = {"wav": "audio/wav", "mp3": "audio/mpeg"}
+_AUDIO_BACK = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3"}
+_SERVER_ITEM_SUFFIXES = ("_call", "_call_output", "_output")
+
+
+def _wrap(extras: Mapping[str, Any]) -> dict[str, Any]:
+    return {NAME: dict(extras)} if extras else {}
+
+
+def _evolve(item: Any, extras: Mapping[str, Any]) -> Any:
+    merged = {**mine(item, NAME), **extras}
+    return attrs.evolve(item, extras={**item.extras, NAME: merged})
+
+
+# Parsing --------------------------------------------------------------------------
+
+
+def _media_source(
+    value: Any, path: str, extras: dict[str, Any]
+) -> tuple[dict[str, Any], str | None]:
+    """Read an ``image_url`` / ``file_data`` / ``file_url`` string into Media kwargs."""
+    url = expect_str(value, path)
+    parsed = parse_data_url(url)
+    if parsed is not None:
+        return {"data": parsed[1], "mime_type": parsed[0]}, parsed[0]
+    return {"url": url}, None
+
+
+def _parse_part(raw: Any, path: str) -> Any:
+    part = expect_mapping(raw, path)
+    kind = part.get("type")
+    extras: dict[str, Any] = {}
+    if kind in ("input_text", "output_text"):
+        text = expect_str(part.get("text"), f"{path}.text")
+        other = rest(part, frozenset({"type", "text"}))
+        if other:
+            extras["part"] = other
+        if kind == "output_text":
+            extras["output"] = True
+        return Text(text, extras=_wrap(extras))
+    if kind == "refusal":
+        text = expect_str(part.get("refusal"), f"{path}.refusal")
+        other = rest(part, frozenset({"type", "refusal"}))
+        extras["refusal"] = True
+        if other:
+            extras["part"] = other
+        return Text(text, extras=_wrap(extras))
+    if kind == "input_image":
+        kwargs: dict[str, Any] = {}
+        used = {"type"}
+        if part.get("image_url") is not None:
+            kwargs, _ = _media_source(part["image_url"], f"{path}.image_url", extras)
+            if "data" in kwargs:
+                extras["data_url"] = True
+            used.add("image_url")
+        if part.get("file_id") is not None:
+            kwargs["refs"] = {_REF: expect_str(part["file_id"], f"{path}.file_id")}
+            used.add("file_id")
+        other = rest(part, frozenset(used))
+        if other:
+            extras["part"] = other
+        return Image(**kwargs, extras=_wrap(extras))
+    if kind == "input_file":
+        kwargs = {}
+        used = {"type", "filename"}
+        if part.get("file_data") is not None:
+            raw_data = expect_str(part["file_data"], f"{path}.file_data")
+            parsed = parse_data_url(raw_data)
+            if parsed is not None:
+                kwargs = {"data": parsed[1], "mime_type": parsed[0]}
+            else:
+                # file_data without a data: prefix is raw base64.
+                data, exact = b64decode_exact(raw_data, f"{path}.file_data")
+                kwargs = {"data": data}
+                extras["raw_base64"] = raw_data if not exact else True
+            used.add("file_data")
+        elif part.get("file_url") is not None:
+            kwargs = {"url": expect_str(part["file_url"], f"{path}.file_url")}
+            used.add("file_url")
+        if part.get("file_id") is not None:
+            kwargs["refs"] = {_REF: expect_str(part["file_id"], f"{path}.file_id")}
+            used.add("file_id")
+        filename = part.get("filename")
+        if filename is not None:
+            kwargs["filename"] = expect_str(filename, f"{path}.filename")
+        elif "filename" in part:
+            used.discard("filename")
+        other = rest(part, frozenset(used))
+        if other:
+            extras["part"] = other
+        return File(**kwargs, extras=_wrap(extras))
+    if kind == "input_audio":
+        audio = expect_mapping(part.get("input_audio"), f"{path}.input_audio")
+        raw_data = expect_str(audio.get("data"), f"{path}.input_audio.data")
+        data, exact = b64decode_exact(raw_data, f"{path}.input_audio.data")
+        audio_format = audio.get("format")
+        if not exact:
+            extras["raw"] = raw_data
+        mime = (
+            _AUDIO_FORMATS.get(audio_format) if isinstance(audio_format, str) else None
+        )
+        if mime is None:
+            extras["format"] = audio_format
+        other = rest(part, frozenset({"type", "input_audio"}))
+        if other:
+            extras["part"] = other
+        return Audio(data=data, mime_type=mime, extras=_wrap(extras))
+    raise MalformedPayload(f"unknown content part type {kind!r}", f"{path}.type")
+
+
+def _parse_content(value: Any, path: str) -> tuple[list[Any], bool]:
+    """Return the parts and whether the content was a plain string."""
+    if isinstance(value, str):
+        return [Text(value)], True
+    return [
+        _parse_part(raw, f"{path}[{number}]")
+        for number, raw in enumerate(expect_list(value, path))
+    ], False
+
+
+class _Parser:
+    def __init__(self) -> None:
+        self.canisters: list[Canister] = []
+        self.assistant: list[Any] = []
+        self.assistant_extras: dict[str, Any] = {}
+        self.names: dict[str, str] = {}
+
+    def flush(self) -> None:
+        if self.assistant:
+            self.canisters.append(
+                Assistant(tuple(self.assistant), extras=_wrap(self.assistant_extras))
+            )
+            self.assistant = []
+            self.assistant_extras = {}
+
+    def item(self, index: int, raw: Any, path: str) -> None:
+        item = expect_mapping(raw, path)
+        kind = item.get("type")
+        role = item.get("role")
+        if kind in (None, "message") and role is not None:
+            self.message(item, expect_str(role, f"{path}.role"), path)
+        elif kind == "function_call":
+            self.flush()
+            call_id = expect_str(item.get("call_id"), f"{path}.call_id")
+            name = expect_str(item.get("name"), f"{path}.name")
+            arguments, kept = parse_arguments(
+                item.get("arguments"), f"{path}.arguments"
+            )
+            extras: dict[str, Any] = {}
+            if kept is not None:
+                extras["arguments"] = kept
+            other = rest(item, frozenset({"type", "call_id", "name", "arguments"}))
+            if other:
+                extras["item"] = other
+            self.names[call_id] = name
+            self.canisters.append(
+                Invocation(name, arguments, invocation_id=call_id, extras=_wrap(extras))
+            )
+        elif kind == "function_call_output":
+            self.flush()
+            call_id = expect_str(item.get("call_id"), f"{path}.call_id")
+            output = item.get("output")
+            content, string = _parse_content(output, f"{path}.output")
+            extras = {}
+            if not string:
+                extras["list"] = True
+            error = None
+            if string:
+                error = decode_error_text(content[0].text)
+                if error is not None:
+                    content = []
+            other = rest(item, frozenset({"type", "call_id", "output"}))
+            if other:
+                extras["item"] = other
+            self.canisters.append(
+                Result(
+                    call_id,
+                    self.names.get(call_id, ""),
+                    tuple(content),
+                    error,
+                    extras=_wrap(extras),
+                )
+            )
+        elif kind == "reasoning":
+            summary = expect_list(item.get("summary", []), f"{path}.summary")
+            texts: list[str] = []
+            for number, entry in enumerate(summary):
+                entry = expect_mapping(entry, f"{path}.summary[{number}]")
+                texts.append(
+                    expect_str(entry.get("text"), f"{path}.summary[{number}].text")
+                )
+            extras = {}
+            plain = len(summary) == 1 and set(summary[0]) == {"type", "text"}
+            if not plain or summary[0].get("type") != "summary_text":
+                extras["summary"] = [dict(entry) for entry in summary]
+            encrypted = item.get("encrypted_content")
+            used = {"type", "id", "summary"}
+            if isinstance(encrypted, str):
+                used.add("encrypted_content")
+            else:
+                encrypted = None
+            item_id = item.get("id")
+            if item_id is not None:
+                item_id = expect_str(item_id, f"{path}.id")
+            else:
+                used.discard("id")
+            other = rest(item, frozenset(used))
+            if other:
+                extras["item"] = other
+            self.assistant.append(
+                Reasoning(
+                    "\n\n".join(texts),
+                    None,
+                    encrypted,
+                    NAME,
+                    id=item_id,
+                    extras=_wrap(extras),
+                )
+            )
+        elif kind == "item_reference":
+            self.flush()
+            reference = expect_str(item.get("id"), f"{path}.id")
+            extras = {"item_reference": True}
+            other = rest(item, frozenset({"type", "id"}))
+            if other:
+                extras["item"] = other
+            self.canisters.append(
+                Document((), document_id=reference, extras=_wrap(extras))
+            )
+        elif isinstance(kind, str) and (
+            kind.endswith(_SERVER_ITEM_SUFFIXES)
+            or kind.startswith(("mcp_", "compaction"))
+        ):
+            self.flush()
+            self.canisters.append(Assistant((), extras=_wrap({"raw": dict(item)})))
+        else:
+            raise MalformedPayload(f"unknown item type {kind!r}", f"{path}.type")
+
+    def message(self, item: Mapping[str, Any], role: str, path: str) -> None:
+        content, string = _parse_content(item.get("content"), f"{path}.content")
+        info: dict[str, Any] = {}
+        if "type" in item:
+            info["typed"] = True
+        if not string:
+            info["list"] = True
+        other = rest(item, frozenset({"type", "role", "content"}))
+        if other:
+            info["rest"] = other
+        if role == "assistant":
+            if not content:
+                content = [Text("", extras=_wrap({"empty": True}))]
+            content[0] = _evolve(content[0], {"item": info})
+            self.assistant.extend(content)
+            return
+        self.flush()
+        extras: dict[str, Any] = {}
+        if info:
+            extras["item"] = info
+        if role == "user":
+            self.canisters.append(User(tuple(content), extras=_wrap(extras)))
+        elif role in ("system", "developer"):
+            if role == "system" or not self.canisters:
+                extras["role"] = role
+            self.canisters.append(Supervisor(tuple(content), extras=_wrap(extras)))
+        else:
+            raise MalformedPayload(f"unknown role {role!r}", f"{path}.role")
+
+
+def _parse_input(body: Mapping[str, Any]) -> list[Canister]:
+    parser = _Parser()
+    instructions = body.get("instructions")
+    if isinstance(instructions, str):
+        parser.canisters.append(Supervisor((Text(instructions),)))
+    elif instructions is not None:
+        raise MalformedPayload("expected a string", "$.instructions")
+    value = body.get("input")
+    if isinstance(value, str):
+        parser.canisters.append(User((Text(value),), extras=_wrap({"string": True})))
+        return parser.canisters
+    if value is None:
+        return parser.canisters
+    for index, item in enumerate(expect_list(value, "$.input")):
+        parser.item(index, item, f"$.input[{index}]")
+    parser.flush()
+    return parser.canisters
+
+
+# Rendering ------------------------------------------------------------------------
+
+
+class _Renderer:
+    def __init__(self, options: Options, response: bool) -> None:
+        self.options = options
+        self.response = response
+
+    def media(self, part: Any, where: str, *, tool: bool) -> dict[str, Any] | None:
+        extras = mine(part, NAME)
+        reference = part.refs.get(_REF)
+        rendered: dict[str, Any]
+        if part.type == "image":
+            rendered = {"type": "input_image"}
+            if part.url is not None and not extras.get("data_url"):
+                rendered["image_url"] = part.url
+            elif part.data is not None or part.url is not None or part.content_id:
+                data = media_bytes(part, self.options)
+                if data is None:
+                    if reference is None:
+                        return self.refuse(where, "give a resolver for its content id")
+                else:
+                    rendered["image_url"] = data_url(media_mime(part, data), data)
+            if reference is not None:
+                rendered["file_id"] = reference
+            rendered.update(extras.get("part", {"detail": "auto"}))
+            return rendered
+        if part.type == "file":
+            rendered = {"type": "input_file"}
+            if part.url is not None and not part.url.startswith("data:"):
+                rendered["file_url"] = part.url
+            elif part.data is not None or part.url is not None or part.content_id:
+                data = media_bytes(part, self.options)
+                if data is None:
+                    if reference is None:
+                        return self.refuse(where, "give a resolver for its content id")
+                else:
+                    raw = extras.get("raw_base64")
+                    if raw is True:
+                        rendered["file_data"] = b64encode(data)
+                    elif isinstance(raw, str):
+                        rendered["file_data"] = raw
+                    else:
+                        rendered["file_data"] = data_url(media_mime(part, data), data)
+            if reference is not None:
+                rendered["file_id"] = reference
+            if part.filename is not None:
+                rendered["filename"] = part.filename
+            elif "file_data" in rendered and not extras:
+                # The API wants a filename with inline file data.
+                rendered["filename"] = part.hint or "file"
+            rendered.update(extras.get("part", {}))
+            return rendered
+        if part.type == "audio" and not tool:
+            data = media_bytes(part, self.options)
+            mime = part.mime_type or media_mime(part, data)
+            audio_format = extras.get("format", _AUDIO_BACK.get(mime))
+            if data is None or audio_format is None:
+                return self.refuse(where, "audio input needs wav or mp3 bytes")
+            raw = extras.get("raw")
+            rendered = {
+                "type": "input_audio",
+                "input_audio": {
+                    "data": raw if isinstance(raw, str) else b64encode(data),
+                    "format": audio_format,
+                },
+            }
+            rendered.update(extras.get("part", {}))
+            return rendered
+        return self.refuse(where, f"the Responses API cannot take {part.type} here")
+
+    def refuse(self, where: str, reason: str) -> dict[str, Any] | None:
+        text = unsupported(self.options, NAME, where, reason)
+        if text is None:
+            return None
+        return {"type": "input_text", "text": text}
+
+    def parts(
+        self, canister: Any, index: int, parts: Any, *, output: bool, tool: bool = False
+    ) -> list[dict[str, Any]]:
+        rendered: list[dict[str, Any]] = []
+        for number, part in parts:
+            where = describe(index, canister, number, part)
+            extras = mine(part, NAME)
+            if part.type == "text":
+                if extras.get("refusal"):
+                    wire = {"type": "refusal", "refusal": part.text}
+                elif output or extras.get("output"):
+                    wire = {"type": "output_text", "text": part.text}
+                    if "part" not in extras and self.response:
+                        wire["annotations"] = []
+                else:
+                    wire = {"type": "input_text", "text": part.text}
+                wire.update(extras.get("part", {}))
+                rendered.append(wire)
+            elif part.type in ("image", "file", "audio", "video"):
+                media = self.media(part, where, tool=tool)
+                if media is not None:
+                    rendered.append(media)
+            elif part.type == "reasoning":
+                action = reasoning_action(part, NAME, self.options, where, native=False)
+                if action == "text":
+                    rendered.append({"type": "input_text", "text": part.text})
+            else:
+                media = self.refuse(where, f"unknown part type {part.type!r}")
+                if media is not None:
+                    rendered.append(media)
+        return rendered
+
+    def message(
+        self, role: str, canister: Any, index: int, parts: Any, info: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        output = role == "assistant"
+        rendered = self.parts(canister, index, parts, output=output)
+        content: Any = rendered
+        listed = info.get("list", self.response and output)
+        simple = all(
+            part.get("type") in ("input_text", "output_text")
+            and set(part) == {"type", "text"}
+            for part in rendered
+        )
+        if not listed and simple:
+            content = "\n".join(part["text"] for part in rendered)
+        if output and not rendered and parts and mine(parts[0][1], NAME).get("empty"):
+            content = [] if listed else ""
+        message: dict[str, Any] = {}
+        typed = info.get("typed", self.response and output)
+        if typed:
+            message["type"] = "message"
+        message["role"] = role
+        message["content"] = content
+        if "rest" in info:
+            message.update(info["rest"])
+        elif self.response and output:
+            message["id"] = synthesize_id("msg_", index, canister.id)
+            message["status"] = "completed"
+        return message
+
+    def reasoning(self, part: Any, index: int) -> dict[str, Any]:
+        extras = mine(part, NAME)
+        item: dict[str, Any] = {"type": "reasoning"}
+        if part.id is not None:
+            item["id"] = part.id
+        elif "item" not in extras:
+            item["id"] = synthesize_id("rs_", index, part.text, part.redacted)
+        if "summary" in extras:
+            item["summary"] = extras["summary"]
+        else:
+            item["summary"] = [{"type": "summary_text", "text": part.text}]
+        if part.redacted is not None:
+            item["encrypted_content"] = part.redacted
+        item.update(extras.get("item", {}))
+        return item
+
+    def assistant(self, canister: Any, index: int) -> list[dict[str, Any]]:
+        extras = mine(canister, NAME)
+        if "raw" in extras:
+            return [dict(extras["raw"])]
+        items: list[dict[str, Any]] = []
+        run: list[tuple[int, Any]] = []
+        info: Mapping[str, Any] = {}
+
+        def close() -> None:
+            if run:
+                items.append(
+                    self.message("assistant", canister, index, list(run), info)
+                )
+                run.clear()
+
+        for number, part in enumerate(canister.content):
+            part_extras = mine(part, NAME)
+            if part.type == "reasoning":
+                close()
+                where = describe(index, canister, number, part)
+                if part.provider == NAME:
+                    items.append(self.reasoning(part, index))
+                    continue
+                action = reasoning_action(part, NAME, self.options, where, native=False)
+                if action == "text":
+                    info = {}
+                    run.append((number, Text(part.text)))
+                continue
+            if "item" in part_extras:
+                close()
+                info = part_extras["item"]
+            elif not run:
+                info = {}
+            run.append((number, part))
+        close()
+        if not items and not canister.content:
+            items.append(self.message("assistant", canister, index, [], {}))
+        return items
+
+    def call(self, canister: Any, index: int) -> dict[str, Any]:
+        extras = mine(canister, NAME)
+        item: dict[str, Any] = {
+            "type": "function_call",
+            "call_id": canister.invocation_id,
+            "name": canister.name,
+            "arguments": render_arguments(canister.arguments, extras.get("arguments")),
+        }
+        if "item" in extras:
+            item.update(extras["item"])
+        elif self.response:
+            item["id"] = synthesize_id("fc_", index, canister.invocation_id)
+            item["status"] = "completed"
+        return item
+
+    def result(self, canister: Any, index: int) -> dict[str, Any]:
+        extras = mine(canister, NAME)
+        output: Any
+        if canister.error is not None:
+            output = encode_error_text(canister.error)
+        else:
+            rendered = self.parts(
+                canister,
+                index,
+                list(enumerate(canister.content)),
+                output=False,
+                tool=True,
+            )
+            simple = all(
+                part.get("type") == "input_text" and set(part) == {"type", "text"}
+                for part in rendered
+            )
+            if simple and not extras.get("list"):
+                output = "\n".join(part["text"] for part in rendered)
+            else:
+                output = rendered
+        item: dict[str, Any] = {
+            "type": "function_call_output",
+            "call_id": canister.invocation_id,
+            "output": output,
+        }
+        item.update(extras.get("item", {}))
+        return item
+
+    def items(self, canisters: list[tuple[int, Canister]]) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        for index, canister in canisters:
+            extras = mine(canister, NAME)
+            match canister.role:
+                case Role.User:
+                    if extras.get("string"):
+                        self.options.note(
+                            "downgraded",
+                            NAME,
+                            describe(index, canister),
+                            "input string",
+                        )
+                    items.append(
+                        self.message(
+                            "user",
+                            canister,
+                            index,
+                            list(enumerate(canister.content)),  # type: ignore[attr-defined]
+                            extras.get("item", {}),
+                        )
+                    )
+                case Role.Supervisor:
+                    items.append(
+                        self.message(
+                            extras.get("role", "developer"),
+                            canister,
+                            index,
+                            list(enumerate(canister.content)),  # type: ignore[attr-defined]
+                            extras.get("item", {}),
+                        )
+                    )
+                case Role.Document:
+                    document: Any = canister
+                    if extras.get("item_reference"):
+                        item = {"type": "item_reference", "id": document.document_id}
+                        item.update(extras.get("item", {}))
+                        items.append(item)
+                        continue
+                    self.options.note(
+                        "downgraded",
+                        NAME,
+                        describe(index, canister),
+                        "document sent as user",
+                    )
+                    items.append(
+                        self.message(
+                            "user",
+                            canister,
+                            index,
+                            list(enumerate(document.content)),
+                            {},
+                        )
+                    )
+                case Role.Assistant:
+                    items.extend(self.assistant(canister, index))
+                case Role.Invocation:
+                    items.append(self.call(canister, index))
+                case Role.Result:
+                    items.append(self.result(canister, index))
+        return items
+
+
+def _instructions(
+    canisters: list[tuple[int, Canister]],
+) -> tuple[Any, list[tuple[int, Canister]]]:
+    if not canisters:
+        return None, canisters
+    index, first = canisters[0]
+    if first.role is not Role.Supervisor or "role" in mine(first, NAME) or index != 0:
+        return None, canisters
+    parts = first.content  # type: ignore[attr-defined]
+    if not all(part.type == "text" for part in parts):
+        return None, canisters
+    return "\n".join(part.text for part in parts), canisters[1:]
+
+
+# The normalizer -------------------------------------------------------------------
+
+
+def _usage(raw: Mapping[str, Any]) -> Usage:
+    def count(value: Any) -> int:
+        return value if type(value) is int else 0
+
+    inputs = raw.get("input_tokens_details")
+    outputs = raw.get("output_tokens_details")
+    inputs = inputs if isinstance(inputs, Mapping) else {}
+    outputs = outputs if isinstance(outputs, Mapping) else {}
+    return Usage(
+        input_tokens=count(raw.get("input_tokens")),
+        output_tokens=count(raw.get("output_tokens")),
+        cached_tokens=count(inputs.get("cached_tokens")),
+        cache_write_tokens=count(inputs.get("cache_write_tokens")),
+        reasoning_tokens=count(outputs.get("reasoning_tokens")),
+    )
+
+
+_INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
+
+
+class OpenAIResponses:
+    """The ``openai-responses`` normalizer (OpenAI Responses API)."""
+
+    __slots__ = ()
+
+    name = NAME
+    """The provider name."""
+
+    @guarded
+    def parse_request(self, body: Any) -> Conversation:
+        """Read ``instructions`` and ``input`` of a request body or SDK params."""
+        return Conversation(tuple(_parse_input(as_mapping(body))))
+
+    def render_request(
+        self, conversation: Conversation, **options: Any
+    ) -> dict[str, Any]:
+        """Render ``{"instructions": ..., "input": [...]}`` (``instructions`` only
+        when the conversation starts with a plain supervisor)."""
+        settings = options_from(options)
+        kept = complete_pairs(list(conversation), settings, NAME)
+        positions = {id(canister): index for index, canister in enumerate(conversation)}
+        indexed = [(positions[id(canister)], canister) for canister in kept]
+        instructions, rest_ = _instructions(indexed)
+        body: dict[str, Any] = {}
+        if instructions is not None:
+            body["instructions"] = instructions
+        if (
+            len(rest_) == 1
+            and rest_[0][1].role is Role.User
+            and mine(rest_[0][1], NAME).get("string")
+        ):
+            body["input"] = rest_[0][1].content[0].text  # type: ignore[attr-defined]
+            return body
+        body["input"] = _Renderer(settings, response=False).items(rest_)
+        return body
+
+    @guarded
+    def parse_response(self, body: Any) -> Conversation:
+        """Read a response body or ``openai.types.responses.Response``."""
+        mapping = as_mapping(body)
+        parser = _Parser()
+        for index, item in enumerate(
+            expect_list(mapping.get("output", []), "$.output")
+        ):
+            parser.item(index, item, f"$.output[{index}]")
+        parser.flush()
+        canisters = parser.canisters or [Assistant(())]
+        envelope = {
+            key: mapping[key]
+            for key in RESPONSE_FIELDS
+            if key in mapping and key != "output"
+        }
+        usage = None
+        if isinstance(mapping.get("usage"), Mapping):
+            usage = _usage(mapping["usage"])
+        status = mapping.get("status")
+        finish: str | None = None
+        if status == "completed":
+            invoked = any(canister.role is Role.Invocation for canister in canisters)
+            finish = "tool_calls" if invoked else "stop"
+        elif status == "incomplete":
+            details = mapping.get("incomplete_details")
+            reason = details.get("reason") if isinstance(details, Mapping) else None
+            finish = (
+                _INCOMPLETE.get(reason, reason) if isinstance(reason, str) else "length"
+            )
+        elif isinstance(status, str):
+            finish = status
+        model = mapping.get("model")
+        response_id = mapping.get("id")
+        metadata = Metadata(
+            model=model if isinstance(model, str) else None,
+            usage=usage,
+            finish_reason=finish,
+            custom={"response_id": response_id} if isinstance(response_id, str) else {},
+        )
+        first = canisters[0]
+        canisters[0] = attrs.evolve(  # type: ignore[misc]
+            first,
+            metadata=metadata,
+            extras={**first.extras, NAME: {**mine(first, NAME), "response": envelope}},
+        )
+        return Conversation(tuple(canisters))
+
+    def render_response(
+        self, conversation: Conversation, **options: Any
+    ) -> dict[str, Any]:
+        """Render ``id``, ``model``, ``status``, ``output`` and ``usage``."""
+        settings = options_from(options)
+        canisters = list(conversation)
+        envelope: dict[str, Any] = {}
+        metadata = None
+        if canisters:
+            first = canisters[0]
+            envelope = dict(mine(first, NAME).get("response", {}))
+            metadata = first.metadata
+            canisters[0] = attrs.evolve(  # type: ignore[misc]
+                first,
+                extras={
+                    **first.extras,
+                    NAME: {
+                        k: v for k, v in mine(first, NAME).items() if k != "response"
+                    },
+                },
+            )
+        output = _Renderer(settings, response=True).items(list(enumerate(canisters)))
+        if (
+            len(canisters) == 1
+            and canisters[0].role is Role.Assistant
+            and not canisters[0].content  # type: ignore[attr-defined]
+            and "raw" not in mine(canisters[0], NAME)
+        ):
+            output = []
+        if envelope:
+            return {**envelope, "output": output}
+        body: dict[str, Any] = {}
+        if metadata is not None:
+            if metadata.custom.get("response_id"):
+                body["id"] = metadata.custom["response_id"]
+            body["object"] = "response"
+            if metadata.model:
+                body["model"] = metadata.model
+            finish = metadata.finish_reason
+            body["status"] = (
+                "incomplete" if finish in ("length", "content_filter") else "completed"
+            )
+        body["output"] = output
+        if metadata is not None and metadata.usage is not None:
+            usage = metadata.usage
+            body["usage"] = {
+                "input_tokens": usage.input_tokens,
+                "input_tokens_details": {"cached_tokens": usage.cached_tokens},
+                "output_tokens": usage.output_tokens,
+                "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
+                "total_tokens": usage.total_tokens,
+            }
+        return body
+
+    def __repr__(self) -> str:
+        return f"<normalizer {NAME}>"
+
+
+NORMALIZER = OpenAIResponses()
+"""The registered instance."""
