@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import logging
 import re
 from collections import OrderedDict
@@ -68,6 +69,9 @@ STORED_MARK: Final = b'"$stored"'
 _MEDIA_TAGS: Final = frozenset(("image", "audio", "video", "file"))
 _DIGEST_SUFFIX: Final = b',"digest":"'
 _SUFFIX_LENGTH: Final = len(_DIGEST_SUFFIX) + 64 + 2  # ,"digest":"<hex>"}
+# A number orjson would read as a float (beyond 64 bits), or a string that looks
+# like one: either way the standard library's exact reader is used.
+_LONG_NUMBER: Final = re.compile(rb"[:\[,]-?\d{19,}")
 CONTENT_REFERENCE: Final = re.compile(rb"sha256:[0-9a-f]{64}")
 """Finds every content id a raw record or side-file line mentions."""
 
@@ -391,12 +395,23 @@ class Codec:
 
 def encode_record(seq: int, prev: str, record: dict[str, Any]) -> tuple[bytes, str]:
     """Return the log line (with its newline) of ``record`` and its digest."""
+    document = {"seq": seq, "prev": prev, "v": FORMAT_VERSION, "canister": record}
     try:
-        body = orjson.dumps(
-            {"seq": seq, "prev": prev, "v": FORMAT_VERSION, "canister": record}
-        )
+        body = orjson.dumps(document)
     except TypeError as error:
-        raise SerializationError(f"value is not JSON-serializable: {error}") from error
+        if "64-bit" not in str(error):
+            raise SerializationError(
+                f"value is not JSON-serializable: {error}"
+            ) from error
+        # orjson holds integers to 64 bits; the standard library keeps them exact.
+        try:
+            body = json.dumps(
+                document, ensure_ascii=False, separators=(",", ":")
+            ).encode("utf-8")
+        except (TypeError, ValueError) as error:
+            raise SerializationError(
+                f"value is not JSON-serializable: {error}"
+            ) from error
     digest = hashlib.sha256(body).hexdigest()
     return b"".join(
         (body[:-1], _DIGEST_SUFFIX, digest.encode("ascii"), b'"}\n')
@@ -522,8 +537,11 @@ class Chain:
         """Check one complete line and return its canister (``None`` if skipped)."""
         claimed = line_digest(line)
         try:
-            document = orjson.loads(line)
-        except orjson.JSONDecodeError:
+            if _LONG_NUMBER.search(line) is None:
+                document = orjson.loads(line)
+            else:
+                document = json.loads(line)
+        except ValueError:
             document = None
         if type(document) is not dict or claimed is None:
             self.problem(where, "unreadable", "the record is not a log record")

@@ -1,0 +1,725 @@
+"""canisters.storage: both backends through the public API."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import sqlite3
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import canisters as c
+from canisters import storage
+from canisters.storage import InvalidIdentifier, Store, StoragePolicy, open_store
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
+PROMPT = "You are a careful assistant."
+
+
+def _location(tmp_path: Path, backend: str, name: str = "store") -> str:
+    if backend == "sqlite":
+        return f"sqlite:///{tmp_path / (name + '.db')}"
+    return str(tmp_path / name)
+
+
+@pytest.fixture(params=["files", "sqlite"])
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def location(tmp_path: Path, backend: str) -> str:
+    return _location(tmp_path, backend)
+
+
+@pytest.fixture
+def store(location: str) -> Iterator[Store]:
+    with open_store(location) as opened:
+        yield opened
+
+
+# Raw access to what a backend holds, to tamper with it ---------------------
+
+
+def _raw_lines(store: Any, conversation_id: str) -> list[bytes]:
+    if isinstance(store, storage.files.FileStore):
+        path = store.root / "conversations" / conversation_id / "messages.jsonl"
+        return path.read_bytes().splitlines()
+    with sqlite3.connect(store.path) as connection:
+        rows = connection.execute(
+            "SELECT line FROM records WHERE conversation = ? ORDER BY seq",
+            (conversation_id,),
+        ).fetchall()
+    return [bytes(row[0]) for row in rows]
+
+
+def _write_raw_lines(store: Any, conversation_id: str, lines: list[bytes]) -> None:
+    if isinstance(store, storage.files.FileStore):
+        path = store.root / "conversations" / conversation_id / "messages.jsonl"
+        path.write_bytes(b"".join(line + b"\n" for line in lines))
+        return
+    with sqlite3.connect(store.path) as connection:
+        connection.execute(
+            "DELETE FROM records WHERE conversation = ?", (conversation_id,)
+        )
+        connection.executemany(
+            "INSERT INTO records (conversation, seq, line) VALUES (?, ?, ?)",
+            [(conversation_id, seq, line) for seq, line in enumerate(lines)],
+        )
+
+
+def _tamper_blob(store: Any, content_id: str) -> None:
+    if isinstance(store, storage.files.FileStore):
+        store.content.path(content_id).write_bytes(b"not the original bytes")
+        return
+    with sqlite3.connect(store.path) as connection:
+        connection.execute(
+            "UPDATE blobs SET data = ? WHERE id = ?", (b"not the original", content_id)
+        )
+
+
+def _sample() -> list[c.Canister]:
+    invocation = c.Invocation("lookup", {"q": "weather", "n": [1, 2.5, None]}, step=1)
+    return [
+        c.Supervisor(PROMPT),
+        c.User(
+            (
+                c.Text("What is in this picture?"),
+                c.Image(data=PNG, mime_type="image/png", hint="a test pattern"),
+                c.Audio(url="https://example.com/a.wav"),
+                c.File(content_id="sha256:" + "ab" * 32, filename="a.pdf"),
+            )
+        ),
+        c.Assistant(
+            (
+                c.Reasoning("thinking", "sig==", None, "anthropic"),
+                c.Text("x" * 5000, "text/markdown"),
+            ),
+            metadata=c.Metadata(model="m", usage=c.Usage(10, 20), latency_ms=1.5),
+        ),
+        invocation,
+        c.Result(invocation.invocation_id, "lookup", "sunny", step=1),
+        c.Document(("reference material " * 100,), "Title", "doc-1"),
+    ]
+
+
+# Round trips ---------------------------------------------------------------
+
+
+def test_load_returns_equal_canisters(store: Store) -> None:
+    sample = _sample()
+    store.append("chat", sample[0])
+    store.extend("chat", sample[1:])
+    loaded = store.load("chat")
+    assert isinstance(loaded, c.Conversation)
+    assert loaded == sample
+    assert [type(x) for x in loaded] == [type(x) for x in sample]
+
+
+def test_media_sources_come_back_as_given(store: Store) -> None:
+    parts = (
+        c.Image(data=PNG),
+        c.Image(url="https://example.com/x.png"),
+        c.Image(content_id=store.content.put(PNG)),
+        c.Video(refs={"gemini": "files/abc"}),
+    )
+    store.append("media", c.User(parts))
+    loaded = store.load("media")[0]
+    assert loaded.content == parts  # type: ignore[attr-defined]
+    assert loaded.content[0].data == PNG  # type: ignore[attr-defined]
+    assert loaded.content[0].content_id is None  # type: ignore[attr-defined]
+
+
+def test_reopened_store_sees_everything(location: str) -> None:
+    sample = _sample()
+    with open_store(location) as first:
+        first.extend("chat", sample[:3])
+    with open_store(location) as second:
+        second.extend("chat", sample[3:])
+        assert second.load("chat") == sample
+
+
+def test_two_handles_append_alternately(location: str) -> None:
+    with open_store(location) as one, open_store(location) as two:
+        expected = []
+        for index in range(10):
+            canister = c.User(f"message {index}")
+            (one if index % 2 else two).append("chat", canister)
+            expected.append(canister)
+        assert one.load("chat") == expected
+        assert two.verify("chat").ok
+
+
+def test_extend_with_nothing_creates_an_empty_conversation(store: Store) -> None:
+    store.extend("empty", [])
+    assert store.exists("empty")
+    assert store.load("empty") == []
+    assert store.head("empty") == (0, "")
+
+
+def test_conversations_exists_and_delete(store: Store) -> None:
+    assert store.conversations() == []
+    store.append("b", c.User("hi"))
+    store.append("a", c.User("hi"))
+    assert store.conversations() == ["a", "b"]
+    assert store.exists("a")
+    assert not store.exists("c")
+    store.delete("a")
+    assert not store.exists("a")
+    assert store.conversations() == ["b"]
+    with pytest.raises(c.ConversationNotFound):
+        store.load("a")
+    with pytest.raises(c.ConversationNotFound):
+        store.delete("a")
+    store.append("a", c.User("again"))
+    assert len(store.load("a")) == 1
+
+
+def test_unknown_conversation(store: Store) -> None:
+    with pytest.raises(c.ConversationNotFound) as raised:
+        store.load("nope")
+    assert isinstance(raised.value, c.StorageError)
+    assert isinstance(raised.value, LookupError)
+    with pytest.raises(c.ConversationNotFound):
+        store.verify("nope")
+    with pytest.raises(c.ConversationNotFound):
+        store.fork("nope", "x")
+
+
+def test_a_record_of_an_older_format_migrates_on_load(store: Store) -> None:
+    store.extend("old", [])
+    record = {
+        "kind": "parts",
+        "role_hint_for_llm": "user",
+        "id": "m1",
+        "timestamp": "2025-01-01T00:00:00+00:00",
+        "step_num": 3,
+        "parts": [{"kind": "text", "text": "hello"}],
+    }
+    body = orjson.dumps({"seq": 0, "prev": "", "v": 1, "canister": record})
+    digest = hashlib.sha256(body).hexdigest()
+    _write_raw_lines(
+        store, "old", [body[:-1] + b',"digest":"' + digest.encode() + b'"}']
+    )
+    loaded = store.load("old")
+    assert loaded == [
+        c.User(
+            "hello",
+            id="m1",
+            step=3,
+            timestamp=datetime(2025, 1, 1, tzinfo=timezone.utc),
+        )
+    ]
+    assert store.verify("old").ok
+
+
+# Policy and deduplication --------------------------------------------------
+
+
+def _blobs(store: Store) -> int:
+    return store.stats().blobs
+
+
+@pytest.mark.parametrize(
+    ("canister", "blobs"),
+    [
+        (c.User("short"), 0),
+        (c.User("x" * 1023), 0),
+        (c.User("x" * 1024), 1),
+        (c.User("é" * 512), 1),  # 1024 UTF-8 bytes
+        (c.User("é" * 511), 0),
+        (c.Supervisor("Be brief."), 1),
+        (c.User((c.Image(data=b"1"),)), 1),
+        (c.User((c.Image(url="https://example.com/x.png"),)), 0),
+        (c.Assistant((c.Reasoning("r" * 4000),)), 0),
+        (c.Invocation("f", {"text": "x" * 4000}), 0),
+    ],
+)
+def test_hybrid_policy(store: Store, canister: c.Canister, blobs: int) -> None:
+    store.append("chat", canister)
+    assert _blobs(store) == blobs
+    assert store.load("chat") == [canister]
+
+
+def test_policy_is_configurable(location: str) -> None:
+    policy = StoragePolicy(
+        inline_text_limit=10, supervisor_by_hash=False, media_by_hash=False
+    )
+    with open_store(location, policy=policy) as store:
+        assert store.policy == policy
+        store.append("chat", c.Supervisor("Be brief."))
+        store.append("chat", c.User((c.Image(data=PNG),)))
+        assert _blobs(store) == 0
+        store.append("chat", c.User("more than ten bytes"))
+        assert _blobs(store) == 1
+        assert len(store.load("chat")) == 3
+
+
+def test_shared_prompt_and_image_are_stored_once(store: Store) -> None:
+    for name in ("one", "two", "three"):
+        store.extend(
+            name,
+            [
+                c.Supervisor(PROMPT),
+                c.User((c.Text(f"hello from {name}"), c.Image(data=PNG))),
+            ],
+        )
+    stats = store.stats()
+    assert stats.conversations == 3
+    assert stats.records == 6
+    assert stats.blobs == 2
+    assert stats.blob_bytes == len(PROMPT.encode()) + len(PNG)
+    assert store.load("two")[1].content[1].data == PNG  # type: ignore[attr-defined]
+
+
+def test_hydration_cache_disabled_still_works(location: str) -> None:
+    with open_store(location, policy=StoragePolicy(cache_bytes=0)) as store:
+        store.extend("chat", _sample())
+        assert store.load("chat") == _sample()[:0] + list(store.load("chat"))
+        assert store.load("chat")[0].content[0].text == PROMPT  # type: ignore[attr-defined]
+
+
+# Content store -------------------------------------------------------------
+
+
+def test_content_store(store: Store) -> None:
+    content_id = store.content.put(b"hello")
+    assert content_id == "sha256:" + hashlib.sha256(b"hello").hexdigest()
+    assert store.content.put(b"hello") == content_id
+    assert store.content.has(content_id)
+    assert store.content.get(content_id) == b"hello"
+    assert list(store.content.ids()) == [content_id]
+    missing = "sha256:" + "0" * 64
+    assert not store.content.has(missing)
+    with pytest.raises(c.ContentNotFound):
+        store.content.get(missing)
+    with pytest.raises(TypeError):
+        store.content.put("text")  # type: ignore[arg-type]
+
+
+def test_tampered_blob_raises_integrity_error(store: Store) -> None:
+    store.append("chat", c.User((c.Image(data=PNG),)))
+    content_id = "sha256:" + hashlib.sha256(PNG).hexdigest()
+    _tamper_blob(store, content_id)
+    with pytest.raises(c.IntegrityError):
+        store.content.get(content_id)
+    with pytest.raises(c.IntegrityError):
+        store.load("chat")
+    report = store.verify("chat")
+    assert [p.code for p in report.problems] == ["content"]
+    assert store.load("chat", salvage=True) == []
+
+
+# Forks ---------------------------------------------------------------------
+
+
+def test_fork_shares_the_prefix(store: Store) -> None:
+    sample = _sample()
+    store.extend("main", sample)
+    fork = store.fork("main", at=sample[2].id)
+    assert fork != "main"
+    assert store.exists(fork)
+    assert store.load(fork) == sample[:3]
+    records_before = store.stats().records
+    added = c.User("a different question")
+    store.append(fork, added)
+    assert store.stats().records == records_before + 1
+    assert store.load(fork) == [*sample[:3], added]
+    store.append("main", c.User("main goes on"))
+    assert store.load(fork) == [*sample[:3], added]
+    assert len(store.load("main")) == len(sample) + 1
+    report = store.verify(fork)
+    assert report.ok
+    assert report.records == 4
+    assert store.head(fork) == (report.records, report.head)
+    assert sorted(store.conversations()) == sorted(["main", fork])
+
+
+def test_fork_of_a_fork_and_deletion_order(store: Store) -> None:
+    first, second, third = c.User("1"), c.Assistant("2"), c.User("3")
+    store.extend("root", [first, second])
+    child = store.fork("root", at=second.id)
+    store.append(child, third)
+    grandchild = store.fork(child, at=third.id)
+    fourth = c.Assistant("4")
+    store.append(grandchild, fourth)
+    assert store.load(grandchild) == [first, second, third, fourth]
+    assert store.verify(grandchild).ok
+    early = store.fork("root", at=first.id)
+    assert store.load(early) == [first]
+    with pytest.raises(c.StorageError, match="has forks"):
+        store.delete("root")
+    with pytest.raises(c.StorageError, match="has forks"):
+        store.delete(child)
+    store.delete(grandchild)
+    store.delete(child)
+    store.delete(early)
+    store.delete("root")
+    assert store.conversations() == []
+
+
+def test_fork_at_an_unknown_canister(store: Store) -> None:
+    store.append("root", c.User("hi"))
+    with pytest.raises(c.CanisterNotFound):
+        store.fork("root", at="no-such-canister")
+
+
+def test_fork_detects_a_tampered_parent_prefix(store: Store) -> None:
+    sample = [c.User("1"), c.Assistant("2"), c.User("3")]
+    store.extend("root", sample)
+    fork = store.fork("root", at=sample[1].id)
+    lines = _raw_lines(store, "root")
+    _write_raw_lines(store, "root", [lines[0].replace(b'"1"', b'"X"'), *lines[1:]])
+    with pytest.raises(c.IntegrityError):
+        store.load(fork)
+    assert not store.verify(fork).ok
+
+
+# Tamper evidence -----------------------------------------------------------
+
+
+def _five(store: Store) -> list[c.Canister]:
+    canisters = [c.User(f"message {n}") for n in range(5)]
+    store.extend("chat", canisters)
+    return canisters
+
+
+def test_intact_chain_verifies(store: Store) -> None:
+    _five(store)
+    report = storage.verify(store, "chat")
+    assert report.ok
+    assert report.records == 5
+    assert report.problems == ()
+    assert store.head("chat") == (5, report.head)
+
+
+def test_edited_record_is_detected(store: Store) -> None:
+    canisters = _five(store)
+    lines = _raw_lines(store, "chat")
+    lines[2] = lines[2].replace(b"message 2", b"message X")
+    _write_raw_lines(store, "chat", lines)
+    report = store.verify("chat")
+    assert [p.code for p in report.problems] == ["digest"]
+    assert "2" not in report.problems[0].where or report.problems[0].where
+    with pytest.raises(c.IntegrityError, match="salvage"):
+        store.load("chat")
+    salvaged = store.load("chat", salvage=True)
+    assert salvaged == [*canisters[:2], *canisters[3:]]
+
+
+def test_edited_last_record_is_detected(store: Store) -> None:
+    _five(store)
+    lines = _raw_lines(store, "chat")
+    lines[-1] = lines[-1].replace(b"message 4", b"message X")
+    _write_raw_lines(store, "chat", lines)
+    assert [p.code for p in store.verify("chat").problems] == ["digest"]
+
+
+def test_removed_record_is_detected(store: Store) -> None:
+    canisters = _five(store)
+    lines = _raw_lines(store, "chat")
+    del lines[1]
+    _write_raw_lines(store, "chat", lines)
+    report = store.verify("chat")
+    assert [p.code for p in report.problems] == ["chain"]
+    with pytest.raises(c.IntegrityError):
+        store.load("chat")
+    assert store.load("chat", salvage=True) == [canisters[0], *canisters[2:]]
+
+
+def test_reordered_records_are_detected(store: Store) -> None:
+    canisters = _five(store)
+    lines = _raw_lines(store, "chat")
+    lines[1], lines[2] = lines[2], lines[1]
+    _write_raw_lines(store, "chat", lines)
+    report = store.verify("chat")
+    assert report.problems
+    assert {p.code for p in report.problems} == {"chain"}
+    with pytest.raises(c.IntegrityError):
+        store.load("chat")
+    salvaged = store.load("chat", salvage=True)
+    assert sorted(x.id for x in salvaged) == sorted(x.id for x in canisters)
+
+
+def test_garbage_record_is_detected(store: Store) -> None:
+    canisters = _five(store)
+    lines = _raw_lines(store, "chat")
+    lines.insert(3, b'{"not": "a record"}')
+    _write_raw_lines(store, "chat", lines)
+    assert [p.code for p in store.verify("chat").problems] == ["unreadable"]
+    with pytest.raises(c.IntegrityError):
+        store.load("chat")
+    assert store.load("chat", salvage=True) == canisters
+
+
+def test_problems_print_readably(store: Store) -> None:
+    _five(store)
+    lines = _raw_lines(store, "chat")
+    del lines[0]
+    _write_raw_lines(store, "chat", lines)
+    (problem,) = store.verify("chat").problems
+    assert str(problem).startswith("chat ")
+    assert "removed" in str(problem)
+
+
+# Path safety ---------------------------------------------------------------
+
+BAD_IDS = [
+    "../escape",
+    "..",
+    ".",
+    ".hidden",
+    "/etc/passwd",
+    "a/b",
+    "a\\b",
+    "nul\x00byte",
+    "x" * 129,
+    "",
+    "spaces are not ok",
+    "C:evil",
+    "-dash",
+]
+
+
+@pytest.mark.parametrize("bad", BAD_IDS)
+def test_unsafe_conversation_ids_are_refused(store: Store, bad: str) -> None:
+    with pytest.raises(InvalidIdentifier) as raised:
+        store.append(bad, c.User("hi"))
+    assert isinstance(raised.value, c.StorageError)
+    assert isinstance(raised.value, ValueError)
+    assert repr(bad) in str(raised.value)
+    for call in (store.load, store.exists, store.delete, store.verify):
+        with pytest.raises(InvalidIdentifier):
+            call(bad)
+    with pytest.raises(InvalidIdentifier):
+        store.sidecar(bad, "audit")
+    with pytest.raises(InvalidIdentifier):
+        store.sidecar("ok", bad)
+    assert store.conversations() == []
+
+
+def test_the_error_says_why(store: Store) -> None:
+    with pytest.raises(InvalidIdentifier, match="NUL"):
+        store.load("a\x00")
+    with pytest.raises(InvalidIdentifier, match="absolute"):
+        store.load("/abs")
+    with pytest.raises(InvalidIdentifier, match=r"'\.\.'"):
+        store.load("../x")
+    with pytest.raises(InvalidIdentifier, match="longer than 128"):
+        store.load("x" * 200)
+    with pytest.raises(InvalidIdentifier, match="str"):
+        store.load(5)  # type: ignore[arg-type]
+
+
+def test_longest_id_is_accepted(store: Store) -> None:
+    name = "a" * 128
+    store.append(name, c.User("hi"))
+    assert store.conversations() == [name]
+
+
+@pytest.mark.parametrize(
+    "bad", ["sha256:../../etc", "sha256:" + "A" * 64, "md5:abc", "sha256:" + "0" * 63]
+)
+def test_unsafe_content_ids_are_refused(store: Store, bad: str) -> None:
+    with pytest.raises(InvalidIdentifier):
+        store.content.get(bad)
+    with pytest.raises(InvalidIdentifier):
+        store.content.has(bad)
+
+
+# Side files ----------------------------------------------------------------
+
+
+def test_sidecar(store: Store) -> None:
+    audit = store.sidecar("chat", "audit")
+    assert audit.conversation_id == "chat"
+    assert audit.name == "audit"
+    assert audit.read_lines() == []
+    audit.append_line('{"decision": "allow"}')
+    audit.append_line("second ✓")
+    assert store.sidecar("chat", "audit").read_lines() == [
+        '{"decision": "allow"}',
+        "second ✓",
+    ]
+    assert store.sidecar("chat", "other").read_lines() == []
+    with pytest.raises(ValueError, match="line break"):
+        audit.append_line("two\nlines")
+    store.append("chat", c.User("hi"))
+    store.delete("chat")
+    assert store.sidecar("chat", "audit").read_lines() == []
+
+
+def test_attachment_path(tmp_path: Path) -> None:
+    with open_store(tmp_path / "store") as store:
+        assert isinstance(store, storage.files.FileStore)
+        path = store.attachment_path("chat", "snapshot.json")
+        assert path.parent.is_dir()
+        assert path.name == "snapshot.json"
+        with pytest.raises(InvalidIdentifier):
+            store.attachment_path("chat", "../x")
+
+
+# Maintenance ---------------------------------------------------------------
+
+
+def test_garbage_collection(store: Store) -> None:
+    store.append("keep", c.User((c.Image(data=PNG),)))
+    store.append("drop", c.User((c.Image(data=b"other image"),)))
+    loose = store.content.put(b"put but never referenced")
+    store.sidecar("keep", "audit").append_line("sha256:" + "cd" * 32)
+    referenced = store.content.put(b"named in a side file")
+    store.sidecar("keep", "notes").append_line(f"see {referenced}")
+    store.delete("drop")
+    assert store.collect_garbage(older_than=3600).removed == ()
+    preview = store.collect_garbage(dry_run=True)
+    dropped = "sha256:" + hashlib.sha256(b"other image").hexdigest()
+    assert set(preview.removed) == {loose, dropped}
+    assert store.content.has(loose)
+    report = store.collect_garbage()
+    assert report.removed == preview.removed
+    assert report.freed_bytes == len(b"put but never referenced") + len(b"other image")
+    assert report.kept == 2
+    assert not store.content.has(loose)
+    assert store.content.has(referenced)
+    assert store.load("keep")[0].content[0].data == PNG  # type: ignore[attr-defined]
+    assert store.referenced_content() >= {referenced}
+
+
+def test_stats(store: Store) -> None:
+    store.extend("a", _sample())
+    stats = store.stats()
+    assert stats.conversations == 1
+    assert stats.records == len(_sample())
+    assert stats.log_bytes > 0
+    assert stats.blobs == 4  # prompt, image, long markdown, long document
+
+
+def test_open_store_options(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="durability"):
+        open_store(tmp_path / "x", durability="sometimes")
+    with open_store(tmp_path / "fast", durability="flush") as fast:
+        assert fast.durability == "flush"  # type: ignore[attr-defined]
+        fast.append("chat", c.User("hi"))
+        assert len(fast.load("chat")) == 1
+    with open_store(f"sqlite:///{tmp_path / 'fast.db'}", durability="flush") as db:
+        db.append("chat", c.User("hi"))
+        assert len(db.load("chat")) == 1
+    assert isinstance(open_store(tmp_path / "y"), storage.Store)
+
+
+def test_a_directory_that_is_not_a_store_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "store.json").write_text('{"format": "something else"}')
+    with pytest.raises(c.StorageError, match="not a canisters store"):
+        open_store(tmp_path / "other")
+
+
+def test_torn_final_line_is_ignored_and_repaired(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with open_store(tmp_path / "store") as store:
+        canisters = [c.User(f"message {n}") for n in range(3)]
+        store.extend("chat", canisters)
+    log = tmp_path / "store" / "conversations" / "chat" / "messages.jsonl"
+    whole = log.read_bytes()
+    with log.open("ab") as handle:
+        handle.write(whole.splitlines()[-1][:40])
+    with open_store(tmp_path / "store") as store, caplog.at_level(logging.WARNING):
+        assert store.load("chat") == canisters
+        assert "unfinished final record" in caplog.text
+        assert store.verify("chat").torn_tail
+        assert store.verify("chat").ok
+        later = c.User("after the crash")
+        store.append("chat", later)
+        assert store.load("chat") == [*canisters, later]
+        assert not store.verify("chat").torn_tail
+
+
+def test_the_file_layout_is_as_documented(tmp_path: Path) -> None:
+    with open_store(tmp_path / "store") as store:
+        store.extend("chat", [c.Supervisor(PROMPT), c.User("hi")])
+        store.sidecar("chat", "audit").append_line("x")
+    root = tmp_path / "store"
+    digest = hashlib.sha256(PROMPT.encode()).hexdigest()
+    assert (root / "blobs" / "sha256" / digest[:2] / digest).read_bytes() == (
+        PROMPT.encode()
+    )
+    assert orjson.loads((root / "store.json").read_bytes())["format"] == (
+        "canisters.store"
+    )
+    lines = (root / "conversations" / "chat" / "messages.jsonl").read_bytes()
+    first, second = (orjson.loads(line) for line in lines.splitlines())
+    assert list(first) == ["seq", "prev", "v", "canister", "digest"]
+    assert first["prev"] == ""
+    assert second["prev"] == first["digest"]
+    assert first["canister"]["content"] == [
+        {"type": "text", "$stored": {"text": "sha256:" + digest}}
+    ]
+    assert second["canister"]["content"] == [{"type": "text", "text": "hi"}]
+    assert (root / "conversations" / "chat" / "sidecars" / "audit.log").exists()
+
+
+# Property: any conversation survives the store -----------------------------
+
+_text = st.text(
+    alphabet=st.characters(exclude_categories=("Cs",)), max_size=40
+) | st.builds(lambda s, n: s * n, st.text(min_size=1, max_size=8), st.integers(1, 400))
+_parts = st.one_of(
+    st.builds(c.Text, _text, st.sampled_from(["text/plain", "text/markdown"])),
+    st.builds(lambda b: c.Image(data=b), st.binary(max_size=300)),
+    st.builds(lambda b: c.Audio(data=b, mime_type="audio/wav"), st.binary(max_size=50)),
+    st.builds(lambda b: c.File(data=b, filename="f.pdf"), st.binary(max_size=50)),
+    st.builds(lambda: c.Video(url="https://example.com/v.mp4")),
+    st.builds(c.Reasoning, _text),
+)
+_content = st.lists(_parts, max_size=3).map(tuple)
+_moments = st.datetimes(
+    min_value=datetime(2000, 1, 1),
+    max_value=datetime(2100, 1, 1),
+    timezones=st.sampled_from([timezone.utc, timezone(timedelta(hours=-5))]),
+)
+_canisters = st.one_of(
+    st.builds(lambda x, t: c.User(x, timestamp=t), _content, _moments),
+    st.builds(lambda x, t: c.Assistant(x, timestamp=t), _content, _moments),
+    st.builds(lambda x: c.Supervisor(x), _content),
+    st.builds(lambda x, t: c.Document(x, t), _content, st.none() | _text),
+    st.builds(
+        lambda n, a: c.Invocation(n, a),
+        st.sampled_from(["search", "fetch"]),
+        st.dictionaries(
+            st.text(max_size=5), st.integers() | _text | st.booleans(), max_size=3
+        ),
+    ),
+    st.builds(
+        lambda x, e: c.Result("call", "search", x, e),
+        _content,
+        st.none() | st.builds(c.ErrorInfo, st.just("TOOL_ERROR"), _text),
+    ),
+)
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(st.lists(_canisters, max_size=6), st.integers(0, 6))
+def test_any_conversation_round_trips(
+    tmp_path: Path, backend: str, canisters: list[c.Canister], split: int
+) -> None:
+    with open_store(_location(tmp_path, backend, "prop"), durability="flush") as store:
+        name = c.new_id()
+        store.extend(name, canisters[:split])
+        for canister in canisters[split:]:
+            store.append(name, canister)
+        if not canisters:
+            store.extend(name, [])
+        assert store.load(name) == canisters
+        assert store.verify(name).ok
