@@ -28,7 +28,9 @@ class Echo:
     def parse_request(self, body: Any) -> Conversation:
         return Conversation([canisters.User(body["text"])])
 
-    def render_request(self, conversation: Conversation, **options: Any) -> dict[str, Any]:
+    def render_request(
+        self, conversation: Conversation, **options: Any
+    ) -> dict[str, Any]:
         return {"text": conversation[0].content[0].text}  # type: ignore[attr-defined]
 
     def parse_response(self, body: Any) -> Conversation:

@@ -513,9 +513,9 @@ def joins_step(provider: str) -> Callable[[Canister, Canister], bool]:
     def joins(previous: Canister, canister: Canister) -> bool:
         if canister.role is not Role.Invocation:
             return False
-        if previous.step is not None and canister.step is not None:
-            if previous.step != canister.step:
-                return False
+        steps = (previous.step, canister.step)
+        if None not in steps and steps[0] != steps[1]:
+            return False
         return not mine(canister, provider).get("split")
 
     return joins

@@ -265,9 +265,10 @@ def _result_form(error: Any, parts: list[Content] | tuple[Content, ...]) -> str:
     count = len(parts) + (1 if error is not None else 0)
     if count == 0:
         return "list"
-    if count == 1:
-        if error is not None or (parts[0].type == "text" and not mine(parts[0], NAME)):
-            return "string"
+    if count == 1 and (
+        error is not None or (parts[0].type == "text" and not mine(parts[0], NAME))
+    ):
+        return "string"
     return "list"
 
 
@@ -554,7 +555,7 @@ class _Renderer:
             return self.unsupported(where, f"{kind} in an {wire} turn")
         if kind == "image":
             source = self.source(part, where, _IMAGE_TYPES, "image")
-            if source is None or "type" not in source:
+            if source is None or _is_placeholder(source):
                 return source
             return {"type": "image", "source": source, **block}
         if kind == "file":
@@ -580,7 +581,7 @@ class _Renderer:
             source = self.source(
                 part, where, frozenset({"application/pdf"}), "document"
             )
-            if source is None or "type" not in source:
+            if source is None or _is_placeholder(source):
                 return source
             return {"type": "document", "source": source, **block}
         return self.unsupported(where, f"{kind} content")
@@ -896,3 +897,8 @@ class Anthropic:
 
 NORMALIZER = Anthropic()
 """The registered instance."""
+
+
+def _is_placeholder(item: Mapping[str, Any]) -> bool:
+    """Tell a placeholder text block from a media source."""
+    return item.get("type") == "text" and "data" not in item

@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..canisters import Assistant, Invocation, Metadata, Result, Supervisor, Usage, User
-from ..content import Audio, File, Image, Reasoning, Text
+from ..content import Audio, File, Image, Text
 from ..conversation import Conversation
 from ..exceptions import MalformedPayload
 from ..protocols import Canister, Content, Role
