@@ -138,6 +138,10 @@ class _Reader:
         return {key: value for key, value in source.items() if key not in names}
 
 
+def _wrap(extras: dict[str, Any]) -> dict[str, Any]:
+    return {NAME: extras} if extras else {}
+
+
 def _key(name: str, snake: Sequence[str] | frozenset[str]) -> str:
     return _snake(name) if name in snake else name
 
@@ -208,7 +212,7 @@ def _parse_media(
             extras["blob"] = blob_rest
         if reader.snake:
             extras["snake"] = sorted(reader.snake)
-        return _media_class(mime)(data=data, mime_type=mime, extras={NAME: extras})
+        return _media_class(mime)(data=data, mime_type=mime, extras=_wrap(extras))
     file = expect_mapping(reader.get(part, "fileData"), f"{path}.fileData")
     blob_reader = _Reader()
     mime = blob_reader.get(file, "mimeType")
@@ -224,7 +228,7 @@ def _parse_media(
         extras["blob"] = blob_rest
     if reader.snake:
         extras["snake"] = sorted(reader.snake)
-    return _media_class(mime)(url=uri, mime_type=mime, extras={NAME: extras})
+    return _media_class(mime)(url=uri, mime_type=mime, extras=_wrap(extras))
 
 
 def _parse_response_value(
@@ -316,14 +320,14 @@ def _parse_turn(
                 extras["snake"] = sorted(part_reader.snake)
             if thought is True:
                 content.append(
-                    Reasoning(text, signature, provider=NAME, extras={NAME: extras})
+                    Reasoning(text, signature, provider=NAME, extras=_wrap(extras))
                 )
                 continue
             if thought is not None:
                 extras["thought"] = thought
             if signature is not None:
                 extras["thoughtSignature"] = signature
-            content.append(Text(text, extras={NAME: extras} if extras else {}))
+            content.append(Text(text, extras=_wrap(extras)))
         elif part_reader.has(part, "inlineData") or part_reader.has(part, "fileData"):
             if signature is not None:
                 extras["thoughtSignature"] = signature
@@ -361,7 +365,7 @@ def _parse_turn(
                     name,
                     arguments,
                     invocation_id=invocation_id,
-                    extras={NAME: extras},
+                    extras=_wrap(extras),
                 )
             )
         elif result is not None:
@@ -428,7 +432,7 @@ def _parse_turn(
                     name,
                     values,
                     error,
-                    extras={NAME: extras},
+                    extras=_wrap(extras),
                 )
             )
         else:
@@ -493,7 +497,7 @@ def _parse_system(raw: Any, key: str) -> Supervisor:
     rest = reader.rest(system, frozenset({"role", "parts"}))
     if rest:
         extras["system"] = rest
-    return Supervisor(tuple(parts), extras={NAME: extras} if extras else {})
+    return Supervisor(tuple(parts), extras=_wrap(extras))
 
 
 # Rendering ------------------------------------------------------------------------
@@ -938,7 +942,9 @@ class GeminiNormalizer:
         snake = extras.get("response_snake", ())
         body: dict[str, Any] = {}
         if "candidates" in extras:
-            body[_key("candidates", snake)] = extras["candidates"]
+            # None: the body had no candidates at all (a blocked prompt).
+            if extras["candidates"] is not None:
+                body[_key("candidates", snake)] = extras["candidates"]
         else:
             renderer = _Renderer(settings)
             candidate: dict[str, Any] = {}
