@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
+import re
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any, Final, TypeVar, get_args, get_origin
@@ -154,7 +156,7 @@ def _check_type(value: object, expected: type | tuple[type, ...], key: str) -> N
             else expected.__name__
         )
         raise SerializationError(
-            f"expected {names}, got {type(value).__name__}", f"$.{key}"
+            f"expected {names}, got {type(value).__name__}", f"$.{key}" if key else "$"
         )
 
 
@@ -368,7 +370,7 @@ def _int(record: Mapping[str, Any], key: str) -> int:
 
 
 def _usage_in(record: Mapping[str, Any]) -> Usage:
-    _check_type(record, Mapping, "usage")
+    _check_type(record, Mapping, "")
     return Usage(
         _int(record, "input_tokens"),
         _int(record, "output_tokens"),
@@ -419,7 +421,7 @@ def _metadata_in(record: object) -> Metadata:
         try:
             values["usage"] = _usage_in(usage)
         except SerializationError as error:
-            raise error.within("metadata") from error.__cause__
+            raise error.within("usage").within("metadata") from error.__cause__
     custom = record.get("custom")
     if custom is not None:
         _check_type(custom, Mapping, "metadata.custom")
@@ -1084,19 +1086,35 @@ def _from_version_1(document: Record) -> Record:
 # JSON and JSONL
 
 
+# orjson holds integers to 64 bits: it refuses larger ones when writing and
+# reads them as floats. Such documents go through the standard library instead,
+# which keeps integers exact (a run of 19 digits may be such an integer).
+_LONG_DIGITS = re.compile(rb"\d{19,}")
+
+
 def _dumps(value: Any) -> str:
     try:
         return orjson.dumps(value).decode()
     except TypeError as error:
+        if "64-bit" not in str(error):
+            raise SerializationError(
+                f"value is not JSON-serializable: {error}"
+            ) from error
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError) as error:
         raise SerializationError(f"value is not JSON-serializable: {error}") from error
 
 
 def _loads(text: str | bytes, where: str = "$") -> Any:
     try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError as error:
+        raw = text.encode() if isinstance(text, str) else text
+        if _LONG_DIGITS.search(raw) is None:
+            return orjson.loads(raw)
+        return json.loads(raw)
+    except (orjson.JSONDecodeError, json.JSONDecodeError, UnicodeError) as error:
         raise SerializationError(f"not JSON: {error}", where) from error
-    except TypeError as error:
+    except (TypeError, AttributeError) as error:
         raise SerializationError(
             f"expected str or bytes, got {type(text).__name__}", where
         ) from error
@@ -1172,7 +1190,7 @@ def from_jsonl(text: str | bytes) -> Conversation:
             raise SerializationError(f"not UTF-8: {error}") from error
     if not isinstance(text, str):
         raise SerializationError(f"expected str or bytes, got {type(text).__name__}")
-    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    lines = [(n, line) for n, line in enumerate(text.split("\n"), 1) if line.strip()]
     if not lines:
         raise SerializationError("empty JSONL document: no header line", "line 1")
     number, first = lines[0]

@@ -1,0 +1,132 @@
+"""Canisters: the envelope, construction rules, subclasses and lineage."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import attrs
+import pytest
+
+import canisters as c
+from canisters import protocols as p
+
+
+def test_envelope_defaults_and_keyword_only() -> None:
+    user = c.User(content=(c.Text("hi"),))
+    assert user.role is c.Role.User
+    assert len(user.id) == 32
+    assert user.timestamp.tzinfo is not None
+    assert (user.parent_id, user.trace_id, user.policy, user.step, user.metadata) == (
+        None,
+        None,
+        None,
+        None,
+        None,
+    )
+    assert user.extras == {}
+    with pytest.raises(TypeError):
+        c.User((c.Text("hi"),), "an-id")  # type: ignore[misc]
+
+
+def test_content_accepts_text_parts_and_lists() -> None:
+    assert c.User("hi").content == (c.Text("hi"),)
+    assert c.User([c.Text("a"), "b"]).content == (c.Text("a"), c.Text("b"))
+    assert c.User(c.Image(url="https://e.com/x")).content[0].type == "image"
+    with pytest.raises(c.ModelError, match="content"):
+        c.User([1])  # type: ignore[list-item]
+    with pytest.raises(c.ModelError, match="content"):
+        c.User(42)  # type: ignore[arg-type]
+
+
+def test_ids_are_unique() -> None:
+    assert len({c.User("x").id for _ in range(1000)}) == 1000
+
+
+def test_naive_timestamp_is_refused() -> None:
+    with pytest.raises(c.ModelError, match="timezone-aware"):
+        c.User("x", timestamp=datetime(2024, 1, 1))
+    assert c.User("x", timestamp=datetime(2024, 1, 1, tzinfo=timezone.utc))
+
+
+@pytest.mark.parametrize("step", [-1, 1.5, "2", True])
+def test_bad_step_is_refused(step: object) -> None:
+    with pytest.raises(c.ModelError, match="step"):
+        c.User("x", step=step)  # type: ignore[arg-type]
+
+
+def test_empty_id_is_refused() -> None:
+    with pytest.raises(c.ModelError, match="id"):
+        c.User("x", id="")
+
+
+def test_invocation_and_result() -> None:
+    call = c.Invocation("search", {"q": "hobbit"})
+    assert call.invocation_id and call.arguments == {"q": "hobbit"}
+    with pytest.raises(TypeError):
+        call.arguments["q"] = "x"  # type: ignore[index]
+    answer = c.Result(
+        call.invocation_id, "search", "found", c.ErrorInfo(c.ErrorCode.TIMEOUT, "slow")
+    )
+    assert answer.is_error and answer.error is not None
+    assert answer.error.code == "TIMEOUT"
+    with pytest.raises(c.ModelError):
+        c.Invocation(3)  # type: ignore[arg-type]
+    with pytest.raises(c.ModelError):
+        c.Result(1, "x")  # type: ignore[arg-type]
+
+
+def test_canisters_are_slotted_and_frozen() -> None:
+    for canister in (
+        c.User("x"),
+        c.Assistant(),
+        c.Supervisor("s"),
+        c.Document("d", "t", "doc-1"),
+        c.Invocation("n"),
+        c.Result("i", "n"),
+    ):
+        assert not hasattr(canister, "__dict__")
+        with pytest.raises(attrs.exceptions.FrozenInstanceError):
+            canister.step = 3  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("value", "protocol"),
+    [
+        (c.User("x"), p.UserCanister),
+        (c.Assistant(), p.AssistantCanister),
+        (c.Supervisor("x"), p.SupervisorCanister),
+        (c.Document("x"), p.DocumentCanister),
+        (c.Invocation("x"), p.InvocationCanister),
+        (c.Result("i", "x"), p.ResultCanister),
+    ],
+)
+def test_canisters_satisfy_protocols(value: object, protocol: type) -> None:
+    assert isinstance(value, protocol)
+    assert isinstance(value, p.Canister)
+
+
+@attrs.frozen
+class Tagged(c.User):
+    tag: str = attrs.field(default="", kw_only=True)
+
+
+def test_subclass_constructs_validates_and_stays_slotted() -> None:
+    tagged = Tagged("hi", tag="vip", step=2)
+    assert tagged.role is c.Role.User and tagged.tag == "vip"
+    assert not hasattr(tagged, "__dict__")
+    with pytest.raises(c.ModelError):
+        Tagged("hi", timestamp=datetime(2020, 1, 1))
+
+
+def test_usage_adds_up() -> None:
+    total = c.Usage(1, 2, 3, 4, 5) + c.Usage(10, 20, 30, 40, 50)
+    assert total == c.Usage(11, 22, 33, 44, 55)
+    assert total.total_tokens == 33
+
+
+def test_child_of_keeps_the_trace() -> None:
+    parent = c.User("q", trace_id="trace-1")
+    child = c.child_of(parent, c.Assistant("a"))
+    assert child.parent_id == parent.id and child.trace_id == "trace-1"
+    orphan = c.child_of(c.User("q"), c.Assistant("a", trace_id="t2"))
+    assert orphan.trace_id == "t2"
