@@ -559,13 +559,14 @@ class _Renderer:
                 return source
             return {"type": "image", "source": source, **block}
         if kind == "file":
+            media: Any = part
             if (
-                part.mime_type
-                and part.mime_type.startswith("text/")
-                and part.data is not None
-            ):  # type: ignore[attr-defined]
+                media.mime_type
+                and media.mime_type.startswith("text/")
+                and media.data is not None
+            ):
                 try:
-                    text = part.data.decode("utf-8")  # type: ignore[attr-defined]
+                    text = media.data.decode("utf-8")
                 except UnicodeDecodeError:
                     text = None
                 if text is not None:
@@ -681,8 +682,9 @@ def _render_result(renderer: _Renderer, index: int, result: Canister) -> dict[st
             0, {"type": "text", "text": common.encode_error_text(error, compact=True)}
         )
     form = extras.get("content") or _result_form(
-        error if not empty_error else None, result.content
-    )  # type: ignore[attr-defined]
+        error if not empty_error else None,
+        result.content,  # type: ignore[attr-defined]
+    )
     if form == "string" and len(parts) == 1 and parts[0]["type"] == "text":
         block["content"] = parts[0]["text"]
     elif form != "absent" or parts:

@@ -551,7 +551,8 @@ class _Renderer:
         if wire != "user":
             # Rule: system, assistant and tool messages take text parts only.
             if wire == "tool" and kind in ("image", "file", "audio"):
-                return self.move(part, where, canister)
+                self.move(part, where, canister)
+                return None
             return self.unsupported(where, f"{kind} in a {wire} message")
         if kind == "image":
             url = part.url  # type: ignore[attr-defined]
@@ -649,8 +650,8 @@ def _render_call(invocation: Canister) -> dict[str, Any]:
     function = {
         "name": invocation.name,  # type: ignore[attr-defined]
         "arguments": common.render_arguments(
-            invocation.arguments,
-            extras.get("arguments"),  # type: ignore[attr-defined]
+            invocation.arguments,  # type: ignore[attr-defined]
+            extras.get("arguments"),
         ),
         **(extras.get("function") or {}),
     }
