@@ -92,7 +92,7 @@ class AuditEntry:
             timestamp = datetime.fromisoformat(record["timestamp"])
             canister_id = record.get("canister_id")
             decision = record["decision"]
-            details = record.get("details") or {}
+            details = record.get("details", {})
         except (KeyError, TypeError, ValueError) as error:
             raise SerializationError(f"not an audit entry: {error!r}") from error
         if (
@@ -168,7 +168,7 @@ class _FileSink:
 
     def append(self, line: bytes) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
         fd = os.open(self.path, flags, 0o644)
         try:
             with _locked(fd, exclusive=True):
@@ -256,7 +256,7 @@ class AuditLog:
         return f"AuditLog({self._where})"
 
     def record(
-        self, canister_or_id: Canister | str | None, decision: str, **details: Any
+        self, canister_or_id: Canister | str | None, decision: str, /, **details: Any
     ) -> AuditEntry:
         """Append one decision about a canister (or its id) and return the entry.
 
