@@ -27,6 +27,7 @@ TOP_LEVEL = {
     "Image",
     "IntegrityError",
     "InvalidConversation",
+    "MalformedPayload",
     "Invocation",
     "Media",
     "MessageBuilder",

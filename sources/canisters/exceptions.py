@@ -87,7 +87,7 @@ class Problem:
 
 
 class InvalidConversation(CanistersError, ValueError):
-    """A conversation broke one or more rules; :attr:`problems` lists them all."""
+    """A conversation broke one or more rules; ``problems`` lists them all."""
 
     def __init__(self, problems: Sequence[Problem]) -> None:
         self.problems = tuple(problems)
@@ -104,7 +104,7 @@ class BuilderError(CanistersError, ValueError):
 class SerializationError(CanistersError, ValueError):
     """A document could not be read or written.
 
-    :attr:`path` locates the bad field (``$`` is the document root, as in
+    ``path`` locates the bad field (``$`` is the document root, as in
     ``$.canisters[3].content[0].data``).
     """
 
@@ -137,7 +137,7 @@ class ProviderError(CanistersError, ValueError):
 class MalformedPayload(ProviderError):
     """A provider body is not shaped as the provider sends it.
 
-    :attr:`path` locates the bad field (``$`` is the body root, as in
+    ``path`` locates the bad field (``$`` is the body root, as in
     ``$.messages[2].content[0].type``).
     """
 

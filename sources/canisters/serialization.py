@@ -757,8 +757,7 @@ def register_canister(
     subclass of a built-in canister, or any attrs class satisfying a canister
     Protocol. Hooks are generated once, here; pass ``unstructure`` and
     ``structure`` to use your own (for classes that are not attrs classes).
-    Returns ``cls``, so it can be used as a decorator through
-    :func:`functools.partial`.
+    Returns ``cls``.
     """
     role = getattr(cls, "role", None)
     if not isinstance(role, Role):

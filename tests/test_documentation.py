@@ -1,0 +1,59 @@
+"""The documentation's examples run as written."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import canisters
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "documentation"
+BLOCK = re.compile(r"^\.\. code-block:: python\n\n((?:(?:   .*)?\n)+)", re.MULTILINE)
+
+
+def _blocks(page: Path) -> list[str]:
+    return [
+        "\n".join(line[3:] for line in block.splitlines())
+        for block in BLOCK.findall(page.read_text(encoding="utf-8"))
+    ]
+
+
+@pytest.mark.parametrize("page", ["guide.rst"])
+def test_page_examples_run_in_order(page: str) -> None:
+    blocks = _blocks(DOCS / page)
+    assert blocks, f"{page} has no python examples"
+    namespace: dict[str, object] = {"__name__": f"docs_{page}"}
+    for number, block in enumerate(blocks, 1):
+        try:
+            exec(compile(block, f"{page} block {number}", "exec"), namespace)
+        except Exception as error:  # pragma: no cover - the message is the point
+            pytest.fail(f"{page} block {number} failed: {error!r}\n{block}")
+
+
+def test_readme_taste_runs() -> None:
+    for block in _blocks(ROOT / "README.rst"):
+        exec(compile(block, "README.rst", "exec"), {})
+
+
+def test_multimodal_example_prints_a_valid_conversation() -> None:
+    out = subprocess.run(
+        [sys.executable, str(DOCS / "examples" / "multimodal.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    document = json.loads(out.stdout)
+    conversation = canisters.from_json(json.dumps(document))
+    assert isinstance(conversation, canisters.Conversation)
+    canisters.validate(conversation)
+    roles = [c.role for c in conversation]
+    assert canisters.Role.Invocation in roles and canisters.Role.Result in roles
+    assert any(
+        part.type == "image" for c in conversation for part in getattr(c, "content", ())
+    )
