@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import canisters as c
 from canisters import storage
-from canisters.storage import InvalidIdentifier, Store, StoragePolicy, open_store
+from canisters.storage import InvalidIdentifier, StoragePolicy, Store, open_store
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
 PROMPT = "You are a careful assistant."
@@ -49,7 +49,7 @@ def store(location: str) -> Iterator[Store]:
 
 
 def _raw_lines(store: Any, conversation_id: str) -> list[bytes]:
-    if isinstance(store, storage.files.FileStore):
+    if isinstance(store, storage.FileStore):
         path = store.root / "conversations" / conversation_id / "messages.jsonl"
         return path.read_bytes().splitlines()
     with sqlite3.connect(store.path) as connection:
@@ -61,7 +61,7 @@ def _raw_lines(store: Any, conversation_id: str) -> list[bytes]:
 
 
 def _write_raw_lines(store: Any, conversation_id: str, lines: list[bytes]) -> None:
-    if isinstance(store, storage.files.FileStore):
+    if isinstance(store, storage.FileStore):
         path = store.root / "conversations" / conversation_id / "messages.jsonl"
         path.write_bytes(b"".join(line + b"\n" for line in lines))
         return
@@ -76,7 +76,7 @@ def _write_raw_lines(store: Any, conversation_id: str, lines: list[bytes]) -> No
 
 
 def _tamper_blob(store: Any, content_id: str) -> None:
-    if isinstance(store, storage.files.FileStore):
+    if isinstance(store, storage.FileStore):
         store.content.path(content_id).write_bytes(b"not the original bytes")
         return
     with sqlite3.connect(store.path) as connection:
@@ -558,7 +558,7 @@ def test_sidecar(store: Store) -> None:
 
 def test_attachment_path(tmp_path: Path) -> None:
     with open_store(tmp_path / "store") as store:
-        assert isinstance(store, storage.files.FileStore)
+        assert isinstance(store, storage.FileStore)
         path = store.attachment_path("chat", "snapshot.json")
         assert path.parent.is_dir()
         assert path.name == "snapshot.json"

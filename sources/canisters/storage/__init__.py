@@ -39,13 +39,17 @@ from ._common import (
     StoreStats,
     Verification,
 )
+from .files import FileStore
+from .sqlite import SQLiteStore
 
 __all__ = [
     "ContentStore",
     "Durability",
+    "FileStore",
     "GarbageReport",
     "IntegrityProblem",
     "InvalidIdentifier",
+    "SQLiteStore",
     "Sidecar",
     "StoragePolicy",
     "Store",
@@ -229,14 +233,10 @@ def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
     (``"fsync"``, the default, or ``"flush"``; see :data:`Durability`).
     """
     if isinstance(location, str) and location.startswith(SQLITE_SCHEME):
-        from .sqlite import SQLiteStore
-
         path = location[len(SQLITE_SCHEME) :]
         if path.startswith("/"):
             path = path[1:]
         return SQLiteStore(path, **options)
-    from .files import FileStore
-
     return FileStore(Path(location), **options)
 
 
