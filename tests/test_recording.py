@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -850,3 +852,19 @@ def test_step_rules_hold_for_any_sequence(
         assert resumed.step == recorder.step
         for probe in (c.User("n"), c.Assistant("n"), c.Invocation("f")):
             assert resumed._clock.assign(probe) == recorder._clock.assign(probe)
+
+
+# The documented example ------------------------------------------------------------
+
+
+def test_the_resume_example_runs() -> None:
+    root = Path(__file__).resolve().parent.parent
+    script = root / "documentation" / "examples" / "resume.py"
+    completed = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "killed while looking up Rome" in completed.stdout
+    assert "pending: weather({'city': 'Rome'})" in completed.stdout
+    assert "ran 1 pending invocation(s)" in completed.stdout
+    assert completed.stdout.count("tool_call_approved") == 2

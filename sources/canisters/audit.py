@@ -289,7 +289,7 @@ class AuditLog:
         """Every entry, oldest first, optionally only those matching both filters.
 
         Lines that cannot be read (a torn last line after a crash) are skipped
-        and reported through :mod:`logging`.
+        and reported through ``logging``.
         """
         with self._lock:
             lines = self._sink.lines()

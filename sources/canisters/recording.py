@@ -267,11 +267,6 @@ class Recorder:
             self._prompt_key = prompt_key
 
     @property
-    def store(self) -> Store:
-        """The store the conversation is recorded in."""
-        return self._store
-
-    @property
     def conversation_id(self) -> str:
         """The id of the recorded conversation."""
         return self._conversation_id
