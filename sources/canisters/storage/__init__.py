@@ -35,6 +35,7 @@ from ._common import (
     GarbageReport,
     IntegrityProblem,
     InvalidIdentifier,
+    Progress,
     StoragePolicy,
     StoreStats,
     Verification,
@@ -49,6 +50,7 @@ __all__ = [
     "GarbageReport",
     "IntegrityProblem",
     "InvalidIdentifier",
+    "Progress",
     "SQLiteStore",
     "Sidecar",
     "StoragePolicy",
@@ -202,17 +204,25 @@ class Store(Protocol):
         ...
 
     def collect_garbage(
-        self, *, dry_run: bool = False, older_than: float = 0.0
+        self,
+        *,
+        dry_run: bool = False,
+        older_than: float = 0.0,
+        progress: Progress | None = None,
     ) -> GarbageReport:
         """Remove blobs no log or side file references, safely against writers.
 
         Blobs stored less than ``older_than`` seconds ago are kept (a blob put
         through :attr:`content` but not yet referenced would otherwise go).
+        ``progress`` is called with ``(done, total)`` as the work advances.
         """
         ...
 
-    def stats(self) -> StoreStats:
-        """Count conversations, records and blobs, and their bytes."""
+    def stats(self, *, progress: Progress | None = None) -> StoreStats:
+        """Count conversations, records, blobs and references, and their bytes.
+
+        ``progress`` is called with ``(done, total)`` as the work advances.
+        """
         ...
 
     def close(self) -> None:

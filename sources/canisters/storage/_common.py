@@ -45,6 +45,7 @@ __all__ = [
     "GarbageReport",
     "IntegrityProblem",
     "InvalidIdentifier",
+    "Progress",
     "StoragePolicy",
     "StoreStats",
     "Verification",
@@ -60,6 +61,9 @@ returned survives a power loss. ``"flush"`` hands it to the operating system
 only: it survives the process being killed, not the machine losing power, and
 is many times faster on real disks.
 """
+
+Progress = Callable[[int, int], None]
+"""Called with ``(done, total)`` as a long maintenance operation advances."""
 
 DURABILITIES: Final = ("fsync", "flush")
 MAX_ID_LENGTH: Final = 128
@@ -245,6 +249,20 @@ class StoreStats:
     """Blobs in the content store."""
     blob_bytes: int
     """Bytes of every blob."""
+    references: int = 0
+    """References from log records to stored blobs (a blob named twice in one
+    record counts once)."""
+    referenced_bytes: int = 0
+    """Bytes those references name: what the blobs would take if every record
+    held its own copy."""
+
+    @property
+    def dedup_ratio(self) -> float:
+        """``referenced_bytes / blob_bytes``: how many times deduplication shrank
+        the blobs (1.0 when nothing is shared or nothing is stored)."""
+        if not self.blob_bytes or not self.referenced_bytes:
+            return 1.0
+        return self.referenced_bytes / self.blob_bytes
 
 
 @attrs.frozen

@@ -47,6 +47,7 @@ from ._common import (
     Codec,
     Durability,
     GarbageReport,
+    Progress,
     StoragePolicy,
     StoreStats,
     Verification,
@@ -773,17 +774,26 @@ class FileStore:
     @_os_errors
     def referenced_content(self) -> set[str]:
         """Return every content id a conversation log or side file mentions."""
+        return self._references(list(self._log_paths()), lambda: None)
+
+    @staticmethod
+    def _references(paths: list[Path], tick: Callable[[], None]) -> set[str]:
         found: set[str] = set()
-        for path in self._log_paths():
+        for path in paths:
             with open(path, "rb") as handle:
                 for line in handle:
                     if b"sha256:" in line:
                         found |= references(line)
+            tick()
         return found
 
     @_os_errors
     def collect_garbage(
-        self, *, dry_run: bool = False, older_than: float = 0.0
+        self,
+        *,
+        dry_run: bool = False,
+        older_than: float = 0.0,
+        progress: Progress | None = None,
     ) -> GarbageReport:
         """Remove unreferenced blobs while holding the store's exclusive gc lock."""
         locks = self._locks
@@ -792,9 +802,13 @@ class FileStore:
         with locks.thread:
             fcntl.flock(locks.gc_fd, fcntl.LOCK_EX)
             try:
-                referenced = self.referenced_content()
+                paths = list(self._log_paths())
+                blobs = list(self._content.ids())
+                tick = _ticker(progress, len(paths) + len(blobs))
+                referenced = self._references(paths, tick)
                 limit = time.time() - older_than
-                for content_id in list(self._content.ids()):
+                for content_id in blobs:
+                    tick()
                     path = self._content.path(content_id)
                     status = path.stat()
                     if content_id in referenced or (
@@ -814,21 +828,41 @@ class FileStore:
         return GarbageReport(tuple(sorted(removed)), freed, kept)
 
     @_os_errors
-    def stats(self) -> StoreStats:
-        """Count conversations, records and blobs, and their bytes."""
+    def stats(self, *, progress: Progress | None = None) -> StoreStats:
+        """Count conversations, records, blobs and references, and their bytes."""
         conversations = self.conversations()
-        records = log_bytes = 0
+        ids = list(self._content.ids())
+        tick = _ticker(progress, len(ids) + len(conversations))
+        sizes: dict[str, int] = {}
+        for content_id in ids:
+            try:
+                sizes[content_id] = self._content.path(content_id).stat().st_size
+            except FileNotFoundError:  # removed by a concurrent gc
+                pass
+            tick()
+        records = log_bytes = count = referenced = 0
         for conversation_id in conversations:
             path = self._conversations / conversation_id / LOG_NAME
             with open(path, "rb") as handle:
-                for block in iter(functools.partial(handle.read, 1 << 20), b""):
-                    records += block.count(b"\n")
-                    log_bytes += len(block)
-        blobs = blob_bytes = 0
-        for content_id in self._content.ids():
-            blobs += 1
-            blob_bytes += self._content.path(content_id).stat().st_size
-        return StoreStats(len(conversations), records, log_bytes, blobs, blob_bytes)
+                for line in handle:
+                    records += line.endswith(b"\n")
+                    log_bytes += len(line)
+                    if b"sha256:" in line:
+                        for content_id in references(line):
+                            size = sizes.get(content_id)
+                            if size is not None:
+                                count += 1
+                                referenced += size
+            tick()
+        return StoreStats(
+            len(conversations),
+            records,
+            log_bytes,
+            len(sizes),
+            sum(sizes.values()),
+            count,
+            referenced,
+        )
 
     def close(self) -> None:
         """Close every open log and the lock file."""
@@ -852,3 +886,18 @@ class FileStore:
 
 def _label(conversation_id: str, number: int) -> str:
     return f"{conversation_id} line {number}"
+
+
+def _ticker(progress: Progress | None, total: int) -> Callable[[], None]:
+    """Return a function reporting one more unit of ``total`` done to ``progress``."""
+    if progress is None:
+        return lambda: None
+    done = 0
+    progress(0, total)
+
+    def tick() -> None:
+        nonlocal done
+        done += 1
+        progress(done, total)
+
+    return tick

@@ -41,6 +41,7 @@ from ._common import (
     Codec,
     Durability,
     GarbageReport,
+    Progress,
     StoragePolicy,
     StoreStats,
     Verification,
@@ -572,14 +573,22 @@ class SQLiteStore:
 
     @_sqlite_errors
     def collect_garbage(
-        self, *, dry_run: bool = False, older_than: float = 0.0
+        self,
+        *,
+        dry_run: bool = False,
+        older_than: float = 0.0,
+        progress: Progress | None = None,
     ) -> GarbageReport:
         """Remove unreferenced blobs inside one write transaction."""
         removed: list[str] = []
         freed = kept = 0
         limit = time.time() - older_than
+        if progress is not None:
+            progress(0, 2)
         with self._database.write() as connection:
             referenced = self._references(connection)
+            if progress is not None:
+                progress(1, 2)
             rows = connection.execute(
                 "SELECT id, length(data), created FROM blobs"
             ).fetchall()
@@ -593,11 +602,15 @@ class SQLiteStore:
                 connection.executemany(
                     "DELETE FROM blobs WHERE id = ?", [(i,) for i in removed]
                 )
+        if progress is not None:
+            progress(2, 2)
         return GarbageReport(tuple(sorted(removed)), freed, kept)
 
     @_sqlite_errors
-    def stats(self) -> StoreStats:
-        """Count conversations, records and blobs, and their bytes."""
+    def stats(self, *, progress: Progress | None = None) -> StoreStats:
+        """Count conversations, records, blobs and references, and their bytes."""
+        if progress is not None:
+            progress(0, 2)
         with self._database.lock:
             connection = self._database.connection
             conversations = connection.execute(
@@ -610,7 +623,25 @@ class SQLiteStore:
             blobs, blob_bytes = connection.execute(
                 "SELECT count(*), coalesce(sum(length(data)), 0) FROM blobs"
             ).fetchone()
-        return StoreStats(conversations, records, log_bytes, blobs, blob_bytes)
+            sizes: dict[str, int] = dict(
+                connection.execute("SELECT id, length(data) FROM blobs")
+            )
+            if progress is not None:
+                progress(1, 2)
+            count = referenced = 0
+            for (line,) in connection.execute(
+                "SELECT line FROM records WHERE instr(line, ?) > 0", (b"sha256:",)
+            ):
+                for content_id in references(bytes(line)):
+                    size = sizes.get(content_id)
+                    if size is not None:
+                        count += 1
+                        referenced += size
+        if progress is not None:
+            progress(2, 2)
+        return StoreStats(
+            conversations, records, log_bytes, blobs, blob_bytes, count, referenced
+        )
 
     def close(self) -> None:
         """Close the connection."""
