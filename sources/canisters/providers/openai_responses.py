@@ -152,7 +152,7 @@ def _parse_part(raw: Any, path: str) -> Any:
             kwargs["refs"] = {_REF: expect_str(part["file_id"], f"{path}.file_id")}
             used.add("file_id")
         other = rest(part, frozenset(used))
-        if other:
+        if "detail" not in part or other != {"detail": "auto"}:
             extras["part"] = other
         return Image(**kwargs, extras=_wrap(extras))
     if kind == "input_file":
@@ -191,6 +191,7 @@ def _parse_part(raw: Any, path: str) -> Any:
         audio_format = audio.get("format")
         if not exact:
             extras["raw"] = raw_data
+        extras["input_audio"] = True
         mime = (
             _AUDIO_FORMATS.get(audio_format) if isinstance(audio_format, str) else None
         )
@@ -201,6 +202,13 @@ def _parse_part(raw: Any, path: str) -> Any:
             extras["part"] = other
         return Audio(data=data, mime_type=mime, extras=_wrap(extras))
     raise MalformedPayload(f"unknown content part type {kind!r}", f"{path}.type")
+
+
+def _plain(parts: list[Any]) -> bool:
+    """Whether parts would render as a plain string by default (one plain text)."""
+    return len(parts) <= 1 and all(
+        part.type == "text" and not mine(part, NAME) for part in parts
+    )
 
 
 def _parse_content(value: Any, path: str) -> tuple[list[Any], bool]:
@@ -257,7 +265,7 @@ class _Parser:
             output = item.get("output")
             content, string = _parse_content(output, f"{path}.output")
             extras = {}
-            if not string:
+            if not string and _plain(content):
                 extras["list"] = True
             error = None
             if string:
@@ -336,7 +344,7 @@ class _Parser:
         info: dict[str, Any] = {}
         if "type" in item:
             info["typed"] = True
-        if not string:
+        if not string and (_plain(content) or role == "assistant"):
             info["list"] = True
         other = rest(item, frozenset({"type", "role", "content"}))
         if other:
@@ -344,7 +352,11 @@ class _Parser:
         if role == "assistant":
             if not content:
                 content = [Text("", extras=_wrap({"empty": True}))]
-            content[0] = _evolve(content[0], {"item": info})
+            if self.assistant and self.assistant[-1].type != "reasoning":
+                # Marks where this message item starts within the assistant turn.
+                info["new"] = True
+            if info:
+                content[0] = _evolve(content[0], {"item": info})
             self.assistant.extend(content)
             return
         self.flush()
@@ -433,7 +445,9 @@ class _Renderer:
                 rendered["filename"] = part.hint or "file"
             rendered.update(extras.get("part", {}))
             return rendered
-        if part.type == "audio" and not tool:
+        if part.type == "audio" and not tool and extras.get("input_audio"):
+            # Only audio that came as input_audio goes back: the API and the SDK
+            # types take no other audio input.
             data = media_bytes(part, self.options)
             mime = part.mime_type or media_mime(part, data)
             audio_format = extras.get("format", _AUDIO_BACK.get(mime))
@@ -501,8 +515,8 @@ class _Renderer:
             and set(part) == {"type", "text"}
             for part in rendered
         )
-        if not listed and simple:
-            content = "\n".join(part["text"] for part in rendered)
+        if not listed and simple and len(rendered) <= 1:
+            content = rendered[0]["text"] if rendered else ""
         if output and not rendered and parts and mine(parts[0][1], NAME).get("empty"):
             content = [] if listed else ""
         message: dict[str, Any] = {}
@@ -605,8 +619,8 @@ class _Renderer:
                 part.get("type") == "input_text" and set(part) == {"type", "text"}
                 for part in rendered
             )
-            if simple and not extras.get("list"):
-                output = "\n".join(part["text"] for part in rendered)
+            if simple and len(rendered) <= 1 and not extras.get("list"):
+                output = rendered[0]["text"] if rendered else ""
             else:
                 output = rendered
         item: dict[str, Any] = {
