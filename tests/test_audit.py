@@ -357,3 +357,16 @@ def test_log_view_of_a_subclass() -> None:
     view = log_view(Tagged("hi"))
     assert view["role"] == "user"
     assert view["text"] == "hi"
+
+
+def test_public_surface() -> None:
+    from canisters import audit
+
+    assert sorted(audit.__all__) == [
+        "AUDIT_FILE",
+        "AUDIT_FORMAT",
+        "AUDIT_VERSION",
+        "AuditEntry",
+        "AuditLog",
+        "log_view",
+    ]

@@ -868,3 +868,35 @@ def test_the_resume_example_runs() -> None:
     assert "pending: weather({'city': 'Rome'})" in completed.stdout
     assert "ran 1 pending invocation(s)" in completed.stdout
     assert completed.stdout.count("tool_call_approved") == 2
+
+
+def test_public_surface() -> None:
+    assert sorted(recording.__all__) == sorted(
+        [
+            "CARRIED_SIDE_FILES",
+            "Handler",
+            "OnPending",
+            "PROMPT_KEY_FILE",
+            "Recorder",
+            "Resumption",
+            "SNAPSHOT_FORMAT",
+            "SNAPSHOT_VERSION",
+            "TraceSummary",
+            "TraceTotals",
+            "arun_pending",
+            "lineage",
+            "new_trace",
+            "recorded_prompt_key",
+            "restore",
+            "resume",
+            "run_pending",
+            "snapshot",
+            "trace",
+            "trace_summary",
+            "with_trace",
+        ]
+    )
+    for name in recording.__all__:
+        assert getattr(recording, name) is not None
+    for error in ("PromptMismatch", "SnapshotRestoreError", "ConversationNotFound"):
+        assert issubclass(getattr(c, error), c.CanistersError)

@@ -48,15 +48,24 @@ try:
 except ImportError:  # pragma: no cover - not POSIX
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["AUDIT_FILE", "AuditEntry", "AuditLog", "log_view"]
+__all__ = [
+    "AUDIT_FILE",
+    "AUDIT_FORMAT",
+    "AUDIT_VERSION",
+    "AuditEntry",
+    "AuditLog",
+    "log_view",
+]
 
-logger: Final = logging.getLogger("canisters.audit")
+_logger: Final = logging.getLogger("canisters.audit")
 
 AUDIT_FILE: Final = "audit"
 """The name of the side file that holds a conversation's audit log in a store."""
 
 AUDIT_FORMAT: Final = "canisters.audit"
+"""The ``format`` of an :meth:`AuditLog.export_json` document."""
 AUDIT_VERSION: Final = 1
+"""The ``version`` of the :meth:`AuditLog.export_json` documents this module writes."""
 
 
 @attrs.frozen
@@ -195,7 +204,7 @@ class _FileSink:
             os.close(fd)
         lines = data.split(b"\n")
         if lines and lines[-1]:
-            logger.warning("%s: ignoring a torn last line", self.path)
+            _logger.warning("%s: ignoring a torn last line", self.path)
         return lines[:-1]
 
 
@@ -300,7 +309,7 @@ class AuditLog:
             try:
                 entry = AuditEntry.from_dict(orjson.loads(line))
             except (orjson.JSONDecodeError, SerializationError) as error:
-                logger.warning("%s line %d: skipped: %s", self, number, error)
+                _logger.warning("%s line %d: skipped: %s", self, number, error)
                 continue
             if canister_id is not None and entry.canister_id != canister_id:
                 continue

@@ -61,7 +61,7 @@ import inspect
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, Final, Literal, TypeVar
 
 import attrs
 import orjson
@@ -85,10 +85,14 @@ from .serialization import from_json, to_json
 from .storage import Store
 
 __all__ = [
+    "CARRIED_SIDE_FILES",
     "Handler",
     "OnPending",
+    "PROMPT_KEY_FILE",
     "Recorder",
     "Resumption",
+    "SNAPSHOT_FORMAT",
+    "SNAPSHOT_VERSION",
     "TraceSummary",
     "TraceTotals",
     "arun_pending",
@@ -115,11 +119,14 @@ OnPending = Literal["run", "interrupt", "abort"]
 with an ``INTERRUPTED`` error result without running them, or raise
 :class:`~canisters.PendingInvocations`."""
 
-SNAPSHOT_FORMAT = "canisters.snapshot"
-SNAPSHOT_VERSION = 1
-PROMPT_KEY_FILE = "prompt-key"
-# Side files a snapshot carries along (the audit log of :mod:`canisters.audit`).
-CARRIED_SIDE_FILES = ("audit",)
+SNAPSHOT_FORMAT: Final = "canisters.snapshot"
+"""The ``format`` of a :func:`snapshot` document."""
+SNAPSHOT_VERSION: Final = 1
+"""The ``version`` of the :func:`snapshot` documents this module writes."""
+PROMPT_KEY_FILE: Final = "prompt-key"
+"""The side file beside a conversation that holds its prompt key."""
+CARRIED_SIDE_FILES: Final = ("audit",)
+"""Side files a snapshot carries along (the log of :mod:`canisters.audit`)."""
 
 
 # Prompt identity -------------------------------------------------------------
