@@ -240,7 +240,8 @@ def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
     ``location`` is a directory path for the file backend, or
     ``sqlite:///relative/path.db`` / ``sqlite:////absolute/path.db`` for SQLite.
     Options: ``policy`` (a :class:`StoragePolicy`) and ``durability``
-    (``"fsync"``, the default, or ``"flush"``; see :data:`Durability`).
+    (``"fsync"``, the default, or ``"flush"``; see
+    :data:`~canisters.storage.Durability`).
     """
     if isinstance(location, str) and location.startswith(SQLITE_SCHEME):
         path = location[len(SQLITE_SCHEME) :]

@@ -19,6 +19,7 @@ Locks are advisory and POSIX-only (``fcntl``).
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import os
@@ -28,7 +29,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Generator, Iterable, Iterator
 from pathlib import Path
-from typing import Any, Final, ParamSpec, TypeVar
+from typing import Any, Final, Literal, ParamSpec, TypeVar
 
 import orjson
 
@@ -45,7 +46,6 @@ from ..protocols import Canister
 from ._common import (
     Chain,
     Codec,
-    Durability,
     GarbageReport,
     Progress,
     StoragePolicy,
@@ -63,7 +63,7 @@ from ._common import (
     references,
 )
 
-__all__ = ["FileContentStore", "FileSidecar", "FileStore"]
+__all__ = ["FileContentStore", "FileSidecar", "FileStore", "Locks"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -121,8 +121,12 @@ def _write_atomically(path: Path, data: bytes, durable: bool) -> None:
         _sync_directory(path.parent)
 
 
-class _Locks:
-    """The store's in-process lock and its cross-process garbage-collection lock."""
+class Locks:
+    """The locks a file store shares with its content store.
+
+    ``thread`` serializes writers of one process; ``gc_fd`` is ``gc.lock``, held
+    shared by writers storing blobs and exclusively by garbage collection.
+    """
 
     __slots__ = ("gc_fd", "thread")
 
@@ -140,7 +144,9 @@ class FileContentStore:
 
     __slots__ = ("_durable", "_locks", "_root", "_temporary")
 
-    def __init__(self, root: Path, locks: _Locks, durability: Durability) -> None:
+    def __init__(
+        self, root: Path, locks: Locks, durability: Literal["fsync", "flush"]
+    ) -> None:
         self._root = root / "sha256"
         self._temporary = root / "tmp"
         self._locks = locks
@@ -339,7 +345,7 @@ class FileStore:
         root: str | os.PathLike[str],
         *,
         policy: StoragePolicy | None = None,
-        durability: Durability = "fsync",
+        durability: Literal["fsync", "flush"] = "fsync",
     ) -> None:
         self._root = Path(root)
         self._policy = policy if policy is not None else StoragePolicy()
@@ -350,7 +356,7 @@ class FileStore:
             self._check_marker()
             self._conversations = self._root / "conversations"
             self._conversations.mkdir(exist_ok=True)
-            self._locks = _Locks(self._root / "gc.lock")
+            self._locks = Locks(self._root / "gc.lock")
             self._content = FileContentStore(
                 self._root / "blobs", self._locks, self._durability
             )
@@ -400,7 +406,7 @@ class FileStore:
         return self._policy
 
     @property
-    def durability(self) -> Durability:
+    def durability(self) -> Literal["fsync", "flush"]:
         """How far an append goes before it returns."""
         return self._durability
 
@@ -835,10 +841,8 @@ class FileStore:
         tick = _ticker(progress, len(ids) + len(conversations))
         sizes: dict[str, int] = {}
         for content_id in ids:
-            try:
+            with contextlib.suppress(FileNotFoundError):  # removed by a concurrent gc
                 sizes[content_id] = self._content.path(content_id).stat().st_size
-            except FileNotFoundError:  # removed by a concurrent gc
-                pass
             tick()
         records = log_bytes = count = referenced = 0
         for conversation_id in conversations:

@@ -24,7 +24,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator
-from typing import Final, ParamSpec, TypeVar
+from typing import Final, Literal, ParamSpec, TypeVar
 
 from ..canisters import new_id
 from ..conversation import Conversation
@@ -39,7 +39,6 @@ from ..protocols import Canister
 from ._common import (
     Chain,
     Codec,
-    Durability,
     GarbageReport,
     Progress,
     StoragePolicy,
@@ -56,7 +55,13 @@ from ._common import (
     references,
 )
 
-__all__ = ["SQLiteContentStore", "SQLiteSidecar", "SQLiteStore"]
+__all__ = [
+    "Database",
+    "SQLiteContentStore",
+    "SQLiteSidecar",
+    "SQLiteStore",
+    "Transaction",
+]
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -96,8 +101,8 @@ def _sqlite_errors(method: Callable[P, T]) -> Callable[P, T]:
     return wrapper
 
 
-class _Database:
-    """A connection, the lock that serializes its use, and transactions."""
+class Database:
+    """A connection and the lock that serializes its use by threads."""
 
     __slots__ = ("connection", "lock")
 
@@ -105,14 +110,17 @@ class _Database:
         self.connection = connection
         self.lock = threading.RLock()
 
-    def write(self) -> _Transaction:
-        return _Transaction(self)
+    def write(self) -> Transaction:
+        """Return a write transaction (``BEGIN IMMEDIATE``) to use with ``with``."""
+        return Transaction(self)
 
 
-class _Transaction:
+class Transaction:
+    """A write transaction: committed on success, rolled back on an exception."""
+
     __slots__ = ("_database",)
 
-    def __init__(self, database: _Database) -> None:
+    def __init__(self, database: Database) -> None:
         self._database = database
 
     def __enter__(self) -> sqlite3.Connection:
@@ -136,7 +144,7 @@ class SQLiteContentStore:
 
     __slots__ = ("_database",)
 
-    def __init__(self, database: _Database) -> None:
+    def __init__(self, database: Database) -> None:
         self._database = database
 
     @_sqlite_errors
@@ -192,7 +200,7 @@ class SQLiteSidecar:
 
     __slots__ = ("_conversation_id", "_database", "_name")
 
-    def __init__(self, database: _Database, conversation_id: str, name: str) -> None:
+    def __init__(self, database: Database, conversation_id: str, name: str) -> None:
         self._database = database
         self._conversation_id = conversation_id
         self._name = name
@@ -245,7 +253,7 @@ class SQLiteStore:
         path: str | os.PathLike[str],
         *,
         policy: StoragePolicy | None = None,
-        durability: Durability = "fsync",
+        durability: Literal["fsync", "flush"] = "fsync",
         timeout: float = 60.0,
     ) -> None:
         self._path = os.fspath(path)
@@ -263,7 +271,7 @@ class SQLiteStore:
                 "PRAGMA synchronous = "
                 + ("FULL" if durability == "fsync" else "NORMAL")
             )
-            self._database = _Database(connection)
+            self._database = Database(connection)
             with self._database.write() as writing:
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
@@ -304,7 +312,7 @@ class SQLiteStore:
         return self._policy
 
     @property
-    def durability(self) -> Durability:
+    def durability(self) -> Literal["fsync", "flush"]:
         """How far an append goes before it returns."""
         return self._durability
 
