@@ -1,0 +1,113 @@
+"""Every provider pair converts over the whole corpus.
+
+A request parsed from any of the five formats renders for any other, and the
+result is accepted by that provider's SDK request types -- or rendering raises
+:class:`~canisters.UnsupportedContent` naming the part and the provider. Replies
+parsed from recorded responses are rendered as the history of a next request.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import canisters
+from canisters import Conversation, User, providers
+
+DATA = Path(__file__).parent / "data" / "providers"
+PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "gemini", "ollama")
+CASES = [
+    path
+    for provider in PROVIDERS
+    for path in sorted((DATA / provider).glob("*.json"))
+    if "error" not in json.loads(path.read_text())["payload"]
+]
+
+
+def validate(provider: str, body: dict[str, Any]) -> None:
+    """Check ``body`` against ``provider``'s SDK request types."""
+    from pydantic import TypeAdapter
+
+    if provider == "openai-chat":
+        from openai.types.chat import ChatCompletionMessageParam
+
+        TypeAdapter(list[ChatCompletionMessageParam]).validate_python(body["messages"])
+    elif provider == "openai-responses":
+        from openai.types.responses import ResponseInputParam
+
+        if "instructions" in body:
+            assert isinstance(body["instructions"], str)
+        if not isinstance(body["input"], str):
+            TypeAdapter(ResponseInputParam).validate_python(body["input"])
+    elif provider == "anthropic":
+        from anthropic.types import MessageParam, TextBlockParam
+
+        TypeAdapter(list[MessageParam]).validate_python(body["messages"])
+        if "system" in body and not isinstance(body["system"], str):
+            TypeAdapter(list[TextBlockParam]).validate_python(body["system"])
+    elif provider == "gemini":
+        from google.genai import types
+
+        def listed(turn: dict[str, Any]) -> dict[str, Any]:
+            # Single-object parts, replayed from a REST body that used them, are
+            # REST-only: the SDK types model lists.
+            parts = turn.get("parts")
+            return {**turn, "parts": [parts]} if isinstance(parts, dict) else turn
+
+        contents = body["contents"]
+        for turn in contents if isinstance(contents, list) else [contents]:
+            types.Content.model_validate(listed(turn))
+        system = body.get("systemInstruction", body.get("system_instruction"))
+        if system is not None:
+            types.Content.model_validate(listed(system))
+    else:
+        from ollama import Image, Message
+
+        for message in body["messages"]:
+            images = message.get("images")
+            if images:
+                message = {**message, "images": [Image(value=i) for i in images]}
+            Message.model_validate(message)
+
+
+def conversation_of(path: Path) -> Conversation:
+    case = json.loads(path.read_text())
+    normalizer = providers.get(case["provider"])
+    if case["kind"] == "request":
+        return normalizer.parse_request(case["payload"])
+    reply = normalizer.parse_response(case["payload"])
+    return Conversation([User("next"), *reply])
+
+
+@pytest.mark.parametrize("target", PROVIDERS)
+@pytest.mark.parametrize(
+    "path", CASES, ids=[f"{p.parent.name}/{p.stem}" for p in CASES]
+)
+def test_every_pair_converts(path: Path, target: str) -> None:
+    conversation = conversation_of(path)
+    normalizer = providers.get(target)
+    refused: canisters.UnsupportedContent | None = None
+    try:
+        body = normalizer.render_request(conversation)
+    except canisters.UnsupportedContent as error:
+        refused = error
+    if refused is not None:
+        assert refused.provider == target
+        assert refused.part.startswith("canister ") and "part " in refused.part
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", providers.FidelityWarning)
+            for policy in ("drop", "placeholder"):
+                validate(
+                    target, normalizer.render_request(conversation, unsupported=policy)
+                )
+        return
+    validate(target, body)
+
+
+def test_the_matrix_covers_every_provider() -> None:
+    assert {path.parent.name for path in CASES} == set(PROVIDERS)
+    assert set(providers.names()) >= set(PROVIDERS)
