@@ -240,7 +240,9 @@ def test_processes_append_to_one_log(tmp_path: Path, kind: str) -> None:
     else:
         target, conversation_id = _location(tmp_path, kind), "run-1"
         open_store(target).close()
-    context = multiprocessing.get_context("spawn")
+    # Forked, not spawned: real processes, without paying an interpreter start each.
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    context = multiprocessing.get_context(method)
     processes = [
         context.Process(target=_process_worker, args=(target, conversation_id, i))
         for i in range(4)
