@@ -723,3 +723,11 @@ def test_any_conversation_round_trips(
             store.extend(name, [])
         assert store.load(name) == canisters
         assert store.verify(name).ok
+
+
+def test_integers_beyond_64_bits_stay_exact(store: Store) -> None:
+    canister = c.Invocation("f", {"big": 2**80, "small": -(2**70), "list": [2**64]})
+    store.append("big", canister)
+    store.append("big", c.User("after"))
+    assert store.load("big")[0] == canister
+    assert store.verify("big").ok

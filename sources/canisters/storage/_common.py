@@ -73,9 +73,9 @@ STORED_MARK: Final = b'"$stored"'
 _MEDIA_TAGS: Final = frozenset(("image", "audio", "video", "file"))
 _DIGEST_SUFFIX: Final = b',"digest":"'
 _SUFFIX_LENGTH: Final = len(_DIGEST_SUFFIX) + 64 + 2  # ,"digest":"<hex>"}
-# A number orjson would read as a float (beyond 64 bits), or a string that looks
-# like one: either way the standard library's exact reader is used.
-_LONG_NUMBER: Final = re.compile(rb"[:\[,]-?\d{19,}")
+# Records holding integers beyond 64 bits start with this member; they are read
+# with the standard library, which keeps such integers exact (orjson would not).
+_BIGINT: Final = b'{"bigint":1,'
 CONTENT_REFERENCE: Final = re.compile(rb"sha256:[0-9a-f]{64}")
 """Finds every content id a raw record or side-file line mentions."""
 
@@ -421,10 +421,11 @@ def encode_record(seq: int, prev: str, record: dict[str, Any]) -> tuple[bytes, s
             raise SerializationError(
                 f"value is not JSON-serializable: {error}"
             ) from error
-        # orjson holds integers to 64 bits; the standard library keeps them exact.
+        # orjson holds integers to 64 bits; the standard library keeps them exact,
+        # and the leading member tells readers to use it too.
         try:
             body = json.dumps(
-                document, ensure_ascii=False, separators=(",", ":")
+                {"bigint": 1, **document}, ensure_ascii=False, separators=(",", ":")
             ).encode("utf-8")
         except (TypeError, ValueError) as error:
             raise SerializationError(
@@ -555,10 +556,10 @@ class Chain:
         """Check one complete line and return its canister (``None`` if skipped)."""
         claimed = line_digest(line)
         try:
-            if _LONG_NUMBER.search(line) is None:
-                document = orjson.loads(line)
-            else:
+            if line.startswith(_BIGINT):
                 document = json.loads(line)
+            else:
+                document = orjson.loads(line)
         except ValueError:
             document = None
         if type(document) is not dict or claimed is None:

@@ -1,0 +1,101 @@
+"""Storage figures: append and load speed, load memory, bytes on disk, dedup.
+
+Run: ``python .auxiliary/benchmarks/storage.py [canisters]`` (default 100,000).
+Prints, for each backend, the append rate (``flush`` durability, in batches of
+one), the load rate, the peak memory of ``load`` (tracemalloc) against the size
+of the log, and bytes on disk against a plain JSONL dump of the same
+conversations (many conversations sharing system prompts and images).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+import canisters as c
+from canisters.storage import open_store
+
+PROMPTS = [f"You are assistant number {n}. " * 60 for n in range(3)]
+IMAGES = [os.urandom(40_000) for _ in range(5)]
+
+
+def _conversation(rng: random.Random, length: int) -> list[c.Canister]:
+    canisters: list[c.Canister] = [c.Supervisor(rng.choice(PROMPTS))]
+    for turn in range(length // 2):
+        if turn % 10 == 0:
+            content = (c.Text(f"look at this {turn}"), c.Image(data=rng.choice(IMAGES)))
+            canisters.append(c.User(content))
+        else:
+            canisters.append(c.User(f"question {turn} " * rng.randint(1, 20)))
+        canisters.append(c.Assistant(f"answer {turn} " * rng.randint(5, 60), step=turn))
+    return canisters
+
+
+def _size(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def main(count: int) -> None:
+    rng = random.Random(1)
+    long_conversation = _conversation(rng, count)
+    corpus = [_conversation(rng, 40) for _ in range(200)]
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        for backend, location in (
+            ("files", str(root / "files")),
+            ("sqlite", f"sqlite:///{root / 'store.db'}"),
+        ):
+            with open_store(location, durability="flush") as store:
+                started = time.perf_counter()
+                for canister in long_conversation:
+                    store.append("long", canister)
+                appended = time.perf_counter() - started
+                log_bytes = store.stats().log_bytes
+            with open_store(location) as store:
+                started = time.perf_counter()
+                loaded = store.load("long")
+                loading = time.perf_counter() - started
+                del loaded
+            with open_store(location) as store:
+                tracemalloc.start()
+                loaded = store.load("long")
+                held, peak = tracemalloc.get_traced_memory()
+                tracemalloc.stop()
+                assert len(loaded) == len(long_conversation)
+                del loaded
+            print(
+                f"{backend}: {len(long_conversation):,} canisters; "
+                f"append {len(long_conversation) / appended:,.0f}/s (flush); "
+                f"load {len(long_conversation) / loading:,.0f}/s; "
+                f"log {log_bytes / 2**20:.1f} MiB; loaded conversation holds "
+                f"{held / 2**20:.1f} MiB, load peaks at {peak / 2**20:.1f} MiB "
+                f"({peak / held:.2f}x the result, {peak / log_bytes:.2f}x the log)"
+            )
+            corpus_location = (
+                str(root / f"{backend}-corpus")
+                if backend == "files"
+                else f"sqlite:///{root / 'corpus.db'}"
+            )
+            with open_store(corpus_location, durability="flush") as store:
+                for index, conversation in enumerate(corpus):
+                    store.extend(f"c{index}", conversation)
+            corpus_disk = _size(
+                root / f"{backend}-corpus" if backend == "files" else root / "corpus.db"
+            )
+            plain = sum(len(c.to_jsonl(conversation)) for conversation in corpus)
+            print(
+                f"{backend}: corpus of {len(corpus)} conversations: "
+                f"{corpus_disk / 2**20:.1f} MiB on disk against "
+                f"{plain / 2**20:.1f} MiB of plain JSONL ({plain / corpus_disk:.1f}x)"
+            )
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 100_000)
