@@ -596,8 +596,10 @@ def run_pending(
         if pending:
             _abort(recorder, pending)
         return ()
-    if _in_event_loop() and any(
-        _is_async(handlers[p.name]) for p in pending if p.name in handlers
+    if (
+        on_pending == "run"
+        and _in_event_loop()
+        and any(_is_async(handlers[p.name]) for p in pending if p.name in handlers)
     ):
         raise RecordingError(
             "run_pending was called inside an event loop with async handlers; "
