@@ -23,7 +23,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import re
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any, Final, TypeVar, get_args, get_origin
@@ -1087,8 +1086,22 @@ def _from_version_1(document: Record) -> Record:
 
 # orjson holds integers to 64 bits: it refuses larger ones when writing and
 # reads them as floats. Such documents go through the standard library instead,
-# which keeps integers exact (a run of 19 digits may be such an integer).
-_LONG_DIGITS = re.compile(rb"\d{19,}")
+# which keeps integers exact. A number of 19 digits or more may be such an
+# integer; it starts the document or follows one of ``:,[-`` or whitespace, which
+# a run of digits inside a string (a hex id) rarely does. The search maps digits
+# to "0", those characters to ":" and every other byte to a space: two passes in
+# C, an order of magnitude faster than a regular expression.
+_NUMBER_SHAPES: Final = bytes(
+    48 if 48 <= code <= 57 else 58 if code in b":,[- \t\r\n" else 32
+    for code in range(256)
+)
+_LONG_RUN: Final = b"0" * 19
+_LONG_NUMBER: Final = b":" + _LONG_RUN
+
+
+def _may_hold_long_integer(raw: bytes) -> bool:
+    shapes = raw.translate(_NUMBER_SHAPES)
+    return _LONG_NUMBER in shapes or shapes.startswith(_LONG_RUN)
 
 
 def _dumps(value: Any) -> str:
@@ -1108,7 +1121,9 @@ def _dumps(value: Any) -> str:
 def _loads(text: str | bytes, where: str = "$") -> Any:
     try:
         raw = text.encode() if isinstance(text, str) else text
-        if _LONG_DIGITS.search(raw) is None:
+        if type(raw) is memoryview:
+            raw = raw.tobytes()
+        if not _may_hold_long_integer(raw):
             return orjson.loads(raw)
         return json.loads(raw)
     except (orjson.JSONDecodeError, json.JSONDecodeError, UnicodeError) as error:
