@@ -1,0 +1,298 @@
+"""A deterministic corpus of realistic agent conversations, for the benchmarks.
+
+:func:`conversation` returns one conversation of exactly ``size`` messages as
+neutral *specs*: plain dicts that no library owns, from which
+:mod:`peers` builds canisters, pydantic-ai messages, LangChain messages and
+plain dicts doing the same work. The same ``(size, seed)`` always gives the same
+specs, byte for byte.
+
+What a conversation holds, as agent loops do: a system prompt shared by many
+conversations, user turns (some with a long pasted text, some with an image as
+bytes or as a URL), assistant text, steps of one to three parallel tool calls with
+nested JSON arguments, their results (a few of them long), and a final answer.
+
+Spec kinds (every spec has ``kind``, ``id`` and ``time``, a UTC datetime)::
+
+    {"kind": "system", "text": str}
+    {"kind": "user", "parts": [{"text": str} | {"image": bytes, "mime": str}
+                               | {"image_url": str}]}
+    {"kind": "assistant", "text": str, "step": int, "model": str}
+    {"kind": "call", "step": int, "call_id": str, "name": str, "arguments": dict}
+    {"kind": "result", "step": int, "call_id": str, "name": str, "text": str}
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+__all__ = ["SIZES", "conversation", "corpus", "message_count"]
+
+Spec = dict[str, Any]
+
+SIZES = (10, 30, 100, 300, 1000, 3000, 10000, 100000)
+"""Conversation sizes the generator is exercised with, in messages."""
+
+_WORDS = tuple(
+    [
+        "the",
+        "model",
+        "agent",
+        "tool",
+        "call",
+        "result",
+        "search",
+        "query",
+        "page",
+        "file",
+        "table",
+        "row",
+        "column",
+        "user",
+        "answer",
+        "question",
+        "context",
+        "window",
+        "token",
+        "cache",
+        "prompt",
+        "system",
+        "weather",
+        "city",
+        "price",
+        "order",
+        "invoice",
+        "customer",
+        "account",
+        "report",
+        "summary",
+        "chart",
+        "image",
+        "document",
+        "error",
+        "retry",
+        "timeout",
+        "latency",
+        "request",
+        "response",
+        "stream",
+        "chunk",
+        "embedding",
+        "vector",
+        "index",
+        "database",
+        "schema",
+        "migration",
+        "deploy",
+        "service",
+        "cluster",
+        "node",
+        "queue",
+        "worker",
+        "python",
+        "function",
+        "class",
+        "method",
+        "argument",
+        "value",
+        "list",
+        "mapping",
+        "string",
+        "number",
+        "please",
+        "could",
+        "you",
+        "check",
+        "whether",
+        "this",
+        "is",
+        "right",
+        "and",
+        "then",
+        "tell",
+        "me",
+        "what",
+        "to",
+        "do",
+        "next",
+        "because",
+        "it",
+        "seems",
+        "the",
+        "last",
+        "run",
+        "failed",
+        "with",
+        "an",
+        "unexpected",
+        "exception",
+    ]
+)
+
+_MODELS = ("gpt-4o-2024-08-06", "claude-sonnet-4-5", "gemini-2.5-flash")
+_TOOLS = ("search", "read_file", "run_sql", "http_get", "calculator", "write_file")
+_EPOCH = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
+_PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
+
+
+def _text(rng: random.Random, low: int, high: int) -> str:
+    words = rng.choices(_WORDS, k=rng.randint(low, high))
+    words[0] = words[0].capitalize()
+    return " ".join(words) + "."
+
+
+def _paragraphs(rng: random.Random, count: int) -> str:
+    return "\n\n".join(_text(rng, 40, 120) for _ in range(count))
+
+
+def _system_prompts() -> tuple[str, ...]:
+    rng = random.Random(7)
+    return tuple(
+        f"You are assistant #{n}. Follow the rules below.\n\n" + _paragraphs(rng, 4)
+        for n in range(3)
+    )
+
+
+_SYSTEM = _system_prompts()
+
+
+def _arguments(rng: random.Random, name: str) -> dict[str, Any]:
+    if name == "search":
+        return {
+            "query": _text(rng, 3, 9),
+            "limit": rng.randint(1, 50),
+            "filters": {"lang": rng.choice(("en", "fr", "de")), "safe": True},
+        }
+    if name == "read_file":
+        return {"path": f"src/{rng.choice(_WORDS)}/{rng.choice(_WORDS)}.py"}
+    if name == "run_sql":
+        return {
+            "sql": f"SELECT * FROM {rng.choice(_WORDS)} WHERE id > ?",
+            "params": [rng.randint(0, 10**6)],
+            "timeout": rng.choice((1.5, 5.0, 30.0)),
+        }
+    if name == "http_get":
+        return {
+            "url": f"https://api.example.com/v1/{rng.choice(_WORDS)}",
+            "headers": {"accept": "application/json"},
+        }
+    if name == "calculator":
+        return {"expression": f"{rng.randint(1, 999)} * {rng.random():.6f}"}
+    return {
+        "path": f"notes/{rng.choice(_WORDS)}.md",
+        "content": _paragraphs(rng, 2),
+        "append": rng.random() < 0.5,
+    }
+
+
+def _result_text(rng: random.Random, name: str) -> str:
+    if rng.random() < 0.05:
+        return _paragraphs(rng, rng.randint(20, 60))
+    if name in ("run_sql", "http_get"):
+        rows = [
+            {"id": rng.randint(1, 10**6), "name": rng.choice(_WORDS)}
+            for _ in range(rng.randint(1, 6))
+        ]
+        return repr(rows).replace("'", '"')
+    return _text(rng, 5, 60)
+
+
+class _Writer:
+    def __init__(self, rng: random.Random, size: int) -> None:
+        self.rng = rng
+        self.size = size
+        self.specs: list[Spec] = []
+        self.clock = _EPOCH + timedelta(seconds=rng.randint(0, 10**7))
+
+    @property
+    def left(self) -> int:
+        return self.size - len(self.specs)
+
+    def add(self, kind: str, **fields: Any) -> None:
+        self.clock += timedelta(milliseconds=self.rng.randint(50, 20_000))
+        ident = f"{self.rng.getrandbits(128):032x}"
+        self.specs.append({"kind": kind, "id": ident, "time": self.clock, **fields})
+
+    def user(self) -> None:
+        rng = self.rng
+        parts: list[dict[str, Any]] = [{"text": _text(rng, 4, 40)}]
+        roll = rng.random()
+        if roll < 0.12:
+            data = _PNG + rng.randbytes(rng.randint(1024, 6144))
+            parts.append({"image": data, "mime": "image/png"})
+        elif roll < 0.22:
+            parts.append(
+                {"image_url": f"https://images.example.com/{rng.getrandbits(64):x}.jpg"}
+            )
+        elif roll < 0.27:
+            parts.append({"text": _paragraphs(rng, rng.randint(10, 40))})
+        self.add("user", parts=parts)
+
+
+def conversation(size: int, seed: int = 0) -> list[Spec]:
+    """Return one conversation of exactly ``size`` messages (``size`` >= 2)."""
+    if size < 2:
+        raise ValueError("a conversation here has at least 2 messages")
+    rng = random.Random(f"canisters-corpus-{seed}-{size}")
+    writer = _Writer(rng, size)
+    model = rng.choice(_MODELS)
+    writer.add("system", text=rng.choice(_SYSTEM))
+    writer.user()
+    step = 0
+    while writer.left > 0:
+        left = writer.left
+        calls = rng.choice((1, 1, 1, 2, 2, 3))
+        if left >= 2 * calls + 2 and rng.random() < 0.8:
+            step += 1
+            if rng.random() < 0.6:
+                writer.add("assistant", text=_text(rng, 5, 30), step=step, model=model)
+            names = [rng.choice(_TOOLS) for _ in range(calls)]
+            ids = [f"call_{rng.getrandbits(96):024x}" for _ in names]
+            for name, call_id in zip(names, ids, strict=True):
+                writer.add(
+                    "call",
+                    step=step,
+                    call_id=call_id,
+                    name=name,
+                    arguments=_arguments(rng, name),
+                )
+            for name, call_id in zip(names, ids, strict=True):
+                writer.add(
+                    "result",
+                    step=step,
+                    call_id=call_id,
+                    name=name,
+                    text=_result_text(rng, name),
+                )
+            continue
+        step += 1
+        text = _paragraphs(rng, 3) if rng.random() < 0.1 else _text(rng, 10, 80)
+        writer.add("assistant", text=text, step=step, model=model)
+        if writer.left > 0:
+            writer.user()
+    return writer.specs
+
+
+def corpus(total: int, seed: int = 0) -> list[list[Spec]]:
+    """Return conversations of mixed sizes (10 to 1,000) holding ``total`` messages.
+
+    ``total`` is at least 2.
+    """
+    rng = random.Random(f"canisters-corpus-mix-{seed}")
+    conversations: list[list[Spec]] = []
+    left = total
+    index = 0
+    while left > 0:
+        size = min(left, rng.choice((10, 20, 30, 50, 100, 200, 300, 1000)))
+        if left - size < 2:
+            size = left
+        conversations.append(conversation(size, seed * 100_003 + index))
+        left -= size
+        index += 1
+    return conversations
+
+
+def message_count(conversations: list[list[Spec]]) -> int:
+    """How many messages the conversations hold."""
+    return sum(len(specs) for specs in conversations)

@@ -1,0 +1,815 @@
+# The lambdas handed to Timer.best run before the loop moves on.
+# ruff: noqa: B023
+"""Benchmark canisters against pydantic-ai's and LangChain's messages.
+
+Run from the repository root, after ``pip install -e '.[benchmarks]'``::
+
+    python .auxiliary/benchmarks/run.py            # full run, a few minutes
+    python .auxiliary/benchmarks/run.py --quick    # smaller corpus, fewer repeats
+
+Every measure does the same work with each library on the same deterministic
+corpus (:mod:`corpus`) in one run, and reports messages per second (a message is
+one corpus entry: a system prompt, a user turn, an assistant text, a tool call
+or a tool result) and canisters' speed as a multiple of each peer's. Times are
+the best of several repeats. The table goes to stdout and the figures to
+``.auxiliary/benchmarks/results/`` (``latest.json`` and a dated copy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import importlib.metadata
+import json
+import os
+import platform
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+import warnings
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import corpus
+import orjson
+import peers
+
+import canisters
+from canisters import providers, storage
+from canisters.serialization import structure_canister
+
+HERE = Path(__file__).resolve().parent
+PROVIDERS = ("openai-chat", "anthropic", "gemini", "ollama", "openai-responses")
+SDKS = ("openai", "anthropic", "google.genai", "ollama", "pydantic", "httpx")
+# Ollama takes images only as base64; URL images become a text placeholder.
+RENDER_OPTIONS: dict[str, dict[str, Any]] = {"ollama": {"unsupported": "placeholder"}}
+
+CANISTERS, PYDANTIC_AI, LANGCHAIN = "canisters", "pydantic-ai", "langchain"
+PLAIN, HAND = "plain orjson/dicts", "hand-written dicts"
+
+
+# --------------------------------------------------------------------------- #
+# Timing
+
+
+class Timer:
+    """Best-of-N timing: at least ``repeat`` runs and until ``budget`` seconds."""
+
+    def __init__(self, repeat: int, budget: float) -> None:
+        self.repeat = repeat
+        self.budget = budget
+
+    def best(
+        self, function: Callable[[], Any], setup: Callable[[], Any] | None = None
+    ) -> float:
+        best = float("inf")
+        spent = 0.0
+        runs = 0
+        while runs < self.repeat or (spent < self.budget and runs < 50):
+            if setup is not None:
+                setup()
+            gc.collect()
+            start = time.perf_counter()
+            function()
+            elapsed = time.perf_counter() - start
+            best = min(best, elapsed)
+            spent += elapsed
+            runs += 1
+        return best
+
+
+class Results:
+    """Figures by operation and library, printed as a table as they come."""
+
+    def __init__(self) -> None:
+        self.operations: dict[str, dict[str, dict[str, float]]] = {}
+
+    def add(self, operation: str, library: str, seconds: float, messages: int) -> None:
+        entry = {"seconds": seconds, "messages_per_second": messages / seconds}
+        self.operations.setdefault(operation, {})[library] = entry
+
+    def rate(self, operation: str, library: str) -> float | None:
+        entry = self.operations.get(operation, {}).get(library)
+        return None if entry is None else entry["messages_per_second"]
+
+    def ratio(self, operation: str, library: str) -> float | None:
+        mine, theirs = self.rate(operation, CANISTERS), self.rate(operation, library)
+        if mine is None or theirs is None:
+            return None
+        return mine / theirs
+
+    def print(self, operation: str) -> None:
+        rows = self.operations.get(operation, {})
+        print(f"\n{operation}")
+        for library, entry in rows.items():
+            rate = entry["messages_per_second"]
+            ratio = self.ratio(operation, library)
+            versus = (
+                ""
+                if library == CANISTERS or ratio is None
+                else f"canisters {ratio:5.2f}x"
+            )
+            print(f"  {library:<22} {rate:>14,.0f} msg/s   {versus}")
+        sys.stdout.flush()
+
+
+# --------------------------------------------------------------------------- #
+# Measures
+
+
+def measure_import(results: dict[str, Any], repeat: int) -> None:
+    """Time ``import canisters`` and ``import attrs, cattrs`` in fresh processes."""
+    probe = (
+        "import sys, time\n"
+        "start = time.perf_counter()\n"
+        "import {module}\n"
+        "elapsed = time.perf_counter() - start\n"
+        "sdks = sorted({{n for n in sys.modules for s in {sdks!r}"
+        " if n == s or n.startswith(s + '.')}})\n"
+        "print(elapsed, ','.join(sdks))\n"
+    )
+    figures: dict[str, Any] = {}
+    for label, module in (
+        ("attrs, cattrs", "attrs, cattrs"),
+        ("canisters", "canisters"),
+    ):
+        best = float("inf")
+        loaded = ""
+        for _ in range(repeat):
+            output = subprocess.run(
+                [sys.executable, "-c", probe.format(module=module, sdks=SDKS)],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout.split()
+            best = min(best, float(output[0]))
+            loaded = output[1] if len(output) > 1 else ""
+        figures[label] = {
+            "seconds": best,
+            "sdk_modules": loaded.split(",") if loaded else [],
+        }
+    extra = figures["canisters"]["seconds"] - figures["attrs, cattrs"]["seconds"]
+    figures["extra_seconds"] = extra
+    results["import"] = figures
+    print("\nimport (fresh process, best of", repeat, "runs)")
+    print(
+        f"  import attrs, cattrs   {figures['attrs, cattrs']['seconds'] * 1e3:8.1f} ms"
+    )
+    print(f"  import canisters       {figures['canisters']['seconds'] * 1e3:8.1f} ms")
+    print(f"  canisters' own cost    {extra * 1e3:8.1f} ms")
+    sdks = figures["canisters"]["sdk_modules"]
+    print(f"  SDK modules imported   {', '.join(sdks) if sdks else 'none'}")
+
+
+def _pydantic_ai_mappers() -> tuple[Any, Any] | None:
+    """pydantic-ai's own OpenAI chat and Anthropic mappers (private methods)."""
+    try:
+        from pydantic_ai.models import ModelRequestParameters
+        from pydantic_ai.models.anthropic import AnthropicModel
+        from pydantic_ai.models.openai import OpenAIChatModel
+        from pydantic_ai.providers.anthropic import AnthropicProvider
+        from pydantic_ai.providers.openai import OpenAIProvider
+    except ImportError:
+        return None
+    openai_model = OpenAIChatModel("gpt-4o", provider=OpenAIProvider(api_key="unused"))
+    anthropic_model = AnthropicModel(
+        "claude-sonnet-4-5", provider=AnthropicProvider(api_key="unused")
+    )
+    parameters = ModelRequestParameters()
+    loop = asyncio.new_event_loop()
+
+    def openai(all_messages: list[list[Any]]) -> None:
+        async def run() -> None:
+            for messages in all_messages:
+                await openai_model._map_messages(messages, parameters)
+
+        loop.run_until_complete(run())
+
+    def anthropic(all_messages: list[list[Any]]) -> None:
+        async def run() -> None:
+            for messages in all_messages:
+                await anthropic_model._map_message(messages, parameters, {})
+
+        loop.run_until_complete(run())
+
+    return openai, anthropic
+
+
+def measure_core(
+    specs: list[list[corpus.Spec]], timer: Timer, results: Results
+) -> dict[str, Any]:
+    """Construct, serialize, parse, render and parse-from-provider."""
+    from langchain_core import messages as lc
+    from pydantic_ai.messages import ModelMessagesTypeAdapter as adapter
+
+    count = corpus.message_count(specs)
+    ours = [peers.canisters_from_specs(s) for s in specs]
+    theirs_pa = [peers.pydantic_ai_from_specs(s) for s in specs]
+    theirs_lc = [peers.langchain_from_specs(s) for s in specs]
+    plain = [peers.records_from_specs(s, binary=False) for s in specs]
+    binary = [peers.records_from_specs(s, binary=True) for s in specs]
+
+    operation = "construct from plain dicts"
+    results.add(
+        operation,
+        CANISTERS,
+        timer.best(lambda: [peers.canisters_from_specs(s) for s in specs]),
+        count,
+    )
+    results.add(
+        operation,
+        PYDANTIC_AI,
+        timer.best(lambda: [peers.pydantic_ai_from_specs(s) for s in specs]),
+        count,
+    )
+    results.add(
+        operation,
+        LANGCHAIN,
+        timer.best(lambda: [peers.langchain_from_specs(s) for s in specs]),
+        count,
+    )
+    results.add(
+        operation,
+        PLAIN,
+        timer.best(lambda: [peers.records_from_specs(s, binary=True) for s in specs]),
+        count,
+    )
+    results.print(operation)
+
+    dumps = orjson.dumps
+    operation = "serialize to JSON"
+    results.add(
+        operation,
+        CANISTERS,
+        timer.best(lambda: [canisters.to_json(c) for c in ours]),
+        count,
+    )
+    results.add(
+        operation,
+        PYDANTIC_AI,
+        timer.best(lambda: [adapter.dump_json(m) for m in theirs_pa]),
+        count,
+    )
+    results.add(
+        operation,
+        LANGCHAIN,
+        timer.best(lambda: [dumps(lc.messages_to_dict(m)) for m in theirs_lc]),
+        count,
+    )
+    results.add(operation, PLAIN, timer.best(lambda: [dumps(r) for r in plain]), count)
+    results.print(operation)
+
+    ours_json = [canisters.to_json(c) for c in ours]
+    pa_json = [adapter.dump_json(m) for m in theirs_pa]
+    lc_json = [dumps(lc.messages_to_dict(m)) for m in theirs_lc]
+    plain_json = [dumps(r) for r in plain]
+    assert [canisters.from_json(t) for t in ours_json] == ours
+    loads = orjson.loads
+    operation = "parse JSON to typed objects"
+    results.add(
+        operation,
+        CANISTERS,
+        timer.best(lambda: [canisters.from_json(t) for t in ours_json]),
+        count,
+    )
+    results.add(
+        operation,
+        PYDANTIC_AI,
+        timer.best(lambda: [adapter.validate_json(t) for t in pa_json]),
+        count,
+    )
+    results.add(
+        operation,
+        LANGCHAIN,
+        timer.best(lambda: [lc.messages_from_dict(loads(t)) for t in lc_json]),
+        count,
+    )
+    results.add(
+        operation, PLAIN, timer.best(lambda: [loads(t) for t in plain_json]), count
+    )
+    results.print(operation)
+
+    mappers = _pydantic_ai_mappers()
+    hand_written = {
+        "openai-chat": peers.openai_from_records,
+        "anthropic": peers.anthropic_from_records,
+    }
+    rendered: dict[str, list[dict[str, Any]]] = {}
+    checks: dict[str, bool] = {}
+    for name in PROVIDERS:
+        normalizer = providers.get(name)
+        options = RENDER_OPTIONS.get(name, {})
+        operation = f"render to {name}"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            results.add(
+                operation,
+                CANISTERS,
+                timer.best(
+                    lambda: [normalizer.render_request(c, **options) for c in ours]
+                ),
+                count,
+            )
+            rendered[name] = [normalizer.render_request(c, **options) for c in ours]
+        if name == "openai-chat":
+            results.add(
+                operation,
+                LANGCHAIN,
+                timer.best(
+                    lambda: [lc.convert_to_openai_messages(m) for m in theirs_lc]
+                ),
+                count,
+            )
+            if mappers is not None:
+                results.add(
+                    operation,
+                    PYDANTIC_AI,
+                    timer.best(lambda: mappers[0](theirs_pa)),
+                    count,
+                )
+        if name == "anthropic" and mappers is not None:
+            results.add(
+                operation, PYDANTIC_AI, timer.best(lambda: mappers[1](theirs_pa)), count
+            )
+        if name in hand_written:
+            mapping = hand_written[name]
+            results.add(
+                operation, HAND, timer.best(lambda: [mapping(r) for r in binary]), count
+            )
+            checks[name] = [mapping(r) for r in binary] == rendered[name]
+        results.print(operation)
+
+    for name in PROVIDERS:
+        normalizer = providers.get(name)
+        bodies = rendered[name]
+        operation = f"parse from {name}"
+        results.add(
+            operation,
+            CANISTERS,
+            timer.best(lambda: [normalizer.parse_request(b) for b in bodies]),
+            count,
+        )
+        if name == "openai-chat":
+            results.add(
+                operation,
+                LANGCHAIN,
+                timer.best(
+                    lambda: [lc.convert_to_messages(b["messages"]) for b in bodies]
+                ),
+                count,
+            )
+            results.add(
+                operation,
+                HAND,
+                timer.best(lambda: [peers.parse_openai_records(b) for b in bodies]),
+                count,
+            )
+        results.print(operation)
+    return {"hand_written_output_equal": checks}
+
+
+def measure_memory(specs: list[list[corpus.Spec]]) -> dict[str, Any]:
+    """Bytes held per message by the typed objects each library parses from JSON."""
+    from langchain_core import messages as lc
+    from pydantic_ai.messages import ModelMessagesTypeAdapter as adapter
+
+    count = corpus.message_count(specs)
+    texts = {
+        CANISTERS: [canisters.to_json(peers.canisters_from_specs(s)) for s in specs],
+        PYDANTIC_AI: [
+            adapter.dump_json(peers.pydantic_ai_from_specs(s)) for s in specs
+        ],
+        LANGCHAIN: [
+            orjson.dumps(lc.messages_to_dict(peers.langchain_from_specs(s)))
+            for s in specs
+        ],
+        PLAIN: [orjson.dumps(peers.records_from_specs(s, binary=False)) for s in specs],
+    }
+    parse: dict[str, Callable[[Any], Any]] = {
+        CANISTERS: canisters.from_json,
+        PYDANTIC_AI: adapter.validate_json,
+        LANGCHAIN: lambda text: lc.messages_from_dict(orjson.loads(text)),
+        PLAIN: orjson.loads,
+    }
+    for library in parse:  # warm caches so they are not counted
+        parse[library](texts[library][0])
+    figures: dict[str, Any] = {}
+    for library, function in parse.items():
+        gc.collect()
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        held = [function(text) for text in texts[library]]
+        gc.collect()
+        after = tracemalloc.get_traced_memory()[0]
+        tracemalloc.stop()
+        figures[library] = (after - before) / count
+        del held
+    print("\nmemory held per message (typed objects parsed from JSON, tracemalloc)")
+    for library, size in figures.items():
+        ratio = figures[CANISTERS] / size
+        versus = "" if library == CANISTERS else f"canisters {ratio:5.2f}x"
+        print(f"  {library:<22} {size:>10,.0f} B   {versus}")
+    return figures
+
+
+def measure_store(
+    specs: list[list[corpus.Spec]], fsync_count: int, timer: Timer, results: Results
+) -> None:
+    """Append one canister at a time, then load; file and SQLite backends."""
+    ours = [peers.canisters_from_specs(s) for s in specs]
+    plain = [peers.records_from_specs(s, binary=False) for s in specs]
+    count = corpus.message_count(specs)
+    root = Path(tempfile.mkdtemp(prefix="canisters-bench-"))
+    runs = iter(range(10**6))
+    state: dict[str, Any] = {}
+
+    def fresh(kind: str, durability: str) -> Callable[[], None]:
+        def setup() -> None:
+            where = root / f"{kind}-{next(runs)}"
+            # An absolute path gives sqlite://// (four slashes), as open_store wants.
+            location = f"sqlite:///{where}.db" if kind == "sqlite" else str(where)
+            state["store"] = storage.open_store(location, durability=durability)
+
+        return setup
+
+    def append_all(conversations: list[canisters.Conversation]) -> Callable[[], None]:
+        def run() -> None:
+            store = state["store"]
+            for index, conversation in enumerate(conversations):
+                for canister in conversation:
+                    store.append(f"c{index}", canister)
+
+        return run
+
+    def plain_jsonl(
+        sync: bool, records: list[list[dict[str, Any]]]
+    ) -> Callable[[], None]:
+        def run() -> None:
+            for index, conversation in enumerate(records):
+                path = root / f"plain-{next(runs)}-{index}.jsonl"
+                with open(path, "ab") as file:
+                    for record in conversation:
+                        file.write(orjson.dumps(record) + b"\n")
+                        file.flush()
+                        if sync:
+                            os.fsync(file.fileno())
+
+        return run
+
+    def plain_sqlite(
+        sync: bool, records: list[list[dict[str, Any]]]
+    ) -> Callable[[], None]:
+        def run() -> None:
+            db = sqlite3.connect(root / f"plain-{next(runs)}.db", isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute(f"PRAGMA synchronous={'FULL' if sync else 'NORMAL'}")
+            db.execute("CREATE TABLE m (c TEXT, n INTEGER, record BLOB)")
+            for index, conversation in enumerate(records):
+                for number, record in enumerate(conversation):
+                    db.execute("BEGIN IMMEDIATE")
+                    db.execute(
+                        "INSERT INTO m VALUES (?, ?, ?)",
+                        (f"c{index}", number, orjson.dumps(record)),
+                    )
+                    db.execute("COMMIT")
+            state["db"] = db
+
+        return run
+
+    # The fsync runs use a prefix of the corpus: each append waits for the disk.
+    few_ours, few_plain, few = [], [], 0
+    for conversation, records in zip(ours, plain, strict=True):
+        if few >= fsync_count:
+            break
+        few_ours.append(conversation)
+        few_plain.append(records)
+        few += len(conversation)
+
+    for kind in ("file", "sqlite"):
+        operation = f"store append, {kind}, flush"
+        results.add(
+            operation,
+            CANISTERS,
+            timer.best(append_all(ours), fresh(kind, "flush")),
+            count,
+        )
+        store = state["store"]
+        loaded = [store.load(f"c{index}") for index in range(len(ours))]
+        assert loaded == ours, f"{kind} store did not give back what was appended"
+        if kind == "file":
+            results.add(operation, PLAIN, timer.best(plain_jsonl(False, plain)), count)
+        else:
+            results.add(operation, PLAIN, timer.best(plain_sqlite(False, plain)), count)
+        results.print(operation)
+
+        operation = f"store load, {kind}"
+        results.add(
+            operation,
+            CANISTERS,
+            timer.best(lambda: [store.load(f"c{index}") for index in range(len(ours))]),
+            count,
+        )
+        if kind == "file":
+            paths = []
+            for index, records in enumerate(plain):
+                path = root / f"load-{index}.jsonl"
+                path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+                paths.append(path)
+
+            def load_plain() -> None:
+                for path in paths:
+                    typed = [
+                        structure_canister(orjson.loads(line))
+                        for line in path.read_bytes().splitlines()
+                    ]
+                    canisters.Conversation(typed)
+
+            results.add(
+                operation, "plain JSONL + structure", timer.best(load_plain), count
+            )
+        else:
+            plain_sqlite(False, plain)()
+            db = state["db"]
+
+            def load_rows() -> None:
+                for index in range(len(plain)):
+                    rows = db.execute(
+                        "SELECT record FROM m WHERE c = ? ORDER BY n", (f"c{index}",)
+                    ).fetchall()
+                    canisters.Conversation(
+                        [structure_canister(orjson.loads(r[0])) for r in rows]
+                    )
+
+            results.add(
+                operation, "plain SQLite + structure", timer.best(load_rows), count
+            )
+        results.print(operation)
+        store.close()
+
+        operation = f"store append, {kind}, fsync"
+        quick = Timer(2, 0.0)
+        results.add(
+            operation,
+            CANISTERS,
+            quick.best(append_all(few_ours), fresh(kind, "fsync")),
+            few,
+        )
+        state["store"].close()
+        if kind == "file":
+            results.add(operation, PLAIN, quick.best(plain_jsonl(True, few_plain)), few)
+        else:
+            results.add(
+                operation, PLAIN, quick.best(plain_sqlite(True, few_plain)), few
+            )
+        results.print(operation)
+
+
+def measure_scaling(sizes: list[int], timer: Timer, results: Results) -> None:
+    """Serialize and parse one conversation of each size, with each library."""
+    from langchain_core import messages as lc
+    from pydantic_ai.messages import ModelMessagesTypeAdapter as adapter
+
+    for size in sizes:
+        specs = corpus.conversation(size, seed=size)
+        loops = max(1, 20_000 // size)
+        count = size * loops
+        ours = peers.canisters_from_specs(specs)
+        pa = peers.pydantic_ai_from_specs(specs)
+        lcm = peers.langchain_from_specs(specs)
+        ours_json, pa_json = canisters.to_json(ours), adapter.dump_json(pa)
+        lc_json = orjson.dumps(lc.messages_to_dict(lcm))
+        few = Timer(min(timer.repeat, 3), 0.0)
+        operation = f"serialize, one conversation of {size:,}"
+        results.add(
+            operation,
+            CANISTERS,
+            few.best(lambda: [canisters.to_json(ours) for _ in range(loops)]),
+            count,
+        )
+        results.add(
+            operation,
+            PYDANTIC_AI,
+            few.best(lambda: [adapter.dump_json(pa) for _ in range(loops)]),
+            count,
+        )
+        results.add(
+            operation,
+            LANGCHAIN,
+            few.best(
+                lambda: [orjson.dumps(lc.messages_to_dict(lcm)) for _ in range(loops)]
+            ),
+            count,
+        )
+        results.print(operation)
+        operation = f"parse, one conversation of {size:,}"
+        results.add(
+            operation,
+            CANISTERS,
+            few.best(lambda: [canisters.from_json(ours_json) for _ in range(loops)]),
+            count,
+        )
+        results.add(
+            operation,
+            PYDANTIC_AI,
+            few.best(lambda: [adapter.validate_json(pa_json) for _ in range(loops)]),
+            count,
+        )
+        results.add(
+            operation,
+            LANGCHAIN,
+            few.best(
+                lambda: [
+                    lc.messages_from_dict(orjson.loads(lc_json)) for _ in range(loops)
+                ]
+            ),
+            count,
+        )
+        results.print(operation)
+
+
+# --------------------------------------------------------------------------- #
+# Targets and the report
+
+
+def targets(
+    results: Results, memory: dict[str, float], imports: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Check the issue's targets against this run's figures."""
+    checks: list[dict[str, Any]] = []
+
+    def at_least(name: str, operation: str, library: str, goal: float) -> None:
+        value = results.ratio(operation, library)
+        if value is not None:
+            checks.append(
+                {
+                    "target": name,
+                    "value": value,
+                    "goal": f">= {goal}x",
+                    "met": value >= goal,
+                }
+            )
+
+    at_least("serialize vs pydantic-ai", "serialize to JSON", PYDANTIC_AI, 4.0)
+    at_least("serialize vs LangChain", "serialize to JSON", LANGCHAIN, 1.3)
+    at_least("parse vs pydantic-ai", "parse JSON to typed objects", PYDANTIC_AI, 3.5)
+    at_least("parse vs LangChain", "parse JSON to typed objects", LANGCHAIN, 2.0)
+    for name in ("openai-chat", "anthropic"):
+        operation = f"render to {name}"
+        at_least(f"render {name} vs LangChain", operation, LANGCHAIN, 3.0)
+        at_least(f"render {name} vs pydantic-ai", operation, PYDANTIC_AI, 3.0)
+        at_least(f"render {name} vs hand-written", operation, HAND, 1 / 1.3)
+    ratio = memory[CANISTERS] / memory[PYDANTIC_AI]
+    checks.append(
+        {
+            "target": "memory vs pydantic-ai",
+            "value": ratio,
+            "goal": "<= 0.7x",
+            "met": ratio <= 0.7,
+        }
+    )
+    extra = imports["extra_seconds"] * 1e3
+    checks.append(
+        {
+            "target": "import canisters, extra ms",
+            "value": extra,
+            "goal": "<= 20 ms",
+            "met": extra <= 20,
+        }
+    )
+    sdks = imports["canisters"]["sdk_modules"]
+    checks.append(
+        {
+            "target": "no SDK imported",
+            "value": len(sdks),
+            "goal": "0 modules",
+            "met": not sdks,
+        }
+    )
+    print("\ntargets (canisters as a multiple of each peer)")
+    for check in checks:
+        mark = "met" if check["met"] else "NOT MET"
+        target, value, goal = check["target"], check["value"], check["goal"]
+        print(f"  {target:<36} {value:8.2f}   goal {goal:<10} {mark}")
+    return checks
+
+
+def machine() -> dict[str, Any]:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    versions = {}
+    for package in (
+        "canisters",
+        "attrs",
+        "cattrs",
+        "orjson",
+        "pydantic",
+        "pydantic-ai-slim",
+        "langchain-core",
+    ):
+        try:
+            versions[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            versions[package] = None
+    return {
+        "cpu": cpu,
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "system": f"{platform.system()} {platform.release()}",
+        "versions": versions,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--quick", action="store_true", help="small corpus, few repeats"
+    )
+    parser.add_argument("--messages", type=int, help="messages in the main corpus")
+    parser.add_argument("--repeat", type=int, help="minimum repeats per measure")
+    parser.add_argument("--seed", type=int, default=0, help="corpus seed")
+    parser.add_argument(
+        "--only",
+        default="import,core,memory,store,scaling",
+        help="comma-separated sections: import, core, memory, store, scaling",
+    )
+    parser.add_argument(
+        "--output", type=Path, default=HERE / "results", help="results directory"
+    )
+    arguments = parser.parse_args(argv)
+    quick = arguments.quick
+    messages = arguments.messages or (3_000 if quick else 20_000)
+    repeat = arguments.repeat or (3 if quick else 7)
+    timer = Timer(repeat, 0.3 if quick else 1.5)
+    sections = set(arguments.only.split(","))
+    sizes = [10, 100, 1_000, 10_000] + ([] if quick else [100_000])
+
+    info = machine()
+    print(
+        f"canisters benchmarks: {info['cpu']}, {info['cpus']} CPUs, "
+        f"Python {info['python']}"
+    )
+    print("versions:", ", ".join(f"{k} {v}" for k, v in info["versions"].items()))
+    specs = corpus.corpus(messages, arguments.seed)
+    print(
+        f"corpus: {corpus.message_count(specs):,} messages in {len(specs)} "
+        f"conversations (seed {arguments.seed}); best of >= {repeat} runs"
+    )
+
+    results = Results()
+    report: dict[str, Any] = {
+        "command": "python .auxiliary/benchmarks/run.py"
+        + (" --quick" if quick else ""),
+        "argv": sys.argv[1:] if argv is None else argv,
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "machine": info,
+        "corpus": {
+            "messages": corpus.message_count(specs),
+            "conversations": len(specs),
+            "seed": arguments.seed,
+        },
+    }
+    imports: dict[str, Any] = {}
+    memory: dict[str, float] = {}
+    if "import" in sections:
+        measure_import(imports, 15 if not quick else 7)
+        report["import"] = imports["import"]
+    if "core" in sections:
+        report["checks"] = measure_core(specs, timer, results)
+    if "memory" in sections:
+        memory = measure_memory(specs)
+        report["memory_bytes_per_message"] = memory
+    if "store" in sections:
+        store_specs = corpus.corpus(1_000 if quick else 5_000, arguments.seed + 1)
+        measure_store(
+            store_specs, 100 if quick else 300, Timer(min(repeat, 3), 0.0), results
+        )
+    if "scaling" in sections:
+        measure_scaling(sizes, timer, results)
+    report["operations"] = results.operations
+    if {"import", "core", "memory"} <= sections:
+        report["targets"] = targets(results, memory, imports["import"])
+
+    arguments.output.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    text = json.dumps(report, indent=2)
+    (arguments.output / f"results-{stamp}.json").write_text(text)
+    (arguments.output / "latest.json").write_text(text)
+    print(f"\nresults written to {arguments.output / 'latest.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,73 @@
+"""The benchmark corpus generator is deterministic and yields valid conversations."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+import canisters
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / ".auxiliary" / "benchmarks"
+
+
+@pytest.fixture(scope="module")
+def modules() -> tuple[ModuleType, ModuleType]:
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        loaded = []
+        for name in ("corpus", "peers"):
+            spec = importlib.util.spec_from_file_location(
+                name, BENCHMARKS / f"{name}.py"
+            )
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
+            loaded.append(module)
+        return loaded[0], loaded[1]
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+
+
+@pytest.mark.parametrize("size", [2, 10, 100, 1000])
+def test_conversation_is_deterministic_and_exact(modules, size):
+    corpus, _ = modules
+    first = corpus.conversation(size, seed=3)
+    assert len(first) == size
+    assert corpus.conversation(size, seed=3) == first
+    assert corpus.conversation(size, seed=4) != first
+
+
+def test_corpus_is_deterministic_and_holds_the_total(modules):
+    corpus, _ = modules
+    mixed = corpus.corpus(2500, seed=1)
+    assert corpus.message_count(mixed) == 2500
+    assert corpus.corpus(2500, seed=1) == mixed
+
+
+@pytest.mark.parametrize("size", [10, 300, 3000])
+def test_conversations_are_valid_and_realistic(modules, size):
+    corpus, peers = modules
+    specs = corpus.conversation(size, seed=size)
+    conversation = peers.canisters_from_specs(specs)
+    canisters.validate(conversation)
+    assert len(conversation) == size
+    assert not conversation.pending_invocations()
+    if size >= 300:
+        kinds = {spec["kind"] for spec in specs}
+        assert kinds == {"system", "user", "assistant", "call", "result"}
+        parts = [part for spec in specs for part in spec.get("parts", ())]
+        assert any("image" in part for part in parts)
+        assert any("image_url" in part for part in parts)
+        assert any(len(spec.get("text", "")) > 5000 for spec in specs)
+
+
+def test_corpus_round_trips_through_json(modules):
+    corpus, peers = modules
+    for specs in corpus.corpus(500, seed=2):
+        conversation = peers.canisters_from_specs(specs)
+        assert canisters.from_json(canisters.to_json(conversation)) == conversation
