@@ -1,0 +1,5 @@
+"""``python -m canisters``: the ``canisters`` command."""
+
+from .cli import main
+
+main()
