@@ -308,8 +308,14 @@ def structure_content(record: object) -> Content:
         raise SerializationError(
             f"unknown content type {tag!r} (known: {known})", "$.type"
         )
+    part: Content = _guarded(hook, record, f"{tag} content")
+    return part
+
+
+def _guarded(hook: _Structure, record: Mapping[str, Any], what: str) -> Any:
+    """Run a structure hook, turning any failure into a located SerializationError."""
     try:
-        part: Content = hook(record)
+        return hook(record)
     except SerializationError:
         raise
     except KeyError as error:
@@ -319,8 +325,7 @@ def structure_content(record: object) -> Content:
     except CanistersError as error:
         raise SerializationError(str(error)) from error
     except (TypeError, ValueError, AttributeError) as error:
-        raise SerializationError(f"invalid {tag} content: {error}") from error
-    return part
+        raise SerializationError(f"invalid {what}: {error}") from error
 
 
 def _content_out(parts: tuple[Content, ...]) -> list[Record]:
@@ -613,18 +618,7 @@ def structure_canister(record: object) -> Canister:
     if entry is None:
         known = ", ".join(sorted(_CANISTER_IN))
         raise SerializationError(f"unknown role {tag!r} (known: {known})", "$.role")
-    try:
-        canister: Canister = entry[1](record)
-    except SerializationError:
-        raise
-    except KeyError as error:
-        raise SerializationError(
-            f"missing field {error.args[0]!r}", f"$.{error.args[0]}"
-        ) from error
-    except CanistersError as error:
-        raise SerializationError(str(error)) from error
-    except (TypeError, ValueError, AttributeError) as error:
-        raise SerializationError(f"invalid {tag} canister: {error}") from error
+    canister: Canister = _guarded(entry[1], record, f"{tag} canister")
     return canister
 
 
