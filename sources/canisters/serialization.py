@@ -24,7 +24,7 @@ import base64
 import binascii
 import json
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, Final, TypeVar, get_args, get_origin
 
 import attrs
@@ -46,7 +46,7 @@ from .canisters import (
 )
 from .content import Audio, File, Image, Media, Reasoning, Text, Video
 from .conversation import Conversation
-from .exceptions import CanistersError, SerializationError
+from .exceptions import CanistersError, ModelError, SerializationError
 from .protocols import (
     AssistantCanister,
     AudioContent,
@@ -102,6 +102,57 @@ _CONTENT_OUT: dict[type, tuple[str, _Unstructure]] = {}
 _CONTENT_IN: dict[str, _Structure] = {}
 _CANISTER_OUT: dict[type, tuple[str, _Unstructure]] = {}
 _CANISTER_IN: dict[str, tuple[Role, _Structure]] = {}
+
+
+# --------------------------------------------------------------------------- #
+# Trusted constructors
+
+
+def _trusted(cls: type[T]) -> Callable[..., T]:
+    """Return a constructor of ``cls`` taking every field positionally, in order.
+
+    It sets the slots directly, as attrs' own ``__init__`` does, but without
+    converters or ``__attrs_post_init__``: the structure hooks below check and
+    normalize every value first (tuples, read-only mappings, the envelope
+    rules), so running them again would only double the cost of parsing. Like
+    attrs, it is generated once; a field added to ``cls`` makes the hooks that
+    do not pass it fail loudly.
+    """
+    names = [field.name for field in attrs.fields(cls)]  # type: ignore[arg-type]
+    lines = [f"def build({', '.join(names)}):", "    obj = new(cls)"]
+    lines += [f"    setattr(obj, {name!r}, {name})" for name in names]
+    lines.append("    return obj")
+    namespace: dict[str, Any] = {
+        "new": object.__new__,
+        "setattr": object.__setattr__,
+        "cls": cls,
+    }
+    exec("\n".join(lines), namespace)
+    build: Callable[..., T] = namespace["build"]
+    return build
+
+
+_ENVELOPE: Final = (
+    "id",
+    "timestamp",
+    "parent_id",
+    "trace_id",
+    "policy",
+    "step",
+    "metadata",
+    "extras",
+)
+for _cls in (User, Assistant, Supervisor, Document, Invocation, Result):
+    assert tuple(f.name for f in attrs.fields(_cls))[:8] == _ENVELOPE, _cls
+
+_new_text = _trusted(Text)
+_new_user = _trusted(User)
+_new_assistant = _trusted(Assistant)
+_new_supervisor = _trusted(Supervisor)
+_new_document = _trusted(Document)
+_new_invocation = _trusted(Invocation)
+_new_result = _trusted(Result)
+_UTC: Final = timezone.utc
 
 
 # --------------------------------------------------------------------------- #
@@ -197,11 +248,8 @@ def _text_in(record: Mapping[str, Any]) -> Text:
     mime_type = record.get("mime_type", "text/plain")
     if type(mime_type) is not str:
         _check_type(mime_type, str, "mime_type")
-    return Text(
-        text,
-        mime_type,
-        id=_opt_str(record, "id"),
-        extras=_mapping(record, "extras"),
+    return _new_text(
+        text, mime_type, _opt_str(record, "id"), _mapping(record, "extras")
     )
 
 
@@ -332,6 +380,15 @@ def _content_out(parts: tuple[Content, ...]) -> list[Record]:
     table = _CONTENT_OUT
     out = []
     for part in parts:
+        # Most parts are plain text: build those without a hook call.
+        if (
+            type(part) is Text
+            and part.mime_type == "text/plain"
+            and part.id is None
+            and not part.extras
+        ):
+            out.append({"type": "text", "text": part.text})
+            continue
         entry = table.get(type(part))
         if entry is None:
             return [unstructure_content(part) for part in parts]
@@ -386,10 +443,16 @@ def _usage_in(record: Mapping[str, Any]) -> Usage:
 
 def _metadata_out(metadata: Metadata) -> Record:
     record: Record = {}
-    for name in ("model", "latency_ms", "cache_hit", "retries", "quality"):
-        value = getattr(metadata, name)
-        if value is not None:
-            record[name] = value
+    if metadata.model is not None:
+        record["model"] = metadata.model
+    if metadata.latency_ms is not None:
+        record["latency_ms"] = metadata.latency_ms
+    if metadata.cache_hit is not None:
+        record["cache_hit"] = metadata.cache_hit
+    if metadata.retries is not None:
+        record["retries"] = metadata.retries
+    if metadata.quality is not None:
+        record["quality"] = metadata.quality
     if metadata.usage is not None:
         record["usage"] = _usage_out(metadata.usage)
     if metadata.finish_reason is not None:
@@ -463,10 +526,14 @@ def _error_in(record: object) -> ErrorInfo:
 
 
 def _envelope_out(canister: Any, tag: str) -> Record:
+    # A UTC timestamp stays a datetime here: orjson writes it exactly as
+    # isoformat() would, much faster. unstructure_canister() turns it into text
+    # for callers; to_json() and to_jsonl() hand it to orjson as is.
+    moment = canister.timestamp
     record: Record = {
         "role": tag,
         "id": canister.id,
-        "timestamp": canister.timestamp.isoformat(),
+        "timestamp": moment if moment.tzinfo is _UTC else moment.isoformat(),
     }
     if canister.parent_id is not None:
         record["parent_id"] = canister.parent_id
@@ -483,32 +550,42 @@ def _envelope_out(canister: Any, tag: str) -> Record:
     return record
 
 
-def _envelope_in(record: Mapping[str, Any]) -> dict[str, Any]:
+def _envelope_in(record: Mapping[str, Any], cls: type) -> tuple[Any, ...]:
+    """Read and check the envelope: the values of the first eight fields, in order.
+
+    The checks are those of the canisters' constructors, which the trusted
+    constructors skip; failures read the same.
+    """
     identifier = record["id"]
     if type(identifier) is not str:
         _check_type(identifier, str, "id")
-    envelope: dict[str, Any] = {
-        "id": identifier,
-        "timestamp": _time_in(record["timestamp"]),
-    }
-    for key in ("parent_id", "trace_id", "policy"):
-        value = record.get(key)
-        if value is not None:
-            if type(value) is not str:
-                _check_type(value, str, key)
-            envelope[key] = value
+    if not identifier:
+        raise ModelError(
+            f"{cls.__name__}.id must be a non-empty string, got {identifier!r}"
+        )
+    timestamp = _time_in(record["timestamp"])
+    parent_id = record.get("parent_id")
+    if parent_id is not None and type(parent_id) is not str:
+        _check_type(parent_id, str, "parent_id")
+    trace_id = record.get("trace_id")
+    if trace_id is not None and type(trace_id) is not str:
+        _check_type(trace_id, str, "trace_id")
+    policy = record.get("policy")
+    if policy is not None and type(policy) is not str:
+        _check_type(policy, str, "policy")
     step = record.get("step")
     if step is not None:
         if type(step) is not int:
             _check_type(step, int, "step")
-        envelope["step"] = step
+        if step < 0:
+            raise ModelError(
+                f"{cls.__name__}.step must be a non-negative int, got {step!r}"
+            )
     metadata = record.get("metadata")
     if metadata is not None:
-        envelope["metadata"] = _metadata_in(metadata)
-    extras = record.get("extras")
-    if extras:
-        envelope["extras"] = _mapping(record, "extras")
-    return envelope
+        metadata = _metadata_in(metadata)
+    extras = _mapping(record, "extras") if record.get("extras") else EMPTY
+    return (identifier, timestamp, parent_id, trace_id, policy, step, metadata, extras)
 
 
 def _with_content_out(tag: str) -> Callable[[Any], Record]:
@@ -523,8 +600,13 @@ def _with_content_out(tag: str) -> Callable[[Any], Record]:
 def _with_content_in(
     cls: type[User] | type[Assistant] | type[Supervisor],
 ) -> _Structure:
+    build = {User: _new_user, Assistant: _new_assistant, Supervisor: _new_supervisor}[
+        cls
+    ]
+
     def structure(record: Mapping[str, Any]) -> Any:
-        return cls(_content_in(record.get("content", ())), **_envelope_in(record))
+        content = _content_in(record.get("content", ()))
+        return build(*_envelope_in(record, cls), content)
 
     return structure
 
@@ -540,12 +622,10 @@ def _document_out(canister: Document) -> Record:
 
 
 def _document_in(record: Mapping[str, Any]) -> Document:
-    return Document(
-        _content_in(record.get("content", ())),
-        _opt_str(record, "title"),
-        _opt_str(record, "document_id"),
-        **_envelope_in(record),
-    )
+    content = _content_in(record.get("content", ()))
+    title = _opt_str(record, "title")
+    document_id = _opt_str(record, "document_id")
+    return _new_document(*_envelope_in(record, Document), content, title, document_id)
 
 
 def _invocation_out(canister: Invocation) -> Record:
@@ -562,11 +642,9 @@ def _invocation_in(record: Mapping[str, Any]) -> Invocation:
         _check_type(invocation_id, str, "invocation_id")
     if type(name) is not str:
         _check_type(name, str, "name")
-    return Invocation(
-        name,
-        _mapping(record, "arguments"),
-        invocation_id=invocation_id,
-        **_envelope_in(record),
+    arguments = _mapping(record, "arguments")
+    return _new_invocation(
+        *_envelope_in(record, Invocation), name, arguments, invocation_id
     )
 
 
@@ -586,18 +664,27 @@ def _result_in(record: Mapping[str, Any]) -> Result:
         _check_type(invocation_id, str, "invocation_id")
     if type(name) is not str:
         _check_type(name, str, "name")
+    content = _content_in(record.get("content", ()))
     error = record.get("error")
-    return Result(
-        invocation_id,
-        name,
-        _content_in(record.get("content", ())),
-        None if error is None else _error_in(error),
-        **_envelope_in(record),
+    if error is not None:
+        error = _error_in(error)
+    return _new_result(
+        *_envelope_in(record, Result), invocation_id, name, content, error
     )
 
 
 def unstructure_canister(canister: Canister) -> Record:
     """Return ``canister`` as a JSON-compatible dict tagged by ``"role"``."""
+    record = _record(canister)
+    moment = record.get("timestamp")
+    if type(moment) is datetime:
+        record["timestamp"] = moment.isoformat()
+    return record
+
+
+def _record(canister: Canister) -> Record:
+    """Like :func:`unstructure_canister`, but a UTC timestamp may stay a datetime
+    (for orjson, which writes it as ``isoformat()`` does)."""
     entry = _CANISTER_OUT.get(type(canister))
     if entry is None:
         raise SerializationError(
@@ -873,9 +960,7 @@ def make_converter() -> cattrs.Converter:
     def content_class(kind: Any) -> bool:
         return isinstance(kind, type) and kind in _CONTENT_OUT
 
-    made.register_unstructure_hook_func(
-        canister_class, lambda obj: _CANISTER_OUT[type(obj)][1](obj)
-    )
+    made.register_unstructure_hook_func(canister_class, unstructure_canister)
     made.register_structure_hook_func(
         canister_class,
         lambda data, kind: _structure_exact(data, kind, structure_canister),
@@ -1107,14 +1192,22 @@ def _dumps(value: Any) -> str:
                 f"value is not JSON-serializable: {error}"
             ) from error
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return json.dumps(
+            value, ensure_ascii=False, separators=(",", ":"), default=_json_default
+        )
     except (TypeError, ValueError) as error:
         raise SerializationError(f"value is not JSON-serializable: {error}") from error
 
 
+def _json_default(value: object) -> str:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
 def _loads(text: str | bytes, where: str = "$") -> Any:
     try:
-        raw = text.encode() if isinstance(text, str) else text
+        raw: Any = text.encode() if isinstance(text, str) else text
         if type(raw) is memoryview:
             raw = raw.tobytes()
         if not _may_hold_long_integer(raw):
@@ -1134,13 +1227,13 @@ def to_json(value: Conversation | Canister | Content) -> str:
         document: Record = {
             "format": CONVERSATION_FORMAT,
             "version": FORMAT_VERSION,
-            "canisters": [unstructure_canister(c) for c in value.canisters],
+            "canisters": [_record(c) for c in value.canisters],
         }
     elif type(value) in _CANISTER_OUT or isinstance(getattr(value, "role", None), Role):
         document = {
             "format": CANISTER_FORMAT,
             "version": FORMAT_VERSION,
-            "canister": unstructure_canister(value),  # type: ignore[arg-type]
+            "canister": _record(value),  # type: ignore[arg-type]
         }
     elif type(value) in _CONTENT_OUT or isinstance(getattr(value, "type", None), str):
         document = {
@@ -1185,7 +1278,7 @@ def to_jsonl(conversation: Iterable[Canister]) -> str:
     """Serialize a conversation as JSONL: a header line, then one canister per line."""
     header = _dumps({"format": CONVERSATION_FORMAT, "version": FORMAT_VERSION})
     lines = [header]
-    lines.extend(_dumps(unstructure_canister(c)) for c in conversation)
+    lines.extend(_dumps(_record(c)) for c in conversation)
     return "\n".join(lines) + "\n"
 
 
