@@ -19,8 +19,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
-
 from .canisters import (
     Assistant,
     Document,
@@ -384,6 +382,8 @@ def _as_content(value: Any) -> tuple[Content, ...]:
     ):
         return tuple(value)
     try:
+        import orjson  # on first use: it takes a fair share of `import canisters`
+
         text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
     except TypeError as error:
         raise BuilderError(f"result value is not JSON-serializable: {error}") from error

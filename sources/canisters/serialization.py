@@ -29,7 +29,6 @@ from typing import Any, Final, TypeVar, get_args, get_origin
 
 import attrs
 import cattrs
-import orjson
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn
 
 from ._frozen import EMPTY, FrozenDict, freeze
@@ -1118,6 +1117,8 @@ def _v1_part(part: Any) -> Any:
 
 def _v1_canister(record: Any) -> Any:
     """Upgrade one version-1 (pre-release, seed 000) message record."""
+    import orjson  # on first use, as in _dumps
+
     if not isinstance(record, dict):
         return record
     record = dict(record)
@@ -1196,6 +1197,8 @@ def _may_hold_long_integer(raw: bytes) -> bool:
 
 
 def _dumps(value: Any) -> str:
+    import orjson  # on first use: it takes a fair share of `import canisters`
+
     try:
         return orjson.dumps(value).decode()
     except TypeError as error:
@@ -1218,6 +1221,8 @@ def _json_default(value: object) -> str:
 
 
 def _loads(text: str | bytes, where: str = "$") -> Any:
+    import orjson  # on first use, as in _dumps
+
     try:
         raw: Any = text.encode() if isinstance(text, str) else text
         if type(raw) is memoryview:
@@ -1225,7 +1230,8 @@ def _loads(text: str | bytes, where: str = "$") -> Any:
         if not _may_hold_long_integer(raw):
             return orjson.loads(raw)
         return json.loads(raw)
-    except (orjson.JSONDecodeError, json.JSONDecodeError, UnicodeError) as error:
+    # orjson.JSONDecodeError is a json.JSONDecodeError.
+    except (json.JSONDecodeError, UnicodeError) as error:
         raise SerializationError(f"not JSON: {error}", where) from error
     except (TypeError, AttributeError) as error:
         raise SerializationError(
