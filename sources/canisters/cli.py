@@ -798,6 +798,7 @@ def validate(provider: str | None, kind: str, files: tuple[str, ...]) -> None:
 LOCATION is a directory (the file backend) or sqlite:///path.db (relative) or
 sqlite:////absolute/path.db.
 
+\b
 Examples:
   canisters store stats conversations/
   canisters store export conversations/ chat-1 -o chat-1.json
