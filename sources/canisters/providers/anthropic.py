@@ -512,6 +512,10 @@ class _Renderer:
         for number, part in enumerate(parts):
             while pending and pending[0][0] <= number:
                 rendered.append(dict(pending.pop(0)[1]))
+            if type(part) is Text and not part.extras:
+                # Plain text, the common case: what part() gives, without the rest.
+                rendered.append({"type": "text", "text": part.text})
+                continue
             where = common.describe(index, canister, number, part)
             label = self.labels.label(part)
             if label is not None:

@@ -520,6 +520,10 @@ class _Renderer:
     ) -> list[dict[str, Any]]:
         rendered: list[dict[str, Any]] = []
         for number, part in enumerate(parts):
+            if type(part) is Text and not part.extras:
+                # Plain text, the common case: what part() gives, without the rest.
+                rendered.append({"type": "text", "text": part.text})
+                continue
             where = common.describe(index, canister, number, part)
             label = self.labels.label(part)
             if label is not None:
@@ -689,6 +693,9 @@ def _render_assistant(
     for offset, canister in enumerate(group):
         if canister.role is Role.Assistant:
             for number, part in enumerate(canister.content):  # type: ignore[attr-defined]
+                if type(part) is Text and not part.extras:
+                    parts.append({"type": "text", "text": part.text})
+                    continue
                 if part.type == "text" and mine(part, NAME).get("refusal") == "field":
                     refusals.append(part.text)
                     continue
