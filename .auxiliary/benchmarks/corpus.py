@@ -34,101 +34,18 @@ Spec = dict[str, Any]
 SIZES = (10, 30, 100, 300, 1000, 3000, 10000, 100000)
 """Conversation sizes the generator is exercised with, in messages."""
 
-_WORDS = tuple(
-    [
-        "the",
-        "model",
-        "agent",
-        "tool",
-        "call",
-        "result",
-        "search",
-        "query",
-        "page",
-        "file",
-        "table",
-        "row",
-        "column",
-        "user",
-        "answer",
-        "question",
-        "context",
-        "window",
-        "token",
-        "cache",
-        "prompt",
-        "system",
-        "weather",
-        "city",
-        "price",
-        "order",
-        "invoice",
-        "customer",
-        "account",
-        "report",
-        "summary",
-        "chart",
-        "image",
-        "document",
-        "error",
-        "retry",
-        "timeout",
-        "latency",
-        "request",
-        "response",
-        "stream",
-        "chunk",
-        "embedding",
-        "vector",
-        "index",
-        "database",
-        "schema",
-        "migration",
-        "deploy",
-        "service",
-        "cluster",
-        "node",
-        "queue",
-        "worker",
-        "python",
-        "function",
-        "class",
-        "method",
-        "argument",
-        "value",
-        "list",
-        "mapping",
-        "string",
-        "number",
-        "please",
-        "could",
-        "you",
-        "check",
-        "whether",
-        "this",
-        "is",
-        "right",
-        "and",
-        "then",
-        "tell",
-        "me",
-        "what",
-        "to",
-        "do",
-        "next",
-        "because",
-        "it",
-        "seems",
-        "the",
-        "last",
-        "run",
-        "failed",
-        "with",
-        "an",
-        "unexpected",
-        "exception",
-    ]
+_VOCABULARY = (
+    "the model agent tool call result search query page file table row "
+    "column user answer question context window token cache prompt system "
+    "weather city price order invoice customer account report summary chart "
+    "image document error retry timeout latency request response stream "
+    "chunk embedding vector index database schema migration deploy service "
+    "cluster node queue worker python function class method argument value "
+    "list mapping string number please could you check whether this is right "
+    "and then tell me what to do next because it seems the last run failed "
+    "with an unexpected exception"
 )
+_WORDS = tuple(_VOCABULARY.split())
 
 _MODELS = ("gpt-4o-2024-08-06", "claude-sonnet-4-5", "gemini-2.5-flash")
 _TOOLS = ("search", "read_file", "run_sql", "http_get", "calculator", "write_file")

