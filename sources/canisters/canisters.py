@@ -182,18 +182,24 @@ class Metadata:
 
 
 def _check_envelope(canister: _Envelope) -> None:
-    name = type(canister).__name__
-    if not isinstance(canister.id, str) or not canister.id:
-        raise ModelError(f"{name}.id must be a non-empty string, got {canister.id!r}")
+    identifier = canister.id
+    if not isinstance(identifier, str) or not identifier:
+        name = type(canister).__name__
+        raise ModelError(f"{name}.id must be a non-empty string, got {identifier!r}")
     timestamp = canister.timestamp
     if not isinstance(timestamp, datetime):
+        name = type(canister).__name__
         raise ModelError(
             f"{name}.timestamp must be a datetime, got {type(timestamp).__name__}"
         )
-    if timestamp.tzinfo is None or timestamp.utcoffset() is None:
+    zone = timestamp.tzinfo
+    # UTC, by far the most common zone, needs no utcoffset() call.
+    if zone is not timezone.utc and (zone is None or timestamp.utcoffset() is None):
+        name = type(canister).__name__
         raise ModelError(f"{name}.timestamp must be timezone-aware, got {timestamp}")
     step = canister.step
     if step is not None and (type(step) is not int or step < 0):
+        name = type(canister).__name__
         raise ModelError(f"{name}.step must be a non-negative int, got {step!r}")
 
 
