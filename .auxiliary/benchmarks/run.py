@@ -83,6 +83,24 @@ class Timer:
             runs += 1
         return best
 
+    def interleaved(self, functions: dict[str, Callable[[], Any]]) -> dict[str, float]:
+        """Best time of each function, run in rounds (one run of each per round),
+        so that every library meets the same spells of load from other processes.
+        """
+        best = dict.fromkeys(functions, float("inf"))
+        spent = 0.0
+        rounds = 0
+        while rounds < self.repeat or (spent < self.budget and rounds < 50):
+            for label, function in functions.items():
+                gc.collect()
+                start = time.perf_counter()
+                function()
+                elapsed = time.perf_counter() - start
+                best[label] = min(best[label], elapsed)
+                spent += elapsed
+            rounds += 1
+        return best
+
 
 class Results:
     """Figures by operation and library, printed as a table as they come."""
@@ -93,6 +111,18 @@ class Results:
     def add(self, operation: str, library: str, seconds: float, messages: int) -> None:
         entry = {"seconds": seconds, "messages_per_second": messages / seconds}
         self.operations.setdefault(operation, {})[library] = entry
+
+    def compare(
+        self,
+        operation: str,
+        count: int,
+        timer: Timer,
+        functions: dict[str, Callable[[], Any]],
+    ) -> None:
+        """Time each library's function for ``operation`` (interleaved) and print."""
+        for library, seconds in timer.interleaved(functions).items():
+            self.add(operation, library, seconds, count)
+        self.print(operation)
 
     def rate(self, operation: str, library: str) -> float | None:
         entry = self.operations.get(operation, {}).get(library)
@@ -228,85 +258,47 @@ def measure_core(
     plain = [peers.records_from_specs(s, binary=False) for s in specs]
     binary = [peers.records_from_specs(s, binary=True) for s in specs]
 
-    operation = "construct from plain dicts"
-    results.add(
-        operation,
-        CANISTERS,
-        timer.best(lambda: [peers.canisters_from_specs(s) for s in specs]),
+    results.compare(
+        "construct from plain dicts",
         count,
+        timer,
+        {
+            CANISTERS: lambda: [peers.canisters_from_specs(s) for s in specs],
+            PYDANTIC_AI: lambda: [peers.pydantic_ai_from_specs(s) for s in specs],
+            LANGCHAIN: lambda: [peers.langchain_from_specs(s) for s in specs],
+            PLAIN: lambda: [peers.records_from_specs(s, binary=True) for s in specs],
+        },
     )
-    results.add(
-        operation,
-        PYDANTIC_AI,
-        timer.best(lambda: [peers.pydantic_ai_from_specs(s) for s in specs]),
-        count,
-    )
-    results.add(
-        operation,
-        LANGCHAIN,
-        timer.best(lambda: [peers.langchain_from_specs(s) for s in specs]),
-        count,
-    )
-    results.add(
-        operation,
-        PLAIN,
-        timer.best(lambda: [peers.records_from_specs(s, binary=True) for s in specs]),
-        count,
-    )
-    results.print(operation)
 
-    dumps = orjson.dumps
-    operation = "serialize to JSON"
-    results.add(
-        operation,
-        CANISTERS,
-        timer.best(lambda: [canisters.to_json(c) for c in ours]),
+    dumps, loads = orjson.dumps, orjson.loads
+    results.compare(
+        "serialize to JSON",
         count,
+        timer,
+        {
+            CANISTERS: lambda: [canisters.to_json(c) for c in ours],
+            PYDANTIC_AI: lambda: [adapter.dump_json(m) for m in theirs_pa],
+            LANGCHAIN: lambda: [dumps(lc.messages_to_dict(m)) for m in theirs_lc],
+            PLAIN: lambda: [dumps(r) for r in plain],
+        },
     )
-    results.add(
-        operation,
-        PYDANTIC_AI,
-        timer.best(lambda: [adapter.dump_json(m) for m in theirs_pa]),
-        count,
-    )
-    results.add(
-        operation,
-        LANGCHAIN,
-        timer.best(lambda: [dumps(lc.messages_to_dict(m)) for m in theirs_lc]),
-        count,
-    )
-    results.add(operation, PLAIN, timer.best(lambda: [dumps(r) for r in plain]), count)
-    results.print(operation)
 
     ours_json = [canisters.to_json(c) for c in ours]
     pa_json = [adapter.dump_json(m) for m in theirs_pa]
     lc_json = [dumps(lc.messages_to_dict(m)) for m in theirs_lc]
     plain_json = [dumps(r) for r in plain]
     assert [canisters.from_json(t) for t in ours_json] == ours
-    loads = orjson.loads
-    operation = "parse JSON to typed objects"
-    results.add(
-        operation,
-        CANISTERS,
-        timer.best(lambda: [canisters.from_json(t) for t in ours_json]),
+    results.compare(
+        "parse JSON to typed objects",
         count,
+        timer,
+        {
+            CANISTERS: lambda: [canisters.from_json(t) for t in ours_json],
+            PYDANTIC_AI: lambda: [adapter.validate_json(t) for t in pa_json],
+            LANGCHAIN: lambda: [lc.messages_from_dict(loads(t)) for t in lc_json],
+            PLAIN: lambda: [loads(t) for t in plain_json],
+        },
     )
-    results.add(
-        operation,
-        PYDANTIC_AI,
-        timer.best(lambda: [adapter.validate_json(t) for t in pa_json]),
-        count,
-    )
-    results.add(
-        operation,
-        LANGCHAIN,
-        timer.best(lambda: [lc.messages_from_dict(loads(t)) for t in lc_json]),
-        count,
-    )
-    results.add(
-        operation, PLAIN, timer.best(lambda: [loads(t) for t in plain_json]), count
-    )
-    results.print(operation)
 
     mappers = _pydantic_ai_mappers()
     hand_written = {
@@ -315,75 +307,37 @@ def measure_core(
     }
     rendered: dict[str, list[dict[str, Any]]] = {}
     checks: dict[str, bool] = {}
+    warnings.simplefilter("ignore", providers.FidelityWarning)
     for name in PROVIDERS:
         normalizer = providers.get(name)
         options = RENDER_OPTIONS.get(name, {})
-        operation = f"render to {name}"
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            results.add(
-                operation,
-                CANISTERS,
-                timer.best(
-                    lambda: [normalizer.render_request(c, **options) for c in ours]
-                ),
-                count,
-            )
-            rendered[name] = [normalizer.render_request(c, **options) for c in ours]
+        rendered[name] = [normalizer.render_request(c, **options) for c in ours]
+        functions: dict[str, Callable[[], Any]] = {
+            CANISTERS: lambda: [normalizer.render_request(c, **options) for c in ours]
+        }
         if name == "openai-chat":
-            results.add(
-                operation,
-                LANGCHAIN,
-                timer.best(
-                    lambda: [lc.convert_to_openai_messages(m) for m in theirs_lc]
-                ),
-                count,
-            )
-            if mappers is not None:
-                results.add(
-                    operation,
-                    PYDANTIC_AI,
-                    timer.best(lambda: mappers[0](theirs_pa)),
-                    count,
-                )
-        if name == "anthropic" and mappers is not None:
-            results.add(
-                operation, PYDANTIC_AI, timer.best(lambda: mappers[1](theirs_pa)), count
-            )
+            functions[LANGCHAIN] = lambda: [
+                lc.convert_to_openai_messages(m) for m in theirs_lc
+            ]
+        if mappers is not None and name in ("openai-chat", "anthropic"):
+            mapper = mappers[0] if name == "openai-chat" else mappers[1]
+            functions[PYDANTIC_AI] = lambda: mapper(theirs_pa)
         if name in hand_written:
             mapping = hand_written[name]
-            results.add(
-                operation, HAND, timer.best(lambda: [mapping(r) for r in binary]), count
-            )
+            functions[HAND] = lambda: [mapping(r) for r in binary]
             checks[name] = [mapping(r) for r in binary] == rendered[name]
-        results.print(operation)
+        results.compare(f"render to {name}", count, timer, functions)
 
     for name in PROVIDERS:
         normalizer = providers.get(name)
         bodies = rendered[name]
-        operation = f"parse from {name}"
-        results.add(
-            operation,
-            CANISTERS,
-            timer.best(lambda: [normalizer.parse_request(b) for b in bodies]),
-            count,
-        )
+        functions = {CANISTERS: lambda: [normalizer.parse_request(b) for b in bodies]}
         if name == "openai-chat":
-            results.add(
-                operation,
-                LANGCHAIN,
-                timer.best(
-                    lambda: [lc.convert_to_messages(b["messages"]) for b in bodies]
-                ),
-                count,
-            )
-            results.add(
-                operation,
-                HAND,
-                timer.best(lambda: [peers.parse_openai_records(b) for b in bodies]),
-                count,
-            )
-        results.print(operation)
+            functions[LANGCHAIN] = lambda: [
+                lc.convert_to_messages(b["messages"]) for b in bodies
+            ]
+            functions[HAND] = lambda: [peers.parse_openai_records(b) for b in bodies]
+        results.compare(f"parse from {name}", count, timer, functions)
     return {"hand_written_output_equal": checks}
 
 
@@ -598,52 +552,35 @@ def measure_scaling(sizes: list[int], timer: Timer, results: Results) -> None:
         ours_json, pa_json = canisters.to_json(ours), adapter.dump_json(pa)
         lc_json = orjson.dumps(lc.messages_to_dict(lcm))
         few = Timer(min(timer.repeat, 3), 0.0)
-        operation = f"serialize, one conversation of {size:,}"
-        results.add(
-            operation,
-            CANISTERS,
-            few.best(lambda: [canisters.to_json(ours) for _ in range(loops)]),
+        dumps, loads = orjson.dumps, orjson.loads
+        results.compare(
+            f"serialize, one conversation of {size:,}",
             count,
+            few,
+            {
+                CANISTERS: lambda: [canisters.to_json(ours) for _ in range(loops)],
+                PYDANTIC_AI: lambda: [adapter.dump_json(pa) for _ in range(loops)],
+                LANGCHAIN: lambda: [
+                    dumps(lc.messages_to_dict(lcm)) for _ in range(loops)
+                ],
+            },
         )
-        results.add(
-            operation,
-            PYDANTIC_AI,
-            few.best(lambda: [adapter.dump_json(pa) for _ in range(loops)]),
+        results.compare(
+            f"parse, one conversation of {size:,}",
             count,
+            few,
+            {
+                CANISTERS: lambda: [
+                    canisters.from_json(ours_json) for _ in range(loops)
+                ],
+                PYDANTIC_AI: lambda: [
+                    adapter.validate_json(pa_json) for _ in range(loops)
+                ],
+                LANGCHAIN: lambda: [
+                    lc.messages_from_dict(loads(lc_json)) for _ in range(loops)
+                ],
+            },
         )
-        results.add(
-            operation,
-            LANGCHAIN,
-            few.best(
-                lambda: [orjson.dumps(lc.messages_to_dict(lcm)) for _ in range(loops)]
-            ),
-            count,
-        )
-        results.print(operation)
-        operation = f"parse, one conversation of {size:,}"
-        results.add(
-            operation,
-            CANISTERS,
-            few.best(lambda: [canisters.from_json(ours_json) for _ in range(loops)]),
-            count,
-        )
-        results.add(
-            operation,
-            PYDANTIC_AI,
-            few.best(lambda: [adapter.validate_json(pa_json) for _ in range(loops)]),
-            count,
-        )
-        results.add(
-            operation,
-            LANGCHAIN,
-            few.best(
-                lambda: [
-                    lc.messages_from_dict(orjson.loads(lc_json)) for _ in range(loops)
-                ]
-            ),
-            count,
-        )
-        results.print(operation)
 
 
 # --------------------------------------------------------------------------- #
