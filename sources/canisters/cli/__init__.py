@@ -1,0 +1,516 @@
+"""The ``canisters`` command: convert, show, validate, and store maintenance.
+
+::
+
+    canisters convert --from anthropic --to openai-chat request.json
+    canisters show --from openai-chat converted.json
+    canisters validate conversation.json
+    canisters store stats|export|import|gc LOCATION
+
+Exit codes: ``0`` success; ``1`` ``validate`` found problems; ``2`` an error (bad
+usage, unreadable input, anything that stopped the command), reported as one line
+on stderr. Set ``CANISTERS_TRACEBACK=1`` to see the traceback behind an error.
+
+Only this package imports :mod:`click`; ``import canisters`` never does.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+from typing import Final, NoReturn
+
+import click
+import orjson
+
+from .. import __version__, providers, recording, storage
+from ..exceptions import CanistersError
+from ..serialization import to_json
+from ..validation import problems
+from ._inputs import (
+    NEUTRAL,
+    STDIN,
+    Failure,
+    display_name,
+    dumps,
+    get_normalizer,
+    is_store,
+    load,
+    open_store,
+    progress_bar,
+    read_bytes,
+    write,
+)
+from ._render import human_size, render
+
+__all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_PROBLEMS", "NEUTRAL", "cli", "main", "run"]
+
+EXIT_OK: Final = 0
+"""The command did what was asked."""
+EXIT_PROBLEMS: Final = 1
+"""``validate`` found problems in a conversation."""
+EXIT_ERROR: Final = 2
+"""An error stopped the command (bad usage, unreadable input, a failed store)."""
+
+
+# Entry points --------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> NoReturn:
+    """Run the ``canisters`` command and exit with its code (the console script)."""
+    sys.exit(run(argv))
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Run the ``canisters`` command with ``argv`` (default: the process arguments).
+
+    Returns the exit code. Every error becomes one line on stderr; set
+    ``CANISTERS_TRACEBACK=1`` to let unexpected ones propagate instead.
+    """
+    try:
+        code = cli.main(
+            args=list(argv) if argv is not None else None,
+            prog_name="canisters",
+            standalone_mode=False,
+        )
+    except click.UsageError as error:
+        where = error.ctx.command_path if error.ctx is not None else "canisters"
+        return _error(f"{error.format_message()} (see '{where} --help')")
+    except click.ClickException as error:
+        return _error(error.format_message())
+    except (click.Abort, KeyboardInterrupt):
+        return _error("interrupted", 130)
+    except BrokenPipeError:
+        # The reader went away (``| head``): stop quietly, without a second
+        # error when the interpreter flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_ERROR
+    except Failure as error:
+        return _error(str(error))
+    except (CanistersError, OSError) as error:
+        return _error(_describe(error))
+    except Exception as error:
+        if os.environ.get("CANISTERS_TRACEBACK"):
+            raise
+        return _error(f"internal error: {type(error).__name__}: {_describe(error)}")
+    return code if isinstance(code, int) else EXIT_OK
+
+
+def _error(message: str, code: int = EXIT_ERROR) -> int:
+    click.echo(f"canisters: error: {_one_line(message)}", err=True)
+    return code
+
+
+def _one_line(text: str) -> str:
+    return "; ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, OSError) and not isinstance(error, CanistersError):
+        if error.strerror and error.filename:
+            return f"{error.filename}: {error.strerror}"
+        if error.strerror:
+            return error.strerror
+    return str(error) or type(error).__name__
+
+
+def _note(message: str) -> None:
+    click.echo(click.style(f"canisters: {message}", fg="yellow"), err=True)
+
+
+# Commands ------------------------------------------------------------------------
+
+_CONTEXT: Final = {"help_option_names": ["-h", "--help"], "max_content_width": 88}
+
+_from_option = click.option(
+    "--from",
+    "provider",
+    metavar="PROVIDER",
+    help=f"Read FILE as this provider's raw JSON body ('{NEUTRAL}': the neutral "
+    "document, the default).",
+)
+_kind_option = click.option(
+    "--kind",
+    type=click.Choice(["auto", "request", "response"]),
+    default="auto",
+    show_default=True,
+    help="Whether the body is a request or a response; 'auto' tells by its keys.",
+)
+
+
+@click.group(
+    context_settings=_CONTEXT,
+    epilog="""\b
+Examples:
+  canisters convert --from anthropic --to openai-chat request.json
+  canisters show --from openai-chat converted.json
+  canisters validate conversation.json
+  canisters store stats conversations/
+
+Exit codes: 0 success, 1 validate found problems, 2 an error.""",
+)
+@click.option(
+    "--color/--no-color",
+    default=None,
+    help="Colour the output (default: on a terminal, unless NO_COLOR is set).",
+)
+@click.version_option(__version__, prog_name="canisters")
+@click.pass_context
+def cli(ctx: click.Context, color: bool | None) -> None:
+    """Convert, inspect, validate and maintain LLM conversations."""
+    if color is None and os.environ.get("NO_COLOR"):
+        color = False
+    ctx.color = color
+
+
+@cli.command(
+    epilog="""\b
+Examples:
+  canisters convert --from anthropic --to openai-chat request.json
+  canisters convert --from openai-chat --to canisters -o conversation.json body.json
+  cat response.json | canisters convert --from gemini --to anthropic --kind response
+  canisters convert --from canisters --to ollama --unsupported placeholder chat.json"""
+)
+@click.option(
+    "--from",
+    "source",
+    required=True,
+    metavar="PROVIDER",
+    help=f"The provider the input comes from, or '{NEUTRAL}' for the neutral document.",
+)
+@click.option(
+    "--to",
+    "target",
+    required=True,
+    metavar="PROVIDER",
+    help=f"The provider to translate to, or '{NEUTRAL}' for the neutral document.",
+)
+@_kind_option
+@click.option(
+    "--unsupported",
+    type=click.Choice(["error", "drop", "placeholder"]),
+    default="error",
+    show_default=True,
+    help="Content the target cannot take: fail, drop it, or put a text marker.",
+)
+@click.option(
+    "-o",
+    "--output",
+    default=STDIN,
+    metavar="FILE",
+    help="Write here instead of stdout.",
+)
+@click.option("--compact", is_flag=True, help="Write JSON on one line.")
+@click.option(
+    "-q", "--quiet", is_flag=True, help="Do not list what the conversion changed."
+)
+@click.argument("file", default=STDIN, metavar="[FILE|-]")
+def convert(
+    source: str,
+    target: str,
+    kind: str,
+    unsupported: str,
+    output: str,
+    compact: bool,
+    quiet: bool,
+    file: str,
+) -> None:
+    """Translate a request or response body from one provider to another.
+
+    FILE (default: stdin) is the provider's raw JSON body. Only the conversation
+    fields are translated (messages, system, contents, input, ...); model, tools
+    and sampling parameters are provider-specific and are left out. Anything the
+    target cannot carry exactly is listed on stderr.
+    """
+    if target != NEUTRAL:
+        renderer = get_normalizer(target)
+    conversation, kind = load(file, source, kind)
+    if target == NEUTRAL:
+        write(output, dumps(orjson.loads(to_json(conversation)), compact))
+        return
+    report = providers.Report()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", providers.FidelityWarning)
+        if kind == "request":
+            render = renderer.render_request
+        else:
+            render = renderer.render_response
+        try:
+            body = render(conversation, unsupported=unsupported, report=report)
+        except CanistersError as error:
+            message = str(error)
+            if target not in message:
+                message = f"{target}: {message}"
+            raise Failure(message) from None
+    if not quiet:
+        for event in report.events:
+            _note(f"{event.kind} {event.where}: {event.detail}")
+    write(output, dumps(body, compact))
+
+
+@cli.command(
+    epilog="""\b
+Examples:
+  canisters show conversation.json
+  canisters show --from openai-chat converted.json
+  canisters show conversations/              (list the stored conversations)
+  canisters show conversations/ chat-1
+  canisters show sqlite:///chats.db chat-1 --json"""
+)
+@_from_option
+@_kind_option
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Write the neutral JSON document (or the list of stored conversations).",
+)
+@click.argument("source", metavar="FILE|STORE")
+@click.argument("conversation_id", required=False, metavar="[CONVERSATION_ID]")
+def show(
+    provider: str | None,
+    kind: str,
+    as_json: bool,
+    source: str,
+    conversation_id: str | None,
+) -> None:
+    """Render a conversation readably: roles, steps, tool calls with their results,
+    media (modality, size, hash) and usage totals.
+
+    SOURCE is a file ('-' for stdin) holding a canisters document (conversation,
+    canister, JSONL or snapshot) or, with --from, a provider body; or a store (a
+    directory or sqlite:///path.db) with the CONVERSATION_ID to show. A store
+    without CONVERSATION_ID lists its conversations.
+    """
+    if source != STDIN and is_store(source):
+        if provider is not None:
+            raise Failure("--from reads files; a store holds canisters already")
+        with open_store(source) as store:
+            if conversation_id is None:
+                _list_conversations(store, as_json)
+                return
+            conversation = store.load(conversation_id)
+        title = f"conversation {conversation_id}"
+    else:
+        if conversation_id is not None:
+            raise Failure(
+                f"{source} is a file, not a store: CONVERSATION_ID is only for stores"
+            )
+        conversation, _kind = load(source, provider, kind)
+        title = display_name(source)
+    if as_json:
+        click.echo(dumps(orjson.loads(to_json(conversation))))
+    else:
+        render(conversation, title)
+
+
+def _list_conversations(store: storage.Store, as_json: bool) -> None:
+    rows = [(cid, store.head(cid)[0]) for cid in store.conversations()]
+    if as_json:
+        click.echo(dumps([{"id": cid, "records": n} for cid, n in rows]))
+        return
+    if not rows:
+        click.echo("no conversations")
+    width = max((len(cid) for cid, _n in rows), default=0)
+    for cid, records in rows:
+        noun = "record" if records == 1 else "records"
+        click.echo(f"{cid.ljust(width)}  " + click.style(f"{records} {noun}", dim=True))
+
+
+@cli.command(
+    epilog="""\b
+Examples:
+  canisters validate conversation.json
+  canisters validate runs/*.jsonl
+  canisters validate --from anthropic request.json"""
+)
+@_from_option
+@_kind_option
+@click.argument("files", nargs=-1, required=True, metavar="FILE...")
+def validate(provider: str | None, kind: str, files: tuple[str, ...]) -> None:
+    """Check conversations against the well-formedness rules.
+
+    Every problem of every FILE is listed (one per line: the file, the canister's
+    position and id, what is wrong and its code). Exits with 1 when any problem
+    was found, 2 when a file could not be read.
+    """
+    found = failed = 0
+    for file in files:
+        name = display_name(file)
+        try:
+            conversation, _kind = load(file, provider, kind)
+        except Failure as error:
+            _error(str(error))
+            failed += 1
+            continue
+        listed = problems(conversation)
+        for problem in listed:
+            click.echo(f"{name}: " + click.style(str(problem), fg="red"))
+        if not listed:
+            count = len(conversation)
+            noun = "canister" if count == 1 else "canisters"
+            click.echo(f"{name}: " + click.style(f"valid ({count} {noun})", fg="green"))
+        found += len(listed)
+    if len(files) > 1 and (found or failed):
+        noun = "problem" if found == 1 else "problems"
+        click.echo(f"{found} {noun}, {failed} unreadable, in {len(files)} files")
+    if failed:
+        raise click.exceptions.Exit(EXIT_ERROR)
+    if found:
+        raise click.exceptions.Exit(EXIT_PROBLEMS)
+
+
+@cli.group(
+    epilog="""\b
+LOCATION is a directory (the file backend) or sqlite:///path.db (relative) or
+sqlite:////absolute/path.db.
+
+\b
+Examples:
+  canisters store stats conversations/
+  canisters store export conversations/ chat-1 -o chat-1.json
+  canisters store import sqlite:///chats.db chat-1.json
+  canisters store gc conversations/ --dry-run"""
+)
+def store() -> None:
+    """Maintain a conversation store: stats, export, import, gc."""
+
+
+@store.command(
+    epilog="""\b
+Examples:
+  canisters store stats conversations/
+  canisters store stats sqlite:///chats.db --json"""
+)
+@click.option("--json", "as_json", is_flag=True, help="Write the figures as JSON.")
+@click.argument("location")
+def stats(as_json: bool, location: str) -> None:
+    """Count conversations, records and blobs, their bytes, and the dedup ratio.
+
+    The dedup ratio is the bytes the blobs would take if every record held its own
+    copy, divided by the bytes they take.
+    """
+    with open_store(location) as opened, progress_bar("counting") as progress:
+        figures = opened.stats(progress=progress)
+    if as_json:
+        document = {
+            "conversations": figures.conversations,
+            "records": figures.records,
+            "log_bytes": figures.log_bytes,
+            "blobs": figures.blobs,
+            "blob_bytes": figures.blob_bytes,
+            "references": figures.references,
+            "referenced_bytes": figures.referenced_bytes,
+            "dedup_ratio": round(figures.dedup_ratio, 4),
+        }
+        click.echo(dumps(document))
+        return
+    rows = [
+        ("store", location),
+        ("conversations", str(figures.conversations)),
+        ("records", f"{figures.records} ({human_size(figures.log_bytes)} of logs)"),
+        ("blobs", f"{figures.blobs} ({human_size(figures.blob_bytes)})"),
+        (
+            "references",
+            f"{figures.references} ({human_size(figures.referenced_bytes)} referenced)",
+        ),
+        ("dedup ratio", f"{figures.dedup_ratio:.2f}x"),
+    ]
+    for label, value in rows:
+        click.echo(click.style(label.ljust(15), bold=True) + value)
+
+
+@store.command(
+    "export",
+    epilog="""\b
+Examples:
+  canisters store export conversations/ chat-1 > chat-1.json
+  canisters store export sqlite:///chats.db chat-1 -o chat-1.json""",
+)
+@click.option(
+    "-o", "--output", default=STDIN, metavar="FILE", help="Write here, not stdout."
+)
+@click.argument("location")
+@click.argument("conversation_id")
+def export(output: str, location: str, conversation_id: str) -> None:
+    """Write one conversation, with every blob it refers to, as one JSON document.
+
+    The document (a canisters snapshot) is what 'store import' reads, into this or
+    any other store.
+    """
+    with open_store(location) as opened:
+        document = recording.snapshot(opened, conversation_id)
+    write(output, document)
+
+
+@store.command(
+    "import",
+    epilog="""\b
+Examples:
+  canisters store import conversations/ chat-1.json
+  canisters store export old/ chat-1 | canisters store import new/ - --id chat-2""",
+)
+@click.option(
+    "--id",
+    "conversation_id",
+    metavar="CONVERSATION_ID",
+    help="Store it under this id (default: its own id when free, else a new one).",
+)
+@click.argument("location")
+@click.argument("file", default=STDIN, metavar="[FILE|-]")
+def import_(conversation_id: str | None, location: str, file: str) -> None:
+    """Read a document written by 'store export' into the store (created if new).
+
+    Prints the id the conversation was stored under.
+    """
+    data = read_bytes(file)
+    with open_store(location, create=True) as opened:
+        try:
+            stored = recording.restore(opened, data, conversation_id=conversation_id)
+        except CanistersError as error:
+            raise Failure(f"{display_name(file)}: {error}") from None
+    click.echo(stored)
+
+
+@store.command(
+    epilog="""\b
+Examples:
+  canisters store gc conversations/ --dry-run
+  canisters store gc sqlite:///chats.db --older-than 3600"""
+)
+@click.option(
+    "--dry-run", is_flag=True, help="List what would be removed; remove nothing."
+)
+@click.option(
+    "--older-than",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Keep blobs stored less than this long ago (for writers that put a blob "
+    "before the record naming it).",
+)
+@click.option("-v", "--verbose", is_flag=True, help="List every blob removed.")
+@click.argument("location")
+def gc(dry_run: bool, older_than: float, verbose: bool, location: str) -> None:
+    """Remove the blobs no conversation refers to.
+
+    A referenced blob is never removed, even while other processes append: the
+    store's writers and its garbage collector exclude each other.
+    """
+    with open_store(location) as opened, progress_bar("collecting") as progress:
+        report = opened.collect_garbage(
+            dry_run=dry_run, older_than=older_than, progress=progress
+        )
+    if verbose or dry_run:
+        for content_id in report.removed:
+            click.echo(content_id)
+    verb = "would remove" if dry_run else "removed"
+    count = len(report.removed)
+    click.echo(
+        f"{verb} {count} blob{'s' if count != 1 else ''} "
+        f"({human_size(report.freed_bytes)}), kept {report.kept}"
+    )

@@ -1,0 +1,255 @@
+"""Reading the command's input and opening stores (part of :mod:`canisters.cli`)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Final, TypeVar, cast
+
+import click
+import orjson
+
+from .. import providers, recording, storage
+from ..conversation import Conversation
+from ..exceptions import CanistersError
+from ..protocols import Canister, Role
+from ..serialization import (
+    CANISTER_FORMAT,
+    CONVERSATION_FORMAT,
+    from_json,
+    from_jsonl,
+)
+
+NEUTRAL: Final = "canisters"
+"""The ``--from`` / ``--to`` name of the neutral JSON document format."""
+STDIN: Final = "-"
+"""The file name that means standard input (or output)."""
+
+_SQLITE: Final = "sqlite://"
+_STORE_MARKER: Final = "store.json"  # written by the file backend with a new store
+_RESPONSE_KEYS: Final = ("choices", "candidates", "output", "message")
+_REQUEST_KEYS: Final = (
+    "messages",
+    "contents",
+    "input",
+    "instructions",
+    "system",
+    "system_instruction",
+    "systemInstruction",
+)
+_T = TypeVar("_T")
+
+
+class Failure(Exception):
+    """An error the command reports as one line (the message), exiting with 2."""
+
+
+# Reading input -------------------------------------------------------------------
+
+
+def display_name(source: str) -> str:
+    """How messages name ``source`` (``<stdin>`` for ``-``)."""
+    return "<stdin>" if source == STDIN else source
+
+
+def read_bytes(source: str) -> bytes:
+    """Return the bytes of file ``source`` (stdin for ``-``), or fail in one line."""
+    if source == STDIN:
+        if sys.stdin.isatty():
+            raise Failure("no FILE given, and stdin is a terminal (see --help)")
+        return sys.stdin.buffer.read()
+    path = Path(source)
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise Failure(f"{source}: no such file") from None
+    except IsADirectoryError:
+        raise Failure(f"{source}: is a directory, not a file") from None
+    except OSError as error:
+        raise Failure(f"{source}: cannot read: {error.strerror}") from None
+
+
+def _parse_json(name: str, data: bytes) -> Any:
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as error:
+        raise Failure(f"{name}: not valid JSON: {error}") from None
+
+
+def read_body(name: str, data: bytes) -> dict[str, Any]:
+    """Parse a provider body: a JSON object that is not a canisters document."""
+    body = _parse_json(name, data)
+    if not isinstance(body, dict):
+        raise Failure(
+            f"{name}: expected a JSON object (a request or response body), "
+            f"got {_json_kind(body)}"
+        )
+    if isinstance(body.get("format"), str) and body["format"].startswith("canisters."):
+        raise Failure(
+            f"{name}: this is a canisters document ({body['format']}); "
+            f"read it with --from {NEUTRAL}"
+        )
+    return body
+
+
+def read_neutral(name: str, data: bytes) -> Conversation:
+    """Read a conversation, canister or snapshot document, or conversation JSONL."""
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError as error:
+        first = data.lstrip().split(b"\n", 1)[0]
+        try:
+            header = orjson.loads(first)
+        except orjson.JSONDecodeError:
+            header = None
+        if isinstance(header, dict) and header.get("format") == CONVERSATION_FORMAT:
+            return _neutral_error(name, lambda: from_jsonl(data))
+        raise Failure(f"{name}: not valid JSON: {error}") from None
+    if not isinstance(document, dict):
+        raise Failure(f"{name}: expected a JSON object, got {_json_kind(document)}")
+    kind = document.get("format")
+    if kind == recording.SNAPSHOT_FORMAT:
+        inner = orjson.dumps(document.get("conversation"))
+        value = _neutral_error(f"{name}: $.conversation", lambda: from_json(inner))
+    elif kind in (CONVERSATION_FORMAT, CANISTER_FORMAT):
+        value = _neutral_error(name, lambda: from_json(data))
+    else:
+        raise Failure(
+            f"{name}: not a canisters document ({_format_of(kind)}); "
+            "to read a provider body, give --from PROVIDER"
+        )
+    if isinstance(value, Conversation):
+        return value
+    return Conversation((cast(Canister, value),))
+
+
+def _neutral_error(name: str, read: Callable[[], _T]) -> _T:
+    try:
+        return read()
+    except CanistersError as error:
+        raise Failure(f"{name}: {error}") from None
+
+
+def _format_of(kind: object) -> str:
+    return 'no "format" field' if kind is None else f'"format" is {kind!r}'
+
+
+def _json_kind(value: object) -> str:
+    names = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+    return names.get(type(value), "a number")
+
+
+def detect_kind(name: str, body: dict[str, Any]) -> str:
+    """Tell a provider request body from a response body by their top-level keys."""
+    if (
+        any(key in body for key in _RESPONSE_KEYS)
+        or body.get("type") == "message"
+        or body.get("object") in ("response", "chat.completion")
+    ) and "messages" not in body:
+        return "response"
+    if any(key in body for key in _REQUEST_KEYS):
+        return "request"
+    if "error" in body:
+        raise Failure(f"{name}: this is an error body, not a request or a response")
+    raise Failure(
+        f"{name}: cannot tell whether this is a request or a response body; "
+        "give --kind request or --kind response"
+    )
+
+
+def get_normalizer(name: str) -> providers.Normalizer:
+    """Return the provider's normalizer, or fail listing the known names."""
+    try:
+        return providers.get(name)
+    except LookupError:
+        known = ", ".join((NEUTRAL, *providers.names()))
+        raise Failure(f"unknown provider {name!r}; known: {known}") from None
+
+
+def load(source: str, provider: str | None, kind: str) -> tuple[Conversation, str]:
+    """Read ``source`` as a canisters document, or as ``provider``'s body.
+
+    Returns the conversation and the kind (``request`` or ``response``) it was
+    read as; a neutral document whose canisters are all assistant-side (replies and
+    invocations) counts as a response when ``kind`` is ``auto``.
+    """
+    name = display_name(source)
+    if provider is not None and provider != NEUTRAL:
+        normalizer = get_normalizer(provider)
+    data = read_bytes(source)
+    if provider is None or provider == NEUTRAL:
+        conversation = read_neutral(name, data)
+        if kind == "auto":
+            replies = {Role.Assistant, Role.Invocation}
+            only_replies = bool(conversation) and all(
+                c.role in replies for c in conversation
+            )
+            kind = "response" if only_replies else "request"
+        return conversation, kind
+    body = read_body(name, data)
+    if kind == "auto":
+        kind = detect_kind(name, body)
+    try:
+        if kind == "request":
+            return normalizer.parse_request(body), kind
+        return normalizer.parse_response(body), kind
+    except CanistersError as error:
+        raise Failure(f"{name}: {error}") from None
+
+
+def write(output: str, text: str) -> None:
+    """Write ``text`` to file ``output`` (stdout for ``-``), or fail in one line."""
+    if output == STDIN:
+        click.echo(text)
+        return
+    try:
+        Path(output).write_text(text + "\n", encoding="utf-8")
+    except OSError as error:
+        raise Failure(f"{output}: cannot write: {error.strerror}") from None
+
+
+def dumps(value: Any, compact: bool = False) -> str:
+    """Serialize JSON for output: indented, or on one line when ``compact``."""
+    if compact:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+# Stores --------------------------------------------------------------------------
+
+
+def is_store(location: str) -> bool:
+    """Tell whether ``location`` names a store rather than a file."""
+    return location.startswith(_SQLITE) or Path(location).is_dir()
+
+
+def open_store(location: str, *, create: bool = False) -> storage.Store:
+    """Open the store at ``location``; unless ``create``, it must already exist."""
+    if not create:
+        if location.startswith(_SQLITE):
+            path = location[len(_SQLITE) :]
+            if not Path(path[1:] if path.startswith("/") else path).is_file():
+                raise Failure(f"{location}: no such store")
+        elif not Path(location).exists():
+            raise Failure(f"{location}: no such store")
+        elif not (Path(location) / _STORE_MARKER).is_file():
+            raise Failure(f"{location}: not a canisters store")
+    return storage.open_store(location)
+
+
+@contextlib.contextmanager
+def progress_bar(label: str) -> Iterator[storage.Progress | None]:
+    """Yield a ``(done, total)`` callback drawing a bar on a terminal, else ``None``."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    with click.progressbar(length=1, label=label, file=sys.stderr) as bar:
+
+        def advance(done: int, total: int) -> None:
+            bar.length = max(total, 1)
+            bar.update(done - bar.pos)
+
+        yield advance

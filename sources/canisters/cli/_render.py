@@ -1,0 +1,228 @@
+"""The readable rendering of ``canisters show`` (part of :mod:`canisters.cli`)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import hashlib
+import json
+from typing import Any, Final
+
+import click
+
+from ..content import Media, Reasoning, Text
+from ..conversation import Conversation
+from ..protocols import Canister, Content, Role
+
+_ROLE_COLOURS: Final = {
+    Role.Supervisor: "magenta",
+    Role.User: "green",
+    Role.Assistant: "blue",
+    Role.Document: "cyan",
+    Role.Invocation: "yellow",
+    Role.Result: "yellow",
+}
+_LABEL_WIDTH: Final = 12
+
+
+def human_size(count: int) -> str:
+    """Format a byte count for people (``166 B``, ``4.9 KiB``)."""
+    value = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{count} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+# Rendering -----------------------------------------------------------------------
+
+
+def _media_line(part: Media) -> str:
+    modality = part.modality.value if hasattr(part.modality, "value") else part.modality
+    bits = [str(modality)]
+    if part.mime_type:
+        bits.append(part.mime_type)
+    data = part.data
+    if data is None and part.url is not None and part.url.startswith("data:"):
+        header, _, payload = part.url.partition(",")
+        if header.endswith(";base64"):
+            with contextlib.suppress(binascii.Error, ValueError):
+                data = base64.b64decode(payload)
+    if data is not None:
+        bits.append(human_size(len(data)))
+        bits.append(f"sha256:{hashlib.sha256(data).hexdigest()[:16]}")
+    elif part.content_id is not None:
+        bits.append(part.content_id[:23])
+    elif part.url is not None:
+        url = part.url if len(part.url) <= 72 else part.url[:69] + "..."
+        bits.append(url)
+    if part.refs:
+        bits.append("refs " + ", ".join(f"{k}={v}" for k, v in part.refs.items()))
+    filename = getattr(part, "filename", None)
+    if filename:
+        bits.append(repr(filename))
+    line = "[" + " · ".join(bits) + "]"
+    if part.hint:
+        line += f' "{part.hint}"'
+    return line
+
+
+def _part_lines(part: Content) -> list[tuple[str, dict[str, Any]]]:
+    """The lines of one content part, each with its click style."""
+    if isinstance(part, Text):
+        lines = part.text.splitlines() or [""]
+        if part.mime_type != "text/plain":
+            lines[0] = f"({part.mime_type}) {lines[0]}"
+        return [(line, {}) for line in lines]
+    if isinstance(part, Media):
+        return [(_media_line(part), {"fg": "cyan"})]
+    if isinstance(part, Reasoning):
+        dim = {"dim": True}
+        if part.redacted is not None:
+            by = f" by {part.provider}" if part.provider else ""
+            head = f"[reasoning, redacted{by}, {len(part.redacted)} chars]"
+        else:
+            signed = f", signed by {part.provider}" if part.signature else ""
+            head = f"[reasoning{signed}]"
+        return [(head, dim)] + [(line, dim) for line in part.text.splitlines()]
+    kind = getattr(part, "type", type(part).__name__)
+    return [(f"[{kind}]", {"dim": True})]
+
+
+def _echo_block(
+    label: str, colour: str, lines: list[tuple[str, dict[str, Any]]]
+) -> None:
+    pad = " " * _LABEL_WIDTH
+    head = click.style(label.ljust(_LABEL_WIDTH), fg=colour, bold=True)
+    if not lines:
+        lines = [("", {})]
+    for number, (text, style) in enumerate(lines):
+        styled = click.style(text, **style) if style else text
+        click.echo((head if number == 0 else pad) + styled)
+
+
+def _metadata_line(canister: Canister) -> str | None:
+    metadata = canister.metadata
+    if metadata is None:
+        return None
+    bits = []
+    if metadata.model:
+        bits.append(metadata.model)
+    if metadata.finish_reason:
+        bits.append(f"finish {metadata.finish_reason}")
+    if metadata.usage is not None:
+        usage = metadata.usage
+        bits.append(f"{usage.input_tokens} in / {usage.output_tokens} out tokens")
+    if metadata.latency_ms is not None:
+        bits.append(f"{metadata.latency_ms:.0f} ms")
+    return " · ".join(bits) if bits else None
+
+
+def _arguments(arguments: Any) -> str:
+    try:
+        return json.dumps(dict(arguments), ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(arguments)
+
+
+def _echo_canister(canister: Canister) -> None:
+    role = canister.role
+    colour = _ROLE_COLOURS.get(role, "white")
+    content: tuple[Content, ...] = getattr(canister, "content", ())
+    lines = [line for part in content for line in _part_lines(part)]
+    label = role.value if hasattr(role, "value") else str(role)
+    if role is Role.Document:
+        title = getattr(canister, "title", None)
+        if title:
+            lines.insert(0, (f"«{title}»", {"bold": True}))
+    _echo_block(str(label).lower(), colour, lines)
+    extra = _metadata_line(canister)
+    if extra:
+        click.echo(" " * _LABEL_WIDTH + click.style(extra, dim=True))
+
+
+def _echo_result(result: Any, indent: str = "  └ ") -> None:
+    pad = " " * _LABEL_WIDTH
+    if result.error is not None:
+        head = click.style(f"{indent}error ", fg="red", bold=True)
+        click.echo(pad + head + f"{result.error.code}: {result.error.message}")
+    lines = [line for part in result.content for line in _part_lines(part)]
+    for number, (text, style) in enumerate(lines):
+        lead = (
+            indent + "result "
+            if number == 0 and result.error is None
+            else " " * (len(indent) + 7)
+        )
+        styled = click.style(text, **style) if style else text
+        head = click.style(lead, fg="yellow") if number == 0 else lead
+        click.echo(pad + head + styled)
+    if not lines and result.error is None:
+        click.echo(pad + click.style(indent + "result", fg="yellow") + " (empty)")
+
+
+def render(conversation: Conversation, title: str) -> None:
+    """Write a readable rendering of ``conversation`` to stdout."""
+    canisters = conversation.canisters
+    answers = {
+        id(pair.result): pair.invocation for pair in conversation.pairs() if pair.result
+    }
+    paired = {
+        pair.invocation.invocation_id: pair.result for pair in conversation.pairs()
+    }
+    steps = {c.step for c in canisters if c.step is not None}
+    count = len(canisters)
+    summary = f"{count} canister{'s' if count != 1 else ''}"
+    if steps:
+        summary += f", {len(steps)} step{'s' if len(steps) != 1 else ''}"
+    click.echo(click.style(title, bold=True) + click.style(f"  ({summary})", dim=True))
+    current: int | None = None
+    for canister in canisters:
+        if canister.role is Role.Result and id(canister) in answers:
+            continue  # shown beneath its invocation
+        if canister.step is not None and canister.step != current:
+            current = canister.step
+            click.echo(click.style(f"── step {current} ──", dim=True))
+        if canister.role is Role.Invocation:
+            invocation: Any = canister
+            call = f"{invocation.name}({_arguments(invocation.arguments)})"
+            _echo_block(
+                "invocation",
+                "yellow",
+                [(call, {}), (f"id {invocation.invocation_id}", {"dim": True})],
+            )
+            result = paired.get(invocation.invocation_id)
+            if result is None:
+                pad = " " * _LABEL_WIDTH
+                click.echo(pad + click.style("  └ pending: no result", fg="red"))
+            else:
+                _echo_result(result)
+        elif canister.role is Role.Result:
+            orphan: Any = canister
+            _echo_block(
+                "result",
+                "red",
+                [
+                    (
+                        f"{orphan.name}: no invocation {orphan.invocation_id!r}",
+                        {"fg": "red"},
+                    )
+                ],
+            )
+            _echo_result(orphan)
+        else:
+            _echo_canister(canister)
+    usage = conversation.usage()
+    if usage.total_tokens or usage.cached_tokens:
+        totals = (
+            f"usage: {usage.input_tokens} input · {usage.output_tokens} output · "
+            f"{usage.total_tokens} total tokens"
+        )
+        if usage.cached_tokens:
+            totals += f" ({usage.cached_tokens} cached)"
+        if usage.reasoning_tokens:
+            totals += f" ({usage.reasoning_tokens} reasoning)"
+    else:
+        totals = "usage: none recorded"
+    click.echo(click.style(totals, bold=True))
