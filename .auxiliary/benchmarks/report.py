@@ -56,7 +56,7 @@ def targets(report: dict[str, Any]) -> str:
     rows = [
         [
             check["target"],
-            check["goal"],
+            check["goal"].replace("0.7692307692307692", "0.77"),
             f"{check['value']:.2f}",
             "met" if check["met"] else "not met",
         ]
@@ -69,12 +69,18 @@ def main() -> int:
     path = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "results/latest.json"
     report = json.loads(path.read_text())
     machine = report["machine"]
-    print(
-        f"{report['date']}: {machine['cpu']}, {machine['cpus']} CPUs, "
-        f"{machine['implementation']} {machine['python']}, {machine['system']}"
+    versions = ", ".join(
+        f"{name} {version}" for name, version in machine["versions"].items()
     )
-    print("versions:", ", ".join(f"{k} {v}" for k, v in machine["versions"].items()))
-    print(f"corpus: {report['corpus']}\n")
+    corpus = report["corpus"]
+    print(
+        f"Measured {report['date'][:10]} on an {machine['cpu']} "
+        f"({machine['cpus']} CPUs), {machine['implementation']} {machine['python']} "
+        f"on {machine['system'].split()[0]}, with {versions}; a corpus of "
+        f"{corpus['messages']:,} messages in {corpus['conversations']} "
+        f"conversations (seed {corpus['seed']}); command: "
+        f"``{report['command']}``.\n"
+    )
     if report.get("targets"):
         print(targets(report), end="\n\n")
     memory = report.get("memory_bytes_per_message", {})

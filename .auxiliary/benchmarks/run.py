@@ -600,7 +600,7 @@ def targets(
                 {
                     "target": name,
                     "value": value,
-                    "goal": f">= {goal}x",
+                    "goal": f">= {goal:.2f}x",
                     "met": value >= goal,
                 }
             )
