@@ -286,6 +286,31 @@ def test_hydration_cache_disabled_still_works(location: str) -> None:
         assert store.load("chat")[0].content[0].text == PROMPT  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize("cache_bytes", [0, 64 * 2**20])
+def test_a_blob_named_twice_loads_as_one_object(
+    location: str, cache_bytes: int
+) -> None:
+    """A load hydrates each blob once: every part naming it shares the value."""
+    long_text = "a long answer " * 200
+    policy = StoragePolicy(cache_bytes=cache_bytes)
+    with open_store(location, policy=policy) as store:
+        for turn in range(3):
+            store.extend(
+                "chat",
+                [
+                    c.User((c.Text(f"look {turn}"), c.Image(data=PNG))),
+                    c.Assistant(long_text),
+                ],
+            )
+        loaded = store.load("chat")
+    images = [canister.content[1] for canister in loaded[::2]]  # type: ignore[attr-defined]
+    texts = [canister.content[0] for canister in loaded[1::2]]  # type: ignore[attr-defined]
+    assert [image.data for image in images] == [PNG] * 3
+    assert all(image.data is images[0].data for image in images)
+    assert [text.text for text in texts] == [long_text] * 3
+    assert all(text.text is texts[0].text for text in texts)
+
+
 # Content store -------------------------------------------------------------
 
 

@@ -288,7 +288,9 @@ def _media_in(cls: type[Media]) -> Callable[[Mapping[str, Any]], Media]:
         if with_filename:
             extra["filename"] = _opt_str(record, "filename")
         return cls(
-            data=None if data is None else _unb64(data, "data"),
+            # bytes: already decoded (storage hydrates stored blobs so, sharing one
+            # bytes object between every part naming the same blob)
+            data=data if data is None or type(data) is bytes else _unb64(data, "data"),
             url=_opt_str(record, "url"),
             content_id=_opt_str(record, "content_id"),
             refs=_mapping(record, "refs"),

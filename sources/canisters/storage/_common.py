@@ -287,17 +287,17 @@ class BlobCache:
     __slots__ = ("_entries", "_limit", "_size")
 
     def __init__(self, limit: int) -> None:
-        self._entries: OrderedDict[tuple[str, str], str] = OrderedDict()
+        self._entries: OrderedDict[tuple[str, str], str | bytes] = OrderedDict()
         self._limit = limit
         self._size = 0
 
-    def get(self, key: tuple[str, str]) -> str | None:
+    def get(self, key: tuple[str, str]) -> str | bytes | None:
         value = self._entries.get(key)
         if value is not None:
             self._entries.move_to_end(key)
         return value
 
-    def put(self, key: tuple[str, str], value: str) -> None:
+    def put(self, key: tuple[str, str], value: str | bytes) -> None:
         size = len(value)
         if size > self._limit // 4:
             return
@@ -373,12 +373,21 @@ class Codec:
 
     # Reading -------------------------------------------------------------------
 
-    def hydrate(self, record: dict[str, Any]) -> None:
-        """Put the stored fields of ``record``'s parts back in place."""
+    def hydrate(
+        self,
+        record: dict[str, Any],
+        memo: dict[tuple[str, str], str | bytes] | None = None,
+    ) -> None:
+        """Put the stored fields of ``record``'s parts back in place.
+
+        Text comes back as ``str`` and media ``data`` as ``bytes`` (which the
+        structure hooks take as they are). ``memo`` maps ``(field, content_id)``
+        to the value already hydrated during one load, so that every part naming
+        one blob shares one object whatever the cache keeps.
+        """
         parts = record.get("content")
         if type(parts) is not list:
             return
-        cache = self._cache
         for part in parts:
             if type(part) is not dict:
                 continue
@@ -390,21 +399,35 @@ class Codec:
             for field, content_id in stored.items():
                 check_content_id(content_id)
                 key = (field, content_id)
-                value = cache.get(key) if cache is not None else None
+                value = memo.get(key) if memo is not None else None
                 if value is None:
-                    data = self._fetch(content_id)
-                    if field == "text":
-                        try:
-                            value = data.decode("utf-8")
-                        except UnicodeDecodeError as error:
-                            raise IntegrityError(
-                                f"stored text {content_id} is not UTF-8"
-                            ) from error
-                    else:
-                        value = base64.b64encode(data).decode("ascii")
-                    if cache is not None:
-                        cache.put(key, value)
+                    value = self._value(key)
+                    if memo is not None:
+                        memo[key] = value
                 part[field] = value
+
+    def _value(self, key: tuple[str, str]) -> str | bytes:
+        """Return the hydrated value of ``(field, content_id)``, through the cache."""
+        cache = self._cache
+        value = cache.get(key) if cache is not None else None
+        if value is not None:
+            return value
+        field, content_id = key
+        data = self._fetch(content_id)
+        if field == "text":
+            try:
+                value = data.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise IntegrityError(
+                    f"stored text {content_id} is not UTF-8"
+                ) from error
+        elif field == "data":
+            value = data
+        else:
+            value = base64.b64encode(data).decode("ascii")
+        if cache is not None:
+            cache.put(key, value)
+        return value
 
 
 # --------------------------------------------------------------------------- #
@@ -477,6 +500,7 @@ class Chain:
         "conversation_id",
         "count",
         "label",
+        "memo",
         "mode",
         "prev",
         "problems",
@@ -494,6 +518,12 @@ class Chain:
         self.problems: list[IntegrityProblem] = []
         self.torn = False
         self.label: Callable[[int], str] = str
+        # The values hydrated so far, shared by every part naming the same blob.
+        # What load returns holds them anyway; verify keeps nothing, so it goes
+        # through the bounded cache alone.
+        self.memo: dict[tuple[str, str], str | bytes] | None = (
+            None if mode == "verify" else {}
+        )
 
     def walk(
         self,
@@ -607,7 +637,7 @@ class Chain:
             if type(record) is not dict:
                 raise SerializationError("expected a canister object", "$.canister")
             if STORED_MARK in line:
-                self.codec.hydrate(record)
+                self.codec.hydrate(record, self.memo)
             return structure_canister(record)
         except (IntegrityError, LookupError) as error:
             if self.mode == "strict":
