@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any, Final, TypeVar, get_args, get_origin
@@ -152,6 +153,7 @@ _new_document = _trusted(Document)
 _new_invocation = _trusted(Invocation)
 _new_result = _trusted(Result)
 _UTC: Final = timezone.utc
+_intern: Final = sys.intern
 
 
 # --------------------------------------------------------------------------- #
@@ -244,6 +246,9 @@ def _text_in(record: Mapping[str, Any]) -> Text:
     text = record["text"]
     if type(text) is not str:
         _check_type(text, str, "text")
+    if len(record) == 2:
+        # Only "type" and "text": the common plain-text part.
+        return _new_text(text, "text/plain", None, EMPTY)
     mime_type = record.get("mime_type", "text/plain")
     if type(mime_type) is not str:
         _check_type(mime_type, str, "mime_type")
@@ -649,6 +654,8 @@ def _invocation_in(record: Mapping[str, Any]) -> Invocation:
         _check_type(invocation_id, str, "invocation_id")
     if type(name) is not str:
         _check_type(name, str, "name")
+    # A handful of tool names repeat across a conversation: keep one copy of each.
+    name = _intern(name) if type(name) is str else name
     arguments = _mapping(record, "arguments")
     return _new_invocation(
         *_envelope_in(record, Invocation), name, arguments, invocation_id
@@ -671,6 +678,7 @@ def _result_in(record: Mapping[str, Any]) -> Result:
         _check_type(invocation_id, str, "invocation_id")
     if type(name) is not str:
         _check_type(name, str, "name")
+    name = _intern(name) if type(name) is str else name
     content = _content_in(record.get("content", ()))
     error = record.get("error")
     if error is not None:
@@ -687,6 +695,16 @@ def unstructure_canister(canister: Canister) -> Record:
     if type(moment) is datetime:
         record["timestamp"] = moment.isoformat()
     return record
+
+
+def _records(canisters: Iterable[Canister]) -> list[Record]:
+    """:func:`_record` of each canister, dispatching through the table directly."""
+    table = _CANISTER_OUT
+    records = []
+    for canister in canisters:
+        entry = table.get(type(canister))
+        records.append(_record(canister) if entry is None else entry[1](canister))
+    return records
 
 
 def _record(canister: Canister) -> Record:
@@ -1247,7 +1265,7 @@ def to_json(value: Conversation | Canister | Content) -> str:
         document: Record = {
             "format": CONVERSATION_FORMAT,
             "version": FORMAT_VERSION,
-            "canisters": [_record(c) for c in value.canisters],
+            "canisters": _records(value.canisters),
         }
     elif type(value) in _CANISTER_OUT or isinstance(getattr(value, "role", None), Role):
         document = {
