@@ -30,7 +30,17 @@ STDIN: Final = "-"
 
 _SQLITE: Final = "sqlite://"
 _STORE_MARKER: Final = "store.json"  # written by the file backend with a new store
-_RESPONSE_KEYS: Final = ("choices", "candidates", "output", "message")
+_RESPONSE_KEYS: Final = (
+    "choices",
+    "candidates",
+    "output",
+    "message",
+    "stop_reason",
+    "promptFeedback",
+    "prompt_feedback",
+    "responseId",
+    "response_id",
+)
 _REQUEST_KEYS: Final = (
     "messages",
     "contents",
