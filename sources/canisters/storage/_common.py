@@ -72,7 +72,8 @@ STORED: Final = "$stored"
 STORED_MARK: Final = b'"$stored"'
 _MEDIA_TAGS: Final = frozenset(("image", "audio", "video", "file"))
 _DIGEST_SUFFIX: Final = b',"digest":"'
-_SUFFIX_LENGTH: Final = len(_DIGEST_SUFFIX) + 64 + 2  # ,"digest":"<hex>"}
+_SUFFIX_START: Final = len(_DIGEST_SUFFIX)
+_SUFFIX_LENGTH: Final = _SUFFIX_START + 64 + 2  # ,"digest":"<hex>"}
 # Records holding integers beyond 64 bits start with this member; they are read
 # with the standard library, which keeps such integers exact (orjson would not).
 _BIGINT: Final = b'{"bigint":1,'
@@ -471,18 +472,6 @@ def line_digest(line: bytes) -> str | None:
     return line[end - 66 : end - 2].decode("ascii", "replace")
 
 
-def _computed_digest(line: bytes) -> str | None:
-    end = len(line)
-    if end > 0 and line[end - 1] == 0x0A:
-        end -= 1
-    start = end - _SUFFIX_LENGTH
-    if start < 1:
-        return None
-    hasher = hashlib.sha256(memoryview(line)[:start])
-    hasher.update(b"}")
-    return hasher.hexdigest()
-
-
 Mode = Literal["strict", "salvage", "verify"]
 
 
@@ -584,7 +573,15 @@ class Chain:
 
     def read(self, where: int, line: bytes) -> Canister | None:
         """Check one complete line and return its canister (``None`` if skipped)."""
-        claimed = line_digest(line)
+        end = len(line)
+        if end and line[end - 1] == 0x0A:
+            end -= 1
+        start = end - _SUFFIX_LENGTH
+        claimed = (
+            line[end - 66 : end - 2].decode("ascii", "replace")
+            if start >= 0 and line[start : start + _SUFFIX_START] == _DIGEST_SUFFIX
+            else None
+        )
         try:
             if line.startswith(_BIGINT):
                 document = json.loads(line)
@@ -597,7 +594,13 @@ class Chain:
             if claimed is not None:
                 self.prev = claimed
             return None
-        if _computed_digest(line) != claimed:
+        if start < 1:
+            computed = None
+        else:
+            hasher = hashlib.sha256(memoryview(line)[:start])
+            hasher.update(b"}")
+            computed = hasher.hexdigest()
+        if computed != claimed:
             self.problem(
                 where, "digest", "the record does not match its digest (edited)"
             )
