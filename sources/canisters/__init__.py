@@ -1,6 +1,15 @@
-"""One provider-neutral, strongly typed model of LLM conversations."""
+"""One provider-neutral, strongly typed model of LLM conversations.
 
-from .builders import MessageBuilder, ResultBuilder
+The model, its Protocols and the errors load with the package; builders,
+validation and serialization load on first use of one of their names, so that
+``import canisters`` stays cheap for programs that only need some of it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .canisters import (
     Assistant,
     Document,
@@ -39,15 +48,48 @@ from .exceptions import (
     UnsupportedContent,
 )
 from .protocols import Modality, Role
-from .serialization import (
-    from_json,
-    from_jsonl,
-    register_canister,
-    register_content,
-    to_json,
-    to_jsonl,
-)
-from .validation import Removal, Sanitized, problems, sanitize, validate
+
+if TYPE_CHECKING:
+    from .builders import MessageBuilder, ResultBuilder
+    from .serialization import (
+        from_json,
+        from_jsonl,
+        register_canister,
+        register_content,
+        to_json,
+        to_jsonl,
+    )
+    from .validation import Removal, Sanitized, problems, sanitize, validate
+
+_LAZY = {
+    "MessageBuilder": "builders",
+    "ResultBuilder": "builders",
+    "from_json": "serialization",
+    "from_jsonl": "serialization",
+    "register_canister": "serialization",
+    "register_content": "serialization",
+    "to_json": "serialization",
+    "to_jsonl": "serialization",
+    "Removal": "validation",
+    "Sanitized": "validation",
+    "problems": "validation",
+    "sanitize": "validation",
+    "validate": "validation",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'canisters' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __version__ = "0.1.0"
 
