@@ -92,7 +92,7 @@ def _os_errors(method: Callable[P, T]) -> Callable[P, T]:
     return wrapper
 
 
-def _sync_directory(path: Path) -> None:
+def _sync_directory(path: str | Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -142,7 +142,7 @@ class Locks:
 class FileContentStore:
     """Blobs as files ``blobs/sha256/<2 hex>/<64 hex>``, verified on every read."""
 
-    __slots__ = ("_durable", "_locks", "_root", "_temporary")
+    __slots__ = ("_durable", "_locks", "_root", "_shards", "_temporary", "_tmp")
 
     def __init__(
         self, root: Path, locks: Locks, durability: Literal["fsync", "flush"]
@@ -153,6 +153,10 @@ class FileContentStore:
         self._durable = durability == "fsync"
         self._root.mkdir(parents=True, exist_ok=True)
         self._temporary.mkdir(parents=True, exist_ok=True)
+        # Appends build blob paths as strings: pathlib costs more than the rest
+        # of storing a blob already present.
+        self._shards = os.fspath(self._root) + os.sep
+        self._tmp = os.fspath(self._temporary) + os.sep
 
     def path(self, content_id: str) -> Path:
         """Return the file of ``content_id`` (checked; it need not exist)."""
@@ -178,10 +182,15 @@ class FileContentStore:
 
         The caller holds the garbage-collection lock (shared).
         """
-        target = self.path(content_id)
-        if target.exists():
+        digest = check_content_id(content_id)[7:]
+        shard = self._shards + digest[:2]
+        target = f"{shard}{os.sep}{digest}"
+        try:
+            os.stat(target)
             return False
-        temporary = self._temporary / f"{target.name}.{new_id()}"
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+        temporary = f"{self._tmp}{digest}.{new_id()}"
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
             _write_all(fd, data)
@@ -192,12 +201,13 @@ class FileContentStore:
         try:
             os.replace(temporary, target)
         except FileNotFoundError:
-            target.parent.mkdir(exist_ok=True)
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(shard)
             os.replace(temporary, target)
             if self._durable:
                 _sync_directory(self._root)
         if self._durable:
-            _sync_directory(target.parent)
+            _sync_directory(shard)
         return True
 
     @_os_errors
@@ -327,10 +337,12 @@ def _last_line(fd: int, end: int) -> bytes:
 class _Log:
     """An open conversation log and what this process knows of its end."""
 
-    __slots__ = ("fd", "inode", "prev", "seq", "size")
+    __slots__ = ("directory", "fd", "inode", "path", "prev", "seq", "size")
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, directory: Path, path: str) -> None:
         self.fd = fd
+        self.directory = directory
+        self.path = path
         self.inode = os.fstat(fd).st_ino
         self.size = -1
         self.seq = 0
@@ -422,7 +434,7 @@ class FileStore:
     @_os_errors
     def extend(self, conversation_id: str, canisters: Iterable[Canister]) -> None:
         """Append canisters durably in one write, creating the conversation."""
-        directory = self._directory(conversation_id)
+        check_id(conversation_id)
         dehydrate = self._codec.dehydrate
         records = []
         blobs: list[tuple[str, bytes]] = []
@@ -438,23 +450,21 @@ class FileStore:
             try:
                 for content_id, data in blobs:
                     self._content.store(content_id, data)
-                self._write(conversation_id, directory, records)
+                self._write(conversation_id, records)
             finally:
                 if blobs:
                     fcntl.flock(locks.gc_fd, fcntl.LOCK_UN)
 
-    def _write(
-        self, conversation_id: str, directory: Path, records: list[dict[str, Any]]
-    ) -> None:
-        log = self._open_log(conversation_id, directory)
+    def _write(self, conversation_id: str, records: list[dict[str, Any]]) -> None:
+        log = self._open_log(conversation_id)
         fd = log.fd
         fcntl.flock(fd, fcntl.LOCK_EX)
         try:
-            log = self._current(conversation_id, directory, log)
+            log = self._current(conversation_id, log)
             fd = log.fd
             size = os.fstat(fd).st_size
             if size != log.size:
-                self._refresh(conversation_id, directory, log, size)
+                self._refresh(conversation_id, log, size)
             seq, prev = log.seq, log.prev
             lines = []
             for record in records:
@@ -471,12 +481,14 @@ class FileStore:
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
 
-    def _open_log(self, conversation_id: str, directory: Path) -> _Log:
+    def _open_log(self, conversation_id: str) -> _Log:
+        """Return the open log of a (checked) conversation id, opening it if needed."""
         logs = self._logs
         log = logs.get(conversation_id)
         if log is not None:
             logs.move_to_end(conversation_id)
             return log
+        directory = self._conversations / conversation_id
         path = directory / LOG_NAME
         try:
             fd = os.open(path, os.O_RDWR | os.O_APPEND)
@@ -486,18 +498,18 @@ class FileStore:
             if self._durable:
                 _sync_directory(directory)
                 _sync_directory(self._conversations)
-        log = _Log(fd)
+        log = _Log(fd, directory, os.fspath(path))
         logs[conversation_id] = log
         while len(logs) > _OPEN_LOGS:
             _id, oldest = logs.popitem(last=False)
             os.close(oldest.fd)
         return log
 
-    def _current(self, conversation_id: str, directory: Path, log: _Log) -> _Log:
+    def _current(self, conversation_id: str, log: _Log) -> _Log:
         """Return ``log`` locked, reopened first if the file was replaced."""
         while True:
             try:
-                inode = os.stat(directory / LOG_NAME).st_ino
+                inode = os.stat(log.path).st_ino
             except FileNotFoundError:
                 inode = -1
             if inode == log.inode:
@@ -505,12 +517,10 @@ class FileStore:
             # Deleted (and maybe recreated) by another process: start over.
             fcntl.flock(log.fd, fcntl.LOCK_UN)
             self._forget(conversation_id)
-            log = self._open_log(conversation_id, directory)
+            log = self._open_log(conversation_id)
             fcntl.flock(log.fd, fcntl.LOCK_EX)
 
-    def _refresh(
-        self, conversation_id: str, directory: Path, log: _Log, size: int
-    ) -> None:
+    def _refresh(self, conversation_id: str, log: _Log, size: int) -> None:
         """Learn the end of a log another writer (or a crash) changed."""
         fd = log.fd
         end = _complete_end(fd, size) if size else 0
@@ -522,7 +532,7 @@ class FileStore:
             )
             os.ftruncate(fd, end)
         if end == 0:
-            fork = self._fork_info(directory)
+            fork = self._fork_info(log.directory)
             log.seq, log.prev = (0, "") if fork is None else (fork[1], fork[2])
         else:
             line = _last_line(fd, end)
