@@ -854,9 +854,13 @@ def render_response(conversation: Conversation, **options: Any) -> dict[str, Any
             "index": number,
             "message": message,
             "finish_reason": _FINISH_BACK.get(finish, "stop"),
-            "logprobs": None,
         }
-        choice.update(extras.get("choice") or {})
+        recorded = extras.get("choice")
+        if recorded is None:
+            choice["logprobs"] = None
+        else:
+            # Compatible endpoints (Gemini's, Ollama's) leave logprobs out.
+            choice.update(recorded)
         choices.append(choice)
         if number == 0:
             body = _response_head(head)
