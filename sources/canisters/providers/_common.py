@@ -37,6 +37,7 @@ __all__ = [
     "Event",
     "FidelityWarning",
     "Options",
+    "BOUND",
     "Report",
     "Unsupported",
     "as_mapping",
@@ -62,6 +63,7 @@ __all__ = [
     "rest",
     "parse_arguments",
     "parse_data_url",
+    "positions",
     "reasoning_action",
     "ref_key",
     "render_arguments",
@@ -457,12 +459,13 @@ def complete_pairs(
     happens follows ``options.incomplete``. A result counts only after its
     invocation.
     """
-    if options.incomplete == "keep":
-        return list(canisters)
     invoked: dict[str, int] = {}
     answered: set[str] = set()
     orphans: list[int] = []
+    foreign: list[int] = []
     for index, canister in enumerate(canisters):
+        if canister.extras and _bound_elsewhere(canister, provider):
+            foreign.append(index)
         role = canister.role
         if role is Role.Invocation:
             invoked.setdefault(canister.invocation_id, index)  # type: ignore[attr-defined]
@@ -472,6 +475,11 @@ def complete_pairs(
                 answered.add(invocation_id)
             else:
                 orphans.append(index)
+    if foreign:
+        canisters = _without_bound(canisters, foreign, options, provider)
+        return complete_pairs(canisters, options, provider)
+    if options.incomplete == "keep":
+        return list(canisters)
     pending = [index for key, index in invoked.items() if key not in answered]
     if not pending and not orphans:
         return list(canisters)
@@ -491,6 +499,73 @@ def complete_pairs(
             "incomplete invocation/result pair skipped",
         )
     return [c for index, c in enumerate(canisters) if index not in skipped]
+
+
+BOUND = "bound"
+"""Extras key: the names of provider-bound artifacts a canister carries.
+
+A normalizer sets ``extras[provider][BOUND]`` on a canister holding something
+only ``provider`` understands: a signature kept in extras, a server-tool item,
+a code-execution part kept as an empty text placeholder. Rendering for any
+other provider reports them as dropped (:func:`complete_pairs`), leaves out the
+placeholders and the canisters that were nothing else.
+"""
+
+
+def _bound_elsewhere(canister: Canister, provider: str) -> bool:
+    for name, data in canister.extras.items():
+        if name != provider and BOUND in data:
+            return True
+    return False
+
+
+def _without_bound(
+    canisters: Sequence[Canister], foreign: list[int], options: Options, provider: str
+) -> list[Canister]:
+    kept = list(canisters)
+    for index in reversed(foreign):
+        canister = kept[index]
+        owners = [
+            name
+            for name, data in canister.extras.items()
+            if name != provider and BOUND in data
+        ]
+        for owner in owners:
+            names = ", ".join(canister.extras[owner][BOUND])
+            options.note(
+                "dropped",
+                provider,
+                describe(index, canister),
+                f"{owner}-only {names} not sent to {provider}",
+            )
+        extras = {k: v for k, v in canister.extras.items() if k not in owners}
+        if canister.role in (Role.Assistant, Role.User):
+            # Placeholders: empty texts standing for the owner's wire items.
+            content = tuple(
+                part
+                for part in canister.content  # type: ignore[attr-defined]
+                if not (
+                    part.type == "text"
+                    and not part.text
+                    and any(owner in part.extras for owner in owners)
+                )
+            )
+            if not content and canister.role is Role.Assistant:
+                del kept[index]
+                continue
+            kept[index] = attrs.evolve(canister, content=content, extras=extras)  # type: ignore[misc]
+        else:
+            kept[index] = attrs.evolve(canister, extras=extras)  # type: ignore[misc]
+    return kept
+
+
+def positions(canisters: Iterable[Canister]) -> dict[str, int]:
+    """Map each canister id to its first index: where a canister kept or
+    rewritten by :func:`complete_pairs` stood in the conversation."""
+    found: dict[str, int] = {}
+    for index, canister in enumerate(canisters):
+        found.setdefault(canister.id, index)
+    return found
 
 
 def joins_alternating(provider: str) -> Callable[[Canister, Canister], bool]:

@@ -40,6 +40,7 @@ from ..conversation import Conversation
 from ..exceptions import MalformedPayload
 from ..protocols import Canister, Role
 from ._common import (
+    BOUND,
     Options,
     as_mapping,
     b64decode_exact,
@@ -60,6 +61,9 @@ from ._common import (
     sniff_mime,
     synthesize_id,
     unsupported,
+)
+from ._common import (
+    positions as common_positions,
 )
 
 __all__ = ["NAME", "NORMALIZER", "GeminiNormalizer"]
@@ -294,11 +298,16 @@ def _parse_turn(
     canisters: list[Canister] = []
     content: list[Any] = []
 
+    bound: list[str] = []
+
     def flush() -> None:
         if content:
             kind = Assistant if role == "model" else User
-            canisters.append(kind(content=tuple(content)))
+            # Placeholders and signatures go back to Gemini only (BOUND).
+            extras = {NAME: {BOUND: list(bound)}} if bound else {}
+            canisters.append(kind(content=tuple(content), extras=extras))
             content.clear()
+            bound.clear()
 
     for number, raw in enumerate(parts):
         part_path = f"{path}.parts[{number}]"
@@ -327,10 +336,12 @@ def _parse_turn(
                 extras["thought"] = thought
             if signature is not None:
                 extras["thoughtSignature"] = signature
+                bound.append("thoughtSignature")
             content.append(Text(text, extras=_wrap(extras)))
         elif part_reader.has(part, "inlineData") or part_reader.has(part, "fileData"):
             if signature is not None:
                 extras["thoughtSignature"] = signature
+                bound.append("thoughtSignature")
             content.append(_parse_media(part, part_reader, part_path, extras))
         elif call is not None:
             flush()
@@ -353,6 +364,7 @@ def _parse_turn(
                 invocation_id = expect_str(given, f"{part_path}.functionCall.id")
             if signature is not None:
                 extras["thoughtSignature"] = signature
+                extras[BOUND] = ["thoughtSignature"]
             call_rest = call_reader.rest(call, frozenset({"name", "args", "id"}))
             if call_rest:
                 extras["call"] = call_rest
@@ -416,6 +428,7 @@ def _parse_turn(
                 values = (*values, *found)
             if signature is not None:
                 extras["thoughtSignature"] = signature
+                extras[BOUND] = ["thoughtSignature"]
             result_rest = result_reader.rest(
                 result, frozenset({"name", "id", "response", "parts"})
             )
@@ -439,6 +452,7 @@ def _parse_turn(
             # Parts without a neutral meaning (executableCode, ...) ride as empty
             # text so that their position in the turn survives.
             content.append(Text("", extras={NAME: {"raw": dict(part)}}))
+            bound.extend(key for key in part if key != "thoughtSignature")
     flush()
     if not canisters:
         kind = Assistant if role == "model" else User
@@ -827,12 +841,12 @@ class GeminiNormalizer:
         """Render ``systemInstruction`` and ``contents`` (REST casing)."""
         settings = options_from(options)
         canisters = complete_pairs(list(conversation), settings, NAME)
-        positions = {id(canister): index for index, canister in enumerate(conversation)}
+        positions = common_positions(conversation)
         renderer = _Renderer(settings)
         supervisors: list[tuple[int, Canister]] = []
         rest: list[tuple[int, Canister]] = []
         for canister in canisters:
-            index = positions[id(canister)]
+            index = positions[canister.id]
             if canister.role is Role.Supervisor:
                 if rest:
                     settings.note(
@@ -970,12 +984,11 @@ class GeminiNormalizer:
                         value = extra.get("parts", [])
                         merged.extend(value if isinstance(value, list) else [value])
                     turn = {"role": "model", "parts": merged}
-                candidate["content"] = {
-                    _key("parts", ()): turn.get("parts", []),
-                    "role": "model",
-                }
-                if "role" not in turn:
-                    del candidate["content"]["role"]
+                candidate["content"] = {}
+                if "parts" in turn or not turn:
+                    candidate["content"]["parts"] = turn.get("parts", [])
+                if "role" in turn:
+                    candidate["content"]["role"] = "model"
             finish = extras.get("finishReason")
             if finish is None and metadata is not None and metadata.finish_reason:
                 finish = _FINISH_BACK.get(

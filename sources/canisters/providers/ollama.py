@@ -49,6 +49,9 @@ from ._common import (
     synthesize_id,
     unsupported,
 )
+from ._common import (
+    positions as common_positions,
+)
 
 __all__ = ["NAME", "NORMALIZER", "OllamaNormalizer"]
 
@@ -340,11 +343,11 @@ class _Renderer:
         canisters = list(conversation)
         if pairs:
             canisters = complete_pairs(canisters, self.options, NAME)
-        positions = {id(canister): index for index, canister in enumerate(conversation)}
+        positions = common_positions(conversation)
         rendered: list[dict[str, Any]] = []
         last: Canister | None = None
         for canister in canisters:
-            index = positions[id(canister)]
+            index = positions[canister.id]
             extras = mine(canister, NAME)
             role = canister.role
             if role is Role.Invocation:

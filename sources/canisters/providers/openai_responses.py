@@ -70,6 +70,9 @@ from ._common import (
     synthesize_id,
     unsupported,
 )
+from ._common import (
+    positions as common_positions,
+)
 
 __all__ = ["NAME", "NORMALIZER", "OpenAIResponses"]
 
@@ -751,8 +754,8 @@ class OpenAIResponses:
         when the conversation starts with a plain supervisor)."""
         settings = options_from(options)
         kept = complete_pairs(list(conversation), settings, NAME)
-        positions = {id(canister): index for index, canister in enumerate(conversation)}
-        indexed = [(positions[id(canister)], canister) for canister in kept]
+        positions = common_positions(conversation)
+        indexed = [(positions[canister.id], canister) for canister in kept]
         instructions, rest_ = _instructions(indexed)
         body: dict[str, Any] = {}
         if instructions is not None:
