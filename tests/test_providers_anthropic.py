@@ -257,7 +257,8 @@ json_values = st.recursive(
     ),
     max_leaves=6,
 )
-texts = st.builds(Text, st.text(max_size=20))
+# Anthropic rejects empty text blocks: they are dropped (and reported).
+texts = st.builds(Text, st.text(min_size=1, max_size=20))
 ids = st.text(string.ascii_letters + string.digits + "_-", min_size=1, max_size=12)
 images = st.one_of(
     st.builds(

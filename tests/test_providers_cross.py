@@ -88,6 +88,9 @@ def test_requests_cross(path: Path, policy: str) -> None:
             event.kind != "dropped"
             or "incomplete" in event.detail
             or "reasoning" in event.detail
+            # Provider-bound artifacts and empty text have nothing to replace.
+            or "-only " in event.detail
+            or event.detail in ("empty text block", "message with no content")
             for event in report.events
         )
     # And the target parses its own rendering back.
@@ -202,3 +205,53 @@ def test_ids_from_elsewhere_are_made_safe_for_anthropic() -> None:
     use = body["messages"][1]["content"][0]["id"]
     result = body["messages"][2]["content"][0]["tool_use_id"]
     assert use == result == "call_1_a"
+
+
+def test_empty_assistant_turns_and_texts_are_not_sent_to_anthropic() -> None:
+    conversation = Conversation(
+        [User("a"), Assistant(()), User("b"), Assistant((Text(""), Text("c")))]
+    )
+    report = providers.Report()
+    body = providers.get("anthropic").render_request(conversation, report=report)
+    assert body["messages"] == [
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
+        },
+        {"role": "assistant", "content": [{"type": "text", "text": "c"}]},
+    ]
+    assert [e.detail for e in report.events] == [
+        "empty text block",
+        "message with no content",
+    ]
+    validate("anthropic", body)
+    # A final assistant turn may stay empty: it asks the model to continue.
+    final = providers.get("anthropic").render_request(
+        Conversation([User("a"), Assistant(())])
+    )
+    assert final["messages"][-1] == {"role": "assistant", "content": []}
+
+
+def test_gemini_bound_artifacts_are_reported_elsewhere() -> None:
+    data = DATA / "gemini"
+    request = json.loads((data / "code-execution-history-request.json").read_text())
+    conversation = providers.get("gemini").parse_request(request["payload"])
+    for target in ("openai-chat", "anthropic", "openai-responses", "ollama"):
+        report = providers.Report()
+        body = providers.get(target).render_request(conversation, report=report)
+        assert "executableCode" not in json.dumps(body)
+        assert [e.detail for e in report.events] == [
+            f"gemini-only executableCode, codeExecutionResult not sent to {target}"
+        ]
+    signed = json.loads(
+        (data / "text-with-thought-signature-response.json").read_text()
+    )
+    reply = providers.get("gemini").parse_response(signed["payload"])
+    report = providers.Report()
+    providers.get("anthropic").render_request(
+        Conversation([User("q"), *reply]), report=report
+    )
+    assert any("gemini-only thoughtSignature" in e.detail for e in report.events)
+    # Gemini itself gets everything back.
+    again = providers.get("gemini").render_request(conversation)
+    assert again["contents"] == request["payload"]["contents"]

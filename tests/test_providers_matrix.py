@@ -46,9 +46,19 @@ def validate(provider: str, body: dict[str, Any]) -> None:
     elif provider == "anthropic":
         from anthropic.types import MessageParam, TextBlockParam
 
-        TypeAdapter(list[MessageParam]).validate_python(body["messages"])
+        messages = body["messages"]
+        TypeAdapter(list[MessageParam]).validate_python(messages)
         if "system" in body and not isinstance(body["system"], str):
             TypeAdapter(list[TextBlockParam]).validate_python(body["system"])
+        # API rules the types do not carry: no empty content but an optional
+        # final assistant message, and no empty text blocks.
+        for number, message in enumerate(messages):
+            final = number == len(messages) - 1 and message["role"] == "assistant"
+            assert message["content"] or final, f"message {number} has no content"
+            if isinstance(message["content"], list):
+                assert all(block.get("text") != "" for block in message["content"]), (
+                    f"message {number} has an empty text block"
+                )
     elif provider == "gemini":
         from google.genai import types
 

@@ -283,7 +283,11 @@ class _Message:
 
     def flush(self) -> None:
         if self.parts or self.opaque:
-            extras = _extras(opaque=[[pos, block] for pos, block in self.opaque])
+            extras = _extras(
+                opaque=[[pos, block] for pos, block in self.opaque],
+                # Server-tool blocks go back to Anthropic only.
+                **{common.BOUND: sorted({block["type"] for _, block in self.opaque})},
+            )
             if self.role == "assistant":
                 self.canisters.append(Assistant(self.parts, extras=extras))
             else:
@@ -514,7 +518,10 @@ class _Renderer:
                 rendered.append(dict(pending.pop(0)[1]))
             if type(part) is Text and not part.extras:
                 # Plain text, the common case: what part() gives, without the rest.
-                rendered.append({"type": "text", "text": part.text})
+                if part.text:
+                    rendered.append({"type": "text", "text": part.text})
+                else:
+                    self.empty_text(index, canister, number, part)
                 continue
             where = common.describe(index, canister, number, part)
             label = self.labels.label(part)
@@ -526,6 +533,13 @@ class _Renderer:
         rendered.extend(dict(block) for _, block in pending)
         return rendered
 
+    def empty_text(
+        self, index: int, canister: Canister, number: int, part: Content
+    ) -> None:
+        # Rule: text content blocks must be non-empty.
+        where = common.describe(index, canister, number, part)
+        self.options.note("dropped", NAME, where, "empty text block")
+
     def part(
         self, part: Content, where: str, wire: str, in_result: bool
     ) -> dict[str, Any] | None:
@@ -535,6 +549,10 @@ class _Renderer:
         if kind == "text":
             if extras.get("document"):
                 return self.text_document(part, extras)
+            if not part.text and not block:  # type: ignore[attr-defined]
+                # Rule: text content blocks must be non-empty.
+                self.options.note("dropped", NAME, where, "empty text block")
+                return None
             return {"type": "text", "text": part.text, **block}  # type: ignore[attr-defined]
         if kind == "reasoning":
             if wire != "assistant":
@@ -811,8 +829,47 @@ def render_request(conversation: Conversation, **options: Any) -> dict[str, Any]
             messages.append(message)
             continue
         messages.append(_render_turn(renderer, index, role, group))
-    body["messages"] = messages
+    body["messages"] = _without_empty(messages, opts)
     return body
+
+
+def _without_empty(
+    messages: list[dict[str, Any]], options: Options
+) -> list[dict[str, Any]]:
+    """Leave out messages with no content, but a final assistant one.
+
+    Rule: every message needs non-empty content except an optional final
+    assistant message. The neighbours of a dropped message merge when they share
+    a role.
+    """
+    last = len(messages) - 1
+    if all(
+        message["content"] or (number == last and message["role"] == "assistant")
+        for number, message in enumerate(messages)
+    ):
+        return messages
+    kept: list[dict[str, Any]] = []
+    for number, message in enumerate(messages):
+        if message["content"] or (number == last and message["role"] == "assistant"):
+            previous = kept[-1] if kept else None
+            if previous is not None and previous["role"] == message["role"]:
+                previous["content"] = _blocks(previous["content"]) + _blocks(
+                    message["content"]
+                )
+            else:
+                kept.append(message)
+            continue
+        options.note(
+            "dropped",
+            NAME,
+            f"message {number} ({message['role']})",
+            "message with no content",
+        )
+    return kept
+
+
+def _blocks(content: Any) -> list[Any]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else content
 
 
 def render_response(conversation: Conversation, **options: Any) -> dict[str, Any]:

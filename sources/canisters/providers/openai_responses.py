@@ -44,6 +44,7 @@ from ..conversation import Conversation
 from ..exceptions import MalformedPayload
 from ..protocols import Canister, Role
 from ._common import (
+    BOUND,
     Options,
     as_mapping,
     b64decode_exact,
@@ -338,7 +339,10 @@ class _Parser:
             or kind.startswith(("mcp_", "compaction"))
         ):
             self.flush()
-            self.canisters.append(Assistant((), extras=_wrap({"raw": dict(item)})))
+            # Server-tool items go back to this provider only.
+            self.canisters.append(
+                Assistant((), extras=_wrap({"raw": dict(item), BOUND: [kind]}))
+            )
         else:
             raise MalformedPayload(f"unknown item type {kind!r}", f"{path}.type")
 
