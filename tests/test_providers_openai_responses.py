@@ -319,3 +319,17 @@ def test_parsers_only_raise_provider_errors(body: Any) -> None:
         normalizer().render_request(
             conversation, unsupported="placeholder", incomplete="keep"
         )
+
+
+def test_foreign_assistant_with_several_texts_renders_valid_input() -> None:
+    conversation = Conversation(
+        [
+            User("q"),
+            Assistant([Text("first"), Text("second")]),
+            User("next"),
+        ]
+    )
+    body = normalizer().render_request(conversation)
+    validate_input(body)
+    assistants = [item for item in body["input"] if item.get("role") == "assistant"]
+    assert [item["content"] for item in assistants] == ["first", "second"]

@@ -589,6 +589,10 @@ class _Renderer:
             elif not run:
                 info = {}
             run.append((number, part))
+            if not info and not self.response and part.type == "text":
+                # A request's assistant message takes one output_text only, unless
+                # it is a whole output item (id, status): one message per text.
+                close()
         close()
         if not items and not canister.content:
             items.append(self.message("assistant", canister, index, [], {}))
