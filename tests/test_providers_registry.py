@@ -138,3 +138,12 @@ def test_public_surface() -> None:
     for name in providers.__all__:
         assert getattr(providers, name).__doc__ or name == "ENTRY_POINT_GROUP"
     assert issubclass(providers.MalformedPayload, canisters.ProviderError)
+
+
+@pytest.mark.parametrize("name", providers.names())
+@pytest.mark.parametrize("bad", ["not a conversation", 5, ["a string item"]])
+def test_render_refuses_what_is_not_a_conversation(name: str, bad: object) -> None:
+    normalizer = providers.get(name)
+    for render in (normalizer.render_request, normalizer.render_response):
+        with pytest.raises(canisters.ProviderError, match=name):
+            render(bad)  # type: ignore[arg-type]

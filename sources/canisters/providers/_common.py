@@ -450,6 +450,26 @@ def ref_key(provider: str) -> str:
 # Pairing and folding -----------------------------------------------------------------
 
 
+def canisters_of(conversation: Iterable[Canister], provider: str) -> list[Canister]:
+    """Return the canisters of ``conversation`` as a list, refusing anything else.
+
+    Every ``render_*`` starts here, so that a wrong argument is a
+    :class:`~canisters.ProviderError` naming the provider, not an AttributeError.
+    """
+    if isinstance(conversation, (str, bytes)) or not isinstance(conversation, Iterable):
+        raise ProviderError(
+            f"{provider}: expected a Conversation, got {type(conversation).__name__}"
+        )
+    items = list(conversation)
+    for index, item in enumerate(items):
+        if not isinstance(getattr(item, "role", None), Role):
+            raise ProviderError(
+                f"{provider}: conversation item {index} is not a canister "
+                f"({type(item).__name__})"
+            )
+    return items
+
+
 def complete_pairs(
     canisters: Sequence[Canister], options: Options, provider: str
 ) -> list[Canister]:

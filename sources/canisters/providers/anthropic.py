@@ -780,7 +780,9 @@ def render_request(conversation: Conversation, **options: Any) -> dict[str, Any]
     """
     opts = common.options_from(options)
     renderer = _Renderer(opts)
-    canisters = common.complete_pairs(list(conversation), opts, NAME)
+    canisters = common.complete_pairs(
+        common.canisters_of(conversation, NAME), opts, NAME
+    )
     system: list[tuple[int, Canister]] = []
     rest: list[tuple[int, Canister]] = []
     seen_other = False
@@ -877,7 +879,7 @@ def render_response(conversation: Conversation, **options: Any) -> dict[str, Any
     invocations, merged into one message)."""
     opts = common.options_from(options)
     renderer = _Renderer(opts)
-    canisters = list(conversation)
+    canisters = common.canisters_of(conversation, NAME)
     for index, canister in enumerate(canisters):
         if canister.role not in (Role.Assistant, Role.Invocation):
             raise MalformedPayload(

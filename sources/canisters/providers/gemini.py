@@ -45,6 +45,7 @@ from ._common import (
     as_mapping,
     b64decode_exact,
     b64encode,
+    canisters_of,
     complete_pairs,
     describe,
     expect_list,
@@ -840,7 +841,7 @@ class GeminiNormalizer:
     ) -> dict[str, Any]:
         """Render ``systemInstruction`` and ``contents`` (REST casing)."""
         settings = options_from(options)
-        canisters = complete_pairs(list(conversation), settings, NAME)
+        canisters = complete_pairs(canisters_of(conversation, NAME), settings, NAME)
         positions = common_positions(conversation)
         renderer = _Renderer(settings)
         supervisors: list[tuple[int, Canister]] = []
@@ -947,7 +948,7 @@ class GeminiNormalizer:
     ) -> dict[str, Any]:
         """Render one candidate with its finish reason, usage, model and id."""
         settings = options_from(options)
-        canisters = list(conversation)
+        canisters = canisters_of(conversation, NAME)
         if not canisters:
             return {"candidates": []}
         first = canisters[0]

@@ -33,6 +33,7 @@ from ._common import (
     as_mapping,
     b64decode_exact,
     b64encode,
+    canisters_of,
     complete_pairs,
     decode_error_text,
     describe,
@@ -340,7 +341,7 @@ class _Renderer:
     def messages(
         self, conversation: Conversation, *, pairs: bool = True
     ) -> list[dict[str, Any]]:
-        canisters = list(conversation)
+        canisters = canisters_of(conversation, NAME)
         if pairs:
             canisters = complete_pairs(canisters, self.options, NAME)
         positions = common_positions(conversation)
@@ -471,7 +472,7 @@ class OllamaNormalizer:
     ) -> dict[str, Any]:
         """Render a response body (``stream: false``) from a reply."""
         settings = options_from(options)
-        canisters = list(conversation)
+        canisters = canisters_of(conversation, NAME)
         if not canisters:
             return {"message": {"role": "assistant", "content": ""}, "done": True}
         first = canisters[0]

@@ -815,7 +815,9 @@ def _render_messages(
 def render_request(conversation: Conversation, **options: Any) -> dict[str, Any]:
     """Render ``{"messages": [...]}`` for a Chat Completions request."""
     opts = common.options_from(options)
-    canisters = common.complete_pairs(list(conversation), opts, NAME)
+    canisters = common.complete_pairs(
+        common.canisters_of(conversation, NAME), opts, NAME
+    )
     return {"messages": _render_messages(canisters, opts)}
 
 
@@ -829,7 +831,7 @@ def render_response(conversation: Conversation, **options: Any) -> dict[str, Any
     renderer = _Renderer(opts)
     choices: list[dict[str, Any]] = []
     groups: list[list[Canister]] = []
-    for canister in conversation:
+    for canister in common.canisters_of(conversation, NAME):
         if canister.role is Role.Assistant or not groups:
             groups.append([canister])
         else:

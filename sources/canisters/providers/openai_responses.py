@@ -49,6 +49,7 @@ from ._common import (
     as_mapping,
     b64decode_exact,
     b64encode,
+    canisters_of,
     complete_pairs,
     data_url,
     decode_error_text,
@@ -761,7 +762,7 @@ class OpenAIResponses:
         """Render ``{"instructions": ..., "input": [...]}`` (``instructions`` only
         when the conversation starts with a plain supervisor)."""
         settings = options_from(options)
-        kept = complete_pairs(list(conversation), settings, NAME)
+        kept = complete_pairs(canisters_of(conversation, NAME), settings, NAME)
         positions = common_positions(conversation)
         indexed = [(positions[canister.id], canister) for canister in kept]
         instructions, rest_ = _instructions(indexed)
@@ -831,7 +832,7 @@ class OpenAIResponses:
     ) -> dict[str, Any]:
         """Render ``id``, ``model``, ``status``, ``output`` and ``usage``."""
         settings = options_from(options)
-        canisters = list(conversation)
+        canisters = canisters_of(conversation, NAME)
         envelope: dict[str, Any] = {}
         metadata = None
         if canisters:
