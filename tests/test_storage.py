@@ -756,3 +756,11 @@ def test_integers_beyond_64_bits_stay_exact(store: Store) -> None:
     store.append("big", c.User("after"))
     assert store.load("big")[0] == canister
     assert store.verify("big").ok
+
+
+@pytest.mark.parametrize(
+    "location", [5, None, "sqlite://", "sqlite:///", "bad\x00path"]
+)
+def test_open_store_refuses_unusable_locations(location: object) -> None:
+    with pytest.raises(c.StorageError):
+        open_store(location)  # type: ignore[arg-type]

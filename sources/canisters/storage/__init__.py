@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from ..conversation import Conversation
+from ..exceptions import StorageError
 from ..protocols import Canister
 from ._common import (
     Durability,
@@ -247,7 +248,18 @@ def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
         path = location[len(SQLITE_SCHEME) :]
         if path.startswith("/"):
             path = path[1:]
+        if not path or "\x00" in path:
+            raise StorageError(
+                f"{location!r} names no database file: use sqlite:///path/to.db"
+            )
         return SQLiteStore(path, **options)
+    if not isinstance(location, (str, os.PathLike)):
+        raise StorageError(
+            f"a store location is a path or a sqlite:/// URL, "
+            f"got {type(location).__name__}"
+        )
+    if "\x00" in os.fspath(location):
+        raise StorageError("a store location must not contain NUL bytes")
     return FileStore(Path(location), **options)
 
 
