@@ -372,3 +372,11 @@ def test_public_surface() -> None:
         "AuditLog",
         "log_view",
     ]
+
+
+def test_bad_arguments_raise_library_errors() -> None:
+    log = AuditLog()
+    with pytest.raises(c.SerializationError, match="canister"):
+        log.record(5, "approved")  # type: ignore[arg-type]
+    with pytest.raises(c.ModelError, match="canister"):
+        log_view("not a canister")  # type: ignore[arg-type]

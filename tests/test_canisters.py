@@ -130,3 +130,8 @@ def test_child_of_keeps_the_trace() -> None:
     assert child.parent_id == parent.id and child.trace_id == "trace-1"
     orphan = c.child_of(c.User("q"), c.Assistant("a", trace_id="t2"))
     assert orphan.trace_id == "t2"
+
+
+def test_child_of_needs_a_parent_canister() -> None:
+    with pytest.raises(c.ModelError, match="parent"):
+        c.child_of(5, c.User("x"))  # type: ignore[arg-type]

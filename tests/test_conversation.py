@@ -118,3 +118,9 @@ def test_window_never_splits_a_pair(budget: int, answered: list[bool]) -> None:
         full = next(p for p in conversation.pairs() if p.invocation == invocation)
         if full.result is not None:
             assert full.result in window
+
+
+@pytest.mark.parametrize("budget", ["3", None, True])
+def test_window_budget_must_be_a_number(budget: object) -> None:
+    with pytest.raises(c.ModelError, match="number"):
+        c.Conversation([c.User("x")]).window(budget)  # type: ignore[arg-type]

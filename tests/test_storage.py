@@ -325,7 +325,7 @@ def test_content_store(store: Store) -> None:
     assert not store.content.has(missing)
     with pytest.raises(c.ContentNotFound):
         store.content.get(missing)
-    with pytest.raises(TypeError):
+    with pytest.raises(c.ModelError, match="bytes"):
         store.content.put("text")  # type: ignore[arg-type]
 
 

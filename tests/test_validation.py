@@ -170,3 +170,10 @@ def test_sanitize_is_configurable() -> None:
         conversation, drop_supervisors=False, url_schemes=("https", "gs")
     )
     assert result.conversation == conversation and result.removed == ()
+
+
+@pytest.mark.parametrize("bad", [5, "text", [c.User("x"), 3]])
+def test_validation_entry_points_refuse_non_conversations(bad: object) -> None:
+    for function in (c.validate, c.problems, c.sanitize):
+        with pytest.raises(c.ModelError):
+            function(bad)  # type: ignore[arg-type]

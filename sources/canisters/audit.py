@@ -39,7 +39,7 @@ from typing_extensions import assert_never
 
 from ._frozen import EMPTY, freeze
 from .canisters import new_id, now
-from .exceptions import SerializationError, StorageError
+from .exceptions import ModelError, SerializationError, StorageError
 from .protocols import Canister, Role
 from .storage import Store
 
@@ -275,8 +275,13 @@ class AuditLog:
         """
         if canister_or_id is None or isinstance(canister_or_id, str):
             canister_id = canister_or_id
-        else:
+        elif isinstance(getattr(canister_or_id, "id", None), str):
             canister_id = canister_or_id.id
+        else:
+            raise SerializationError(
+                "an audit entry names a canister, a canister id or None, got "
+                f"{type(canister_or_id).__name__}"
+            )
         if not isinstance(decision, str) or not decision:
             raise SerializationError("an audit decision is a non-empty string")
         record = {
@@ -377,7 +382,9 @@ def log_view(canister: Canister, *, text_limit: int | None = 200) -> dict[str, A
     keeps it whole); reasoning is counted, never copied; invocation arguments
     become one JSON string.
     """
-    role = canister.role
+    role = getattr(canister, "role", None)
+    if not isinstance(role, Role):
+        raise ModelError(f"log_view takes a canister, got {type(canister).__name__}")
     view: dict[str, Any] = {
         "id": canister.id,
         "role": role.value,

@@ -333,6 +333,10 @@ def child_of(parent: Canister, canister: C) -> C:
 
     The trace is the parent's when it has one, else the canister's own.
     """
+    if not isinstance(getattr(parent, "id", None), str):
+        raise ModelError(
+            f"child_of needs a parent canister, got {type(parent).__name__}"
+        )
     if not attrs.has(type(canister)):
         raise ModelError(
             f"child_of needs an attrs canister, got {type(canister).__name__}"

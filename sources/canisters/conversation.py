@@ -182,6 +182,8 @@ class Conversation(Sequence[Canister]):
         groups are kept or dropped whole. With ``keep_supervisors`` the leading
         supervisor canisters are always kept and count against the budget.
         """
+        if isinstance(budget, bool) or not isinstance(budget, (int, float)):
+            raise ModelError(f"window budget must be a number, got {budget!r}")
         if budget < 0:
             raise ModelError(f"window budget must not be negative, got {budget!r}")
         measure: Callable[[Canister], float] = size or (lambda _canister: 1)

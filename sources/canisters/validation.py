@@ -54,10 +54,26 @@ def _empty(content: Iterable[Content]) -> bool:
     return True
 
 
+def _items(conversation: Iterable[Canister], caller: str) -> tuple[Canister, ...]:
+    if isinstance(conversation, Conversation):
+        return conversation.canisters
+    if isinstance(conversation, (str, bytes)) or not isinstance(conversation, Iterable):
+        raise ModelError(
+            f"{caller} takes a conversation, got {type(conversation).__name__}"
+        )
+    items = tuple(conversation)
+    for index, item in enumerate(items):
+        if not isinstance(getattr(item, "role", None), Role):
+            raise ModelError(
+                f"{caller}: item {index} is not a canister ({type(item).__name__})"
+            )
+    return items
+
+
 def problems(conversation: Iterable[Canister]) -> tuple[Problem, ...]:
     """Return every rule the conversation breaks, in conversation order."""
     found: list[Problem] = []
-    items = tuple(conversation)
+    items = _items(conversation, "problems")
     seen_ids: set[str] = set()
     invocations: dict[str, tuple[int, Any]] = {}
     for index, canister in enumerate(items):
@@ -194,7 +210,7 @@ def sanitize(
     schemes = {scheme.lower() for scheme in url_schemes}
     kept: list[Canister] = []
     removed: list[Removal] = []
-    for index, canister in enumerate(conversation):
+    for index, canister in enumerate(_items(conversation, "sanitize")):
 
         def note(what: str, reason: str) -> None:
             removed.append(Removal(index, canister.id, what, reason))  # noqa: B023

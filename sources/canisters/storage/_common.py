@@ -31,7 +31,7 @@ import attrs
 import orjson
 
 from ..content import is_content_id
-from ..exceptions import IntegrityError, SerializationError, StorageError
+from ..exceptions import IntegrityError, ModelError, SerializationError, StorageError
 from ..protocols import Canister, Role
 from ..serialization import (
     FORMAT_VERSION,
@@ -149,7 +149,7 @@ def check_bytes(data: object) -> bytes:
         return data
     if isinstance(data, (bytearray, memoryview)):
         return bytes(data)
-    raise TypeError(f"content must be bytes, not {type(data).__name__}")
+    raise ModelError(f"content must be bytes, not {type(data).__name__}")
 
 
 def check_line(line: object) -> str:
