@@ -174,6 +174,8 @@ def test_sanitize_is_configurable() -> None:
 
 @pytest.mark.parametrize("bad", [5, "text", [c.User("x"), 3]])
 def test_validation_entry_points_refuse_non_conversations(bad: object) -> None:
-    for function in (c.validate, c.problems, c.sanitize):
+    from canisters.recording import trace_summary
+
+    for function in (c.validate, c.problems, c.sanitize, trace_summary):
         with pytest.raises(c.ModelError):
             function(bad)  # type: ignore[arg-type]

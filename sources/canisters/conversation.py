@@ -25,22 +25,7 @@ class Pair:
 
 
 def _canisters(value: Iterable[Canister]) -> tuple[Canister, ...]:
-    if type(value) is tuple:
-        items = value
-    elif isinstance(value, Conversation):
-        return value.canisters
-    else:
-        if not isinstance(value, Iterable) or isinstance(value, (str, bytes)):
-            raise ModelError(
-                f"a conversation holds canisters, got {type(value).__name__}"
-            )
-        items = tuple(value)
-    for index, item in enumerate(items):
-        if not isinstance(getattr(item, "role", None), Role):
-            raise ModelError(
-                f"conversation item {index} is not a canister: {type(item).__name__}"
-            )
-    return items
+    return canisters_in(value, "Conversation")
 
 
 @attrs.frozen(eq=False)
@@ -207,6 +192,27 @@ class Conversation(Sequence[Canister]):
             kept.append(block)
         tail = tuple(c for block in reversed(kept) for c in block)
         return Conversation(items[:pinned] + tail)
+
+
+def canisters_in(conversation: Iterable[Canister], caller: str) -> tuple[Canister, ...]:
+    """Return the canisters of ``conversation``, refusing anything that is not one.
+
+    ``caller`` names the function for the error message. (Internal: the intake of
+    every function that takes a conversation.)
+    """
+    if isinstance(conversation, Conversation):
+        return conversation.canisters
+    if isinstance(conversation, (str, bytes)) or not isinstance(conversation, Iterable):
+        raise ModelError(
+            f"{caller} takes a conversation, got {type(conversation).__name__}"
+        )
+    items = conversation if type(conversation) is tuple else tuple(conversation)
+    for index, item in enumerate(items):
+        if not isinstance(getattr(item, "role", None), Role):
+            raise ModelError(
+                f"{caller}: item {index} is not a canister ({type(item).__name__})"
+            )
+    return items
 
 
 def _blocks(items: Sequence[Canister]) -> list[tuple[Canister, ...]]:

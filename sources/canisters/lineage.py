@@ -20,7 +20,7 @@ import attrs
 
 from ._frozen import freeze
 from .canisters import Usage, new_id
-from .conversation import Conversation
+from .conversation import Conversation, canisters_in
 from .exceptions import CanisterNotFound, RecordingError
 from .protocols import Canister, Role
 
@@ -174,7 +174,7 @@ def trace_summary(conversation: Iterable[Canister]) -> TraceSummary:
     total = empty
     traces: dict[str | None, TraceTotals] = {}
     policies: dict[str | None, TraceTotals] = {}
-    for canister in conversation:
+    for canister in canisters_in(conversation, "trace_summary"):
         total = total.add(canister)
         traces[canister.trace_id] = traces.get(canister.trace_id, empty).add(canister)
         policies[canister.policy] = policies.get(canister.policy, empty).add(canister)

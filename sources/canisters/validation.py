@@ -38,7 +38,7 @@ from typing import Any
 import attrs
 
 from .content import is_content_id
-from .conversation import Conversation
+from .conversation import Conversation, canisters_in
 from .exceptions import InvalidConversation, ModelError, Problem
 from .protocols import Canister, Content, Role
 
@@ -54,26 +54,10 @@ def _empty(content: Iterable[Content]) -> bool:
     return True
 
 
-def _items(conversation: Iterable[Canister], caller: str) -> tuple[Canister, ...]:
-    if isinstance(conversation, Conversation):
-        return conversation.canisters
-    if isinstance(conversation, (str, bytes)) or not isinstance(conversation, Iterable):
-        raise ModelError(
-            f"{caller} takes a conversation, got {type(conversation).__name__}"
-        )
-    items = tuple(conversation)
-    for index, item in enumerate(items):
-        if not isinstance(getattr(item, "role", None), Role):
-            raise ModelError(
-                f"{caller}: item {index} is not a canister ({type(item).__name__})"
-            )
-    return items
-
-
 def problems(conversation: Iterable[Canister]) -> tuple[Problem, ...]:
     """Return every rule the conversation breaks, in conversation order."""
     found: list[Problem] = []
-    items = _items(conversation, "problems")
+    items = canisters_in(conversation, "problems")
     seen_ids: set[str] = set()
     invocations: dict[str, tuple[int, Any]] = {}
     for index, canister in enumerate(items):
@@ -210,7 +194,7 @@ def sanitize(
     schemes = {scheme.lower() for scheme in url_schemes}
     kept: list[Canister] = []
     removed: list[Removal] = []
-    for index, canister in enumerate(_items(conversation, "sanitize")):
+    for index, canister in enumerate(canisters_in(conversation, "sanitize")):
 
         def note(what: str, reason: str) -> None:
             removed.append(Removal(index, canister.id, what, reason))  # noqa: B023

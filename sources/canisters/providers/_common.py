@@ -24,6 +24,7 @@ import attrs
 
 from ..canisters import ErrorCode, ErrorInfo
 from ..content import Text
+from ..conversation import canisters_in
 from ..exceptions import (
     CanistersError,
     MalformedPayload,
@@ -456,18 +457,10 @@ def canisters_of(conversation: Iterable[Canister], provider: str) -> list[Canist
     Every ``render_*`` starts here, so that a wrong argument is a
     :class:`~canisters.ProviderError` naming the provider, not an AttributeError.
     """
-    if isinstance(conversation, (str, bytes)) or not isinstance(conversation, Iterable):
-        raise ProviderError(
-            f"{provider}: expected a Conversation, got {type(conversation).__name__}"
-        )
-    items = list(conversation)
-    for index, item in enumerate(items):
-        if not isinstance(getattr(item, "role", None), Role):
-            raise ProviderError(
-                f"{provider}: conversation item {index} is not a canister "
-                f"({type(item).__name__})"
-            )
-    return items
+    try:
+        return list(canisters_in(conversation, provider))
+    except ModelError as error:
+        raise ProviderError(str(error)) from error
 
 
 def complete_pairs(
