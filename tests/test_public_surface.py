@@ -114,6 +114,11 @@ def test_protocol_names() -> None:
         "canisters.builders",
         "canisters.serialization",
         "canisters.exceptions",
+        "canisters.lineage",
+        "canisters.recording",
+        "canisters.audit",
+        "canisters.providers",
+        "canisters.storage",
     ],
 )
 def test_every_public_name_has_a_docstring(module: str) -> None:
