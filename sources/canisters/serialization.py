@@ -146,6 +146,7 @@ for _cls in (User, Assistant, Supervisor, Document, Invocation, Result):
     assert tuple(f.name for f in attrs.fields(_cls))[:8] == _ENVELOPE, _cls
 
 _new_text = _trusted(Text)
+_new_metadata = _trusted(Metadata)
 _new_user = _trusted(User)
 _new_assistant = _trusted(Assistant)
 _new_supervisor = _trusted(Supervisor)
@@ -485,27 +486,38 @@ _METADATA_TYPES: dict[str, type | tuple[type, ...]] = {
 
 
 def _metadata_in(record: object) -> Metadata:
-    if not isinstance(record, Mapping):
+    if type(record) is not dict and not isinstance(record, Mapping):
         raise SerializationError(
             f"expected an object, got {type(record).__name__}", "$.metadata"
         )
-    values: dict[str, Any] = {}
+    get = record.get
+    values: list[Any] = []
     for name, expected in _METADATA_TYPES.items():
-        value = record.get(name)
+        value = get(name)
         if value is not None:
             _check_type(value, expected, f"metadata.{name}")
-            values[name] = value
-    usage = record.get("usage")
+        values.append(value)
+    model, latency_ms, cache_hit, retries, quality, finish_reason = values
+    # Model names and finish reasons repeat on every turn: keep one copy of each.
+    if type(model) is str:
+        model = _intern(model)
+    if type(finish_reason) is str:
+        finish_reason = _intern(finish_reason)
+    usage = get("usage")
     if usage is not None:
         try:
-            values["usage"] = _usage_in(usage)
+            usage = _usage_in(usage)
         except SerializationError as error:
             raise error.within("usage").within("metadata") from error.__cause__
-    custom = record.get("custom")
-    if custom is not None:
+    custom = get("custom")
+    if custom is None:
+        custom = EMPTY
+    else:
         _check_type(custom, Mapping, "metadata.custom")
-        values["custom"] = custom
-    return Metadata(**values)
+        custom = freeze(custom)
+    return _new_metadata(
+        model, latency_ms, usage, cache_hit, retries, quality, finish_reason, custom
+    )
 
 
 def _error_out(error: ErrorInfo) -> Record:
@@ -579,12 +591,19 @@ def _envelope_in(record: Mapping[str, Any], cls: type) -> tuple[Any, ...]:
     parent_id = record.get("parent_id")
     if parent_id is not None and type(parent_id) is not str:
         _check_type(parent_id, str, "parent_id")
+    # Traces and policies are shared by many canisters: keep one copy of each.
     trace_id = record.get("trace_id")
-    if trace_id is not None and type(trace_id) is not str:
-        _check_type(trace_id, str, "trace_id")
+    if trace_id is not None:
+        if type(trace_id) is not str:
+            _check_type(trace_id, str, "trace_id")
+        if type(trace_id) is str:
+            trace_id = _intern(trace_id)
     policy = record.get("policy")
-    if policy is not None and type(policy) is not str:
-        _check_type(policy, str, "policy")
+    if policy is not None:
+        if type(policy) is not str:
+            _check_type(policy, str, "policy")
+        if type(policy) is str:
+            policy = _intern(policy)
     step = record.get("step")
     if step is not None:
         if type(step) is not int:
