@@ -5,11 +5,9 @@ from __future__ import annotations
 import contextlib
 import json
 import string
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -31,48 +29,28 @@ from canisters import (
     providers,
 )
 
+from .providers_support import Corpus, anonymous, check_recorded_round_trip
+
 NAME = "anthropic"
-DATA = Path(__file__).parent / "data" / "providers" / NAME
-CASES = sorted(DATA.glob("*.json"))
-EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)
+CORPUS = Corpus(NAME)
+CASES = CORPUS.cases
+load = CORPUS.load
+normalizer = CORPUS.normalizer
 
 
-def load(name: str) -> dict[str, Any]:
-    return json.loads((DATA / name).read_text())  # type: ignore[no-any-return]
-
-
-def normalizer() -> providers.Normalizer:
-    return providers.get(NAME)
-
-
-def anonymous(conversation: Conversation) -> list[Any]:
-    return [
-        attrs.evolve(canister, id="x", timestamp=EPOCH)  # type: ignore[misc]
-        for canister in conversation
-    ]
-
-
-def fields(body: dict[str, Any]) -> dict[str, Any]:
-    return {key: body[key] for key in ("system", "messages") if key in body}
+def is_error_body(body: dict[str, Any]) -> bool:
+    return body.get("type") == "error"
 
 
 @pytest.mark.parametrize("path", CASES, ids=[path.stem for path in CASES])
 def test_recorded_round_trip(path: Path) -> None:
-    case = json.loads(path.read_text())
-    assert case["source"]
-    body = case["payload"]
-    if case["kind"] == "request":
-        conversation = normalizer().parse_request(body)
-        rendered = normalizer().render_request(conversation, incomplete="keep")
-        assert rendered == fields(body)
-        again = normalizer().parse_request(rendered)
-        assert anonymous(again) == anonymous(conversation)
-    elif body.get("type") == "error":
-        with pytest.raises(providers.MalformedPayload):
-            normalizer().parse_response(body)
-    else:
-        reply = normalizer().parse_response(body)
-        assert normalizer().render_response(reply) == body
+    check_recorded_round_trip(
+        CORPUS,
+        path,
+        request_fields=("system", "messages"),
+        is_error=is_error_body,
+        incomplete="keep",
+    )
 
 
 @pytest.mark.parametrize(
@@ -91,7 +69,7 @@ def test_sdk_message_objects(path: Path) -> None:
 
 
 def test_thinking_signature_is_byte_exact() -> None:
-    body = load("thinking-signature-tool-use-response.json")["payload"]
+    body = load("thinking-signature-tool-use-response.json")
     reply = normalizer().parse_response(body)
     reasoning = reply[0].content[0]  # type: ignore[attr-defined]
     assert reasoning.type == "reasoning"
@@ -102,7 +80,7 @@ def test_thinking_signature_is_byte_exact() -> None:
 
 
 def test_redacted_thinking() -> None:
-    body = load("redacted-thinking-history-request.json")["payload"]
+    body = load("redacted-thinking-history-request.json")
     conversation = normalizer().parse_request(body)
     reasoning = conversation[1].content[0]  # type: ignore[attr-defined]
     assert reasoning.redacted == body["messages"][1]["content"][0]["data"]
@@ -110,7 +88,7 @@ def test_redacted_thinking() -> None:
 
 
 def test_usage_counts_cache_reads_as_input() -> None:
-    reply = normalizer().parse_response(load("cache-read-response.json")["payload"])
+    reply = normalizer().parse_response(load("cache-read-response.json"))
     usage = reply[0].metadata.usage  # type: ignore[union-attr]
     assert usage == canisters.Usage(
         input_tokens=1169, output_tokens=224, cached_tokens=1165
@@ -118,9 +96,7 @@ def test_usage_counts_cache_reads_as_input() -> None:
 
 
 def test_is_error_and_caller() -> None:
-    conversation = normalizer().parse_request(
-        load("tool-result-is-error-request.json")["payload"]
-    )
+    conversation = normalizer().parse_request(load("tool-result-is-error-request.json"))
     result = conversation[2]
     assert result.error == ErrorInfo(  # type: ignore[attr-defined]
         "TOOL_ERROR", "RuntimeError('Unexpected error, try again')"
@@ -131,7 +107,7 @@ def test_is_error_and_caller() -> None:
 
 def test_documents_and_parallel_results() -> None:
     conversation = normalizer().parse_request(
-        load("documents-citations-parallel-tool-results-request.json")["payload"]
+        load("documents-citations-parallel-tool-results-request.json")
     )
     roles = [c.role.value for c in conversation]
     assert roles == [

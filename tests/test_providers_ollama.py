@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -29,52 +28,33 @@ from canisters import (
 )
 from canisters.providers import ollama
 
+from .providers_support import (
+    Corpus,
+    anonymous,
+    check_corpus_size,
+    check_recorded_round_trip,
+)
+
 NAME = "ollama"
-DATA = Path(__file__).parent / "data" / "providers" / NAME
-CASES = sorted(DATA.glob("*.json"))
-EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)
+CORPUS = Corpus(NAME)
+CASES = CORPUS.cases
+load = CORPUS.load
+normalizer = CORPUS.normalizer
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(8)
 
 
-def load(name: str) -> dict[str, Any]:
-    return json.loads((DATA / name).read_text())["payload"]  # type: ignore[no-any-return]
-
-
-def normalizer() -> providers.Normalizer:
-    return providers.get(NAME)
-
-
-def anonymous(conversation: Conversation) -> list[Any]:
-    return [attrs.evolve(c, id="x", timestamp=EPOCH) for c in conversation]  # type: ignore[misc]
-
-
-def fields(body: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
-    return {key: value for key, value in body.items() if key in names}
-
-
 def test_corpus_size() -> None:
-    kinds = [json.loads(path.read_text())["kind"] for path in CASES]
-    assert kinds.count("request") >= 10
-    assert kinds.count("response") >= 5
+    check_corpus_size(CASES)
 
 
 @pytest.mark.parametrize("path", CASES, ids=[path.stem for path in CASES])
 def test_recorded_round_trip(path: Path) -> None:
-    case = json.loads(path.read_text())
-    assert case["source"] and case["provider"] == NAME
-    body = case["payload"]
-    if case["kind"] == "request":
-        conversation = normalizer().parse_request(body)
-        assert normalizer().render_request(conversation) == fields(
-            body, ollama.REQUEST_FIELDS
-        )
-        again = normalizer().parse_request(normalizer().render_request(conversation))
-        assert anonymous(again) == anonymous(conversation)
-    else:
-        reply = normalizer().parse_response(body)
-        assert normalizer().render_response(reply) == fields(
-            body, ollama.RESPONSE_FIELDS
-        )
+    check_recorded_round_trip(
+        CORPUS,
+        path,
+        request_fields=ollama.REQUEST_FIELDS,
+        response_fields=ollama.RESPONSE_FIELDS,
+    )
 
 
 @pytest.mark.parametrize(

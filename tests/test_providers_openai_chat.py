@@ -5,11 +5,9 @@ from __future__ import annotations
 import contextlib
 import json
 import string
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -30,50 +28,24 @@ from canisters import (
     providers,
 )
 
+from .providers_support import Corpus, anonymous, check_recorded_round_trip
+
 NAME = "openai-chat"
-DATA = Path(__file__).parent / "data" / "providers" / NAME
-CASES = sorted(DATA.glob("*.json"))
-EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)
+CORPUS = Corpus(NAME)
+CASES = CORPUS.cases
+load = CORPUS.load
+normalizer = CORPUS.normalizer
 
 
-def load(name: str) -> dict[str, Any]:
-    return json.loads((DATA / name).read_text())  # type: ignore[no-any-return]
-
-
-def normalizer() -> providers.Normalizer:
-    return providers.get(NAME)
-
-
-def anonymous(conversation: Conversation) -> list[Any]:
-    """The conversation with ids and timestamps set aside."""
-    return [
-        attrs.evolve(canister, id="x", timestamp=EPOCH)  # type: ignore[misc]
-        for canister in conversation
-    ]
-
-
-def is_error_body(case: dict[str, Any]) -> bool:
-    return "error" in case["payload"]
+def is_error_body(body: dict[str, Any]) -> bool:
+    return "error" in body
 
 
 @pytest.mark.parametrize("path", CASES, ids=[path.stem for path in CASES])
 def test_recorded_round_trip(path: Path) -> None:
-    case = json.loads(path.read_text())
-    assert case["source"]
-    body = case["payload"]
-    if case["kind"] == "request":
-        conversation = normalizer().parse_request(body)
-        assert normalizer().render_request(conversation) == {
-            "messages": body["messages"]
-        }
-        again = normalizer().parse_request(normalizer().render_request(conversation))
-        assert anonymous(again) == anonymous(conversation)
-    elif is_error_body(case):
-        with pytest.raises(providers.MalformedPayload):
-            normalizer().parse_response(body)
-    else:
-        reply = normalizer().parse_response(body)
-        assert normalizer().render_response(reply) == body
+    check_recorded_round_trip(
+        CORPUS, path, request_fields=("messages",), is_error=is_error_body
+    )
 
 
 @pytest.mark.parametrize(
@@ -94,7 +66,7 @@ def test_sdk_response_objects(path: Path) -> None:
 def test_sdk_message_objects_in_a_request() -> None:
     from openai.types.chat import ChatCompletion
 
-    body = load("parallel-tool-calls-two-tools-response.json")["payload"]
+    body = load("parallel-tool-calls-two-tools-response.json")
     message = ChatCompletion.model_validate(body).choices[0].message
     request = {"messages": [{"role": "user", "content": "Weather?"}, message]}
     conversation = normalizer().parse_request(request)
@@ -103,7 +75,7 @@ def test_sdk_message_objects_in_a_request() -> None:
 
 def test_response_metadata_and_usage() -> None:
     reply = normalizer().parse_response(
-        load("parallel-tool-calls-two-tools-response.json")["payload"]
+        load("parallel-tool-calls-two-tools-response.json")
     )
     head = reply[0]
     assert head.role is canisters.Role.Assistant
@@ -122,7 +94,7 @@ def test_response_metadata_and_usage() -> None:
 
 
 def test_refusal_is_text_that_goes_back_to_the_refusal_field() -> None:
-    body = load("refusal-response.json")["payload"]
+    body = load("refusal-response.json")
     reply = normalizer().parse_response(body)
     assert reply[0].content == (  # type: ignore[attr-defined]
         Text(
@@ -133,15 +105,13 @@ def test_refusal_is_text_that_goes_back_to_the_refusal_field() -> None:
 
 
 def test_multiple_choices_become_assistant_turns() -> None:
-    reply = normalizer().parse_response(
-        load("multiple-choices-n3-response.json")["payload"]
-    )
+    reply = normalizer().parse_response(load("multiple-choices-n3-response.json"))
     assert len(reply) == 3
     assert reply.usage() == canisters.Usage(79, 44)
 
 
 def test_legacy_function_call_pairs_by_name() -> None:
-    body = load("legacy-function-call-response.json")["payload"]
+    body = load("legacy-function-call-response.json")
     reply = normalizer().parse_response(body)
     invocation = reply[1]
     assert invocation.name == "get_current_weather"  # type: ignore[attr-defined]
@@ -161,7 +131,7 @@ def test_legacy_function_call_pairs_by_name() -> None:
 
 
 def test_request_details() -> None:
-    body = load("tool-round-trip-parallel-request.json")["payload"]
+    body = load("tool-round-trip-parallel-request.json")
     conversation = normalizer().parse_request(body)
     supervisor = conversation[0]
     assert supervisor.role is canisters.Role.Supervisor
@@ -177,7 +147,7 @@ def test_request_details() -> None:
 
 def test_multimodal_request_parts() -> None:
     conversation = normalizer().parse_request(
-        load("multimodal-image-audio-file-request.json")["payload"]
+        load("multimodal-image-audio-file-request.json")
     )
     user = conversation[1]
     kinds = [part.type for part in user.content]  # type: ignore[attr-defined]

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -31,26 +29,18 @@ from canisters import (
 )
 from canisters.providers import openai_responses
 
+from .providers_support import (
+    Corpus,
+    anonymous,
+    check_corpus_size,
+    check_recorded_round_trip,
+)
+
 NAME = "openai-responses"
-DATA = Path(__file__).parent / "data" / "providers" / NAME
-CASES = sorted(DATA.glob("*.json"))
-EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)
-
-
-def load(name: str) -> dict[str, Any]:
-    return json.loads((DATA / name).read_text())["payload"]  # type: ignore[no-any-return]
-
-
-def normalizer() -> providers.Normalizer:
-    return providers.get(NAME)
-
-
-def anonymous(conversation: Conversation) -> list[Any]:
-    return [attrs.evolve(c, id="x", timestamp=EPOCH) for c in conversation]  # type: ignore[misc]
-
-
-def fields(body: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
-    return {key: value for key, value in body.items() if key in names}
+CORPUS = Corpus(NAME)
+CASES = CORPUS.cases
+load = CORPUS.load
+normalizer = CORPUS.normalizer
 
 
 def validate_input(body: dict[str, Any]) -> None:
@@ -61,28 +51,18 @@ def validate_input(body: dict[str, Any]) -> None:
 
 
 def test_corpus_size() -> None:
-    kinds = [json.loads(path.read_text())["kind"] for path in CASES]
-    assert kinds.count("request") >= 10
-    assert kinds.count("response") >= 5
+    check_corpus_size(CASES)
 
 
 @pytest.mark.parametrize("path", CASES, ids=[path.stem for path in CASES])
 def test_recorded_round_trip(path: Path) -> None:
-    case = json.loads(path.read_text())
-    assert case["source"] and case["provider"] == NAME
-    body = case["payload"]
-    if case["kind"] == "request":
-        conversation = normalizer().parse_request(body)
-        rendered = normalizer().render_request(conversation)
-        assert rendered == fields(body, openai_responses.REQUEST_FIELDS)
-        again = normalizer().parse_request(rendered)
-        assert anonymous(again) == anonymous(conversation)
-        validate_input(rendered)
-    else:
-        reply = normalizer().parse_response(body)
-        assert normalizer().render_response(reply) == fields(
-            body, openai_responses.RESPONSE_FIELDS
-        )
+    check_recorded_round_trip(
+        CORPUS,
+        path,
+        request_fields=openai_responses.REQUEST_FIELDS,
+        response_fields=openai_responses.RESPONSE_FIELDS,
+        check_rendered=validate_input,
+    )
 
 
 @pytest.mark.parametrize(
