@@ -22,7 +22,7 @@ from typing import Any, Literal, TypeVar
 
 import attrs
 
-from ..canisters import ErrorCode, ErrorInfo
+from ..canisters import ErrorCode, ErrorInfo, Metadata, Usage
 from ..content import Text
 from ..conversation import canisters_in
 from ..exceptions import (
@@ -60,6 +60,7 @@ __all__ = [
     "media_mime",
     "mime_from_url",
     "mine",
+    "response_metadata",
     "options_from",
     "rest",
     "parse_arguments",
@@ -72,6 +73,7 @@ __all__ = [
     "sniff_mime",
     "synthesize_id",
     "unsupported",
+    "with_response",
 ]
 
 Unsupported = Literal["error", "drop", "placeholder"]
@@ -301,6 +303,39 @@ def mine(item: Canister | Content, provider: str) -> Mapping[str, Any]:
         return extras
     value = extras.get(provider)
     return value if isinstance(value, Mapping) else {}
+
+
+def response_metadata(
+    model: object, usage: Usage | None, finish: str | None, response_id: object
+) -> Metadata:
+    """Return a reply's metadata from the fields a response body reports.
+
+    ``model`` and ``response_id`` count only when they are strings.
+    """
+    return Metadata(
+        model=model if isinstance(model, str) else None,
+        usage=usage,
+        finish_reason=finish,
+        custom={"response_id": response_id} if isinstance(response_id, str) else {},
+    )
+
+
+def with_response(
+    canister: Canister, provider: str, metadata: Metadata, envelope: dict[str, Any]
+) -> Canister:
+    """Return the first canister of a reply carrying the response's metadata.
+
+    The rest of the response body, ``envelope``, rides in the canister's extras for
+    ``provider`` under ``"response"``, so that rendering the reply gives it back.
+    """
+    return attrs.evolve(  # type: ignore[misc]
+        canister,
+        metadata=metadata,
+        extras={
+            **canister.extras,
+            provider: {**mine(canister, provider), "response": envelope},
+        },
+    )
 
 
 # Tool-call arguments -----------------------------------------------------------------

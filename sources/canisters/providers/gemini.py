@@ -29,7 +29,6 @@ from ..canisters import (
     ErrorCode,
     ErrorInfo,
     Invocation,
-    Metadata,
     Result,
     Supervisor,
     Usage,
@@ -59,9 +58,11 @@ from ._common import (
     options_from,
     parse_data_url,
     reasoning_action,
+    response_metadata,
     sniff_mime,
     synthesize_id,
     unsupported,
+    with_response,
 )
 from ._common import (
     positions as common_positions,
@@ -927,20 +928,10 @@ class GeminiNormalizer:
             extras["responseId"] = response_id
         if reader.snake:
             extras["response_snake"] = sorted(reader.snake)
-        metadata = Metadata(
-            model=model if isinstance(model, str) else None,
-            usage=usage,
-            finish_reason=finish,
-            custom={"response_id": response_id} if isinstance(response_id, str) else {},
-        )
+        metadata = response_metadata(model, usage, finish, response_id)
         if not canisters:
             canisters = [Assistant(content=())]
-        first = canisters[0]
-        canisters[0] = attrs.evolve(  # type: ignore[misc]
-            first,
-            metadata=metadata,
-            extras={**first.extras, NAME: {**mine(first, NAME), "response": extras}},
-        )
+        canisters[0] = with_response(canisters[0], NAME, metadata, extras)
         return Conversation(tuple(canisters))
 
     def render_response(

@@ -49,6 +49,7 @@ from ._common import (
     rest,
     synthesize_id,
     unsupported,
+    with_response,
 )
 from ._common import (
     positions as common_positions,
@@ -459,12 +460,7 @@ class OllamaNormalizer:
             finish_reason=finish,
         )
         envelope = {key: value for key, value in mapping.items() if key != "message"}
-        first = canisters[0]
-        canisters[0] = attrs.evolve(  # type: ignore[misc]
-            first,
-            metadata=metadata,
-            extras={**first.extras, NAME: {**mine(first, NAME), "response": envelope}},
-        )
+        canisters[0] = with_response(canisters[0], NAME, metadata, envelope)
         return Conversation(tuple(canisters))
 
     def render_response(

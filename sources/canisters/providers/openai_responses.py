@@ -33,7 +33,6 @@ from ..canisters import (
     Assistant,
     Document,
     Invocation,
-    Metadata,
     Result,
     Supervisor,
     Usage,
@@ -68,9 +67,11 @@ from ._common import (
     reasoning_action,
     ref_key,
     render_arguments,
+    response_metadata,
     rest,
     synthesize_id,
     unsupported,
+    with_response,
 )
 from ._common import (
     positions as common_positions,
@@ -813,18 +814,8 @@ class OpenAIResponses:
             finish = status
         model = mapping.get("model")
         response_id = mapping.get("id")
-        metadata = Metadata(
-            model=model if isinstance(model, str) else None,
-            usage=usage,
-            finish_reason=finish,
-            custom={"response_id": response_id} if isinstance(response_id, str) else {},
-        )
-        first = canisters[0]
-        canisters[0] = attrs.evolve(  # type: ignore[misc]
-            first,
-            metadata=metadata,
-            extras={**first.extras, NAME: {**mine(first, NAME), "response": envelope}},
-        )
+        metadata = response_metadata(model, usage, finish, response_id)
+        canisters[0] = with_response(canisters[0], NAME, metadata, envelope)
         return Conversation(tuple(canisters))
 
     def render_response(
