@@ -276,3 +276,15 @@ def test_parsers_only_raise_provider_errors(body: Any) -> None:
         normalizer().render_request(
             conversation, unsupported="placeholder", incomplete="keep"
         )
+
+
+def test_reply_with_several_messages_keeps_one_and_reports_the_rest() -> None:
+    reply = Conversation(
+        [canisters.Assistant("first choice"), canisters.Assistant("second choice")]
+    )
+    report = providers.Report()
+    body = normalizer().render_response(reply, report=report)
+    assert body["message"] == {"role": "assistant", "content": "first choice"}
+    assert [(event.kind, event.where) for event in report.events] == [
+        ("dropped", "reply message 1")
+    ]

@@ -486,8 +486,18 @@ class OllamaNormalizer:
         message: dict[str, Any] = (
             messages[0] if messages else {"role": "assistant", "content": ""}
         )
-        for extra in messages[1:]:
-            message.setdefault("tool_calls", []).extend(extra.get("tool_calls", []))
+        for number, extra in enumerate(messages[1:], 1):
+            # An Ollama reply is one message: later calls join it, later text
+            # (another choice, say) cannot.
+            if extra.get("tool_calls"):
+                message.setdefault("tool_calls", []).extend(extra["tool_calls"])
+            if extra.get("content") or extra.get("images") or extra.get("thinking"):
+                settings.note(
+                    "dropped",
+                    NAME,
+                    f"reply message {number}",
+                    "an Ollama reply holds one message",
+                )
         metadata = first.metadata
         body: dict[str, Any] = {}
         if envelope:

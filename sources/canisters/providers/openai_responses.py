@@ -596,7 +596,8 @@ class _Renderer:
                 # it is a whole output item (id, status): one message per text.
                 close()
         close()
-        if not items and not canister.content:
+        if not items and not canister.content and not (self.response and not extras):
+            # A reply's turn that only calls tools has no message item of its own.
             items.append(self.message("assistant", canister, index, [], {}))
         return items
 
