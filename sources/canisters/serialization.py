@@ -1235,22 +1235,29 @@ def _may_hold_long_integer(raw: bytes) -> bool:
     return _LONG_NUMBER in shapes or shapes.startswith(_LONG_RUN)
 
 
-def _dumps(value: Any) -> str:
+def _encode_json(value: Any) -> tuple[bytes, bool]:
+    """Return the JSON bytes of ``value``, and whether the standard library wrote
+    them (it does when an integer exceeds 64 bits, which orjson refuses)."""
     import orjson  # on first use: it takes a fair share of `import canisters`
 
     try:
-        return orjson.dumps(value).decode()
+        return orjson.dumps(value), False
     except TypeError as error:
         if "64-bit" not in str(error):
             raise SerializationError(
                 f"value is not JSON-serializable: {error}"
             ) from error
     try:
-        return json.dumps(
+        text = json.dumps(
             value, ensure_ascii=False, separators=(",", ":"), default=_json_default
         )
     except (TypeError, ValueError) as error:
         raise SerializationError(f"value is not JSON-serializable: {error}") from error
+    return text.encode("utf-8"), True
+
+
+def _dumps(value: Any) -> str:
+    return _encode_json(value)[0].decode()
 
 
 def _json_default(value: object) -> str:

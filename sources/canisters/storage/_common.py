@@ -35,6 +35,7 @@ from ..exceptions import IntegrityError, ModelError, SerializationError, Storage
 from ..protocols import Canister, Role
 from ..serialization import (
     FORMAT_VERSION,
+    _encode_json,
     migrate,
     structure_canister,
     unstructure_canister,
@@ -438,23 +439,11 @@ class Codec:
 def encode_record(seq: int, prev: str, record: dict[str, Any]) -> tuple[bytes, str]:
     """Return the log line (with its newline) of ``record`` and its digest."""
     document = {"seq": seq, "prev": prev, "v": FORMAT_VERSION, "canister": record}
-    try:
-        body = orjson.dumps(document)
-    except TypeError as error:
-        if "64-bit" not in str(error):
-            raise SerializationError(
-                f"value is not JSON-serializable: {error}"
-            ) from error
-        # orjson holds integers to 64 bits; the standard library keeps them exact,
-        # and the leading member tells readers to use it too.
-        try:
-            body = json.dumps(
-                {"bigint": 1, **document}, ensure_ascii=False, separators=(",", ":")
-            ).encode("utf-8")
-        except (TypeError, ValueError) as error:
-            raise SerializationError(
-                f"value is not JSON-serializable: {error}"
-            ) from error
+    body, exact = _encode_json(document)
+    if exact:
+        # Integers beyond 64 bits: the leading member tells readers to parse the
+        # line with the standard library too, which keeps them exact.
+        body, _ = _encode_json({"bigint": 1, **document})
     digest = hashlib.sha256(body).hexdigest()
     return b"".join(
         (body[:-1], _DIGEST_SUFFIX, digest.encode("ascii"), b'"}\n')
