@@ -339,35 +339,47 @@ def _reasoning_in(record: Mapping[str, Any]) -> Reasoning:
     )
 
 
+def _unregistered(value: object, register: str) -> SerializationError:
+    return SerializationError(
+        f"{type(value).__qualname__} is not registered; "
+        f"call canisters.{register}(cls, tag)"
+    )
+
+
+def _tagged(
+    record: object, key: str, table: Mapping[str, T], noun: str, label: str
+) -> tuple[str, T]:
+    """Find the hook for the tag under ``key``, or say what is wrong and where."""
+    if type(record) is not dict and not isinstance(record, Mapping):
+        raise SerializationError(
+            f"expected a {noun} object, got {type(record).__name__}"
+        )
+    tag = record.get(key)
+    entry = table.get(tag) if isinstance(tag, str) else None
+    if entry is None or not isinstance(tag, str):
+        known = ", ".join(sorted(table))
+        raise SerializationError(
+            f"unknown {label} {tag!r} (known: {known})", f"$.{key}"
+        )
+    return tag, entry
+
+
 def unstructure_content(part: Content) -> Record:
     """Return ``part`` as a JSON-compatible dict tagged by ``"type"``."""
     entry = _CONTENT_OUT.get(type(part))
     if entry is None:
-        raise SerializationError(
-            f"content class {type(part).__qualname__} is not registered; "
-            "call canisters.register_content(cls, tag)"
-        )
+        raise _unregistered(part, "register_content")
     return entry[1](part)
 
 
 def structure_content(record: object) -> Content:
     """Build a content part from a dict tagged by ``"type"``."""
-    if type(record) is not dict and not isinstance(record, Mapping):
-        raise SerializationError(
-            f"expected a content object, got {type(record).__name__}"
-        )
-    tag = record.get("type")
-    hook = _CONTENT_IN.get(tag) if isinstance(tag, str) else None
-    if hook is None:
-        known = ", ".join(sorted(_CONTENT_IN))
-        raise SerializationError(
-            f"unknown content type {tag!r} (known: {known})", "$.type"
-        )
+    tag, hook = _tagged(record, "type", _CONTENT_IN, "content", "content type")
     part: Content = _guarded(hook, record, f"{tag} content")
     return part
 
 
-def _guarded(hook: _Structure, record: Mapping[str, Any], what: str) -> Any:
+def _guarded(hook: _Structure, record: Any, what: str) -> Any:
     """Run a structure hook, turning any failure into a located SerializationError."""
     try:
         return hook(record)
@@ -731,24 +743,13 @@ def _record(canister: Canister) -> Record:
     (for orjson, which writes it as ``isoformat()`` does)."""
     entry = _CANISTER_OUT.get(type(canister))
     if entry is None:
-        raise SerializationError(
-            f"canister class {type(canister).__qualname__} is not registered; "
-            "call canisters.register_canister(cls, tag)"
-        )
+        raise _unregistered(canister, "register_canister")
     return entry[1](canister)
 
 
 def structure_canister(record: object) -> Canister:
     """Build a canister from a dict tagged by ``"role"``."""
-    if type(record) is not dict and not isinstance(record, Mapping):
-        raise SerializationError(
-            f"expected a canister object, got {type(record).__name__}"
-        )
-    tag = record.get("role")
-    entry = _CANISTER_IN.get(tag) if isinstance(tag, str) else None
-    if entry is None:
-        known = ", ".join(sorted(_CANISTER_IN))
-        raise SerializationError(f"unknown role {tag!r} (known: {known})", "$.role")
+    tag, entry = _tagged(record, "role", _CANISTER_IN, "canister", "role")
     canister: Canister = _guarded(entry[1], record, f"{tag} canister")
     return canister
 
