@@ -26,7 +26,7 @@ import json
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
-from typing import Any, Final, TypeVar, get_args, get_origin
+from typing import Annotated, Any, Final, Literal, TypeVar, get_args, get_origin
 
 import attrs
 import cattrs
@@ -108,6 +108,36 @@ _CANISTER_IN: dict[str, tuple[Role, _Structure]] = {}
 # Trusted constructors
 
 
+def _shadow(cls: type) -> type | None:
+    """Return a subclass of ``cls`` whose instances take plain attribute stores.
+
+    It adds no slot, so it has the layout of ``cls`` and its instances can become
+    ``cls`` instances by ``__class__`` assignment once every slot is set. It
+    restores the plain ``__setattr__`` that attrs' frozen classes refuse, and
+    the plain ``__init__``. A store to a slot is then a single specialised
+    bytecode, where ``object.__setattr__(obj, name, value)`` is a call looking
+    the name up: a trusted constructor built on it runs three to five times
+    faster. ``None`` when this Python refuses the ``__class__`` assignment.
+    """
+    shadow = type(
+        f"_Trusted{cls.__name__}",
+        (cls,),
+        {
+            "__slots__": (),
+            "__module__": __name__,
+            "__init__": object.__init__,
+            "__setattr__": object.__setattr__,
+            "__delattr__": object.__delattr__,
+        },
+    )
+    probe = shadow()
+    try:
+        probe.__class__ = cls
+    except TypeError:  # pragma: no cover - CPython and PyPy accept it
+        return None
+    return shadow
+
+
 def _trusted(cls: type[T]) -> Callable[..., T]:
     """Return a constructor of ``cls`` taking every field positionally, in order.
 
@@ -116,16 +146,25 @@ def _trusted(cls: type[T]) -> Callable[..., T]:
     normalize every value first (tuples, read-only mappings, the envelope
     rules), so running them again would only double the cost of parsing. Like
     attrs, it is generated once; a field added to ``cls`` makes the hooks that
-    do not pass it fail loudly.
+    do not pass it fail loudly. The object is built as a :func:`_shadow` of
+    ``cls`` and becomes a ``cls`` at the end.
     """
     names = [field.name for field in attrs.fields(cls)]  # type: ignore[arg-type]
-    lines = [f"def build({', '.join(names)}):", "    obj = new(cls)"]
-    lines += [f"    setattr(obj, {name!r}, {name})" for name in names]
+    shadow = _shadow(cls)
+    lines = [f"def build({', '.join(names)}):"]
+    if shadow is not None:
+        lines.append("    obj = shadow()")
+        lines += [f"    obj.{name} = {name}" for name in names]
+        lines.append("    obj.__class__ = cls")
+    else:  # pragma: no cover - see _shadow
+        lines.append("    obj = new(cls)")
+        lines += [f"    setattr(obj, {name!r}, {name})" for name in names]
     lines.append("    return obj")
     namespace: dict[str, Any] = {
+        "cls": cls,
+        "shadow": shadow,
         "new": object.__new__,
         "setattr": object.__setattr__,
-        "cls": cls,
     }
     exec("\n".join(lines), namespace)
     build: Callable[..., T] = namespace["build"]
@@ -898,6 +937,8 @@ def register_canister(
     _check_tag(tag, cls, _CANISTER_OUT)
     if tag in _BUILTIN_TAGS and _CANISTER_OUT.get(cls, ("",))[0] != tag:
         raise SerializationError(f"tag {tag!r} is reserved for a built-in class")
+    if tag in _BUILTIN_TAGS:
+        _disable_fast()  # new hooks for a built-in class
     if unstructure is None or structure is None:
         generated_out, generated_in = _generated_hooks(cls, "role", tag)
     out: _Unstructure = (
@@ -928,6 +969,8 @@ def register_content(
     _check_tag(tag, cls, _CONTENT_OUT)
     if tag in _BUILTIN_TAGS and _CONTENT_OUT.get(cls, ("",))[0] != tag:
         raise SerializationError(f"tag {tag!r} is reserved for a built-in class")
+    if tag in _BUILTIN_TAGS:
+        _disable_fast()  # new hooks for a built-in class
     if unstructure is None or structure is None:
         generated_out, generated_in = _generated_hooks(cls, "type", tag)
     out: _Unstructure = (
@@ -1213,6 +1256,412 @@ def _from_version_1(document: Record) -> Record:
 
 
 # --------------------------------------------------------------------------- #
+# The fast path: msgspec decodes a document straight into wire structs
+
+
+# A document holding only the built-in classes, in their usual shapes, is
+# decoded by msgspec into "wire" structs whose fields have exactly the types the
+# hooks above accept; msgspec checks those types in C, and the structs are turned
+# into canisters by code generated once per class, which sets the slots as the
+# trusted constructors do. Anything else -- a tag msgspec does not know (a
+# registered class), an unknown field, a value of another type, an older
+# version, text that is not JSON -- makes msgspec or the conversion raise, and
+# the document is read again by the hooks, which give the result or the located
+# error they always gave: the fast path is an optimisation, never a second
+# definition of the format. It also shares, within one document, the
+# invocation id of a result with its invocation and one Metadata between the
+# canisters whose metadata names only the same model and finish reason.
+
+_WIRE_ENVELOPE: Final = """\
+def build(wire, memo):
+    obj = shadow()
+    obj.id = wire.id
+    text = wire.timestamp
+    moment = fromisoformat(text[:-1] + "+00:00" if text[-1] in "Zz" else text)
+    if moment.tzinfo is None:
+        raise ValueError(text)
+    obj.timestamp = moment
+    obj.parent_id = wire.parent_id
+    value = wire.trace_id
+    obj.trace_id = value if value is None else intern(value)
+    value = wire.policy
+    obj.policy = value if value is None else intern(value)
+    obj.step = wire.step
+    value = wire.metadata
+    obj.metadata = value if value is None else value.build(memo)
+    value = wire.extras
+    obj.extras = EMPTY if value is None else freeze(value)
+"""
+_WIRE_CONTENT: Final = """\
+    parts = wire.content
+    obj.content = (
+        (parts[0].build(),)
+        if len(parts) == 1
+        else tuple([part.build() for part in parts])
+    )
+"""
+_WIRE_TAILS: Final[dict[Any, str]] = {
+    User: _WIRE_CONTENT,
+    Assistant: _WIRE_CONTENT,
+    Supervisor: _WIRE_CONTENT,
+    Document: _WIRE_CONTENT
+    + "    obj.title = wire.title\n    obj.document_id = wire.document_id\n",
+    Invocation: """\
+    obj.name = intern(wire.name)
+    value = wire.arguments
+    obj.arguments = EMPTY if value is None else freeze(value)
+    value = wire.invocation_id
+    obj.invocation_id = memo.setdefault(value, value)
+""",
+    Result: """\
+    value = wire.invocation_id
+    obj.invocation_id = memo.setdefault(value, value)
+    obj.name = intern(wire.name)
+"""
+    + _WIRE_CONTENT
+    + """\
+    value = wire.error
+    obj.error = value if value is None else value.build()
+""",
+}
+_WIRE_TEXT: Final = """\
+def build(wire):
+    obj = shadow()
+    obj.text = wire.text
+    obj.mime_type = wire.mime_type
+    obj.id = wire.id
+    value = wire.extras
+    obj.extras = EMPTY if value is None else freeze(value)
+    obj.__class__ = cls
+    return obj
+"""
+
+
+def _generated(source: str, cls: type, **names: Any) -> Callable[..., Any]:
+    """Compile a wire builder for ``cls`` (see :func:`_shadow`)."""
+    namespace: dict[str, Any] = {
+        "cls": cls,
+        "shadow": _shadow(cls),
+        "fromisoformat": datetime.fromisoformat,
+        "intern": _intern,
+        "freeze": freeze,
+        "EMPTY": EMPTY,
+        **names,
+    }
+    exec(source, namespace)
+    build: Callable[..., Any] = namespace["build"]
+    return build
+
+
+def _media_from_wire(cls: type[Media]) -> Callable[[Any], Media]:
+    with_filename = cls is File
+
+    def build(wire: Any) -> Media:
+        data, refs, extras = wire.data, wire.refs, wire.extras
+        extra = {"filename": wire.filename} if with_filename else {}
+        return cls(
+            data=data if data is None else _unb64(data, "data"),
+            url=wire.url,
+            content_id=wire.content_id,
+            refs=EMPTY if refs is None else freeze(refs),
+            mime_type=wire.mime_type,
+            hint=wire.hint,
+            id=wire.id,
+            extras=EMPTY if extras is None else freeze(extras),
+            **extra,
+        )
+
+    return build
+
+
+def _reasoning_from_wire(wire: Any) -> Reasoning:
+    extras = wire.extras
+    return Reasoning(
+        wire.text,
+        wire.signature,
+        wire.redacted,
+        wire.provider,
+        id=wire.id,
+        extras=EMPTY if extras is None else freeze(extras),
+    )
+
+
+def _metadata_from_wire(wire: Any, memo: dict[Any, Any]) -> Metadata:
+    model, finish_reason = wire.model, wire.finish_reason
+    if model is not None:
+        model = _intern(model)
+    if finish_reason is not None:
+        finish_reason = _intern(finish_reason)
+    usage, custom = wire.usage, wire.custom
+    if (
+        usage is None
+        and custom is None
+        and wire.latency_ms is None
+        and wire.cache_hit is None
+        and wire.retries is None
+        and wire.quality is None
+    ):
+        # Only a model and a finish reason, as on most turns: one Metadata each.
+        key = (model, finish_reason)
+        shared: Metadata | None = memo.get(key)
+        if shared is None:
+            shared = memo[key] = _new_metadata(
+                model, None, None, None, None, None, finish_reason, EMPTY
+            )
+        return shared
+    return _new_metadata(
+        model,
+        wire.latency_ms,
+        None if usage is None else usage.build(),
+        wire.cache_hit,
+        wire.retries,
+        wire.quality,
+        finish_reason,
+        EMPTY if custom is None else freeze(custom),
+    )
+
+
+def _usage_from_wire(wire: Any) -> Usage:
+    return Usage(
+        wire.input_tokens,
+        wire.output_tokens,
+        wire.cached_tokens,
+        wire.cache_write_tokens,
+        wire.reasoning_tokens,
+    )
+
+
+def _error_from_wire(wire: Any) -> ErrorInfo:
+    return ErrorInfo(wire.code, wire.message, wire.retryable, wire.details)
+
+
+class _Fast:
+    """The decoders of the fast path (built on first use: msgspec loads then)."""
+
+    def __init__(self) -> None:
+        import msgspec
+        from msgspec import Meta
+
+        text = str | None
+        mapping = dict[str, Any] | None
+        number = int | float | None
+        options: dict[str, Any] = {
+            "kw_only": True,
+            "forbid_unknown_fields": True,
+            "gc": False,
+            "module": __name__,
+        }
+
+        def struct(
+            name: str, fields: list[Any], build: Callable[..., Any], **more: Any
+        ) -> type:
+            made: type = msgspec.defstruct(
+                f"_Wire{name}", fields, namespace={"build": build}, **options, **more
+            )
+            return made
+
+        content_tag = {"tag_field": "type"}
+        text_part = struct(
+            "Text",
+            [
+                ("text", str),
+                ("mime_type", str, "text/plain"),
+                ("id", text, None),
+                ("extras", mapping, None),
+            ],
+            _generated(_WIRE_TEXT, Text),
+            tag="text",
+            **content_tag,
+        )
+        media_fields = [
+            ("data", text, None),
+            ("url", text, None),
+            ("content_id", text, None),
+            ("refs", mapping, None),
+            ("mime_type", text, None),
+            ("hint", text, None),
+            ("id", text, None),
+            ("extras", mapping, None),
+        ]
+        media = [
+            struct(
+                cls.__name__,
+                media_fields + ([("filename", text, None)] if cls is File else []),
+                _media_from_wire(cls),
+                tag=cls.type,
+                **content_tag,
+            )
+            for cls in (Image, Audio, Video, File)
+        ]
+        reasoning = struct(
+            "Reasoning",
+            [
+                ("text", str, ""),
+                ("signature", text, None),
+                ("redacted", text, None),
+                ("provider", text, None),
+                ("id", text, None),
+                ("extras", mapping, None),
+            ],
+            _reasoning_from_wire,
+            tag="reasoning",
+            **content_tag,
+        )
+        part: Any = text_part | reasoning
+        for kind in media:
+            part = part | kind
+        usage = struct(
+            "Usage",
+            [
+                ("input_tokens", int, 0),
+                ("output_tokens", int, 0),
+                ("cached_tokens", int, 0),
+                ("cache_write_tokens", int, 0),
+                ("reasoning_tokens", int, 0),
+            ],
+            _usage_from_wire,
+        )
+        metadata = struct(
+            "Metadata",
+            [
+                ("model", text, None),
+                ("latency_ms", number, None),
+                ("usage", usage | None, None),
+                ("cache_hit", bool | None, None),
+                ("retries", int | None, None),
+                ("quality", number, None),
+                ("finish_reason", text, None),
+                ("custom", mapping, None),
+            ],
+            _metadata_from_wire,
+        )
+        error = struct(
+            "Error",
+            [
+                ("code", str),
+                ("message", str),
+                ("retryable", bool, False),
+                ("details", mapping, None),
+            ],
+            _error_from_wire,
+        )
+        envelope = [
+            ("id", Annotated[str, Meta(min_length=1)]),
+            ("timestamp", str),
+            ("parent_id", text, None),
+            ("trace_id", text, None),
+            ("policy", text, None),
+            ("step", Annotated[int, Meta(ge=0)] | None, None),
+            ("metadata", metadata | None, None),
+            ("extras", mapping, None),
+        ]
+        content: Any = ("content", list[part], [])
+        fields: dict[type, list[Any]] = {
+            User: [content],
+            Assistant: [content],
+            Supervisor: [content],
+            Document: [content, ("title", text, None), ("document_id", text, None)],
+            Invocation: [
+                ("name", str),
+                ("arguments", mapping, None),
+                ("invocation_id", str),
+            ],
+            Result: [
+                ("invocation_id", str),
+                ("name", str),
+                content,
+                ("error", error | None, None),
+            ],
+        }
+        canister: Any = None
+        for cls, tail in _WIRE_TAILS.items():
+            source = _WIRE_ENVELOPE + tail + "    obj.__class__ = cls\n    return obj\n"
+            kind = struct(
+                cls.__name__,
+                envelope + fields[cls],
+                _generated(source, cls),
+                tag_field="role",
+                tag=cls.role.value,
+            )
+            canister = kind if canister is None else canister | kind
+        version = Literal[FORMAT_VERSION]  # type: ignore[valid-type]
+        new_conversation = _trusted(Conversation)
+
+        def conversation_from_wire(wire: Any) -> Conversation:
+            memo: dict[Any, Any] = {}
+            return new_conversation(tuple([c.build(memo) for c in wire.canisters]))
+
+        documents = (
+            struct(
+                "ConversationDocument",
+                [("version", version), ("canisters", list[canister])],
+                conversation_from_wire,
+                tag=CONVERSATION_FORMAT,
+                tag_field="format",
+            )
+            | struct(
+                "CanisterDocument",
+                [("version", version), ("canister", canister)],
+                lambda wire: wire.canister.build({}),
+                tag=CANISTER_FORMAT,
+                tag_field="format",
+            )
+            | struct(
+                "ContentDocument",
+                [("version", version), ("content", part)],
+                lambda wire: wire.content.build(),
+                tag=CONTENT_FORMAT,
+                tag_field="format",
+            )
+        )
+        self.document = msgspec.json.Decoder(documents).decode
+        self.canister = msgspec.json.Decoder(canister).decode
+        self.any = msgspec.json.Decoder().decode
+        self.new_conversation = new_conversation
+
+    def from_json(self, text: str | bytes) -> Conversation | Canister | Content:
+        value: Conversation | Canister | Content = self.document(text).build()
+        return value
+
+    def from_jsonl(self, text: str | bytes) -> Conversation:
+        if type(text) is bytes:
+            text = text.decode("utf-8")
+        assert type(text) is str
+        lines = [line for line in text.split("\n") if line.strip()]
+        header = self.any(lines[0])
+        if (
+            type(header) is not dict
+            or header.get("format") != CONVERSATION_FORMAT
+            or header.get("version") != FORMAT_VERSION
+        ):
+            raise ValueError("not a current header")
+        decode = self.canister
+        memo: dict[Any, Any] = {}
+        return self.new_conversation(
+            tuple([decode(line).build(memo) for line in lines[1:]])
+        )
+
+
+_FAST: list[_Fast | None] = []
+
+
+def _fast() -> _Fast | None:
+    """The fast path's decoders, or ``None`` where it cannot serve (see above)."""
+    if not _FAST:
+        try:
+            fast: _Fast | None = _Fast()
+        except ImportError:  # pragma: no cover - msgspec is a dependency
+            fast = None
+        _FAST.append(fast)
+    return _FAST[0]
+
+
+def _disable_fast() -> None:
+    """Send every document through the hooks: a built-in tag's hook was replaced."""
+    _FAST[:] = [None]
+
+
+# --------------------------------------------------------------------------- #
 # JSON and JSONL
 
 
@@ -1268,6 +1717,14 @@ def _json_default(value: object) -> str:
 
 
 def _loads(text: str | bytes, where: str = "$") -> Any:
+    fast = _fast()
+    if fast is not None and (type(text) is bytes or type(text) is str):
+        try:
+            # msgspec keeps integers beyond 64 bits exact; what it refuses, the
+            # code below reads or refuses as it always did.
+            return fast.any(text)
+        except Exception:  # redone below
+            pass
     import orjson  # on first use, as in _dumps
 
     try:
@@ -1316,6 +1773,12 @@ def to_json(value: Conversation | Canister | Content) -> str:
 
 def from_json(text: str | bytes) -> Conversation | Canister | Content:
     """Read a document written by :func:`to_json` (or by an older version)."""
+    fast = _fast()
+    if fast is not None and (type(text) is bytes or type(text) is str):
+        try:
+            return fast.from_json(text)
+        except Exception:  # redone below, with a located error
+            pass
     document = _loads(text)
     if not isinstance(document, dict):
         raise SerializationError(
@@ -1349,6 +1812,12 @@ def to_jsonl(conversation: Iterable[Canister]) -> str:
 
 def from_jsonl(text: str | bytes) -> Conversation:
     """Read JSONL written by :func:`to_jsonl`; blank lines are ignored."""
+    fast = _fast()
+    if fast is not None and (type(text) is bytes or type(text) is str):
+        try:
+            return fast.from_jsonl(text)
+        except Exception:  # redone below, with a located error
+            pass
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
