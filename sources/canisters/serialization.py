@@ -1573,6 +1573,13 @@ class _Fast:
                 ("error", error | None, None),
             ],
         }
+        # A field the wire structs lack would be left unset: fail loudly instead.
+        for cls, names in [
+            *((cls, [f[0] for f in envelope + more]) for cls, more in fields.items()),
+            (Text, list(text_part.__struct_fields__)),  # type: ignore[attr-defined]
+        ]:
+            if sorted(names) != sorted(f.name for f in attrs.fields(cls)):
+                raise RuntimeError(f"the wire struct misses fields of {cls}")
         canister: Any = None
         for cls, tail in _WIRE_TAILS.items():
             source = _WIRE_ENVELOPE + tail + "    obj.__class__ = cls\n    return obj\n"
@@ -1734,8 +1741,10 @@ def _loads(text: str | bytes, where: str = "$") -> Any:
         if not _may_hold_long_integer(raw):
             return orjson.loads(raw)
         return json.loads(raw)
-    # orjson.JSONDecodeError is a json.JSONDecodeError.
-    except (json.JSONDecodeError, UnicodeError) as error:
+    # orjson.JSONDecodeError is a json.JSONDecodeError, a ValueError, as are
+    # UnicodeError and the standard library's refusal of an integer of more
+    # than 4,300 digits.
+    except ValueError as error:
         raise SerializationError(f"not JSON: {error}", where) from error
     except (TypeError, AttributeError) as error:
         raise SerializationError(

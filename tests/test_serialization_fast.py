@@ -1,0 +1,414 @@
+"""The msgspec fast path of from_json / from_jsonl gives exactly what the hooks give.
+
+``from_json`` first decodes a document into wire structs and converts them; on
+anything unusual it falls back to the hooks. These tests compare the fast path
+with the hooks alone (the fast path turned off) on every kind of input: same
+objects, field by field and type by type, and the same errors.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+import attrs
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import canisters as c
+from canisters import serialization as s
+
+from . import strategies
+
+WHEN = "2025-01-01T00:00:00+00:00"
+ENVELOPE = f'"id": "u", "timestamp": "{WHEN}"'
+
+
+@contextmanager
+def hooks_only() -> Iterator[None]:
+    """Turn the fast path off: every document goes through the hooks."""
+    saved = s._FAST[:]
+    s._FAST[:] = [None]
+    try:
+        yield
+    finally:
+        s._FAST[:] = saved
+
+
+def fast() -> s._Fast:
+    path = s._fast()
+    assert path is not None
+    return path
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal, and of the same types all the way down (1 is not 1.0, dict is not
+    FrozenDict, list is not tuple), with the same keys in the same order."""
+    if type(a) is not type(b):
+        return False
+    if attrs.has(type(a)):
+        return all(
+            same(getattr(a, f.name), getattr(b, f.name)) for f in attrs.fields(type(a))
+        )
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(map(same, a, b))
+    if isinstance(a, float):
+        return repr(a) == repr(b)
+    if isinstance(a, datetime):
+        return repr(a) == repr(b)
+    return bool(a == b)
+
+
+def outcome(function: Callable[[], Any]) -> tuple[str, Any]:
+    try:
+        return "value", function()
+    except c.SerializationError as error:
+        return "error", (error.path, str(error))
+
+
+def check_against_hooks(text: str | bytes, reader: Callable[[Any], Any]) -> None:
+    """Whatever the fast path accepts, the hooks accept and read the same; with
+    the fast path on or off, ``reader`` gives the same value or the same error."""
+    with hooks_only():
+        expected = outcome(lambda: reader(text))
+    got = outcome(lambda: reader(text))
+    assert got[0] == expected[0], (got, expected)
+    if got[0] == "error":
+        assert got == expected
+    else:
+        assert same(got[1], expected[1])
+    wire = {c.from_json: fast().from_json, c.from_jsonl: fast().from_jsonl}[reader]
+    try:
+        direct = wire(text)
+    except Exception:  # refused: the hooks read it
+        return
+    assert expected[0] == "value" and same(direct, expected[1])
+
+
+def canister_document(record: object) -> str:
+    return json.dumps(
+        {"format": "canisters.canister", "version": 2, "canister": record},
+        ensure_ascii=False,
+    )
+
+
+# --------------------------------------------------------------------------- #
+# Documents written by to_json / to_jsonl
+
+
+@settings(max_examples=200, deadline=None)
+@given(strategies.conversations)
+def test_fast_path_reads_written_conversations_as_the_hooks_do(
+    conversation: c.Conversation,
+) -> None:
+    text = c.to_json(conversation)
+    read = fast().from_json(text)  # served by the fast path, no fallback
+    with hooks_only():
+        assert same(read, c.from_json(text))
+    assert read == conversation
+    lines = c.to_jsonl(conversation)
+    read = fast().from_jsonl(lines)
+    with hooks_only():
+        assert same(read, c.from_jsonl(lines))
+    assert same(c.from_jsonl(lines.encode()), read)
+
+
+@settings(max_examples=200, deadline=None)
+@given(strategies.canisters_)
+def test_fast_path_reads_written_canisters_as_the_hooks_do(canister: Any) -> None:
+    text = c.to_json(canister)
+    read = fast().from_json(text)
+    with hooks_only():
+        assert same(read, c.from_json(text))
+    assert same(c.from_json(text.encode()), read)
+
+
+@given(strategies.parts)
+def test_fast_path_reads_written_parts_as_the_hooks_do(part: Any) -> None:
+    text = c.to_json(part)
+    read = fast().from_json(text)
+    with hooks_only():
+        assert same(read, c.from_json(text))
+
+
+def test_big_integers_stay_exact() -> None:
+    call = c.Invocation(
+        "f",
+        {"big": 2**64, "neg": -(2**70), "list": [10**30, 1.5], "max": 2**63 - 1},
+        step=2**64,
+        metadata=c.Metadata(
+            latency_ms=10**30,  # type: ignore[arg-type]
+            retries=2**65,
+            usage=c.Usage(input_tokens=2**70),
+        ),
+    )
+    text = c.to_json(call)
+    read = fast().from_json(text)
+    assert read == call
+    assert read.arguments["big"] == 2**64 and type(read.arguments["big"]) is int
+    assert read.metadata.latency_ms == 10**30  # type: ignore[union-attr]
+    with hooks_only():
+        assert same(c.from_json(text), read)
+    check_against_hooks(text, c.from_json)
+
+
+def test_names_are_interned_and_ids_shared_within_a_document() -> None:
+    conversation = c.Conversation(
+        [
+            c.Invocation("lookup", {"q": 1}, invocation_id="call-1", trace_id="t"),
+            c.Result("call-1", "lookup", "ok", policy="runtime"),
+            c.Assistant("a", metadata=c.Metadata(model="m", finish_reason="stop")),
+            c.Assistant("b", metadata=c.Metadata(model="m", finish_reason="stop")),
+        ]
+    )
+    call, result, first, second = c.from_json(c.to_json(conversation))
+    assert result.invocation_id is call.invocation_id
+    assert first.metadata is second.metadata
+    for name in (call.name, result.name, call.trace_id, result.policy):
+        assert sys.intern(name) is name
+    assert sys.intern(first.metadata.model) is first.metadata.model
+
+
+# --------------------------------------------------------------------------- #
+# Anything else
+
+
+GOOD: dict[str, Any] = {
+    "role": "user",
+    "id": "u",
+    "timestamp": WHEN,
+    "content": [{"type": "text", "text": "x"}],
+}
+KEYS = [
+    "role",
+    "id",
+    "timestamp",
+    "parent_id",
+    "trace_id",
+    "policy",
+    "content",
+    "step",
+    "metadata",
+    "name",
+    "invocation_id",
+    "arguments",
+    "error",
+    "extras",
+    "title",
+    "document_id",
+    "unknown",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    strategies.canisters_,
+    st.lists(
+        st.tuples(st.sampled_from(KEYS), st.none() | strategies.json_values),
+        max_size=3,
+    ),
+)
+def test_perturbed_records_read_as_the_hooks_read_them(
+    canister: Any, changes: list[tuple[str, Any]]
+) -> None:
+    record = s.unstructure_canister(canister)
+    for key, value in changes:
+        if value is None and key in record:
+            del record[key]
+        else:
+            record[key] = value
+    check_against_hooks(canister_document(record), c.from_json)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    strategies.parts,
+    st.lists(
+        st.tuples(
+            st.sampled_from(
+                [
+                    "type",
+                    "text",
+                    "mime_type",
+                    "id",
+                    "extras",
+                    "data",
+                    "url",
+                    "content_id",
+                    "refs",
+                    "hint",
+                    "filename",
+                    "signature",
+                    "redacted",
+                    "provider",
+                    "unknown",
+                ]
+            ),
+            st.none() | strategies.json_values,
+        ),
+        max_size=3,
+    ),
+)
+def test_perturbed_parts_read_as_the_hooks_read_them(
+    part: Any, changes: list[tuple[str, Any]]
+) -> None:
+    record = s.unstructure_content(part)
+    for key, value in changes:
+        if value is None and key in record:
+            del record[key]
+        else:
+            record[key] = value
+    check_against_hooks(canister_document({**GOOD, "content": [record]}), c.from_json)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.from_regex(
+        r"-?\d{1,5}-\d{1,2}-\d{1,2}([T t_]\d{1,2}(:\d\d(:\d\d([.,]\d{0,12})?)?)?)?"
+        r"([Zz]|[+-]\d\d(:?\d\d(:\d\d(\.\d{1,6})?)?)?)?",
+        fullmatch=True,
+    )
+)
+def test_timestamps_read_as_the_hooks_read_them(timestamp: str) -> None:
+    check_against_hooks(
+        canister_document({**GOOD, "timestamp": timestamp}), c.from_json
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="AQgw+/=_-09 \n", max_size=12))
+def test_base64_reads_as_the_hooks_read_it(data: str) -> None:
+    part = {"type": "image", "data": data, "mime_type": "image/png"}
+    check_against_hooks(canister_document({**GOOD, "content": [part]}), c.from_json)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(
+        [
+            '{"format": "canisters.conversation", "version": 2, "canisters": [%s]}',
+            '{"format": "canisters.canister", "version": 2, "canister": %s}',
+            '{"format": "canisters.content", "version": 2, "content": %s}',
+            '{"format": "canisters.canister", "version": 1, "canister": %s}',
+            '{"format": "canisters.canister", "version": 2.0, "canister": %s}',
+            '{"version": 2, "format": "canisters.canister", "canister": %s, "x": 1}',
+            '{"format": "canisters.canister", "canister": %s}',
+        ]
+    ),
+    st.sampled_from(
+        [
+            json.dumps(GOOD),
+            json.dumps({**GOOD, "role": "assistant", "role": "user"}),  # noqa: F601
+            f'{{"role": "user", "role": "result", {ENVELOPE}}}',
+            f'{{"role": "user", "id": "u", "id": "v", "timestamp": "{WHEN}"}}',
+            '{"type": "text", "text": "a", "text": "b"}',
+            '{"type": "text", "type": "image", "text": "a"}',
+            f'{{"role": "user", "id": "\\ud800", "timestamp": "{WHEN}"}}',
+            f'{{"role": "user", {ENVELOPE}, "step": 1e400}}',
+            f'{{"role": "user", {ENVELOPE}, "step": NaN}}',
+            f'{{"role": "user", {ENVELOPE}, "step": -0}}',
+            f'{{"role": "user", {ENVELOPE}, "step": 1.0}}',
+            f'{{"role": "user", {ENVELOPE}, "step": true}}',
+            f'{{"role": "user", {ENVELOPE}, "extras": []}}',
+            f'{{"role": "user", {ENVELOPE}, "extras": 0}}',
+            f'{{"role": "user", {ENVELOPE}, "content": null}}',
+            '{"type": "reasoning", "signature": "s"}',
+            '{"type": "image", "url": "relative/path.png"}',
+        ]
+    ),
+)
+def test_unusual_documents_read_as_the_hooks_read_them(frame: str, inner: str) -> None:
+    check_against_hooks(frame % inner, c.from_json)
+    check_against_hooks((frame % inner).encode(), c.from_json)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text() | st.binary())
+def test_arbitrary_text_reads_as_the_hooks_read_it(text: str | bytes) -> None:
+    check_against_hooks(text, c.from_json)
+    check_against_hooks(text, c.from_jsonl)
+
+
+JSON_EDGES = [
+    '"\\ud800"',
+    '"\\udc00x"',
+    "1e400",
+    "-1e400",
+    "1e-400",
+    "NaN",
+    "Infinity",
+    "123456789012345678901234567890",
+    "-0",
+    "-0.0",
+    "\ufeff{}",
+    '{"a": 1, "a": 2}',
+    "{} x",
+    "[" * 2000 + "]" * 2000,
+    '"\\u0000"',
+    "01",
+    "[1,]",
+    "9223372036854775808",
+    "-9223372036854775809",
+    "1" * 5000,
+    "4.9e-324",
+    "0.30000000000000004",
+]
+
+
+@pytest.mark.parametrize("text", JSON_EDGES)
+def test_json_edge_cases_read_as_before(text: str) -> None:
+    for raw in (text, text.encode()):
+        with hooks_only():
+            expected = outcome(lambda raw=raw: s._loads(raw))
+        got = outcome(lambda raw=raw: s._loads(raw))
+        assert got[0] == expected[0]
+        assert got == expected if got[0] == "error" else same(got[1], expected[1])
+
+
+@settings(max_examples=300, deadline=None)
+@given(strategies.json_values)
+def test_json_values_read_as_before(value: Any) -> None:
+    text = json.dumps(value, ensure_ascii=False)
+    with hooks_only():
+        expected = s._loads(text)
+    assert same(s._loads(text), expected)
+
+
+def test_jsonl_errors_are_unchanged() -> None:
+    header = json.dumps({"format": "canisters.conversation", "version": 2})
+    for text in (
+        f"{header}\n{json.dumps(GOOD)}\n{{broken\n",
+        f"{header}\n{json.dumps({**GOOD, 'step': -1})}\n",
+        f"{header}\n{json.dumps({**GOOD, 'role': 'robot'})}\n",
+        f'{{"format": "canisters.conversation", "version": 2.0}}\n{json.dumps(GOOD)}\n',
+        f'{{"format": "canisters.conversation", "version": 1}}\n{json.dumps(GOOD)}\n',
+        f"{header}\r\n{json.dumps(GOOD)}\r\n\r\n",
+        "\n\n",
+        b"\xff\xfe",
+    ):
+        check_against_hooks(text, c.from_jsonl)
+
+
+def test_replacing_a_built_in_hook_turns_the_fast_path_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(s, "_FAST", [])
+    monkeypatch.setitem(s._CONTENT_IN, "text", s._CONTENT_IN["text"])
+    monkeypatch.setitem(s._CONTENT_OUT, c.Text, s._CONTENT_OUT[c.Text])
+    assert s._fast() is not None
+
+    def shout(record: Any) -> c.Text:
+        return c.Text(str(record["text"]).upper())
+
+    s.register_content(
+        c.Text, "text", unstructure=lambda part: {"text": part.text}, structure=shout
+    )
+    assert s._fast() is None
+    assert c.from_json(c.to_json(c.User("hi"))).content == (c.Text("HI"),)
