@@ -1623,6 +1623,21 @@ class _Fast:
         )
         self.document = msgspec.json.Decoder(documents).decode
         self.canister = msgspec.json.Decoder(canister).decode
+        # A line of a store's log (see canisters.storage), whose record is read
+        # here once its chain and digest are checked.
+        self.log_record = msgspec.json.Decoder(
+            msgspec.defstruct(
+                "_WireLogRecord",
+                [
+                    ("seq", int),
+                    ("prev", str),
+                    ("v", version),
+                    ("canister", canister),
+                    ("digest", str),
+                ],
+                **options,
+            )
+        ).decode
         self.any = msgspec.json.Decoder().decode
         self.new_conversation = new_conversation
 
