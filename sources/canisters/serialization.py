@@ -1642,7 +1642,7 @@ class _Fast:
         self.new_conversation = new_conversation
 
     def from_json(self, text: str | bytes) -> Conversation | Canister | Content:
-        value: Conversation | Canister | Content = self.document(text).build()
+        value: Conversation | Canister | Content = self.document(_utf8(text)).build()
         return value
 
     def from_jsonl(self, text: str | bytes) -> Conversation:
@@ -1662,6 +1662,14 @@ class _Fast:
         return self.new_conversation(
             tuple([decode(line).build(memo) for line in lines[1:]])
         )
+
+
+def _utf8(text: str | bytes) -> str | bytes:
+    """Text for msgspec: a str beyond ASCII as bytes, as msgspec (like orjson)
+    would otherwise keep a UTF-8 copy attached to the caller's string."""
+    if isinstance(text, str) and not text.isascii():
+        return text.encode()
+    return text
 
 
 _FAST: list[_Fast | None] = []
@@ -1744,7 +1752,7 @@ def _loads(text: str | bytes, where: str = "$") -> Any:
         try:
             # msgspec keeps integers beyond 64 bits exact; what it refuses, the
             # code below reads or refuses as it always did.
-            return fast.any(text)
+            return fast.any(_utf8(text))
         except Exception:  # redone below
             pass
     import orjson  # on first use, as in _dumps
