@@ -1297,7 +1297,7 @@ def build(wire, memo):
     value = wire.metadata
     obj.metadata = value if value is None else value.build(memo)
     value = wire.extras
-    obj.extras = EMPTY if value is None else freeze(value)
+    obj.extras = FrozenDict(value) if value else EMPTY
 """
 _WIRE_CONTENT: Final = """\
     parts = wire.content
@@ -1316,7 +1316,7 @@ _WIRE_TAILS: Final[dict[Any, str]] = {
     Invocation: """\
     obj.name = intern(wire.name)
     value = wire.arguments
-    obj.arguments = EMPTY if value is None else freeze(value)
+    obj.arguments = FrozenDict(value) if value else EMPTY
     value = wire.invocation_id
     obj.invocation_id = memo.setdefault(value, value)
 """,
@@ -1338,7 +1338,7 @@ def build(wire):
     obj.mime_type = wire.mime_type
     obj.id = wire.id
     value = wire.extras
-    obj.extras = EMPTY if value is None else freeze(value)
+    obj.extras = FrozenDict(value) if value else EMPTY
     obj.__class__ = cls
     return obj
 """
@@ -1354,7 +1354,7 @@ def _generated(source: str, cls: type) -> Callable[..., Any]:
         "shadow": shadow,
         "fromisoformat": datetime.fromisoformat,
         "intern": _intern,
-        "freeze": freeze,
+        "FrozenDict": FrozenDict,  # what freeze() makes of a non-empty dict
         "EMPTY": EMPTY,
     }
     exec(source, namespace)
