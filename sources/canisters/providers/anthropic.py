@@ -19,6 +19,7 @@ Provider-only fields ride in ``extras["anthropic"]``:
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,7 +40,18 @@ from ..conversation import Conversation
 from ..exceptions import MalformedPayload
 from ..protocols import Canister, Content, Role
 from . import _common as common
-from ._common import Labeler, Options, expect_list, expect_mapping, expect_str, mine
+from ._common import (
+    DOCUMENT,
+    INVOCATION,
+    RESULT,
+    SUPERVISOR,
+    Labeler,
+    Options,
+    expect_list,
+    expect_mapping,
+    expect_str,
+    mine,
+)
 
 __all__ = ["NAME", "NORMALIZER", "Anthropic"]
 
@@ -733,7 +745,7 @@ def _render_turn(
                     "type": "tool_use",
                     "id": common.sanitize_tool_id(canister.invocation_id),  # type: ignore[attr-defined]
                     "name": canister.name,  # type: ignore[attr-defined]
-                    "input": dict(arguments),
+                    "input": {**arguments},
                     **(mine(canister, NAME).get("block") or {}),
                 }
             )
@@ -778,29 +790,30 @@ def render_request(conversation: Conversation, **options: Any) -> dict[str, Any]
     there are several or they carry ``cache_control``); consecutive turns of one
     role are merged, as Anthropic requires alternating roles.
     """
+    return _render_request(conversation, options)
+
+
+def _render_request(
+    conversation: Conversation, options: Mapping[str, Any], *, fast: bool = True
+) -> dict[str, Any]:
+    """:func:`render_request`; ``fast=False`` renders every message the general way
+    (what the fast way must give, exactly)."""
     opts = common.options_from(options)
     renderer = _Renderer(opts)
-    canisters = common.complete_pairs(
-        common.canisters_of(conversation, NAME), opts, NAME
-    )
-    system: list[tuple[int, Canister]] = []
-    rest: list[tuple[int, Canister]] = []
-    seen_other = False
-    for index, canister in enumerate(canisters):
-        if canister.role is Role.Supervisor and not mine(canister, NAME).get(
-            "in_messages"
-        ):
-            if seen_other:
-                opts.note(
-                    "moved",
-                    NAME,
-                    common.describe(index, canister),
-                    "instructions moved to the top-level system prompt",
-                )
-            system.append((index, canister))
-        else:
-            seen_other = True
-            rest.append((index, canister))
+    canisters, own = common.request_canisters(conversation, opts, NAME)
+    system = [
+        (index, canister)
+        for index, canister in enumerate(canisters)
+        if canister.role is SUPERVISOR and _top_level(canister)
+    ]
+    for number, (index, canister) in enumerate(system):
+        if index != number:  # other canisters came before
+            opts.note(
+                "moved",
+                NAME,
+                common.describe(index, canister),
+                "instructions moved to the top-level system prompt",
+            )
     body: dict[str, Any] = {}
     if system:
         if len(system) == 1:
@@ -814,6 +827,28 @@ def render_request(conversation: Conversation, **options: Any) -> dict[str, Any]
                     _render_system(renderer, index, supervisor, string_ok=False)
                 )
             body["system"] = blocks
+    if fast and not own:
+        messages = _render_plain_messages(renderer, canisters)
+    else:
+        messages = _render_messages(renderer, canisters)
+    body["messages"] = _without_empty(messages, opts)
+    return body
+
+
+def _top_level(supervisor: Canister) -> bool:
+    """Tell whether a supervisor goes into the top-level ``system``."""
+    return not mine(supervisor, NAME).get("in_messages")
+
+
+def _render_messages(
+    renderer: _Renderer, canisters: list[Canister]
+) -> list[dict[str, Any]]:
+    """The messages, the general way: any extras, any canister."""
+    rest = [
+        (index, canister)
+        for index, canister in enumerate(canisters)
+        if not (canister.role is SUPERVISOR and _top_level(canister))
+    ]
     messages: list[dict[str, Any]] = []
     positions = {id(canister): index for index, canister in rest}
     joins = common.joins_alternating(NAME)
@@ -831,8 +866,102 @@ def render_request(conversation: Conversation, **options: Any) -> dict[str, Any]
             messages.append(message)
             continue
         messages.append(_render_turn(renderer, index, role, group))
-    body["messages"] = _without_empty(messages, opts)
-    return body
+    return messages
+
+
+def _render_plain_messages(
+    renderer: _Renderer, canisters: list[Canister]
+) -> list[dict[str, Any]]:
+    """What :func:`_render_messages` gives when no canister has Anthropic extras,
+    in one pass.
+
+    Without extras, turns of one wire role always merge and a message's content is
+    a string only when it is one user or assistant canister holding one text.
+    Plain texts, invocations and plain results are written here; everything else
+    goes through the general functions, with the index they get there (the
+    first canister's index plus the offset in its turn, supervisors left out).
+    """
+    messages: list[dict[str, Any]] = []
+    blocks: list[dict[str, Any]] = []
+    message: dict[str, Any] = {}
+    role = ""
+    at = offset = 0
+    single = False  # the open message is one canister whose one part is a text
+    for index, canister in enumerate(canisters):
+        kind = canister.role
+        if kind is SUPERVISOR:
+            continue  # in the top-level system: without extras, every one is
+        wire = _WIRE_ROLE[kind]
+        if wire == role:
+            offset += 1
+            at += 1
+        else:
+            if single:
+                _string_content(message, blocks)
+            blocks = []
+            message = {"role": wire, "content": blocks}
+            messages.append(message)
+            role = wire
+            at = index
+            offset = 0
+        single = False
+        if kind is INVOCATION:
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": common.sanitize_tool_id(canister.invocation_id),  # type: ignore[attr-defined]
+                    "name": canister.name,  # type: ignore[attr-defined]
+                    "input": {**canister.arguments},  # type: ignore[attr-defined]
+                }
+            )
+        elif kind is RESULT:
+            content = canister.content  # type: ignore[attr-defined]
+            part = content[0] if len(content) == 1 else None
+            if (
+                type(part) is Text
+                and not part.extras
+                and part.text
+                and canister.error is None  # type: ignore[attr-defined]
+            ):
+                blocks.append(
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": common.sanitize_tool_id(
+                            canister.invocation_id  # type: ignore[attr-defined]
+                        ),
+                        "content": part.text,
+                    }
+                )
+            else:
+                blocks.append(_render_result(renderer, at, canister))
+        elif kind is DOCUMENT:
+            blocks.extend(_render_document(renderer, at, canister))
+        else:
+            content = canister.content  # type: ignore[attr-defined]
+            part = content[0] if len(content) == 1 else None
+            if type(part) is Text and not part.extras and part.text:
+                blocks.append({"type": "text", "text": part.text})
+                single = not offset
+            else:
+                blocks.extend(renderer.parts(at, canister, content, wire))
+                single = (
+                    not offset
+                    and part is not None
+                    and part.type == "text"
+                    and not mine(part, NAME)
+                )
+    if single:
+        _string_content(message, blocks)
+    return messages
+
+
+def _string_content(message: dict[str, Any], blocks: list[dict[str, Any]]) -> None:
+    """Send a message's content as a string when it is one bare text block."""
+    if len(blocks) == 1 and blocks[0]["type"] == "text" and len(blocks[0]) == 2:
+        message["content"] = blocks[0]["text"]
+
+
+_CONTENT = operator.itemgetter("content")
 
 
 def _without_empty(
@@ -845,7 +974,7 @@ def _without_empty(
     a role.
     """
     last = len(messages) - 1
-    if all(
+    if all(map(_CONTENT, messages)) or all(
         message["content"] or (number == last and message["role"] == "assistant")
         for number, message in enumerate(messages)
     ):

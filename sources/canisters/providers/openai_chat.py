@@ -31,7 +31,18 @@ from ..conversation import Conversation
 from ..exceptions import MalformedPayload
 from ..protocols import Canister, Content, Role
 from . import _common as common
-from ._common import Labeler, Options, expect_list, expect_mapping, expect_str, mine
+from ._common import (
+    ASSISTANT,
+    DOCUMENT,
+    INVOCATION,
+    RESULT,
+    Labeler,
+    Options,
+    expect_list,
+    expect_mapping,
+    expect_str,
+    mine,
+)
 
 __all__ = ["NAME", "NORMALIZER", "OpenAIChat"]
 
@@ -814,11 +825,99 @@ def _render_messages(
 
 def render_request(conversation: Conversation, **options: Any) -> dict[str, Any]:
     """Render ``{"messages": [...]}`` for a Chat Completions request."""
+    return _render_request(conversation, options)
+
+
+def _render_request(
+    conversation: Conversation, options: Mapping[str, Any], *, fast: bool = True
+) -> dict[str, Any]:
+    """:func:`render_request`; ``fast=False`` renders every message the general way
+    (what the fast way must give, exactly)."""
     opts = common.options_from(options)
-    canisters = common.complete_pairs(
-        common.canisters_of(conversation, NAME), opts, NAME
-    )
+    canisters, own = common.request_canisters(conversation, opts, NAME)
+    if fast and not own:
+        return {"messages": _render_plain_messages(canisters, opts)}
     return {"messages": _render_messages(canisters, opts)}
+
+
+def _render_plain_messages(
+    canisters: list[Canister], options: Options
+) -> list[dict[str, Any]]:
+    """What :func:`_render_messages` gives when no canister has OpenAI Chat extras,
+    in one pass.
+
+    Without extras, an invocation joins the assistant turn just before it when
+    their steps agree, and a message holding one text sends it as a string. Plain
+    texts and invocations are written here; everything else goes through the
+    general functions, with the same index.
+    """
+    renderer = _Renderer(options)
+    messages: list[dict[str, Any]] = []
+    turn: dict[str, Any] | None = None  # the assistant message invocations may join
+    step = None  # the step of the canister before
+    for index, canister in enumerate(canisters):
+        kind = canister.role
+        if kind is INVOCATION:
+            call = {
+                "id": canister.invocation_id,  # type: ignore[attr-defined]
+                "type": "function",
+                "function": {
+                    "name": canister.name,  # type: ignore[attr-defined]
+                    "arguments": common.render_arguments(canister.arguments),  # type: ignore[attr-defined]
+                },
+            }
+            if turn is not None and (
+                step is None or canister.step is None or step == canister.step
+            ):
+                calls = turn.get("tool_calls")
+                if calls is None:
+                    turn["tool_calls"] = [call]
+                else:
+                    calls.append(call)
+            else:
+                if renderer.moved:
+                    messages.append({"role": "user", "content": renderer.moved})
+                    renderer.moved = []
+                turn = {"role": "assistant", "content": None, "tool_calls": [call]}
+                messages.append(turn)
+            step = canister.step
+            continue
+        step = canister.step
+        content = canister.content  # type: ignore[attr-defined]
+        part = content[0] if len(content) == 1 else None
+        plain = type(part) is Text and not part.extras
+        if kind is RESULT:
+            turn = None
+            if plain and canister.error is None:  # type: ignore[attr-defined]
+                messages.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": canister.invocation_id,  # type: ignore[attr-defined]
+                        "content": part.text,  # type: ignore[union-attr]
+                    }
+                )
+            else:
+                messages.append(_render_result(renderer, index, canister))
+            continue
+        if renderer.moved:
+            messages.append({"role": "user", "content": renderer.moved})
+            renderer.moved = []
+        wire = _WIRE_ROLE[kind]
+        if kind is ASSISTANT:
+            if plain:
+                turn = {"role": "assistant", "content": part.text}  # type: ignore[union-attr]
+            else:
+                turn = _render_assistant(renderer, index, [canister])
+            messages.append(turn)
+            continue
+        turn = None
+        if plain and kind is not DOCUMENT:
+            messages.append({"role": wire, "content": part.text})  # type: ignore[union-attr]
+        else:
+            messages.append(_render_plain(renderer, index, canister, wire))
+    if renderer.moved:
+        messages.append({"role": "user", "content": renderer.moved})
+    return messages
 
 
 def render_response(conversation: Conversation, **options: Any) -> dict[str, Any]:
