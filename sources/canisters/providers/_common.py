@@ -532,12 +532,18 @@ def request_canisters(
     When none does, a normalizer may render them the way that holds for canisters
     without extras, which is faster.
     """
-    return _complete_pairs(canisters_of(conversation, provider), options, provider)
+    canisters = canisters_of(conversation, provider)
+    return _complete_pairs(canisters, options, provider, fresh=canisters)
 
 
 def _complete_pairs(
-    canisters: Sequence[Canister], options: Options, provider: str
+    canisters: Sequence[Canister],
+    options: Options,
+    provider: str,
+    fresh: list[Canister] | None = None,
 ) -> tuple[list[Canister], bool]:
+    """:func:`complete_pairs`, and whether a canister keeps extras for ``provider``;
+    ``canisters`` is returned as is when it is ``fresh``, a list of the caller's."""
     invoked: dict[str, int] = {}
     answered: set[str] = set()
     orphans: list[int] = []
@@ -560,11 +566,9 @@ def _complete_pairs(
     if foreign:
         canisters = _without_bound(canisters, foreign, options, provider)
         return _complete_pairs(canisters, options, provider)
-    if options.incomplete == "keep":
-        return list(canisters), own
+    if options.incomplete == "keep" or (len(answered) == len(invoked) and not orphans):
+        return (fresh if canisters is fresh else list(canisters)), own
     pending = [index for key, index in invoked.items() if key not in answered]
-    if not pending and not orphans:
-        return list(canisters), own
     if options.incomplete == "error":
         names = [
             describe(index, canisters[index]) for index in sorted(pending + orphans)

@@ -828,10 +828,9 @@ def _render_request(
                 )
             body["system"] = blocks
     if fast and not own:
-        messages = _render_plain_messages(renderer, canisters)
+        body["messages"] = _render_plain_messages(renderer, canisters)
     else:
-        messages = _render_messages(renderer, canisters)
-    body["messages"] = _without_empty(messages, opts)
+        body["messages"] = _without_empty(_render_messages(renderer, canisters), opts)
     return body
 
 
@@ -872,8 +871,8 @@ def _render_messages(
 def _render_plain_messages(
     renderer: _Renderer, canisters: list[Canister]
 ) -> list[dict[str, Any]]:
-    """What :func:`_render_messages` gives when no canister has Anthropic extras,
-    in one pass.
+    """What :func:`_render_messages` and :func:`_without_empty` give when no
+    canister has Anthropic extras, in one pass.
 
     Without extras, turns of one wire role always merge and a message's content is
     a string only when it is one user or assistant canister holding one text.
@@ -887,6 +886,7 @@ def _render_plain_messages(
     role = ""
     at = offset = 0
     single = False  # the open message is one canister whose one part is a text
+    empty = False  # some message may be left without content
     for index, canister in enumerate(canisters):
         kind = canister.role
         if kind is SUPERVISOR:
@@ -936,6 +936,7 @@ def _render_plain_messages(
                 blocks.append(_render_result(renderer, at, canister))
         elif kind is DOCUMENT:
             blocks.extend(_render_document(renderer, at, canister))
+            empty = empty or not blocks
         else:
             content = canister.content  # type: ignore[attr-defined]
             part = content[0] if len(content) == 1 else None
@@ -944,6 +945,7 @@ def _render_plain_messages(
                 single = not offset
             else:
                 blocks.extend(renderer.parts(at, canister, content, wire))
+                empty = empty or not blocks
                 single = (
                     not offset
                     and part is not None
@@ -952,7 +954,7 @@ def _render_plain_messages(
                 )
     if single:
         _string_content(message, blocks)
-    return messages
+    return _without_empty(messages, renderer.options) if empty else messages
 
 
 def _string_content(message: dict[str, Any], blocks: list[dict[str, Any]]) -> None:
