@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 import canisters as c
 from canisters import CanistersError, Conversation, providers
 from canisters.protocols import Role
-from canisters.providers import anthropic, openai_chat
+from canisters.providers import anthropic, gemini, openai_chat
 
 from . import strategies
 
@@ -32,6 +32,7 @@ Render = Callable[..., dict[str, Any]]
 
 FAST: dict[str, Render] = {
     "anthropic": anthropic._render_request,
+    "gemini": gemini._render_request,
     "openai-chat": openai_chat._render_request,
 }
 DATA = Path(__file__).parent / "data" / "providers"
@@ -341,7 +342,11 @@ PLAIN = Conversation(
         c.Result("call_1", "search", "cats are cats", step=1),
     ]
 )
-GENERAL = {"anthropic": "_render_messages", "openai-chat": "_render_messages"}
+GENERAL = {
+    "anthropic": "_render_messages",
+    "gemini": "_Renderer.contents",
+    "openai-chat": "_render_messages",
+}
 
 
 @pytest.mark.parametrize("name", sorted(FAST))
@@ -354,11 +359,16 @@ def test_canisters_without_extras_take_the_fast_way(
         raise AssertionError("rendered the general way")
 
     expected = providers.get(name).render_request(PLAIN)
-    monkeypatch.setattr(module, GENERAL[name], refuse)
+    owner: Any = module
+    *path, attribute = GENERAL[name].split(".")
+    for step in path:
+        owner = getattr(owner, step)
+    monkeypatch.setattr(owner, attribute, refuse)
     assert providers.get(name).render_request(PLAIN) == expected
     # Other providers' extras do not matter; the provider's own send it the
     # general way.
-    foreign = attrs.evolve(PLAIN[2], extras={"gemini": {"x": 1}})
+    other = "anthropic" if name == "gemini" else "gemini"
+    foreign = attrs.evolve(PLAIN[2], extras={other: {"x": 1}})
     providers.get(name).render_request(Conversation([*PLAIN[:2], foreign]))
     own = attrs.evolve(PLAIN[2], extras={name: {"message": {"name": "bot"}}})
     with pytest.raises(AssertionError, match="general way"):

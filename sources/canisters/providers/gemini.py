@@ -39,13 +39,17 @@ from ..conversation import Conversation
 from ..exceptions import MalformedPayload
 from ..protocols import Canister, Role
 from ._common import (
+    ASSISTANT,
     BOUND,
+    DOCUMENT,
+    INVOCATION,
+    RESULT,
+    SUPERVISOR,
     Options,
     as_mapping,
     b64decode_exact,
     b64encode,
     canisters_of,
-    complete_pairs,
     describe,
     expect_list,
     expect_mapping,
@@ -58,6 +62,7 @@ from ._common import (
     options_from,
     parse_data_url,
     reasoning_action,
+    request_canisters,
     response_metadata,
     sniff_mime,
     synthesize_id,
@@ -750,6 +755,65 @@ class _Renderer:
         system.update(extras.get("system", {}))
         return key, system
 
+    def document_parts(self, document: Canister, index: int) -> list[dict[str, Any]]:
+        self.options.note(
+            "downgraded",
+            NAME,
+            describe(index, document),
+            "document sent as user content",
+        )
+        return self.content_parts(document, index, False)
+
+    def plain_contents(
+        self, canisters: Sequence[tuple[int, Canister]]
+    ) -> list[dict[str, Any]]:
+        """What :meth:`contents` gives when no canister has Gemini extras, in one
+        pass: turns of one role always merge, plain texts, calls and plain results
+        are written here, everything else goes through the general methods."""
+        rendered: list[dict[str, Any]] = []
+        parts: list[dict[str, Any]] = []
+        role = ""
+        for index, canister in canisters:
+            kind = canister.role
+            wire = "model" if kind is ASSISTANT or kind is INVOCATION else "user"
+            if wire != role:
+                parts = []
+                rendered.append({"role": wire, "parts": parts})
+                role = wire
+            if kind is INVOCATION:
+                call = {
+                    "name": canister.name,  # type: ignore[attr-defined]
+                    "args": {**canister.arguments},  # type: ignore[attr-defined]
+                    "id": canister.invocation_id,  # type: ignore[attr-defined]
+                }
+                parts.append({"functionCall": call})
+                continue
+            if kind is DOCUMENT:
+                parts.extend(self.document_parts(canister, index))
+                continue
+            content = canister.content  # type: ignore[attr-defined]
+            part = content[0] if len(content) == 1 else None
+            plain = type(part) is Text and not part.extras
+            if kind is not RESULT:
+                if plain:
+                    parts.append({"text": part.text})  # type: ignore[union-attr]
+                else:
+                    parts.extend(self.content_parts(canister, index, wire == "model"))
+            elif (
+                plain
+                and canister.error is None  # type: ignore[attr-defined]
+                and part.mime_type != "application/json"  # type: ignore[union-attr]
+            ):
+                response = {
+                    "id": canister.invocation_id,  # type: ignore[attr-defined]
+                    "name": canister.name,  # type: ignore[attr-defined]
+                    "response": {"output": part.text},  # type: ignore[union-attr]
+                }
+                parts.append({"functionResponse": response})
+            else:
+                parts.append(self.result(canister, index))
+        return rendered
+
     def contents(self, canisters: Sequence[tuple[int, Canister]]) -> Any:
         lookup = {id(canister): index for index, canister in canisters}
 
@@ -769,13 +833,7 @@ class _Renderer:
                     case Role.Result:
                         parts.append(self.result(canister, index))
                     case Role.Document:
-                        self.options.note(
-                            "downgraded",
-                            NAME,
-                            describe(index, canister),
-                            "document sent as user content",
-                        )
-                        parts.extend(self.content_parts(canister, index, False))
+                        parts.extend(self.document_parts(canister, index))
                     case _:
                         parts.extend(
                             self.content_parts(canister, index, role == "model")
@@ -798,6 +856,41 @@ class _Renderer:
         ):
             return rendered[0]
         return rendered
+
+
+def _render_request(
+    conversation: Conversation, options: Mapping[str, Any], *, fast: bool = True
+) -> dict[str, Any]:
+    """The normalizer's ``render_request``; ``fast=False`` renders the contents the
+    general way (what the fast way must give, exactly)."""
+    settings = options_from(options)
+    canisters, own = request_canisters(conversation, settings, NAME)
+    positions = common_positions(conversation)
+    renderer = _Renderer(settings)
+    supervisors: list[tuple[int, Canister]] = []
+    rest: list[tuple[int, Canister]] = []
+    for canister in canisters:
+        index = positions[canister.id]
+        if canister.role is SUPERVISOR:
+            if rest:
+                settings.note(
+                    "moved",
+                    NAME,
+                    describe(index, canister),
+                    "Gemini has one system instruction, before the contents",
+                )
+            supervisors.append((index, canister))
+        else:
+            rest.append((index, canister))
+    body: dict[str, Any] = {}
+    if supervisors:
+        key, system = renderer.system(supervisors)
+        body[key] = system
+    if fast and not own:
+        body["contents"] = renderer.plain_contents(rest)
+    else:
+        body["contents"] = renderer.contents(rest)
+    return body
 
 
 # The normalizer -------------------------------------------------------------------
@@ -841,31 +934,7 @@ class GeminiNormalizer:
         self, conversation: Conversation, **options: Any
     ) -> dict[str, Any]:
         """Render ``systemInstruction`` and ``contents`` (REST casing)."""
-        settings = options_from(options)
-        canisters = complete_pairs(canisters_of(conversation, NAME), settings, NAME)
-        positions = common_positions(conversation)
-        renderer = _Renderer(settings)
-        supervisors: list[tuple[int, Canister]] = []
-        rest: list[tuple[int, Canister]] = []
-        for canister in canisters:
-            index = positions[canister.id]
-            if canister.role is Role.Supervisor:
-                if rest:
-                    settings.note(
-                        "moved",
-                        NAME,
-                        describe(index, canister),
-                        "Gemini has one system instruction, before the contents",
-                    )
-                supervisors.append((index, canister))
-            else:
-                rest.append((index, canister))
-        body: dict[str, Any] = {}
-        if supervisors:
-            key, system = renderer.system(supervisors)
-            body[key] = system
-        body["contents"] = renderer.contents(rest)
-        return body
+        return _render_request(conversation, options)
 
     @guarded
     def parse_response(self, body: Any) -> Conversation:
