@@ -43,13 +43,18 @@ from ..conversation import Conversation
 from ..exceptions import MalformedPayload
 from ..protocols import Canister, Role
 from ._common import (
+    ASSISTANT,
     BOUND,
+    DOCUMENT,
+    INVOCATION,
+    RESULT,
+    SUPERVISOR,
+    USER,
     Options,
     as_mapping,
     b64decode_exact,
     b64encode,
     canisters_of,
-    complete_pairs,
     data_url,
     decode_error_text,
     describe,
@@ -67,6 +72,7 @@ from ._common import (
     reasoning_action,
     ref_key,
     render_arguments,
+    request_canisters,
     response_metadata,
     rest,
     synthesize_id,
@@ -101,6 +107,8 @@ RESPONSE_FIELDS = (
 _REF = ref_key(NAME)
 _AUDIO_FORMATS = {"wav": "audio/wav", "mp3": "audio/mpeg"}
 _AUDIO_BACK = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3"}
+# A request's message role for a canister holding one plain text.
+_PLAIN_ROLE = {USER: "user", SUPERVISOR: "developer", ASSISTANT: "assistant"}
 _SERVER_ITEM_SUFFIXES = ("_call", "_call_output", "_output")
 
 
@@ -645,6 +653,44 @@ class _Renderer:
         item.update(extras.get("item", {}))
         return item
 
+    def plain_items(
+        self, canisters: list[tuple[int, Canister]]
+    ) -> list[dict[str, Any]]:
+        """What :meth:`items` gives for a request's canisters without Responses
+        extras, in one pass: plain texts, calls and plain results are written here,
+        every other canister goes through :meth:`items` on its own."""
+        items: list[dict[str, Any]] = []
+        for index, canister in canisters:
+            kind = canister.role
+            if kind is INVOCATION:
+                items.append(
+                    {
+                        "type": "function_call",
+                        "call_id": canister.invocation_id,  # type: ignore[attr-defined]
+                        "name": canister.name,  # type: ignore[attr-defined]
+                        "arguments": render_arguments(canister.arguments),  # type: ignore[attr-defined]
+                    }
+                )
+                continue
+            if kind is not DOCUMENT:
+                content = canister.content  # type: ignore[attr-defined]
+                part = content[0] if len(content) == 1 else None
+                if type(part) is Text and not part.extras:
+                    if kind is not RESULT:
+                        items.append({"role": _PLAIN_ROLE[kind], "content": part.text})
+                        continue
+                    if canister.error is None:  # type: ignore[attr-defined]
+                        items.append(
+                            {
+                                "type": "function_call_output",
+                                "call_id": canister.invocation_id,  # type: ignore[attr-defined]
+                                "output": part.text,
+                            }
+                        )
+                        continue
+            items.extend(self.items([(index, canister)]))
+        return items
+
     def items(self, canisters: list[tuple[int, Canister]]) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
         for index, canister in canisters:
@@ -722,6 +768,34 @@ def _instructions(
     return "\n".join(part.text for part in parts), canisters[1:]
 
 
+def _render_request(
+    conversation: Conversation, options: Mapping[str, Any], *, fast: bool = True
+) -> dict[str, Any]:
+    """The normalizer's ``render_request``; ``fast=False`` renders the input items
+    the general way (what the fast way must give, exactly)."""
+    settings = options_from(options)
+    kept, own = request_canisters(conversation, settings, NAME)
+    positions = common_positions(conversation)
+    indexed = [(positions[canister.id], canister) for canister in kept]
+    instructions, rest_ = _instructions(indexed)
+    body: dict[str, Any] = {}
+    if instructions is not None:
+        body["instructions"] = instructions
+    if (
+        len(rest_) == 1
+        and rest_[0][1].role is Role.User
+        and mine(rest_[0][1], NAME).get("string")
+    ):
+        body["input"] = rest_[0][1].content[0].text  # type: ignore[attr-defined]
+        return body
+    renderer = _Renderer(settings, response=False)
+    if fast and not own:
+        body["input"] = renderer.plain_items(rest_)
+    else:
+        body["input"] = renderer.items(rest_)
+    return body
+
+
 # The normalizer -------------------------------------------------------------------
 
 
@@ -763,23 +837,7 @@ class OpenAIResponses:
     ) -> dict[str, Any]:
         """Render ``{"instructions": ..., "input": [...]}`` (``instructions`` only
         when the conversation starts with a plain supervisor)."""
-        settings = options_from(options)
-        kept = complete_pairs(canisters_of(conversation, NAME), settings, NAME)
-        positions = common_positions(conversation)
-        indexed = [(positions[canister.id], canister) for canister in kept]
-        instructions, rest_ = _instructions(indexed)
-        body: dict[str, Any] = {}
-        if instructions is not None:
-            body["instructions"] = instructions
-        if (
-            len(rest_) == 1
-            and rest_[0][1].role is Role.User
-            and mine(rest_[0][1], NAME).get("string")
-        ):
-            body["input"] = rest_[0][1].content[0].text  # type: ignore[attr-defined]
-            return body
-        body["input"] = _Renderer(settings, response=False).items(rest_)
-        return body
+        return _render_request(conversation, options)
 
     @guarded
     def parse_response(self, body: Any) -> Conversation:
