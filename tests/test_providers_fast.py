@@ -24,7 +24,13 @@ from hypothesis import strategies as st
 import canisters as c
 from canisters import CanistersError, Conversation, providers
 from canisters.protocols import Role
-from canisters.providers import anthropic, gemini, openai_chat, openai_responses
+from canisters.providers import (
+    anthropic,
+    gemini,
+    ollama,
+    openai_chat,
+    openai_responses,
+)
 
 from . import strategies
 
@@ -33,6 +39,7 @@ Render = Callable[..., dict[str, Any]]
 FAST: dict[str, Render] = {
     "anthropic": anthropic._render_request,
     "gemini": gemini._render_request,
+    "ollama": ollama._render_request,
     "openai-chat": openai_chat._render_request,
     "openai-responses": openai_responses._render_request,
 }
@@ -351,7 +358,7 @@ FAST_WAY = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(FAST))
+@pytest.mark.parametrize("name", sorted(FAST_WAY))
 def test_canisters_without_extras_take_the_fast_way(
     name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -29,6 +29,10 @@ from ..conversation import Conversation
 from ..exceptions import MalformedPayload
 from ..protocols import Canister, Role
 from ._common import (
+    ASSISTANT,
+    DOCUMENT,
+    INVOCATION,
+    RESULT,
     Options,
     as_mapping,
     b64decode_exact,
@@ -267,10 +271,11 @@ class _Renderer:
         images: list[str] = []
         thinking: list[str] = []
         for number, part in enumerate(canister.content):
+            if part.type == "text":
+                texts.append(part.text)
+                continue
             where = describe(index, canister, number, part)
             match part.type:
-                case "text":
-                    texts.append(part.text)
                 case "reasoning":
                     native = (
                         canister.role is Role.Assistant
@@ -340,23 +345,33 @@ class _Renderer:
         return call
 
     def messages(
-        self, conversation: Conversation, *, pairs: bool = True
+        self, conversation: Conversation, *, pairs: bool = True, fast: bool = True
     ) -> list[dict[str, Any]]:
+        """The messages; with ``fast``, a canister without Ollama extras holding
+        one plain text has its content written directly (what :meth:`parts` would
+        write), so that ``fast=False`` gives exactly the same."""
         canisters = canisters_of(conversation, NAME)
         if pairs:
             canisters = complete_pairs(canisters, self.options, NAME)
-        positions = common_positions(conversation)
+        positions: dict[str, int] | None = None  # made when first needed
         rendered: list[dict[str, Any]] = []
         last: Canister | None = None
         for canister in canisters:
-            index = positions[canister.id]
             extras = mine(canister, NAME)
             role = canister.role
-            if role is Role.Invocation:
-                call = self.call(canister)
+            plain = fast and not extras
+            if role is INVOCATION:
+                if plain:
+                    function = {
+                        "name": canister.name,  # type: ignore[attr-defined]
+                        "arguments": {**canister.arguments},  # type: ignore[attr-defined]
+                    }
+                    call = {"id": canister.invocation_id, "function": function}  # type: ignore[attr-defined]
+                else:
+                    call = self.call(canister)
                 joins = (
                     last is not None
-                    and last.role in (Role.Assistant, Role.Invocation)
+                    and (last.role is ASSISTANT or last.role is INVOCATION)
                     and not extras.get("lead")
                     and (
                         last.step is None
@@ -373,26 +388,43 @@ class _Renderer:
                 last = canister
                 continue
             message = {"role": _WIRE_ROLE[role]}
-            if role is Role.Document:
-                self.options.note(
-                    "downgraded",
-                    NAME,
-                    describe(index, canister),
-                    "document sent as user",
-                )
-            self.parts(canister, index, message)
-            if role is Role.Result:
+            content = canister.content  # type: ignore[attr-defined]
+            part = content[0] if plain and len(content) == 1 else None
+            if type(part) is Text and role is not DOCUMENT:  # extras or not
+                message["content"] = part.text
+            else:
+                if positions is None:
+                    positions = common_positions(conversation)
+                index = positions[canister.id]
+                if role is DOCUMENT:
+                    self.options.note(
+                        "downgraded",
+                        NAME,
+                        describe(index, canister),
+                        "document sent as user",
+                    )
+                self.parts(canister, index, message)
+            if role is RESULT:
                 result: Any = canister
                 if result.error is not None:
                     message["content"] = encode_error_text(result.error)
                 if extras.get("tool_name", "") is not None:
                     message["tool_name"] = result.name
-            if role is Role.Assistant and "tool_calls" in extras:
+            if role is ASSISTANT and "tool_calls" in extras:
                 message["tool_calls"] = extras["tool_calls"]
             message.update(extras.get("message", {}))
             rendered.append(message)
             last = canister
         return rendered
+
+
+def _render_request(
+    conversation: Conversation, options: Mapping[str, Any], *, fast: bool = True
+) -> dict[str, Any]:
+    """The normalizer's ``render_request``; ``fast=False`` renders every canister's
+    parts the general way (what the fast way must give, exactly)."""
+    renderer = _Renderer(options_from(options))
+    return {"messages": renderer.messages(conversation, fast=fast)}
 
 
 # The normalizer -------------------------------------------------------------------
@@ -424,7 +456,7 @@ class OllamaNormalizer:
         self, conversation: Conversation, **options: Any
     ) -> dict[str, Any]:
         """Render ``{"messages": [...]}``; see :class:`~canisters.providers.Options`."""
-        return {"messages": _Renderer(options_from(options)).messages(conversation)}
+        return _render_request(conversation, options)
 
     @guarded
     def parse_response(self, body: Any) -> Conversation:
