@@ -18,7 +18,7 @@ import mimetypes
 import re
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar
 
 import attrs
 
@@ -68,6 +68,7 @@ __all__ = [
     "positions",
     "reasoning_action",
     "ref_key",
+    "Request",
     "request_canisters",
     "render_arguments",
     "sanitize_tool_id",
@@ -520,18 +521,27 @@ def complete_pairs(
     happens follows ``options.incomplete``. A result counts only after its
     invocation.
     """
-    return _complete_pairs(canisters, options, provider)[0]
+    return _complete_pairs(canisters, options, provider).canisters
+
+
+class Request(NamedTuple):
+    """The canisters a request sends (:func:`request_canisters`)."""
+
+    canisters: list[Canister]
+    """What :func:`canisters_of`, then :func:`complete_pairs` give."""
+    own: bool
+    """Whether any of them keeps extras for the provider. When none does, a
+    normalizer may render them the way that holds for canisters without extras,
+    which is faster."""
+    supervisors: list[int]
+    """Where the supervisors are among them."""
 
 
 def request_canisters(
     conversation: Iterable[Canister], options: Options, provider: str
-) -> tuple[list[Canister], bool]:
-    """Return the canisters a request sends (:func:`canisters_of`, then
-    :func:`complete_pairs`) and whether any of them keeps extras for ``provider``.
-
-    When none does, a normalizer may render them the way that holds for canisters
-    without extras, which is faster.
-    """
+) -> Request:
+    """Return the canisters a request sends, with what renderers ask of them first
+    (in the one pass that pairs invocations and results)."""
     canisters = canisters_of(conversation, provider)
     return _complete_pairs(canisters, options, provider, fresh=canisters)
 
@@ -541,13 +551,14 @@ def _complete_pairs(
     options: Options,
     provider: str,
     fresh: list[Canister] | None = None,
-) -> tuple[list[Canister], bool]:
-    """:func:`complete_pairs`, and whether a canister keeps extras for ``provider``;
-    ``canisters`` is returned as is when it is ``fresh``, a list of the caller's."""
+) -> Request:
+    """:func:`complete_pairs` as a :class:`Request`; ``canisters`` is returned as
+    is when it is ``fresh``, a list of the caller's."""
     invoked: dict[str, int] = {}
     answered: set[str] = set()
     orphans: list[int] = []
     foreign: list[int] = []
+    supervisors: list[int] = []
     own = False
     for index, canister in enumerate(canisters):
         if canister.extras:
@@ -563,11 +574,14 @@ def _complete_pairs(
                 answered.add(invocation_id)
             else:
                 orphans.append(index)
+        elif role is SUPERVISOR:
+            supervisors.append(index)
     if foreign:
         canisters = _without_bound(canisters, foreign, options, provider)
         return _complete_pairs(canisters, options, provider)
     if options.incomplete == "keep" or (len(answered) == len(invoked) and not orphans):
-        return (fresh if canisters is fresh else list(canisters)), own
+        kept = fresh if canisters is fresh else list(canisters)
+        return Request(kept, own, supervisors)
     pending = [index for key, index in invoked.items() if key not in answered]
     if options.incomplete == "error":
         names = [
@@ -584,7 +598,9 @@ def _complete_pairs(
             describe(index, canisters[index]),
             "incomplete invocation/result pair skipped",
         )
-    return [c for index, c in enumerate(canisters) if index not in skipped], own
+    kept = [c for index, c in enumerate(canisters) if index not in skipped]
+    supervisors = [index for index, c in enumerate(kept) if c.role is SUPERVISOR]
+    return Request(kept, own, supervisors)
 
 
 BOUND = "bound"

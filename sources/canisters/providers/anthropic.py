@@ -800,11 +800,11 @@ def _render_request(
     (what the fast way must give, exactly)."""
     opts = common.options_from(options)
     renderer = _Renderer(opts)
-    canisters, own = common.request_canisters(conversation, opts, NAME)
+    canisters, own, supervisors = common.request_canisters(conversation, opts, NAME)
     system = [
-        (index, canister)
-        for index, canister in enumerate(canisters)
-        if canister.role is SUPERVISOR and _top_level(canister)
+        (index, canisters[index])
+        for index in supervisors
+        if _top_level(canisters[index])
     ]
     for number, (index, canister) in enumerate(system):
         if index != number:  # other canisters came before

@@ -864,7 +864,7 @@ def _render_request(
     """The normalizer's ``render_request``; ``fast=False`` renders the contents the
     general way (what the fast way must give, exactly)."""
     settings = options_from(options)
-    canisters, own = request_canisters(conversation, settings, NAME)
+    canisters, own, _ = request_canisters(conversation, settings, NAME)
     positions = common_positions(conversation)
     renderer = _Renderer(settings)
     supervisors: list[tuple[int, Canister]] = []
