@@ -248,7 +248,7 @@ def as_mapping(body: object, path: str = "$") -> Mapping[str, Any]:
     dumped with ``model_dump(mode="json", exclude_unset=True)`` so that only the
     fields the provider sent come back; ``to_dict()`` is tried next.
     """
-    if isinstance(body, Mapping):
+    if type(body) is dict or isinstance(body, Mapping):
         return body
     dump = getattr(body, "model_dump", None)
     if callable(dump):
@@ -268,7 +268,8 @@ def as_mapping(body: object, path: str = "$") -> Mapping[str, Any]:
 
 def expect_mapping(value: object, path: str) -> Mapping[str, Any]:
     """Return ``value`` if it is a JSON object (SDK objects converted), else raise."""
-    if isinstance(value, Mapping):
+    # A dict, the common case, without the ABC check (several times slower).
+    if type(value) is dict or isinstance(value, Mapping):
         return value
     if hasattr(value, "model_dump") or hasattr(value, "to_dict"):
         return as_mapping(value, path)
@@ -304,6 +305,8 @@ def _kind(value: object) -> str:
 
 def rest(source: Mapping[str, Any], known: frozenset[str]) -> dict[str, Any]:
     """Return the keys of ``source`` outside ``known``: what rides in ``extras``."""
+    if known.issuperset(source):
+        return {}
     return {key: value for key, value in source.items() if key not in known}
 
 
@@ -378,7 +381,7 @@ def parse_arguments(raw: object, path: str) -> tuple[dict[str, Any], str | None]
     would not reproduce it exactly (so that it can ride in ``extras``). A string
     that is not a JSON object raises :class:`MalformedPayload`.
     """
-    if isinstance(raw, Mapping):
+    if type(raw) is not str and isinstance(raw, Mapping):
         return dict(raw), None
     text = expect_str(raw, path)
     if text.strip() == "":
