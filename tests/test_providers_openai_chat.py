@@ -407,3 +407,66 @@ def test_near_miss_requests_only_raise_provider_errors(messages: list[Any]) -> N
     except canisters.ProviderError:
         return
     normalizer().render_request(conversation, unsupported="drop", incomplete="keep")
+
+
+def _call_arguments(arguments: dict[str, Any]) -> str:
+    body = providers.get(NAME).render_request(
+        Conversation(
+            [
+                Invocation("f", arguments, invocation_id="call_1"),
+                Result("call_1", "f", "ok"),
+            ]
+        )
+    )
+    text: str = body["messages"][0]["tool_calls"][0]["function"]["arguments"]
+    return text
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ({"city": "Paris", "days": [1, 2.5]}, '{"city":"Paris","days":[1,2.5]}'),
+        ({"name": "Zoë ✓"}, '{"name":"Zoë ✓"}'),
+        ({"optional": None}, '{"optional":null}'),
+        # Beyond what orjson writes exactly: the standard library takes over.
+        ({"big": 2**70}, '{"big":1180591620717411303424}'),
+        ({"x": float("nan")}, '{"x":NaN}'),
+        ({"nested": {1: "a"}}, '{"nested":{"1":"a"}}'),
+    ],
+)
+def test_arguments_go_out_as_compact_json(
+    arguments: dict[str, Any], expected: str
+) -> None:
+    assert _call_arguments(arguments) == expected
+
+
+def test_arguments_in_another_form_come_back_as_received() -> None:
+    spaced = '{"city": "Paris",  "days": 3}'
+    body = {
+        "messages": [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "f", "arguments": spaced},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_1", "content": "ok"},
+        ]
+    }
+    conversation = providers.get(NAME).parse_request(body)
+    invocation = conversation[0]
+    assert dict(invocation.arguments) == {"city": "Paris", "days": 3}  # type: ignore[attr-defined]
+    again = providers.get(NAME).render_request(conversation)
+    assert again["messages"][0]["tool_calls"][0]["function"]["arguments"] == spaced
+    # Compact arguments are canonical: nothing needs keeping.
+    compact = json.loads(json.dumps(body))
+    compact["messages"][0]["tool_calls"][0]["function"]["arguments"] = (
+        '{"city":"Paris","days":3}'
+    )
+    parsed = providers.get(NAME).parse_request(compact)
+    assert "openai-chat" not in parsed[0].extras

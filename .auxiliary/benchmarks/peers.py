@@ -15,6 +15,7 @@ import os
 from datetime import datetime, timezone
 from typing import Any
 
+import orjson
 from corpus import Spec
 
 import canisters
@@ -331,7 +332,8 @@ def openai_from_records(records: list[dict[str, Any]]) -> dict[str, Any]:
                 "type": "function",
                 "function": {
                     "name": record["name"],
-                    "arguments": json.dumps(record["arguments"], ensure_ascii=False),
+                    # Compact JSON, as OpenAI writes it (and canisters).
+                    "arguments": orjson.dumps(record["arguments"]).decode(),
                 },
             }
             if last is not None and last["role"] == "assistant":

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple, TypeVar
 
 import attrs
+import orjson
 
 from ..canisters import ErrorCode, ErrorInfo, Metadata, Usage
 from ..content import Text
@@ -51,6 +52,7 @@ __all__ = [
     "encode_error_text",
     "expect_list",
     "expect_mapping",
+    "encode_arguments",
     "expect_str",
     "group_turns",
     "guarded",
@@ -355,8 +357,28 @@ def with_response(
 # Tool-call arguments -----------------------------------------------------------------
 
 # What json.dumps(value, ensure_ascii=False) does, without building an encoder for
-# every call (the same output, a quarter faster on tool-call arguments).
+# every call. Error texts keep this spaced form.
 _encode = json.JSONEncoder(ensure_ascii=False).encode
+_encode_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def encode_arguments(arguments: Mapping[str, Any]) -> str:
+    """Return the canonical JSON text of tool-call arguments: compact, unescaped.
+
+    This is the form OpenAI's APIs write themselves (``{"city":"Paris"}``), and
+    what pydantic-ai sends. orjson writes it about ten times faster than
+    :mod:`json`; the standard library takes over where orjson cannot be exact:
+    integers beyond 64 bits and keys that are not strings (which orjson refuses),
+    and NaN or infinities (which orjson would write as ``null``, so any output
+    holding ``null`` is written again by the standard library).
+    """
+    try:
+        encoded = orjson.dumps(arguments)
+    except TypeError:
+        return _encode_compact(arguments)
+    if b"null" in encoded:
+        return _encode_compact(arguments)
+    return encoded.decode()
 
 
 def render_arguments(arguments: Mapping[str, Any], kept: object = None) -> str:
@@ -371,7 +393,7 @@ def render_arguments(arguments: Mapping[str, Any], kept: object = None) -> str:
                 return kept
         except ValueError:
             pass
-    return _encode(arguments)
+    return encode_arguments(arguments)
 
 
 def parse_arguments(raw: object, path: str) -> tuple[dict[str, Any], str | None]:
@@ -393,7 +415,7 @@ def parse_arguments(raw: object, path: str) -> tuple[dict[str, Any], str | None]
         raise MalformedPayload(f"arguments are not valid JSON: {error}", path) from None
     if not isinstance(value, dict):
         raise MalformedPayload("arguments must encode a JSON object", path)
-    kept = None if _encode(value) == text else text
+    kept = None if encode_arguments(value) == text else text
     return value, kept
 
 

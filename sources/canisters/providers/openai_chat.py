@@ -11,8 +11,8 @@ they belong to:
 - on parts: ``outer`` / ``inner`` (other keys of the part and of its payload,
   such as ``detail``), ``refusal`` (``"field"`` for ``message.refusal``,
   ``"part"`` for a refusal content part), ``raw`` (non-canonical base64);
-- on invocations: ``arguments`` (the arguments string when it is not what
-  ``json.dumps`` gives), ``call`` / ``function`` (other keys), ``legacy``
+- on invocations: ``arguments`` (the arguments string when it is not the
+  compact JSON canisters writes), ``call`` / ``function`` (other keys), ``legacy``
   (the deprecated ``function_call`` / ``role: "function"`` forms);
 - on the first assistant of a response choice: ``choice`` (``index``,
   ``finish_reason``, ``logprobs``, Azure filter results...) and, on the first

@@ -17,7 +17,8 @@ list content), on the first part of each message item; ``part`` (other part
 keys such as ``annotations``, ``logprobs``, ``detail``); ``role`` on
 supervisors (``"system"``, or ``"developer"`` where it would otherwise read as
 ``instructions``); ``summary`` on reasoning (when it is not one entry);
-``arguments`` on invocations (the string when not what ``json.dumps`` gives);
+``arguments`` on invocations (the string when it is not the compact JSON
+canisters writes);
 and ``response`` (``id``, ``status``, ``usage``...) on the first canister of a
 response.
 """
