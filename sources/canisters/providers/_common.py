@@ -360,6 +360,7 @@ def with_response(
 # every call. Error texts keep this spaced form.
 _encode = json.JSONEncoder(ensure_ascii=False).encode
 _encode_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_dumps = orjson.dumps
 
 
 def encode_arguments(arguments: Mapping[str, Any]) -> str:
@@ -373,7 +374,7 @@ def encode_arguments(arguments: Mapping[str, Any]) -> str:
     holding ``null`` is written again by the standard library).
     """
     try:
-        encoded = orjson.dumps(arguments)
+        encoded = _dumps(arguments)
     except TypeError:
         return _encode_compact(arguments)
     if b"null" in encoded:

@@ -852,8 +852,10 @@ def _render_plain_messages(
     general functions, with the same index.
     """
     renderer = _Renderer(options)
+    encode = common.encode_arguments  # without extras, nothing kept to prefer
     messages: list[dict[str, Any]] = []
     turn: dict[str, Any] | None = None  # the assistant message invocations may join
+    calls: list[dict[str, Any]] | None = None  # its tool calls, once it has some
     step = None  # the step of the canister before
     for index, canister in enumerate(canisters):
         kind = canister.role
@@ -863,26 +865,26 @@ def _render_plain_messages(
                 "type": "function",
                 "function": {
                     "name": canister.name,  # type: ignore[attr-defined]
-                    "arguments": common.render_arguments(canister.arguments),  # type: ignore[attr-defined]
+                    "arguments": encode(canister.arguments),  # type: ignore[attr-defined]
                 },
             }
-            if turn is not None and (
-                step is None or canister.step is None or step == canister.step
-            ):
-                calls = turn.get("tool_calls")
+            this = canister.step
+            if turn is not None and (step is None or this is None or step == this):
                 if calls is None:
-                    turn["tool_calls"] = [call]
+                    calls = turn["tool_calls"] = [call]
                 else:
                     calls.append(call)
             else:
                 if renderer.moved:
                     messages.append({"role": "user", "content": renderer.moved})
                     renderer.moved = []
-                turn = {"role": "assistant", "content": None, "tool_calls": [call]}
+                calls = [call]
+                turn = {"role": "assistant", "content": None, "tool_calls": calls}
                 messages.append(turn)
-            step = canister.step
+            step = this
             continue
         step = canister.step
+        calls = None
         content = canister.content  # type: ignore[attr-defined]
         part = content[0] if len(content) == 1 else None
         plain = type(part) is Text and not part.extras
@@ -908,6 +910,7 @@ def _render_plain_messages(
                 turn = {"role": "assistant", "content": part.text}  # type: ignore[union-attr]
             else:
                 turn = _render_assistant(renderer, index, [canister])
+                calls = turn.get("tool_calls")
             messages.append(turn)
             continue
         turn = None
