@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import canisters as c
+from canisters import _wire as w
 from canisters import serialization as s
 
 from . import strategies
@@ -32,16 +33,16 @@ ENVELOPE = f'"id": "u", "timestamp": "{WHEN}"'
 @contextmanager
 def hooks_only() -> Iterator[None]:
     """Turn the fast path off: every document goes through the hooks."""
-    saved = s._FAST[:]
-    s._FAST[:] = [None]
+    saved = w._FAST[:]
+    w._FAST[:] = [None]
     try:
         yield
     finally:
-        s._FAST[:] = saved
+        w._FAST[:] = saved
 
 
-def fast() -> s._Fast:
-    path = s._fast()
+def fast() -> w._Fast:
+    path = w.fast()
     assert path is not None
     return path
 
@@ -399,10 +400,10 @@ def test_jsonl_errors_are_unchanged() -> None:
 def test_replacing_a_built_in_hook_turns_the_fast_path_off(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(s, "_FAST", [])
+    monkeypatch.setattr(w, "_FAST", [])
     monkeypatch.setitem(s._CONTENT_IN, "text", s._CONTENT_IN["text"])
     monkeypatch.setitem(s._CONTENT_OUT, c.Text, s._CONTENT_OUT[c.Text])
-    assert s._fast() is not None
+    assert w.fast() is not None
 
     def shout(record: Any) -> c.Text:
         return c.Text(str(record["text"]).upper())
@@ -410,5 +411,5 @@ def test_replacing_a_built_in_hook_turns_the_fast_path_off(
     s.register_content(
         c.Text, "text", unstructure=lambda part: {"text": part.text}, structure=shout
     )
-    assert s._fast() is None
+    assert w.fast() is None
     assert c.from_json(c.to_json(c.User("hi"))).content == (c.Text("HI"),)

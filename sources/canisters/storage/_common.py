@@ -30,13 +30,13 @@ from typing import Any, Final, Literal
 import attrs
 import orjson
 
+from .._wire import fast as _fast
 from ..content import is_content_id
 from ..exceptions import IntegrityError, ModelError, SerializationError, StorageError
 from ..protocols import Canister, Role
 from ..serialization import (
     FORMAT_VERSION,
     _encode_json,
-    _fast,
     migrate,
     structure_canister,
     unstructure_canister,

@@ -1,0 +1,468 @@
+"""The fast path of reading documents: msgspec decodes them into wire structs.
+
+Internal to :mod:`canisters.serialization`, which loads this module (and msgspec
+with it) on the first read, so that ``import canisters`` stays cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Annotated, Any, Final, Literal
+
+import attrs
+
+from ._frozen import EMPTY, FrozenDict, freeze
+from .canisters import (
+    Assistant,
+    Document,
+    ErrorInfo,
+    Invocation,
+    Metadata,
+    Result,
+    Supervisor,
+    Usage,
+    User,
+)
+from .content import Audio, File, Image, Media, Reasoning, Text, Video
+from .conversation import Conversation
+from .protocols import Canister, Content
+from .serialization import (
+    CANISTER_FORMAT,
+    CONTENT_FORMAT,
+    CONVERSATION_FORMAT,
+    FORMAT_VERSION,
+    _intern,
+    _new_metadata,
+    _shadow,
+    _trusted,
+    _unb64,
+    _utf8,
+)
+
+# A document holding only the built-in classes, in their usual shapes, is
+# decoded by msgspec into "wire" structs whose fields have exactly the types the
+# hooks above accept; msgspec checks those types in C, and the structs are turned
+# into canisters by code generated once per class, which sets the slots as the
+# trusted constructors do. Anything else -- a tag msgspec does not know (a
+# registered class), an unknown field, a value of another type, an older
+# version, text that is not JSON -- makes msgspec or the conversion raise, and
+# the document is read again by the hooks, which give the result or the located
+# error they always gave: the fast path is an optimisation, never a second
+# definition of the format. It also shares, within one document, the
+# invocation id of a result with its invocation and one Metadata between the
+# canisters whose metadata names only the same model and finish reason.
+
+_WIRE_ENVELOPE: Final = """\
+def build(wire, memo):
+    obj = shadow()
+    obj.id = wire.id
+    text = wire.timestamp
+    moment = fromisoformat(text[:-1] + "+00:00" if text[-1] in "Zz" else text)
+    if moment.tzinfo is None:
+        raise ValueError(text)
+    obj.timestamp = moment
+    obj.parent_id = wire.parent_id
+    value = wire.trace_id
+    obj.trace_id = value if value is None else intern(value)
+    value = wire.policy
+    obj.policy = value if value is None else intern(value)
+    obj.step = wire.step
+    value = wire.metadata
+    obj.metadata = value if value is None else value.build(memo)
+    value = wire.extras
+    obj.extras = FrozenDict(value) if value else EMPTY
+"""
+_WIRE_CONTENT: Final = """\
+    parts = wire.content
+    obj.content = (
+        (parts[0].build(),)
+        if len(parts) == 1
+        else tuple([part.build() for part in parts])
+    )
+"""
+_WIRE_TAILS: Final[dict[Any, str]] = {
+    User: _WIRE_CONTENT,
+    Assistant: _WIRE_CONTENT,
+    Supervisor: _WIRE_CONTENT,
+    Document: _WIRE_CONTENT
+    + "    obj.title = wire.title\n    obj.document_id = wire.document_id\n",
+    Invocation: """\
+    obj.name = intern(wire.name)
+    value = wire.arguments
+    obj.arguments = FrozenDict(value) if value else EMPTY
+    value = wire.invocation_id
+    obj.invocation_id = memo.setdefault(value, value)
+""",
+    Result: """\
+    value = wire.invocation_id
+    obj.invocation_id = memo.setdefault(value, value)
+    obj.name = intern(wire.name)
+"""
+    + _WIRE_CONTENT
+    + """\
+    value = wire.error
+    obj.error = value if value is None else value.build()
+""",
+}
+_WIRE_TEXT: Final = """\
+def build(wire):
+    obj = shadow()
+    obj.text = wire.text
+    obj.mime_type = wire.mime_type
+    obj.id = wire.id
+    value = wire.extras
+    obj.extras = FrozenDict(value) if value else EMPTY
+    obj.__class__ = cls
+    return obj
+"""
+
+
+def _generated(source: str, cls: type) -> Callable[..., Any]:
+    """Compile a wire builder for ``cls`` (see :func:`_shadow`)."""
+    shadow = _shadow(cls)
+    if shadow is None:  # pragma: no cover - see _shadow
+        raise TypeError(f"cannot build {cls} from its shadow")
+    namespace: dict[str, Any] = {
+        "cls": cls,
+        "shadow": shadow,
+        "fromisoformat": datetime.fromisoformat,
+        "intern": _intern,
+        "FrozenDict": FrozenDict,  # what freeze() makes of a non-empty dict
+        "EMPTY": EMPTY,
+    }
+    exec(source, namespace)
+    build: Callable[..., Any] = namespace["build"]
+    return build
+
+
+def _media_from_wire(cls: type[Media]) -> Callable[[Any], Media]:
+    with_filename = cls is File
+
+    def build(wire: Any) -> Media:
+        data, refs, extras = wire.data, wire.refs, wire.extras
+        extra = {"filename": wire.filename} if with_filename else {}
+        return cls(
+            data=data if data is None else _unb64(data, "data"),
+            url=wire.url,
+            content_id=wire.content_id,
+            refs=EMPTY if refs is None else freeze(refs),
+            mime_type=wire.mime_type,
+            hint=wire.hint,
+            id=wire.id,
+            extras=EMPTY if extras is None else freeze(extras),
+            **extra,
+        )
+
+    return build
+
+
+def _reasoning_from_wire(wire: Any) -> Reasoning:
+    extras = wire.extras
+    return Reasoning(
+        wire.text,
+        wire.signature,
+        wire.redacted,
+        wire.provider,
+        id=wire.id,
+        extras=EMPTY if extras is None else freeze(extras),
+    )
+
+
+def _metadata_from_wire(wire: Any, memo: dict[Any, Any]) -> Metadata:
+    model, finish_reason = wire.model, wire.finish_reason
+    if model is not None:
+        model = _intern(model)
+    if finish_reason is not None:
+        finish_reason = _intern(finish_reason)
+    usage, custom = wire.usage, wire.custom
+    if (
+        usage is None
+        and custom is None
+        and wire.latency_ms is None
+        and wire.cache_hit is None
+        and wire.retries is None
+        and wire.quality is None
+    ):
+        # Only a model and a finish reason, as on most turns: one Metadata each.
+        key = (model, finish_reason)
+        shared: Metadata | None = memo.get(key)
+        if shared is None:
+            shared = memo[key] = _new_metadata(
+                model, None, None, None, None, None, finish_reason, EMPTY
+            )
+        return shared
+    return _new_metadata(
+        model,
+        wire.latency_ms,
+        None if usage is None else usage.build(),
+        wire.cache_hit,
+        wire.retries,
+        wire.quality,
+        finish_reason,
+        EMPTY if custom is None else freeze(custom),
+    )
+
+
+def _usage_from_wire(wire: Any) -> Usage:
+    return Usage(
+        wire.input_tokens,
+        wire.output_tokens,
+        wire.cached_tokens,
+        wire.cache_write_tokens,
+        wire.reasoning_tokens,
+    )
+
+
+def _error_from_wire(wire: Any) -> ErrorInfo:
+    return ErrorInfo(wire.code, wire.message, wire.retryable, wire.details)
+
+
+class _Fast:
+    """The decoders of the fast path (built on first use: msgspec loads then)."""
+
+    def __init__(self) -> None:
+        import msgspec
+        from msgspec import Meta
+
+        text = str | None
+        mapping = dict[str, Any] | None
+        number = int | float | None
+        options: dict[str, Any] = {
+            "kw_only": True,
+            "forbid_unknown_fields": True,
+            "gc": False,
+            "module": __name__,
+        }
+
+        def struct(
+            name: str, fields: list[Any], build: Callable[..., Any], **more: Any
+        ) -> type:
+            made: type = msgspec.defstruct(
+                f"_Wire{name}", fields, namespace={"build": build}, **options, **more
+            )
+            return made
+
+        content_tag = {"tag_field": "type"}
+        text_part = struct(
+            "Text",
+            [
+                ("text", str),
+                ("mime_type", str, "text/plain"),
+                ("id", text, None),
+                ("extras", mapping, None),
+            ],
+            _generated(_WIRE_TEXT, Text),
+            tag="text",
+            **content_tag,
+        )
+        media_fields = [
+            ("data", text, None),
+            ("url", text, None),
+            ("content_id", text, None),
+            ("refs", mapping, None),
+            ("mime_type", text, None),
+            ("hint", text, None),
+            ("id", text, None),
+            ("extras", mapping, None),
+        ]
+        media = [
+            struct(
+                cls.__name__,
+                media_fields + ([("filename", text, None)] if cls is File else []),
+                _media_from_wire(cls),
+                tag=cls.type,
+                **content_tag,
+            )
+            for cls in (Image, Audio, Video, File)
+        ]
+        reasoning = struct(
+            "Reasoning",
+            [
+                ("text", str, ""),
+                ("signature", text, None),
+                ("redacted", text, None),
+                ("provider", text, None),
+                ("id", text, None),
+                ("extras", mapping, None),
+            ],
+            _reasoning_from_wire,
+            tag="reasoning",
+            **content_tag,
+        )
+        part: Any = text_part | reasoning
+        for kind in media:
+            part = part | kind
+        usage = struct(
+            "Usage",
+            [
+                ("input_tokens", int, 0),
+                ("output_tokens", int, 0),
+                ("cached_tokens", int, 0),
+                ("cache_write_tokens", int, 0),
+                ("reasoning_tokens", int, 0),
+            ],
+            _usage_from_wire,
+        )
+        metadata = struct(
+            "Metadata",
+            [
+                ("model", text, None),
+                ("latency_ms", number, None),
+                ("usage", usage | None, None),
+                ("cache_hit", bool | None, None),
+                ("retries", int | None, None),
+                ("quality", number, None),
+                ("finish_reason", text, None),
+                ("custom", mapping, None),
+            ],
+            _metadata_from_wire,
+        )
+        error = struct(
+            "Error",
+            [
+                ("code", str),
+                ("message", str),
+                ("retryable", bool, False),
+                ("details", mapping, None),
+            ],
+            _error_from_wire,
+        )
+        envelope = [
+            ("id", Annotated[str, Meta(min_length=1)]),
+            ("timestamp", str),
+            ("parent_id", text, None),
+            ("trace_id", text, None),
+            ("policy", text, None),
+            ("step", Annotated[int, Meta(ge=0)] | None, None),
+            ("metadata", metadata | None, None),
+            ("extras", mapping, None),
+        ]
+        content: Any = ("content", list[part], [])
+        fields: dict[type, list[Any]] = {
+            User: [content],
+            Assistant: [content],
+            Supervisor: [content],
+            Document: [content, ("title", text, None), ("document_id", text, None)],
+            Invocation: [
+                ("name", str),
+                ("arguments", mapping, None),
+                ("invocation_id", str),
+            ],
+            Result: [
+                ("invocation_id", str),
+                ("name", str),
+                content,
+                ("error", error | None, None),
+            ],
+        }
+        # A field the wire structs lack would be left unset: fail loudly instead.
+        for cls, names in [
+            *((cls, [f[0] for f in envelope + more]) for cls, more in fields.items()),
+            (Text, list(text_part.__struct_fields__)),  # type: ignore[attr-defined]
+        ]:
+            if sorted(names) != sorted(f.name for f in attrs.fields(cls)):
+                raise RuntimeError(f"the wire struct misses fields of {cls}")
+        canister: Any = None
+        for cls, tail in _WIRE_TAILS.items():
+            source = _WIRE_ENVELOPE + tail + "    obj.__class__ = cls\n    return obj\n"
+            kind = struct(
+                cls.__name__,
+                envelope + fields[cls],
+                _generated(source, cls),
+                tag_field="role",
+                tag=cls.role.value,
+            )
+            canister = kind if canister is None else canister | kind
+        version = Literal[FORMAT_VERSION]  # type: ignore[valid-type]
+        new_conversation = _trusted(Conversation)
+
+        def conversation_from_wire(wire: Any) -> Conversation:
+            memo: dict[Any, Any] = {}
+            return new_conversation(tuple([c.build(memo) for c in wire.canisters]))
+
+        documents = (
+            struct(
+                "ConversationDocument",
+                [("version", version), ("canisters", list[canister])],
+                conversation_from_wire,
+                tag=CONVERSATION_FORMAT,
+                tag_field="format",
+            )
+            | struct(
+                "CanisterDocument",
+                [("version", version), ("canister", canister)],
+                lambda wire: wire.canister.build({}),
+                tag=CANISTER_FORMAT,
+                tag_field="format",
+            )
+            | struct(
+                "ContentDocument",
+                [("version", version), ("content", part)],
+                lambda wire: wire.content.build(),
+                tag=CONTENT_FORMAT,
+                tag_field="format",
+            )
+        )
+        self.document = msgspec.json.Decoder(documents).decode
+        self.canister = msgspec.json.Decoder(canister).decode
+        # A line of a store's log (see canisters.storage), whose record is read
+        # here once its chain and digest are checked.
+        self.log_record = msgspec.json.Decoder(
+            msgspec.defstruct(
+                "_WireLogRecord",
+                [
+                    ("seq", int),
+                    ("prev", str),
+                    ("v", version),
+                    ("canister", canister),
+                    ("digest", str),
+                ],
+                **options,
+            )
+        ).decode
+        self.any = msgspec.json.Decoder().decode
+        self.new_conversation = new_conversation
+
+    def from_json(self, text: str | bytes) -> Conversation | Canister | Content:
+        value: Conversation | Canister | Content = self.document(_utf8(text)).build()
+        return value
+
+    def from_jsonl(self, text: str | bytes) -> Conversation:
+        if type(text) is bytes:
+            text = text.decode("utf-8")
+        assert type(text) is str
+        lines = [line for line in text.split("\n") if line.strip()]
+        header = self.any(lines[0])
+        if (
+            type(header) is not dict
+            or header.get("format") != CONVERSATION_FORMAT
+            or header.get("version") != FORMAT_VERSION
+        ):
+            raise ValueError("not a current header")
+        decode = self.canister
+        memo: dict[Any, Any] = {}
+        return self.new_conversation(
+            tuple([decode(line).build(memo) for line in lines[1:]])
+        )
+
+
+_FAST: list[_Fast | None] = []
+
+
+def fast() -> _Fast | None:
+    """The fast path's decoders, or ``None`` where it cannot serve (see above)."""
+    if not _FAST:
+        try:
+            fast: _Fast | None = _Fast()
+        # msgspec is a dependency, and the tests require the fast path; should it
+        # be missing or refuse the wire structs, the hooks still read everything.
+        except Exception:  # pragma: no cover
+            fast = None
+        _FAST.append(fast)
+    return _FAST[0]
+
+
+def disable() -> None:
+    """Send every document through the hooks: a built-in tag's hook was replaced."""
+    _FAST[:] = [None]
