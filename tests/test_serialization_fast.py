@@ -208,6 +208,15 @@ KEYS = [
 ]
 
 
+def perturb(record: dict[str, Any], changes: list[tuple[str, Any]]) -> None:
+    """Apply ``changes`` to ``record``: ``None`` deletes a key, anything else sets it."""
+    for key, value in changes:
+        if value is None and key in record:
+            del record[key]
+        else:
+            record[key] = value
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     strategies.canisters_,
@@ -220,11 +229,7 @@ def test_perturbed_records_read_as_the_hooks_read_them(
     canister: Any, changes: list[tuple[str, Any]]
 ) -> None:
     record = s.unstructure_canister(canister)
-    for key, value in changes:
-        if value is None and key in record:
-            del record[key]
-        else:
-            record[key] = value
+    perturb(record, changes)
     check_against_hooks(canister_document(record), c.from_json)
 
 
@@ -261,11 +266,7 @@ def test_perturbed_parts_read_as_the_hooks_read_them(
     part: Any, changes: list[tuple[str, Any]]
 ) -> None:
     record = s.unstructure_content(part)
-    for key, value in changes:
-        if value is None and key in record:
-            del record[key]
-        else:
-            record[key] = value
+    perturb(record, changes)
     check_against_hooks(canister_document({**GOOD, "content": [record]}), c.from_json)
 
 

@@ -1288,6 +1288,19 @@ def _disable_fast() -> None:
     _wire.disable()
 
 
+def _read_fast(text: object, reader: str) -> Any:
+    """What the fast path's ``reader`` (``"from_json"`` or ``"from_jsonl"``) reads
+    from ``text``; ``None`` when it does not serve or refuses the text, which the
+    hooks then read again, for the located error."""
+    fast = _fast()
+    if fast is None or not (type(text) is bytes or type(text) is str):
+        return None
+    try:
+        return getattr(fast, reader)(text)
+    except Exception:
+        return None
+
+
 def _utf8(text: str | bytes) -> str | bytes:
     """Text for msgspec: a str beyond ASCII as bytes, as msgspec (like orjson)
     would otherwise keep a UTF-8 copy attached to the caller's string."""
@@ -1410,12 +1423,9 @@ def to_json(value: Conversation | Canister | Content) -> str:
 
 def from_json(text: str | bytes) -> Conversation | Canister | Content:
     """Read a document written by :func:`to_json` (or by an older version)."""
-    fast = _fast()
-    if fast is not None and (type(text) is bytes or type(text) is str):
-        try:
-            return fast.from_json(text)
-        except Exception:  # redone below, with a located error
-            pass
+    read = _read_fast(text, "from_json")
+    if read is not None:
+        return read  # type: ignore[no-any-return]
     document = _loads(text)
     if not isinstance(document, dict):
         raise SerializationError(
@@ -1449,12 +1459,9 @@ def to_jsonl(conversation: Iterable[Canister]) -> str:
 
 def from_jsonl(text: str | bytes) -> Conversation:
     """Read JSONL written by :func:`to_jsonl`; blank lines are ignored."""
-    fast = _fast()
-    if fast is not None and (type(text) is bytes or type(text) is str):
-        try:
-            return fast.from_jsonl(text)
-        except Exception:  # redone below, with a located error
-            pass
+    read = _read_fast(text, "from_jsonl")
+    if read is not None:
+        return read  # type: ignore[no-any-return]
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
