@@ -21,9 +21,39 @@ def test_a_good_conversation_passes() -> None:
     c.validate([c.User("hi"), call, c.Result(call.invocation_id, "f", "ok")])
 
 
-@pytest.mark.parametrize("content", [(), (c.Text(""),), (c.Text(""), c.Text(""))])
+@pytest.mark.parametrize(
+    "content",
+    [
+        (),
+        (c.Text(""),),
+        (c.Text(""), c.Text("")),
+        (c.Text("   "),),
+        (c.Text(" \t\n\r\u00a0\u2003"),),
+        (c.Text("\n"), c.Text("\t ")),
+        (c.Text("  ", mime_type="text/markdown"),),
+    ],
+)
 def test_empty_user_message(content: tuple[c.Text, ...]) -> None:
     assert _codes([c.User(content)]) == [(0, "empty-user-message")]
+
+
+def test_whitespace_user_message_is_rejected_by_validate() -> None:
+    with pytest.raises(c.InvalidConversation, match="empty-user-message"):
+        c.validate([c.User("  \n\t ")])
+
+
+@pytest.mark.parametrize("text", [" a ", "\n.\n", "  x"])
+def test_user_text_with_something_besides_whitespace_is_not_empty(text: str) -> None:
+    assert _codes([c.User(text)]) == []
+
+
+def test_blank_text_beside_media_is_not_empty() -> None:
+    blank_and_image = (c.Text("   "), c.Image(url="https://e.com/x"))
+    assert _codes([c.User(blank_and_image)]) == []
+
+
+def test_whitespace_only_assistant_text_is_not_this_rule() -> None:
+    assert _codes([c.User("hi"), c.Assistant("  ")]) == []
 
 
 def test_user_with_only_media_is_not_empty() -> None:

@@ -7,7 +7,9 @@ client submitted safe to send on.
 The rules, by :attr:`~canisters.Problem.code`:
 
 ``empty-user-message``
-    a user canister with no content, or only empty text
+    a user canister with no content, or whose only content is text that is
+    empty or all whitespace (spaces, tabs, newlines); blank text beside an image
+    or other media is still a valid message
 ``invocation-without-name``
     an invocation whose name is empty
 ``duplicate-invocation-id``
@@ -48,8 +50,12 @@ _MEDIA_TYPES = frozenset({"image", "audio", "video", "file"})
 
 
 def _empty(content: Iterable[Content]) -> bool:
+    """Whether ``content`` holds nothing but text that is empty after stripping."""
     for part in content:
-        if part.type != "text" or getattr(part, "text", None):
+        if part.type != "text":
+            return False
+        text = getattr(part, "text", None)
+        if not isinstance(text, str) or text.strip():
             return False
     return True
 
