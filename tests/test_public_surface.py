@@ -11,6 +11,8 @@ import pytest
 
 import canisters
 
+from .surface_support import needs_docstring
+
 TOP_LEVEL = {
     "Assistant",
     "Audio",
@@ -125,7 +127,7 @@ def test_every_public_name_has_a_docstring(module: str) -> None:
     loaded = importlib.import_module(module)
     for name in loaded.__all__:
         value = getattr(loaded, name)
-        if inspect.isclass(value) or inspect.isfunction(value):
+        if needs_docstring(value):
             assert inspect.getdoc(value), f"{module}.{name} has no docstring"
 
 
