@@ -6,7 +6,7 @@ import multiprocessing
 import os
 import threading
 from collections.abc import Callable, Iterator
-from datetime import timezone
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +131,12 @@ def test_from_dict_refuses_garbage() -> None:
     ):
         with pytest.raises(c.SerializationError):
             AuditEntry.from_dict(broken)
+
+
+def test_from_dict_reads_timestamps_alike_on_every_python() -> None:
+    good = AuditLog().record("x", "ok").as_dict()
+    entry = AuditEntry.from_dict({**good, "timestamp": "2026-01-01T00:00:00.5Z"})
+    assert entry.timestamp == datetime(2026, 1, 1, 0, 0, 0, 500000, timezone.utc)
 
 
 def test_constructor_arguments(tmp_path: Path) -> None:

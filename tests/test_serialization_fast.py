@@ -12,7 +12,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import attrs
@@ -414,3 +414,35 @@ def test_replacing_a_built_in_hook_turns_the_fast_path_off(
     )
     assert w.fast() is None
     assert c.from_json(c.to_json(c.User("hi"))).content == (c.Text("HI"),)
+
+
+# Timestamps in every form Python 3.11's fromisoformat reads, with the value it
+# gives; the library reads them alike on every supported Python (3.10 through a
+# backport), on the fast path and through the hooks.
+TIMESTAMP_FORMS = [
+    ("2025-01-01T00:00:00.5Z", datetime(2025, 1, 1, 0, 0, 0, 500000, timezone.utc)),
+    ("2025-01-01T00:00:00z", datetime(2025, 1, 1, tzinfo=timezone.utc)),
+    ("20250101T000000Z", datetime(2025, 1, 1, tzinfo=timezone.utc)),
+    (
+        "2025-01-01T00:00:00.123456789+00:00",
+        datetime(2025, 1, 1, 0, 0, 0, 123456, timezone.utc),
+    ),
+    (
+        "2025-01-01 12:30+0530",
+        datetime(2025, 1, 1, 12, 30, tzinfo=timezone(timedelta(hours=5, minutes=30))),
+    ),
+    ("2025-W01-3T00:00Z", datetime(2025, 1, 1, tzinfo=timezone.utc)),
+]
+
+
+@pytest.mark.parametrize(("text", "moment"), TIMESTAMP_FORMS)
+def test_timestamps_read_alike_on_every_python(text: str, moment: datetime) -> None:
+    canister = {**GOOD, "timestamp": text}
+    document = json.dumps(
+        {"format": "canisters.canister", "version": 2, "canister": canister}
+    )
+    fast = c.from_json(document)
+    with hooks_only():
+        slow = c.from_json(document)
+    assert fast.timestamp == slow.timestamp == moment
+    assert fast.timestamp.utcoffset() == moment.utcoffset()

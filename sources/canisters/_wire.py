@@ -7,11 +7,11 @@ with it) on the first read, so that ``import canisters`` stays cheap.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
 from typing import Annotated, Any, Final, Literal
 
 import attrs
 
+from ._compat import fromisoformat
 from ._frozen import EMPTY, FrozenDict, freeze
 from .canisters import (
     Assistant,
@@ -126,7 +126,7 @@ def _generated(source: str, cls: type) -> Callable[..., Any]:
     namespace: dict[str, Any] = {
         "cls": cls,
         "shadow": shadow,
-        "fromisoformat": datetime.fromisoformat,
+        "fromisoformat": fromisoformat,
         "intern": _intern,
         "FrozenDict": FrozenDict,  # what freeze() makes of a non-empty dict
         "EMPTY": EMPTY,

@@ -37,6 +37,7 @@ import attrs
 import orjson
 from typing_extensions import assert_never
 
+from ._compat import fromisoformat
 from ._frozen import EMPTY, freeze
 from .canisters import new_id, now
 from .exceptions import ModelError, SerializationError, StorageError
@@ -98,7 +99,7 @@ class AuditEntry:
         """Read an entry written by :meth:`as_dict`."""
         try:
             entry_id = record["id"]
-            timestamp = datetime.fromisoformat(record["timestamp"])
+            timestamp = fromisoformat(record["timestamp"])
             canister_id = record.get("canister_id")
             decision = record["decision"]
             details = record.get("details", {})

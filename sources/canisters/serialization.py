@@ -37,6 +37,7 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn
 
+from ._compat import fromisoformat
 from ._frozen import EMPTY, FrozenDict, freeze
 from .canisters import (
     Assistant,
@@ -240,7 +241,7 @@ def _time_in(text: object, key: str = "timestamp") -> datetime:
             f"expected an ISO 8601 timestamp, got {type(text).__name__}", f"$.{key}"
         )
     try:
-        moment = datetime.fromisoformat(
+        moment = fromisoformat(
             text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text
         )
     except ValueError as error:
