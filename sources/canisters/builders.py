@@ -30,7 +30,7 @@ from .canisters import (
     new_id,
 )
 from .content import Audio, File, Image, Media, Text, Video, is_content_id
-from .exceptions import BuilderError, ModelError
+from .exceptions import BuilderError, ModelError, _excerpt
 from .protocols import Canister, Content, InvocationCanister, Role
 
 __all__ = ["MessageBuilder", "ResultBuilder"]
@@ -54,7 +54,7 @@ def _step_of(last: Canister | int | None) -> int | None:
         return last
     step = getattr(last, "step", None)
     if step is not None and not isinstance(step, int):
-        raise BuilderError(f"the canister's step is not a number: {step!r}")
+        raise BuilderError(f"the canister's step is not a number: {_excerpt(step)}")
     if not hasattr(last, "role"):
         raise BuilderError(
             f"last must be a canister, a step number or None, got {type(last).__name__}"
@@ -248,7 +248,9 @@ class MessageBuilder:
         if invocation_id is None:
             invocation_id = f"call_{new_id()[:24]}"
         elif invocation_id in used:
-            raise BuilderError(f"invocation id {invocation_id!r} is already used")
+            raise BuilderError(
+                f"invocation id {_excerpt(invocation_id)} is already used"
+            )
         invocation = Invocation(
             name,
             arguments or {},
@@ -318,13 +320,13 @@ class ResultBuilder:
     def _check(self, invocation_id: str | None, name: str | None) -> None:
         if invocation_id is not None and invocation_id != self.invocation.invocation_id:
             raise BuilderError(
-                f"result invocation id {invocation_id!r} does not match the "
-                f"invocation's {self.invocation.invocation_id!r}"
+                f"result invocation id {_excerpt(invocation_id)} does not match the "
+                f"invocation's {_excerpt(self.invocation.invocation_id)}"
             )
         if name is not None and name != self.invocation.name:
             raise BuilderError(
-                f"result name {name!r} does not match the invocation's "
-                f"{self.invocation.name!r}"
+                f"result name {_excerpt(name)} does not match the invocation's "
+                f"{_excerpt(self.invocation.name)}"
             )
 
     def _result(self, content: tuple[Content, ...], error: ErrorInfo | None) -> Result:

@@ -22,7 +22,7 @@ import attrs
 
 from ._frozen import EMPTY, freeze
 from .content import Text
-from .exceptions import ModelError
+from .exceptions import ModelError, _excerpt
 from .protocols import Canister, Content, Role
 
 __all__ = [
@@ -185,7 +185,9 @@ def _check_envelope(canister: _Envelope) -> None:
     identifier = canister.id
     if not isinstance(identifier, str) or not identifier:
         name = type(canister).__name__
-        raise ModelError(f"{name}.id must be a non-empty string, got {identifier!r}")
+        raise ModelError(
+            f"{name}.id must be a non-empty string, got {_excerpt(identifier)}"
+        )
     timestamp = canister.timestamp
     if not isinstance(timestamp, datetime):
         name = type(canister).__name__
@@ -200,7 +202,9 @@ def _check_envelope(canister: _Envelope) -> None:
     step = canister.step
     if step is not None and (type(step) is not int or step < 0):
         name = type(canister).__name__
-        raise ModelError(f"{name}.step must be a non-negative int, got {step!r}")
+        raise ModelError(
+            f"{name}.step must be a non-negative int, got {_excerpt(step)}"
+        )
 
 
 @attrs.frozen

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import attrs
 
 from ._frozen import EMPTY, freeze
-from .exceptions import ModelError
+from .exceptions import ModelError, _excerpt
 from .protocols import Modality
 
 __all__ = [
@@ -125,17 +125,19 @@ class Media:
         if self.url is not None and (
             not isinstance(self.url, str) or _URL_SCHEME.match(self.url) is None
         ):
-            raise ModelError(f"{name}.url must be an absolute URL, got {self.url!r}")
+            raise ModelError(
+                f"{name}.url must be an absolute URL, got {_excerpt(self.url)}"
+            )
         if self.content_id is not None and not is_content_id(self.content_id):
             raise ModelError(
                 f"{name}.content_id must be 'sha256:' and 64 lowercase hex digits, "
-                f"got {self.content_id!r}"
+                f"got {_excerpt(self.content_id)}"
             )
         for provider, reference in self.refs.items():
             if not isinstance(provider, str) or not isinstance(reference, str):
                 raise ModelError(
                     f"{name}.refs maps provider names to file ids (strings), "
-                    f"got {provider!r}: {reference!r}"
+                    f"got {_excerpt(provider)}: {_excerpt(reference)}"
                 )
 
 

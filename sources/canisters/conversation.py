@@ -8,7 +8,7 @@ from typing import Any, overload
 import attrs
 
 from .canisters import Usage
-from .exceptions import CanisterNotFound, ModelError
+from .exceptions import CanisterNotFound, ModelError, _excerpt
 from .protocols import Canister, InvocationCanister, ResultCanister, Role
 
 __all__ = ["Conversation", "Pair"]
@@ -168,9 +168,11 @@ class Conversation(Sequence[Canister]):
         supervisor canisters are always kept and count against the budget.
         """
         if isinstance(budget, bool) or not isinstance(budget, (int, float)):
-            raise ModelError(f"window budget must be a number, got {budget!r}")
+            raise ModelError(f"window budget must be a number, got {_excerpt(budget)}")
         if budget < 0:
-            raise ModelError(f"window budget must not be negative, got {budget!r}")
+            raise ModelError(
+                f"window budget must not be negative, got {_excerpt(budget)}"
+            )
         measure: Callable[[Canister], float] = size or (lambda _canister: 1)
         items = self.canisters
         pinned = 0

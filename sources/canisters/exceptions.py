@@ -26,7 +26,9 @@ or ``except LookupError`` clauses keep working.
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Sequence
+from typing import Any, Final
 
 import attrs
 
@@ -57,6 +59,63 @@ class CanistersError(Exception):
     """Root of every error the library raises."""
 
 
+_EXCERPT_LIMIT: Final = 120
+"""About how many characters of an offending value an error message quotes."""
+
+
+class _Excerpt(reprlib.Repr):
+    """:func:`reprlib.repr` cutting long strings in the middle (saying how long
+    they were), with read-only mappings and bytes handled as their builtins, and
+    the nesting shown three levels deep: a message never grows with its input."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.maxlevel = 3
+        self.maxdict = self.maxlist = self.maxtuple = self.maxset = 6
+        self.maxstring = self.maxother = self.maxlong = _EXCERPT_LIMIT
+
+    def repr1(self, x: Any, level: int) -> str:
+        if isinstance(x, dict) and type(x) is not dict:
+            return self.repr_dict(x, level)  # FrozenDict and other dicts
+        if isinstance(x, (bytes, bytearray, memoryview)):
+            return self.repr_str(bytes(x[: _EXCERPT_LIMIT + 1]), level, len(x))
+        return super().repr1(x, level)
+
+    def repr_str(self, x: Any, level: int, size: int | None = None) -> str:
+        size = len(x) if size is None else size
+        limit = self.maxstring if level >= self.maxlevel else 24  # nested: shorter
+        if size <= limit:
+            return repr(x)
+        half = limit // 2
+        text = repr(x[:half] + x[len(x) - half :])
+        unit = "characters" if isinstance(x, str) else "bytes"
+        return f"{text[:half]}...{text[len(text) - half :]} ({size:,} {unit})"
+
+    def repr_int(self, x: int, level: int) -> str:
+        if x.bit_length() <= 300:
+            return repr(x)
+        return f"<an integer of {x.bit_length():,} bits>"
+
+
+_EXCERPT: Final = _Excerpt()
+
+
+def _excerpt(value: object) -> str:
+    """Return ``repr(value)`` cut to about :data:`_EXCERPT_LIMIT` characters.
+
+    Every message that quotes an input value quotes it through this, so that a
+    4 MB URL or a deeply nested object gives a message of a line; the path of
+    the value, kept beside the message, says where the whole value is.
+    """
+    try:
+        text = _EXCERPT.repr(value)
+    except Exception:  # a foreign object whose repr fails
+        return f"<{type(value).__name__} object>"
+    if len(text) > 4 * _EXCERPT_LIMIT:  # many long keys, a long foreign repr
+        text = f"{text[: 2 * _EXCERPT_LIMIT]}... ({len(text):,} characters)"
+    return text
+
+
 class ModelError(CanistersError, ValueError):
     """A canister or content part was refused at construction."""
 
@@ -66,7 +125,9 @@ class CanisterNotFound(CanistersError, LookupError):
 
     def __init__(self, canister_id: str) -> None:
         self.canister_id = canister_id
-        super().__init__(f"no canister with id {canister_id!r} in the conversation")
+        super().__init__(
+            f"no canister with id {_excerpt(canister_id)} in the conversation"
+        )
 
 
 @attrs.frozen
@@ -126,7 +187,8 @@ class UnknownProvider(CanistersError, LookupError):
         self.name = name
         self.known = tuple(known)
         super().__init__(
-            f"unknown provider {name!r}; known providers: {', '.join(self.known)}"
+            f"unknown provider {_excerpt(name)}; "
+            f"known providers: {', '.join(self.known)}"
         )
 
 
@@ -167,7 +229,7 @@ class ConversationNotFound(StorageError, LookupError):
 
     def __init__(self, conversation_id: str) -> None:
         self.conversation_id = conversation_id
-        super().__init__(f"no conversation {conversation_id!r} in the store")
+        super().__init__(f"no conversation {_excerpt(conversation_id)} in the store")
 
 
 class ContentNotFound(StorageError, LookupError):
@@ -175,7 +237,7 @@ class ContentNotFound(StorageError, LookupError):
 
     def __init__(self, content_id: str) -> None:
         self.content_id = content_id
-        super().__init__(f"no content {content_id!r} in the content store")
+        super().__init__(f"no content {_excerpt(content_id)} in the content store")
 
 
 class IntegrityError(StorageError):
@@ -194,8 +256,8 @@ class PromptMismatch(RecordingError, ValueError):
         self.recorded = recorded
         self.given = given
         super().__init__(
-            f"conversation {conversation_id!r} was recorded with prompt key "
-            f"{recorded!r}, resumed with {given!r}"
+            f"conversation {_excerpt(conversation_id)} was recorded with prompt key "
+            f"{_excerpt(recorded)}, resumed with {_excerpt(given)}"
         )
 
 

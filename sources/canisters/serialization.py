@@ -52,7 +52,7 @@ from .canisters import (
 )
 from .content import Audio, File, Image, Media, Reasoning, Text, Video
 from .conversation import Conversation
-from .exceptions import CanistersError, ModelError, SerializationError
+from .exceptions import CanistersError, ModelError, SerializationError, _excerpt
 from .protocols import (
     AssistantCanister,
     AudioContent,
@@ -246,11 +246,11 @@ def _time_in(text: object, key: str = "timestamp") -> datetime:
         )
     except ValueError as error:
         raise SerializationError(
-            f"invalid ISO 8601 timestamp {text!r}", f"$.{key}"
+            f"invalid ISO 8601 timestamp {_excerpt(text)}", f"$.{key}"
         ) from error
     if moment.tzinfo is None:
         raise SerializationError(
-            f"timestamp {text!r} has no timezone offset", f"$.{key}"
+            f"timestamp {_excerpt(text)} has no timezone offset", f"$.{key}"
         )
     return moment
 
@@ -414,7 +414,7 @@ def _tagged(
     if entry is None or not isinstance(tag, str):
         known = ", ".join(sorted(table))
         raise SerializationError(
-            f"unknown {label} {tag!r} (known: {known})", f"$.{key}"
+            f"unknown {label} {_excerpt(tag)} (known: {known})", f"$.{key}"
         )
     return tag, entry
 
@@ -442,7 +442,7 @@ def _guarded(hook: _Structure, record: Any, what: str) -> Any:
         raise
     except KeyError as error:
         raise SerializationError(
-            f"missing field {error.args[0]!r}", f"$.{error.args[0]}"
+            f"missing field {_excerpt(error.args[0])}", f"$.{error.args[0]}"
         ) from error
     except CanistersError as error:
         raise SerializationError(str(error)) from error
@@ -652,7 +652,7 @@ def _envelope_in(record: Mapping[str, Any], cls: type) -> tuple[Any, ...]:
         _check_type(identifier, str, "id")
     if not identifier:
         raise ModelError(
-            f"{cls.__name__}.id must be a non-empty string, got {identifier!r}"
+            f"{cls.__name__}.id must be a non-empty string, got {_excerpt(identifier)}"
         )
     timestamp = _time_in(record["timestamp"])
     parent_id = record.get("parent_id")
@@ -677,7 +677,7 @@ def _envelope_in(record: Mapping[str, Any], cls: type) -> tuple[Any, ...]:
             _check_type(step, int, "step")
         if step < 0:
             raise ModelError(
-                f"{cls.__name__}.step must be a non-negative int, got {step!r}"
+                f"{cls.__name__}.step must be a non-negative int, got {_excerpt(step)}"
             )
     metadata = record.get("metadata")
     if metadata is not None:
@@ -867,11 +867,13 @@ _BUILTIN_TAGS: Final = frozenset(_CANISTER_IN) | frozenset(_CONTENT_IN)
 
 def _check_tag(tag: object, cls: type, owners: Mapping[type, tuple[str, Any]]) -> str:
     if not isinstance(tag, str) or not tag:
-        raise SerializationError(f"a tag must be a non-empty string, got {tag!r}")
+        raise SerializationError(
+            f"a tag must be a non-empty string, got {_excerpt(tag)}"
+        )
     for owner, (owned, _hook) in owners.items():
         if owned == tag and owner is not cls:
             raise SerializationError(
-                f"tag {tag!r} is already registered for {owner.__qualname__}"
+                f"tag {_excerpt(tag)} is already registered for {owner.__qualname__}"
             )
     return tag
 
@@ -899,7 +901,7 @@ def _generated_hooks(
     def structure(record: Mapping[str, Any]) -> Any:
         for key in required:
             if key not in record:
-                raise SerializationError(f"missing field {key!r}", f"$.{key}")
+                raise SerializationError(f"missing field {_excerpt(key)}", f"$.{key}")
         try:
             return structure_fields(dict(record), cls)
         except SerializationError:
@@ -917,7 +919,7 @@ def _from_cattrs(error: Exception) -> SerializationError:
             return SerializationError(text, path or "$")
     if isinstance(error, KeyError):
         return SerializationError(
-            f"missing field {error.args[0]!r}", f"$.{error.args[0]}"
+            f"missing field {_excerpt(error.args[0])}", f"$.{error.args[0]}"
         )
     return SerializationError(str(error))
 
@@ -952,7 +954,9 @@ def register_canister(
         )
     _check_tag(tag, cls, _CANISTER_OUT)
     if tag in _BUILTIN_TAGS and _CANISTER_OUT.get(cls, ("",))[0] != tag:
-        raise SerializationError(f"tag {tag!r} is reserved for a built-in class")
+        raise SerializationError(
+            f"tag {_excerpt(tag)} is reserved for a built-in class"
+        )
     if tag in _BUILTIN_TAGS:
         _disable_fast()  # new hooks for a built-in class
     if unstructure is None or structure is None:
@@ -984,7 +988,9 @@ def register_content(
         )
     _check_tag(tag, cls, _CONTENT_OUT)
     if tag in _BUILTIN_TAGS and _CONTENT_OUT.get(cls, ("",))[0] != tag:
-        raise SerializationError(f"tag {tag!r} is reserved for a built-in class")
+        raise SerializationError(
+            f"tag {_excerpt(tag)} is reserved for a built-in class"
+        )
     if tag in _BUILTIN_TAGS:
         _disable_fast()  # new hooks for a built-in class
     if unstructure is None or structure is None:
@@ -1175,7 +1181,7 @@ def migrate(document: Record) -> Record:
     version = document.get("version")
     if type(version) is not int:
         raise SerializationError(
-            f"expected an integer format version, got {version!r}", "$.version"
+            f"expected an integer format version, got {_excerpt(version)}", "$.version"
         )
     if version > FORMAT_VERSION:
         raise SerializationError(
@@ -1434,14 +1440,16 @@ def from_json(text: str | bytes) -> Conversation | Canister | Content:
         )
     kind = document.get("format")
     if kind not in (CONVERSATION_FORMAT, CANISTER_FORMAT, CONTENT_FORMAT):
-        raise SerializationError(f"unknown document format {kind!r}", "$.format")
+        raise SerializationError(
+            f"unknown document format {_excerpt(kind)}", "$.format"
+        )
     if document.get("version") != FORMAT_VERSION:
         document = migrate(document)
     if kind == CONVERSATION_FORMAT:
         return Conversation(_canisters_in(document.get("canisters")))
     key = "canister" if kind == CANISTER_FORMAT else "content"
     if key not in document:
-        raise SerializationError(f"missing field {key!r}", f"$.{key}")
+        raise SerializationError(f"missing field {_excerpt(key)}", f"$.{key}")
     try:
         if kind == CANISTER_FORMAT:
             return structure_canister(document[key])

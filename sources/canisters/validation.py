@@ -41,7 +41,7 @@ import attrs
 
 from .content import is_content_id
 from .conversation import Conversation, canisters_in
-from .exceptions import InvalidConversation, ModelError, Problem
+from .exceptions import InvalidConversation, ModelError, Problem, _excerpt
 from .protocols import Canister, Content, Role
 
 __all__ = ["Removal", "Sanitized", "problems", "sanitize", "validate"]
@@ -81,11 +81,16 @@ def problems(conversation: Iterable[Canister]) -> tuple[Problem, ...]:
             found.append(Problem(index, identifier, code, message))  # noqa: B023
 
         if identifier in seen_ids:
-            report("duplicate-canister-id", f"canister id {identifier!r} is used twice")
+            report(
+                "duplicate-canister-id",
+                f"canister id {_excerpt(identifier)} is used twice",
+            )
         seen_ids.add(identifier)
         timestamp = canister.timestamp
         if not isinstance(timestamp, datetime) or timestamp.utcoffset() is None:
-            report("naive-timestamp", f"timestamp {timestamp!r} has no timezone")
+            report(
+                "naive-timestamp", f"timestamp {_excerpt(timestamp)} has no timezone"
+            )
         for position, part in enumerate(getattr(canister, "content", ())):
             if part.type in _MEDIA_TYPES:
                 content_id = getattr(part, "content_id", None)
@@ -93,7 +98,7 @@ def problems(conversation: Iterable[Canister]) -> tuple[Problem, ...]:
                     report(
                         "bad-content-id",
                         f"content[{position}] has a malformed content id "
-                        f"{content_id!r}",
+                        f"{_excerpt(content_id)}",
                     )
         role = canister.role
         if role is Role.User:
@@ -107,7 +112,7 @@ def problems(conversation: Iterable[Canister]) -> tuple[Problem, ...]:
             if invocation_id in seen_invocations:
                 report(
                     "duplicate-invocation-id",
-                    f"invocation id {invocation_id!r} is used twice",
+                    f"invocation id {_excerpt(invocation_id)} is used twice",
                 )
             seen_invocations.add(invocation_id)
         elif role is Role.Result:
@@ -116,7 +121,7 @@ def problems(conversation: Iterable[Canister]) -> tuple[Problem, ...]:
             if target is None:
                 report(
                     "orphan-result",
-                    f"result answers invocation {invocation_id!r}, "
+                    f"result answers invocation {_excerpt(invocation_id)}, "
                     "which is not in the conversation",
                 )
                 continue
@@ -124,19 +129,19 @@ def problems(conversation: Iterable[Canister]) -> tuple[Problem, ...]:
             if position > index:
                 report(
                     "result-before-invocation",
-                    f"result comes before its invocation {invocation_id!r} "
+                    f"result comes before its invocation {_excerpt(invocation_id)} "
                     f"(at {position})",
                 )
             if canister.name != invocation.name:  # type: ignore[attr-defined]
                 report(
                     "result-name-mismatch",
-                    f"result names {canister.name!r} but invocation "  # type: ignore[attr-defined]
-                    f"{invocation_id!r} is {invocation.name!r}",
+                    f"result names {_excerpt(canister.name)} but invocation "  # type: ignore[attr-defined]
+                    f"{_excerpt(invocation_id)} is {_excerpt(invocation.name)}",
                 )
             if invocation_id in answered:
                 report(
                     "duplicate-result",
-                    f"invocation {invocation_id!r} already has a result",
+                    f"invocation {_excerpt(invocation_id)} already has a result",
                 )
             answered.add(invocation_id)
     return tuple(found)

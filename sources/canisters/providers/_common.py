@@ -32,6 +32,7 @@ from ..exceptions import (
     ModelError,
     ProviderError,
     UnsupportedContent,
+    _excerpt,
 )
 from ..protocols import Canister, Content, Role
 
@@ -150,7 +151,8 @@ def _check_choice(name: str, allowed: tuple[str, ...]) -> Callable[..., None]:
     def check(instance: object, attribute: object, value: object) -> None:
         if value not in allowed:
             raise ProviderError(
-                f"option {name} must be one of {', '.join(allowed)}; got {value!r}"
+                f"option {name} must be one of {', '.join(allowed)}; "
+                f"got {_excerpt(value)}"
             )
 
     return check

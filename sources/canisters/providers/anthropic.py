@@ -37,7 +37,7 @@ from ..canisters import (
 )
 from ..content import File, Image, Reasoning, Text
 from ..conversation import Conversation
-from ..exceptions import MalformedPayload
+from ..exceptions import MalformedPayload, _excerpt
 from ..protocols import Canister, Content, Role
 from . import _common as common
 from ._common import (
@@ -177,7 +177,9 @@ def _parse_media(block: Mapping[str, Any], path: str, kind: str) -> Content:
                 no_media_type="media_type" not in source,
             ),
         )
-    raise MalformedPayload(f"unknown source type {source_type!r}", f"{spath}.type")
+    raise MalformedPayload(
+        f"unknown source type {_excerpt(source_type)}", f"{spath}.type"
+    )
 
 
 def _parse_text(block: Mapping[str, Any], path: str) -> Text:
@@ -208,7 +210,7 @@ def _parse_document(block: Mapping[str, Any], path: str) -> Document:
                 parts.append(_parse_media(item, where, "image"))
             else:
                 raise MalformedPayload(
-                    f"unknown block type {item.get('type')!r}", where
+                    f"unknown block type {_excerpt(item.get('type'))}", where
                 )
         return Document(
             parts,
@@ -253,7 +255,7 @@ def _parse_result(
                     parts.append(_parse_media(item, where, kind))
                 else:
                     raise MalformedPayload(
-                        f"unknown block type {kind!r}", f"{where}.type"
+                        f"unknown block type {_excerpt(kind)}", f"{where}.type"
                     )
     error = None
     if flagged is True:
@@ -365,7 +367,9 @@ def _parse_blocks(
         elif kind in _OPAQUE:
             message.opaque.append((len(message.parts), dict(block)))
         else:
-            raise MalformedPayload(f"unknown block type {kind!r}", f"{where}.type")
+            raise MalformedPayload(
+                f"unknown block type {_excerpt(kind)}", f"{where}.type"
+            )
     message.flush()
     return message.canisters, "list"
 
@@ -378,7 +382,9 @@ def _parse_system(value: Any) -> Supervisor:
         where = f"$.system[{number}]"
         block = expect_mapping(raw, where)
         if block.get("type") != "text":
-            raise MalformedPayload(f"unknown block type {block.get('type')!r}", where)
+            raise MalformedPayload(
+                f"unknown block type {_excerpt(block.get('type'))}", where
+            )
         parts.append(_parse_text(block, where))
     default = _system_form(parts)
     return Supervisor(
@@ -411,7 +417,7 @@ def parse_request(body: object) -> Conversation:
             raise MalformedPayload("missing role", path)
         role = message["role"]
         if role not in ("user", "assistant", "system"):
-            raise MalformedPayload(f"unknown role {role!r}", f"{path}.role")
+            raise MalformedPayload(f"unknown role {_excerpt(role)}", f"{path}.role")
         if "content" not in message:
             raise MalformedPayload("missing content", path)
         extra = common.rest(message, _MESSAGE_KEYS)
@@ -474,7 +480,7 @@ def parse_response(body: object) -> Conversation:
         raise MalformedPayload("an error body, not a message", "$.type")
     role = mapping.get("role", "assistant")
     if role != "assistant":
-        raise MalformedPayload(f"unexpected role {role!r}", "$.role")
+        raise MalformedPayload(f"unexpected role {_excerpt(role)}", "$.role")
     if "content" not in mapping:
         raise MalformedPayload("missing content", "$")
     items, _ = _parse_blocks("assistant", mapping["content"], "$", {})

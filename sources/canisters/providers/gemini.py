@@ -36,7 +36,7 @@ from ..canisters import (
 )
 from ..content import Audio, File, Image, Reasoning, Text, Video
 from ..conversation import Conversation
-from ..exceptions import MalformedPayload
+from ..exceptions import MalformedPayload, _excerpt
 from ..protocols import Canister, Role
 from ._common import (
     ASSISTANT,
@@ -287,7 +287,7 @@ def _parse_turn(
     else:
         role = expect_str(role_value, f"{path}.role")
         if role not in ("user", "model", "function"):
-            raise MalformedPayload(f"unknown role {role!r}", f"{path}.role")
+            raise MalformedPayload(f"unknown role {_excerpt(role)}", f"{path}.role")
     raw_parts = reader.get(turn, "parts")
     if raw_parts is None:
         parts: list[Any] = []
@@ -647,7 +647,7 @@ class _Renderer:
                     parts.append(media)
             else:
                 text = unsupported(
-                    self.options, NAME, where, f"unknown part type {kind!r}"
+                    self.options, NAME, where, f"unknown part type {_excerpt(kind)}"
                 )
                 if text is not None:
                     parts.append({"text": text})

@@ -26,7 +26,7 @@ import attrs
 from ..canisters import Assistant, Invocation, Metadata, Result, Supervisor, Usage, User
 from ..content import Image, Reasoning, Text
 from ..conversation import Conversation
-from ..exceptions import MalformedPayload
+from ..exceptions import MalformedPayload, _excerpt
 from ..protocols import Canister, Role
 from ._common import (
     ASSISTANT,
@@ -153,7 +153,7 @@ class _Parser:
             return self.assistant(index, message, path, extras)
         if role == "tool":
             return [self.tool(index, message, path, extras)]
-        raise MalformedPayload(f"unknown role {role!r}", f"{path}.role")
+        raise MalformedPayload(f"unknown role {_excerpt(role)}", f"{path}.role")
 
     def assistant(
         self, index: int, message: Mapping[str, Any], path: str, extras: dict[str, Any]

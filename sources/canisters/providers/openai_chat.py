@@ -28,7 +28,7 @@ from typing import Any
 from ..canisters import Assistant, Invocation, Metadata, Result, Supervisor, Usage, User
 from ..content import Audio, File, Image, Text
 from ..conversation import Conversation
-from ..exceptions import MalformedPayload
+from ..exceptions import MalformedPayload, _excerpt
 from ..protocols import Canister, Content, Role
 from . import _common as common
 from ._common import (
@@ -166,7 +166,9 @@ def _parse_part(raw: object, path: str) -> Content:
             raw=file_data,
         )
         return File(data=data, refs=refs, filename=filename, extras=extras)
-    raise MalformedPayload(f"unknown content part type {kind!r}", f"{path}.type")
+    raise MalformedPayload(
+        f"unknown content part type {_excerpt(kind)}", f"{path}.type"
+    )
 
 
 _TEXT_KEYS = frozenset({"type", "text"})
@@ -227,7 +229,7 @@ def _parse_messages(messages: Any) -> list[Canister]:
         role = message["role"]
         known = _MESSAGE_KEYS.get(role) if isinstance(role, str) else None
         if known is None:
-            raise MalformedPayload(f"unknown role {role!r}", f"{path}.role")
+            raise MalformedPayload(f"unknown role {_excerpt(role)}", f"{path}.role")
         extra = common.rest(message, known)
         if role == "assistant":
             canisters.extend(
@@ -391,7 +393,7 @@ def _parse_call(raw: object, path: str, names: dict[str, str]) -> Invocation:
     call_id = expect_str(call.get("id"), f"{path}.id")
     if call.get("type", "function") != "function":
         raise MalformedPayload(
-            f"unknown tool call type {call.get('type')!r}", f"{path}.type"
+            f"unknown tool call type {_excerpt(call.get('type'))}", f"{path}.type"
         )
     function = expect_mapping(call.get("function"), f"{path}.function")
     name = expect_str(function.get("name"), f"{path}.function.name")
@@ -443,7 +445,9 @@ def parse_response(body: object) -> Conversation:
         message = expect_mapping(choice.get("message"), f"{path}.message")
         role = message.get("role", "assistant")
         if role != "assistant":
-            raise MalformedPayload(f"unexpected role {role!r}", f"{path}.message.role")
+            raise MalformedPayload(
+                f"unexpected role {_excerpt(role)}", f"{path}.message.role"
+            )
         known = _MESSAGE_KEYS["assistant"]
         extra = common.rest(message, known)
         if "role" not in message:

@@ -41,7 +41,7 @@ from ..canisters import (
 )
 from ..content import Audio, File, Image, Reasoning, Text
 from ..conversation import Conversation
-from ..exceptions import MalformedPayload
+from ..exceptions import MalformedPayload, _excerpt
 from ..protocols import Canister, Role
 from ._common import (
     ASSISTANT,
@@ -216,7 +216,9 @@ def _parse_part(raw: Any, path: str) -> Any:
         if other:
             extras["part"] = other
         return Audio(data=data, mime_type=mime, extras=_wrap(extras))
-    raise MalformedPayload(f"unknown content part type {kind!r}", f"{path}.type")
+    raise MalformedPayload(
+        f"unknown content part type {_excerpt(kind)}", f"{path}.type"
+    )
 
 
 def _plain(parts: list[Any]) -> bool:
@@ -355,7 +357,9 @@ class _Parser:
                 Assistant((), extras=_wrap({"raw": dict(item), BOUND: [kind]}))
             )
         else:
-            raise MalformedPayload(f"unknown item type {kind!r}", f"{path}.type")
+            raise MalformedPayload(
+                f"unknown item type {_excerpt(kind)}", f"{path}.type"
+            )
 
     def message(self, item: Mapping[str, Any], role: str, path: str) -> None:
         content, string = _parse_content(item.get("content"), f"{path}.content")
@@ -388,7 +392,7 @@ class _Parser:
                 extras["role"] = role
             self.canisters.append(Supervisor(tuple(content), extras=_wrap(extras)))
         else:
-            raise MalformedPayload(f"unknown role {role!r}", f"{path}.role")
+            raise MalformedPayload(f"unknown role {_excerpt(role)}", f"{path}.role")
 
 
 def _parse_input(body: Mapping[str, Any]) -> list[Canister]:
@@ -516,7 +520,7 @@ class _Renderer:
                 if action == "text":
                     rendered.append({"type": "input_text", "text": part.text})
             else:
-                media = self.refuse(where, f"unknown part type {part.type!r}")
+                media = self.refuse(where, f"unknown part type {_excerpt(part.type)}")
                 if media is not None:
                     rendered.append(media)
         return rendered
