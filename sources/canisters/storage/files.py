@@ -15,15 +15,23 @@ The layout under the store's directory::
 Appends take an exclusive ``flock`` on ``messages.jsonl``; blobs are written to
 ``blobs/tmp`` and renamed into place before the record naming them is appended.
 Locks are advisory and POSIX-only (``fcntl``).
+
+The store follows no symbolic link below its directory: files are opened with
+``O_NOFOLLOW`` and every directory it enters is checked first, so that a link
+planted there (by someone allowed to write only the store) cannot make it read,
+write or delete files elsewhere. A link found raises :class:`IntegrityError`
+naming it. The store's own directory may be a link.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import functools
 import os
 import shutil
+import stat
 import threading
 import time
 from collections import OrderedDict
@@ -92,8 +100,53 @@ def _os_errors(method: Callable[P, T]) -> Callable[P, T]:
     return wrapper
 
 
+def _link_error(path: str | Path) -> IntegrityError:
+    return IntegrityError(
+        f"{os.fspath(path)} is a symbolic link: the store follows no links "
+        "(one planted in it could turn it against files elsewhere)"
+    )
+
+
+def _open(path: str | Path, flags: int, mode: int = 0o644) -> int:
+    """``os.open`` refusing a symbolic link as the last part of ``path``."""
+    try:
+        return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise _link_error(path) from None
+        raise
+
+
+def _read(path: str | Path) -> bytes:
+    """Return the bytes of the file at ``path`` (not a link)."""
+    fd = _open(path, os.O_RDONLY)
+    try:
+        with open(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    finally:
+        os.close(fd)
+
+
+def _check_directory(path: str | Path) -> None:
+    """Refuse ``path`` when it is a symbolic link (a missing path is fine)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    if stat.S_ISLNK(mode):
+        raise _link_error(path)
+
+
+def _make_directory(path: Path) -> Path:
+    """Create the directory ``path`` if missing; refuse it when it is a link."""
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path)
+    _check_directory(path)
+    return path
+
+
 def _sync_directory(path: str | Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
+    fd = _open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
@@ -109,7 +162,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def _write_atomically(path: Path, data: bytes, durable: bool) -> None:
     temporary = path.with_name(f".{path.name}.{new_id()}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    fd = _open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     try:
         _write_all(fd, data)
         if durable:
@@ -132,7 +185,7 @@ class Locks:
 
     def __init__(self, path: Path) -> None:
         self.thread = threading.RLock()
-        self.gc_fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        self.gc_fd = _open(path, os.O_RDWR | os.O_CREAT)
 
 
 # --------------------------------------------------------------------------- #
@@ -151,8 +204,9 @@ class FileContentStore:
         self._temporary = root / "tmp"
         self._locks = locks
         self._durable = durability == "fsync"
-        self._root.mkdir(parents=True, exist_ok=True)
-        self._temporary.mkdir(parents=True, exist_ok=True)
+        _make_directory(root)
+        _make_directory(self._root)
+        _make_directory(self._temporary)
         # Appends build blob paths as strings: pathlib costs more than the rest
         # of storing a blob already present.
         self._shards = os.fspath(self._root) + os.sep
@@ -172,7 +226,7 @@ class FileContentStore:
             fcntl.flock(self._locks.gc_fd, fcntl.LOCK_SH)
             try:
                 if not self.store(content_id, data):
-                    os.utime(self.path(content_id))
+                    os.utime(self.path(content_id), follow_symlinks=False)
             finally:
                 fcntl.flock(self._locks.gc_fd, fcntl.LOCK_UN)
         return content_id
@@ -185,13 +239,16 @@ class FileContentStore:
         digest = check_content_id(content_id)[7:]
         shard = self._shards + digest[:2]
         target = f"{shard}{os.sep}{digest}"
+        _check_directory(shard)
         try:
-            os.stat(target)
+            if stat.S_ISLNK(os.lstat(target).st_mode):
+                raise _link_error(target)
             return False
         except (FileNotFoundError, NotADirectoryError):
             pass
+        _check_directory(self._temporary)
         temporary = f"{self._tmp}{digest}.{new_id()}"
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        fd = _open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
         try:
             _write_all(fd, data)
             if self._durable:
@@ -203,6 +260,7 @@ class FileContentStore:
         except FileNotFoundError:
             with contextlib.suppress(FileExistsError):
                 os.mkdir(shard)
+            _check_directory(shard)
             os.replace(temporary, target)
             if self._durable:
                 _sync_directory(self._root)
@@ -214,8 +272,9 @@ class FileContentStore:
     def get(self, content_id: str) -> bytes:
         """Return the bytes of ``content_id``, checking them against the id."""
         path = self.path(content_id)
+        _check_directory(path.parent)
         try:
-            data = path.read_bytes()
+            data = _read(path)
         except FileNotFoundError:
             raise ContentNotFound(content_id) from None
         if content_id_of(data) != content_id:
@@ -226,15 +285,25 @@ class FileContentStore:
 
     def has(self, content_id: str) -> bool:
         """Tell whether the blob is stored."""
-        return self.path(content_id).is_file()
+        path = self.path(content_id)
+        _check_directory(path.parent)
+        try:
+            return stat.S_ISREG(os.lstat(path).st_mode)
+        except (FileNotFoundError, NotADirectoryError):
+            return False
 
     def ids(self) -> Iterator[str]:
-        """Yield the id of every stored blob."""
+        """Yield the id of every stored blob (refusing links among them)."""
+        _check_directory(self._root)
         for shard in sorted(self._root.iterdir()):
+            if shard.is_symlink():
+                raise _link_error(shard)
             if not shard.is_dir():
                 continue
             for blob in shard.iterdir():
                 if len(blob.name) == 64 and blob.name.startswith(shard.name):
+                    if blob.is_symlink():
+                        raise _link_error(blob)
                     yield "sha256:" + blob.name
 
 
@@ -265,15 +334,24 @@ class FileSidecar:
         """The side file's name."""
         return self._name
 
+    def _check(self) -> None:
+        """Refuse links among the directories above the side file."""
+        sidecars = self._path.parent
+        _check_directory(sidecars.parent.parent)
+        _check_directory(sidecars.parent)
+        _check_directory(sidecars)
+
     @_os_errors
     def append_line(self, line: str) -> None:
         """Append one line durably, under an exclusive lock."""
         data = check_line(line).encode("utf-8") + b"\n"
+        self._check()
         try:
-            fd = os.open(self._path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = _open(self._path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
         except FileNotFoundError:
-            self._path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self._path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            _make_directory(self._path.parent.parent)
+            _make_directory(self._path.parent)
+            fd = _open(self._path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             size = os.fstat(fd).st_size
@@ -295,12 +373,17 @@ class FileSidecar:
     @_os_errors
     def read_lines(self) -> list[str]:
         """Return every complete line, oldest first."""
+        self._check()
         try:
-            with open(self._path, "rb") as handle:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
-                data = handle.read()
+            fd = _open(self._path, os.O_RDONLY)
         except FileNotFoundError:
             return []
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            with open(fd, "rb", closefd=False) as handle:
+                data = handle.read()
+        finally:
+            os.close(fd)
         lines = data.split(b"\n")
         if lines[-1]:
             logger.warning(
@@ -366,8 +449,7 @@ class FileStore:
         try:
             self._root.mkdir(parents=True, exist_ok=True)
             self._check_marker()
-            self._conversations = self._root / "conversations"
-            self._conversations.mkdir(exist_ok=True)
+            self._conversations = _make_directory(self._root / "conversations")
             self._locks = Locks(self._root / "gc.lock")
             self._content = FileContentStore(
                 self._root / "blobs", self._locks, self._durability
@@ -382,7 +464,7 @@ class FileStore:
     def _check_marker(self) -> None:
         marker = self._root / "store.json"
         try:
-            document = orjson.loads(marker.read_bytes())
+            document = orjson.loads(_read(marker))
         except FileNotFoundError:
             _write_atomically(
                 marker,
@@ -423,7 +505,11 @@ class FileStore:
         return self._durability
 
     def _directory(self, conversation_id: str) -> Path:
-        return self._conversations / check_id(conversation_id)
+        """Return a conversation's directory (checked: not a link; it may not exist)."""
+        directory = self._conversations / check_id(conversation_id)
+        _check_directory(self._conversations)
+        _check_directory(directory)
+        return directory
 
     # Writing -------------------------------------------------------------------
 
@@ -488,13 +574,13 @@ class FileStore:
         if log is not None:
             logs.move_to_end(conversation_id)
             return log
-        directory = self._conversations / conversation_id
+        directory = self._directory(conversation_id)
         path = directory / LOG_NAME
         try:
-            fd = os.open(path, os.O_RDWR | os.O_APPEND)
+            fd = _open(path, os.O_RDWR | os.O_APPEND)
         except FileNotFoundError:
-            directory.mkdir(exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            _make_directory(directory)
+            fd = _open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
             if self._durable:
                 _sync_directory(directory)
                 _sync_directory(self._conversations)
@@ -509,7 +595,7 @@ class FileStore:
         """Return ``log`` locked, reopened first if the file was replaced."""
         while True:
             try:
-                inode = os.stat(log.path).st_ino
+                inode = os.lstat(log.path).st_ino
             except FileNotFoundError:
                 inode = -1
             if inode == log.inode:
@@ -558,7 +644,7 @@ class FileStore:
 
     def _fork_info(self, directory: Path) -> tuple[str, int, str] | None:
         try:
-            document = orjson.loads((directory / FORK_NAME).read_bytes())
+            document = orjson.loads(_read(directory / FORK_NAME))
         except FileNotFoundError:
             return None
         except orjson.JSONDecodeError as error:
@@ -599,7 +685,8 @@ class FileStore:
 
     def _lines(self, conversation_id: str) -> Iterator[bytes]:
         """Yield the lines of a log as they were when reading began."""
-        with open(self._directory(conversation_id) / LOG_NAME, "rb") as handle:
+        fd = _open(self._directory(conversation_id) / LOG_NAME, os.O_RDONLY)
+        with open(fd, "rb") as handle:
             fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
             remaining = os.fstat(handle.fileno()).st_size
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
@@ -655,7 +742,7 @@ class FileStore:
         """Return the number of records and the digest of the last one."""
         directory = self._directory(conversation_id)
         try:
-            fd = os.open(directory / LOG_NAME, os.O_RDONLY)
+            fd = _open(directory / LOG_NAME, os.O_RDONLY)
         except FileNotFoundError:
             raise ConversationNotFound(conversation_id) from None
         try:
@@ -678,12 +765,20 @@ class FileStore:
 
     def exists(self, conversation_id: str) -> bool:
         """Tell whether the conversation exists."""
-        return (self._directory(conversation_id) / LOG_NAME).is_file()
+        path = self._directory(conversation_id) / LOG_NAME
+        try:
+            mode = os.lstat(path).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        if stat.S_ISLNK(mode):
+            raise _link_error(path)
+        return stat.S_ISREG(mode)
 
     @_os_errors
     def conversations(self) -> list[str]:
         """Return the id of every conversation, sorted."""
         found = []
+        _check_directory(self._conversations)
         with os.scandir(self._conversations) as entries:
             for entry in entries:
                 if entry.name.startswith(".") or not entry.is_dir():
@@ -711,7 +806,7 @@ class FileStore:
             walker.close()
         child = new_id()
         directory = self._directory(child)
-        directory.mkdir()
+        os.mkdir(directory)
         document = {
             "format": "canisters.fork",
             "parent": conversation_id,
@@ -720,11 +815,9 @@ class FileStore:
             "head": chain.prev,
         }
         _write_atomically(directory / FORK_NAME, orjson.dumps(document), self._durable)
-        forks = parent / "forks"
-        forks.mkdir(exist_ok=True)
-        (forks / child).touch()
-        fd = os.open(directory / LOG_NAME, os.O_WRONLY | os.O_CREAT, 0o644)
-        os.close(fd)
+        forks = _make_directory(parent / "forks")
+        os.close(_open(forks / child, os.O_WRONLY | os.O_CREAT))
+        os.close(_open(directory / LOG_NAME, os.O_WRONLY | os.O_CREAT))
         if self._durable:
             _sync_directory(forks)
             _sync_directory(directory)
@@ -738,6 +831,7 @@ class FileStore:
         if not (directory / LOG_NAME).exists():
             raise ConversationNotFound(conversation_id)
         forks = directory / "forks"
+        _check_directory(forks)
         if forks.is_dir():
             children = sorted(
                 entry.name for entry in forks.iterdir() if self.exists(entry.name)
@@ -753,8 +847,9 @@ class FileStore:
             trash = self._conversations / f".deleted-{new_id()}"
             os.rename(directory, trash)
             if fork is not None:
-                marker = self._conversations / fork[0] / "forks" / conversation_id
-                marker.unlink(missing_ok=True)
+                forks = self._directory(fork[0]) / "forks"
+                _check_directory(forks)
+                (forks / conversation_id).unlink(missing_ok=True)
             if self._durable:
                 _sync_directory(self._conversations)
             shutil.rmtree(trash, ignore_errors=True)
@@ -771,19 +866,26 @@ class FileStore:
         """Return the path of a file kept beside the conversation (file backend only).
 
         ``conversations/<id>/attachments/<name>``; the directory is created, the
-        file is the caller's to write (it is deleted with the conversation).
+        file is the caller's to write (it is deleted with the conversation). A
+        link in its place, or in place of a directory above it, raises
+        :class:`~canisters.IntegrityError`: the path returned lies in the store.
         """
-        directory = self._directory(conversation_id) / "attachments"
-        directory.mkdir(parents=True, exist_ok=True)
-        return directory / check_id(name, "attachment name")
+        name = check_id(name, "attachment name")
+        conversation = self._directory(conversation_id)
+        _make_directory(conversation)
+        directory = _make_directory(conversation / "attachments")
+        path = directory / name
+        _check_directory(path)
+        return path
 
     # Maintenance ---------------------------------------------------------------
 
     def _log_paths(self) -> Iterator[Path]:
         for conversation_id in self.conversations():
-            directory = self._conversations / conversation_id
+            directory = self._directory(conversation_id)
             yield directory / LOG_NAME
             sidecars = directory / "sidecars"
+            _check_directory(sidecars)
             if sidecars.is_dir():
                 yield from sidecars.iterdir()
 
@@ -796,7 +898,7 @@ class FileStore:
     def _references(paths: list[Path], tick: Callable[[], None]) -> set[str]:
         found: set[str] = set()
         for path in paths:
-            with open(path, "rb") as handle:
+            with open(_open(path, os.O_RDONLY), "rb") as handle:
                 for line in handle:
                     if b"sha256:" in line:
                         found |= references(line)
@@ -826,7 +928,7 @@ class FileStore:
                 for content_id in blobs:
                     tick()
                     path = self._content.path(content_id)
-                    status = path.stat()
+                    status = path.lstat()
                     if content_id in referenced or (
                         older_than > 0 and status.st_mtime > limit
                     ):
@@ -837,7 +939,10 @@ class FileStore:
                     if not dry_run:
                         path.unlink()
                 if not dry_run:
-                    for leftover in (self._root / "blobs" / "tmp").iterdir():
+                    temporary = self._root / "blobs" / "tmp"
+                    _check_directory(self._root / "blobs")
+                    _check_directory(temporary)
+                    for leftover in temporary.iterdir():
                         leftover.unlink(missing_ok=True)
             finally:
                 fcntl.flock(locks.gc_fd, fcntl.LOCK_UN)
@@ -852,12 +957,12 @@ class FileStore:
         sizes: dict[str, int] = {}
         for content_id in ids:
             with contextlib.suppress(FileNotFoundError):  # removed by a concurrent gc
-                sizes[content_id] = self._content.path(content_id).stat().st_size
+                sizes[content_id] = self._content.path(content_id).lstat().st_size
             tick()
         records = log_bytes = count = referenced = 0
         for conversation_id in conversations:
-            path = self._conversations / conversation_id / LOG_NAME
-            with open(path, "rb") as handle:
+            path = self._directory(conversation_id) / LOG_NAME
+            with open(_open(path, os.O_RDONLY), "rb") as handle:
                 for line in handle:
                     records += line.endswith(b"\n")
                     log_bytes += len(line)

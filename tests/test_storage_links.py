@@ -1,0 +1,226 @@
+"""The file backend follows no symbolic link planted inside its directory.
+
+Someone allowed to write only the store plants a link in place of each file or
+directory the store touches; every operation through it must raise
+``IntegrityError`` naming the link, and nothing outside the store may change.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+import canisters as c
+from canisters import storage
+from canisters.audit import AuditLog
+from canisters.storage import open_store
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
+
+
+def _tree(root: Path) -> dict[str, tuple[str, bytes | str]]:
+    """Every entry under ``root`` (links not followed) with its content."""
+    found: dict[str, tuple[str, bytes | str]] = {}
+    for path in sorted(root.rglob("*")):
+        key = str(path.relative_to(root))
+        if path.is_symlink():
+            found[key] = ("link", os.readlink(path))
+        elif path.is_dir():
+            found[key] = ("dir", b"")
+        else:
+            found[key] = ("file", path.read_bytes())
+    return found
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Iterator[Path]:
+    """A directory outside the store holding files a victim cares about."""
+    victim = tmp_path / "outside"
+    victim.mkdir()
+    (victim / "precious.txt").write_bytes(b"keep me\n")
+    (victim / ("ab" + "0" * 62)).write_bytes(b"named like a blob\n")
+    (victim / "messages.jsonl").write_bytes(b"not a log\n")
+    (victim / "audit.log").write_bytes(b"not a side file\n")
+    before = _tree(victim)
+    yield victim
+    assert _tree(victim) == before, "a file outside the store changed"
+
+
+def _user(text: str = "hello") -> c.User:
+    return c.User(content=(c.Text(text),))
+
+
+def _store(tmp_path: Path) -> storage.FileStore:
+    store = open_store(tmp_path / "store")
+    assert isinstance(store, storage.FileStore)
+    return store
+
+
+def _plant(link: Path, target: Path) -> None:
+    if link.is_dir() and not link.is_symlink():
+        for child in sorted(link.rglob("*"), reverse=True):
+            child.unlink() if not child.is_dir() else child.rmdir()
+        link.rmdir()
+    elif link.exists() or link.is_symlink():
+        link.unlink()
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(target)
+
+
+def _refused(action: Callable[[], object], link: Path) -> None:
+    with pytest.raises(c.IntegrityError, match="symbolic link") as caught:
+        action()
+    assert str(link) in str(caught.value)
+
+
+def test_blobs_tmp_linked_out_is_not_emptied_by_gc(
+    tmp_path: Path, outside: Path
+) -> None:
+    with _store(tmp_path) as store:
+        store.append("chat", c.User(content=(c.Image(data=PNG),)))
+        link = store.root / "blobs" / "tmp"
+        _plant(link, outside)
+        _refused(store.collect_garbage, link)
+        _refused(lambda: store.content.put(b"a new blob"), link)
+
+
+def test_blob_shard_linked_out_is_not_emptied_by_gc(
+    tmp_path: Path, outside: Path
+) -> None:
+    with _store(tmp_path) as store:
+        store.append("chat", _user())
+        link = store.root / "blobs" / "sha256" / "ab"
+        _plant(link, outside)
+        _refused(store.collect_garbage, link)
+        _refused(store.stats, link)
+        blob = "sha256:ab" + "0" * 62
+        _refused(lambda: store.content.get(blob), link)
+        _refused(lambda: store.content.has(blob), link)
+
+
+def test_blob_file_linked_out_is_refused(tmp_path: Path, outside: Path) -> None:
+    with _store(tmp_path) as store:
+        content_id = store.content.put(b"some bytes")
+        link = store.content.path(content_id)
+        _plant(link, outside / "precious.txt")
+        _refused(lambda: store.content.get(content_id), link)
+        _refused(lambda: store.content.put(b"some bytes"), link)
+        _refused(store.collect_garbage, link)
+
+
+def test_log_linked_out_is_not_truncated(tmp_path: Path, outside: Path) -> None:
+    with _store(tmp_path) as store:
+        store.append("chat", _user())
+    link = tmp_path / "store" / "conversations" / "chat" / "messages.jsonl"
+    _plant(link, outside / "messages.jsonl")
+    with _store(tmp_path) as store:
+        _refused(lambda: store.append("chat", _user("again")), link)
+        _refused(lambda: store.load("chat"), link)
+        _refused(lambda: store.head("chat"), link)
+        _refused(lambda: store.exists("chat"), link)
+        _refused(store.stats, link)
+        _refused(store.collect_garbage, link)
+
+
+def test_conversation_directory_linked_out_gets_no_log(
+    tmp_path: Path, outside: Path
+) -> None:
+    with _store(tmp_path) as store:
+        link = store.root / "conversations" / "chat"
+        _plant(link, outside)
+        _refused(lambda: store.append("chat", _user()), link)
+        _refused(lambda: store.sidecar("chat", "audit").append_line("x"), link)
+        _refused(lambda: store.attachment_path("chat", "notes.txt"), link)
+        _refused(lambda: store.delete("chat"), link)
+        _refused(store.collect_garbage, link)
+
+
+def test_conversations_directory_linked_out(tmp_path: Path, outside: Path) -> None:
+    with _store(tmp_path) as store:
+        link = store.root / "conversations"
+        _plant(link, outside)
+        _refused(lambda: store.append("chat", _user()), link)
+        _refused(store.conversations, link)
+    _refused(lambda: open_store(tmp_path / "store"), link)
+
+
+def test_side_files_linked_out_are_not_written(tmp_path: Path, outside: Path) -> None:
+    with _store(tmp_path) as store:
+        store.append("chat", _user())
+        directory = store.root / "conversations" / "chat" / "sidecars"
+        _plant(directory, outside)
+        _refused(lambda: store.sidecar("chat", "audit").append_line("x"), directory)
+        _refused(lambda: store.sidecar("chat", "audit").read_lines(), directory)
+        audit = AuditLog(store, "chat")
+        _refused(lambda: audit.record(None, "allowed"), directory)
+        _refused(store.collect_garbage, directory)
+
+        directory.unlink()
+        directory.mkdir()
+        link = directory / "audit.log"
+        _plant(link, outside / "audit.log")
+        _refused(lambda: store.sidecar("chat", "audit").append_line("x"), link)
+        _refused(lambda: store.sidecar("chat", "audit").read_lines(), link)
+        _refused(lambda: audit.record(None, "allowed"), link)
+        _refused(store.collect_garbage, link)
+
+
+def test_fork_files_linked_out(tmp_path: Path, outside: Path) -> None:
+    with _store(tmp_path) as store:
+        first = _user()
+        store.append("chat", first)
+        child = store.fork("chat", first.id)
+        link = store.root / "conversations" / child / "fork.json"
+        _plant(link, outside / "precious.txt")
+        _refused(lambda: store.load(child), link)
+        forks = store.root / "conversations" / "chat" / "forks"
+        _plant(forks, outside)
+        _refused(lambda: store.fork("chat", first.id), forks)
+        _refused(lambda: store.delete("chat"), forks)
+
+
+def test_dangling_gc_lock_link_is_not_created(tmp_path: Path, outside: Path) -> None:
+    with _store(tmp_path):
+        pass
+    link = tmp_path / "store" / "gc.lock"
+    _plant(link, outside / "created-by-the-store")
+    _refused(lambda: open_store(tmp_path / "store"), link)
+    assert not (outside / "created-by-the-store").exists()
+
+
+def test_store_marker_linked_out(tmp_path: Path, outside: Path) -> None:
+    with _store(tmp_path):
+        pass
+    link = tmp_path / "store" / "store.json"
+    _plant(link, outside / "precious.txt")
+    _refused(lambda: open_store(tmp_path / "store"), link)
+
+
+def test_attachment_path_stays_inside_the_store(tmp_path: Path, outside: Path) -> None:
+    with _store(tmp_path) as store:
+        store.append("chat", _user())
+        path = store.attachment_path("chat", "notes.txt")
+        root = store.root.resolve()
+        assert path.resolve().is_relative_to(root)
+        directory = store.root / "conversations" / "chat" / "attachments"
+        _plant(directory, outside)
+        _refused(lambda: store.attachment_path("chat", "notes.txt"), directory)
+        directory.unlink()
+        directory.mkdir()
+        link = directory / "notes.txt"
+        _plant(link, outside / "precious.txt")
+        _refused(lambda: store.attachment_path("chat", "notes.txt"), link)
+
+
+def test_a_linked_store_root_is_fine(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    with open_store(real) as store:
+        store.append("chat", _user())
+    (tmp_path / "alias").symlink_to(real)
+    with open_store(tmp_path / "alias") as store:
+        store.append("chat", _user("again"))
+        assert len(store.load("chat")) == 2
+        assert store.collect_garbage().removed == ()
