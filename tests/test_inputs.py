@@ -6,11 +6,26 @@ value accepted is written and read back exactly (see the reliability page).
 
 from __future__ import annotations
 
+import json
+import math
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
 import pytest
 
-from canisters import Image, ModelError
+from canisters import (
+    Image,
+    MalformedPayload,
+    ModelError,
+    SerializationError,
+    Text,
+    providers,
+    serialization,
+)
 from canisters._frozen import FrozenDict
 from canisters.exceptions import _EXCERPT_LIMIT, _excerpt
+from canisters.storage import open_store
 
 
 def test_a_long_value_is_cut_in_the_message_with_its_length() -> None:
@@ -42,3 +57,119 @@ def test_excerpt_bounds_every_kind_of_value() -> None:
             raise RuntimeError("no")
 
     assert _excerpt(Broken()).startswith("<Broken")
+
+
+# --------------------------------------------------------------------------- #
+# NaN, the infinities and lone surrogates are kept exactly
+
+NON_FINITE_TOOL_USE = """{
+  "id": NaN, "type": "message", "role": "assistant", "model": "claude",
+  "stop_reason": "tool_use", "odd": Infinity,
+  "content": [{"type": "tool_use", "id": "toolu_1", "name": "f",
+               "input": {"x": NaN, "y": Infinity, "z": -Infinity, "s": "\\ud800!"}}]
+}"""
+
+
+def written(value: Any) -> str:
+    """The document of ``value``: equal documents mean equal values, NaN too."""
+    return serialization.to_json(value)
+
+
+def test_non_finite_numbers_and_lone_surrogates_survive_every_round_trip(
+    tmp_path: Path,
+) -> None:
+    # json.loads reads NaN, Infinity and lone surrogate escapes, as the SDKs do.
+    body = json.loads(NON_FINITE_TOOL_USE)
+    conversation = providers.get("anthropic").parse_response(body)
+    arguments = conversation[-1].arguments
+    assert math.isnan(arguments["x"]) and arguments["y"] == math.inf
+    assert arguments["z"] == -math.inf and arguments["s"] == "\ud800!"
+    document = written(conversation)
+    assert '"x":NaN,"y":Infinity,"z":-Infinity,"s":"\\ud800!"' in document
+    assert written(serialization.from_json(document)) == document
+    assert written(serialization.from_json(document.encode())) == document
+    lines = serialization.to_jsonl(conversation)
+    assert serialization.to_jsonl(serialization.from_jsonl(lines)) == lines
+    store = open_store(tmp_path / "store")
+    for canister in conversation:
+        store.append("c", canister)
+    assert written(store.load("c")) == document
+    rendered = providers.get("anthropic").render_response(conversation)
+    for key in ("id", "odd", "content"):  # NaN is not NaN: compare their JSON
+        assert json.dumps(rendered[key]) == json.dumps(body[key])
+
+
+def test_a_big_integer_and_a_lone_surrogate_together_are_written() -> None:
+    part = Text("\udc00 and \ud800", extras={"n": 10**30, "nan": math.nan})
+    document = written(part)
+    assert written(serialization.from_json(document)) == document
+    assert serialization.from_json(document) == Text(  # type: ignore[comparison-overlap]
+        "\udc00 and \ud800", extras={"n": 10**30, "nan": mock.ANY}
+    )
+
+
+def test_a_surrogate_pair_split_in_two_code_points_is_refused_not_changed() -> None:
+    with pytest.raises(SerializationError, match="surrogate pair"):
+        written(Text("\ud83d\ude00"))  # JSON would read it back as one emoji
+
+
+DOCUMENT = '{"format":"canisters.content","version":2,"content":{"type":"text","text":"a","extras":%s}}'
+LONG_INTEGER = 1234567890123456789012
+
+
+@pytest.mark.parametrize("long_integer", [False, True], ids=["fast", "fallback"])
+def test_both_ways_of_reading_accept_the_same_documents(long_integer: bool) -> None:
+    # A 19-digit integer sends the document to the standard library's reader.
+    extra = f'"n":{LONG_INTEGER},' if long_integer else ""
+    for value in ("NaN", "-Infinity", '"\\ud800"', "[1e400]"):
+        part = serialization.from_json(DOCUMENT % f'{{{extra}"v":{value}}}')
+        assert written(serialization.from_json(written(part))) == written(part)
+    for broken in ("nan", "[1,]", '"\\ud800', "01", "[" * 10_000 + "]" * 10_000):
+        with pytest.raises(SerializationError) as caught:
+            serialization.from_json(DOCUMENT % f'{{{extra}"v":{broken}}}')
+        assert caught.value.path == "$"
+
+
+# --------------------------------------------------------------------------- #
+# Depth
+
+
+def nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+def test_json_nested_ten_thousand_deep_is_refused_by_every_reader() -> None:
+    deep = nested(10_000)
+    with pytest.raises(SerializationError, match="nested too deeply"):
+        serialization.from_json(DOCUMENT % f'{{"n":{LONG_INTEGER},"v":{deep}}}')
+    header = '{"format":"canisters.conversation","version":2}'
+    record = '{"role":"user","id":"a","timestamp":"2024-01-01T00:00:00+00:00","extras":{"v":%s}}'
+    with pytest.raises(SerializationError, match="nested too deeply") as caught:
+        serialization.from_jsonl(f"{header}\n{record % deep}\n")
+    assert caught.value.path == "line 2"
+    call = {
+        "id": "c",
+        "type": "function",
+        "function": {"name": "f", "arguments": '{"a":' + deep + "}"},
+    }
+    with pytest.raises(MalformedPayload) as refused:
+        providers.get("openai-chat").parse_request(
+            {"messages": [{"role": "assistant", "tool_calls": [call]}]}
+        )
+    assert refused.value.path == "$.messages[0].tool_calls[0].function.arguments"
+    assert "nested too deeply" in str(refused.value)
+
+
+def test_values_nested_beyond_orjsons_limit_are_written_and_read() -> None:
+    value = json.loads(nested(600))
+    part = Text("a", extras={"v": value})
+    document = written(part)
+    assert serialization.from_json(document) == part
+
+
+def test_a_value_too_deep_to_write_raises_the_librarys_error() -> None:
+    value: list[Any] = []
+    for _ in range(10_000):
+        value = [value]
+    with pytest.raises(SerializationError, match="nested too deeply"):
+        written(Text("a", extras={"v": value}))

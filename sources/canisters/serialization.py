@@ -28,6 +28,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
@@ -1340,25 +1341,103 @@ def _may_hold_long_integer(raw: bytes) -> bool:
     return _LONG_NUMBER in shapes or shapes.startswith(_LONG_RUN)
 
 
+# What orjson refuses to write: integers beyond 64 bits, strings holding lone
+# surrogates, nesting beyond 254 levels. The standard library writes them.
+_ORJSON_REFUSALS: Final = ("64-bit", "surrogates", "Recursion limit")
+
+
 def _encode_json(value: Any) -> tuple[bytes, bool]:
     """Return the JSON bytes of ``value``, and whether the standard library wrote
-    them (it does when an integer exceeds 64 bits, which orjson refuses)."""
+    them.
+
+    orjson writes almost everything; the standard library takes over where
+    orjson cannot be exact (see "Inputs" on the reliability page): integers
+    beyond 64 bits, lone surrogates (written as ``\\ud800`` escapes), NaN and
+    the infinities (written as ``NaN``, ``Infinity`` and ``-Infinity``, which
+    orjson would write as ``null``: an output holding ``null`` is searched for
+    them), and nesting beyond orjson's 254 levels.
+    """
     import orjson  # on first use: it takes a fair share of `import canisters`
 
     try:
-        return orjson.dumps(value), False
+        encoded = orjson.dumps(value)
     except TypeError as error:
-        if "64-bit" not in str(error):
+        message = str(error)
+        if not any(refusal in message for refusal in _ORJSON_REFUSALS):
             raise SerializationError(
-                f"value is not JSON-serializable: {error}"
+                f"value is not JSON-serializable: {message}"
             ) from error
+    else:
+        if b"null" not in encoded or not _holds_non_finite(value, len(encoded)):
+            return encoded, False
+        del encoded
     try:
         text = json.dumps(
             value, ensure_ascii=False, separators=(",", ":"), default=_json_default
         )
+    except RecursionError as error:
+        raise SerializationError(_TOO_DEEP) from error
     except (TypeError, ValueError) as error:
         raise SerializationError(f"value is not JSON-serializable: {error}") from error
-    return text.encode("utf-8"), True
+    if not text.isascii() and _SPLIT_PAIR.search(text) is not None:
+        raise SerializationError(
+            "a string holds a surrogate pair as two code points, which JSON "
+            "cannot tell from the character the pair encodes"
+        )
+    # A lone surrogate can only be inside a string: its \\uXXXX escape is what
+    # backslashreplace writes, and the standard library reads it back.
+    return text.encode("utf-8", "backslashreplace"), True
+
+
+_SPLIT_PAIR: Final = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+_TOO_DEEP: Final = "nested too deeply (about 900 levels at most)"
+
+
+def _holds_non_finite(value: Any, size: int) -> bool:
+    """Whether a NaN or an infinity is anywhere in ``value``, whose JSON takes
+    ``size`` bytes.
+
+    MessagePack keeps every float as its 8 IEEE bytes after the marker ``0xcb``,
+    where a non-finite one starts with ``7ff`` or ``fff``: msgspec writes it
+    several times faster than Python walks the values, so a document without
+    such bytes is settled at once. Large documents (media) and those holding
+    the bytes are walked, without recursion.
+    """
+    if size < _PACK_AT_MOST:
+        try:
+            import msgspec
+
+            if _NON_FINITE_PACKED.search(msgspec.msgpack.encode(value)) is None:
+                return False
+        except Exception:  # a type MessagePack lacks: walk instead
+            pass
+    stack = [value]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        item = pop()
+        kind = type(item)
+        if kind is str:
+            continue
+        if kind is dict or kind is FrozenDict:
+            extend(item.values())
+        elif kind is list or kind is tuple:
+            extend(item)
+        elif kind is float:
+            if item - item != 0.0:  # NaN for NaN and the infinities
+                return True
+        elif isinstance(item, dict):
+            extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            extend(item)
+        elif isinstance(item, float) and item - item != 0.0:
+            return True
+    return False
+
+
+_PACK_AT_MOST: Final = 1 << 20
+_NON_FINITE_PACKED: Final = re.compile(b"\\xcb[\\x7f\\xff][\\xf0-\\xff]")
 
 
 def _dumps(value: Any) -> str:
@@ -1372,32 +1451,44 @@ def _json_default(value: object) -> str:
 
 
 def _loads(text: str | bytes, where: str = "$") -> Any:
+    """Read one JSON value: what the standard library's :func:`json.loads` reads
+    from UTF-8 (JSON with ``NaN``, ``Infinity``, ``-Infinity`` and lone surrogate
+    escapes, integers of any size up to 4,300 digits), through msgspec (or orjson)
+    where they can read it, which is almost always."""
     fast = _fast()
     if fast is not None and (type(text) is bytes or type(text) is str):
         try:
             # msgspec keeps integers beyond 64 bits exact; what it refuses, the
-            # code below reads or refuses as it always did.
+            # standard library reads or refuses below.
             return fast.any(_utf8(text))
         except Exception:  # redone below
             pass
-    import orjson  # on first use, as in _dumps
-
-    try:
-        raw: Any = text.encode() if isinstance(text, str) else text
-        if type(raw) is memoryview:
-            raw = raw.tobytes()
-        if not _may_hold_long_integer(raw):
-            return orjson.loads(raw)
-        return json.loads(raw)
-    # orjson.JSONDecodeError is a json.JSONDecodeError, a ValueError, as are
-    # UnicodeError and the standard library's refusal of an integer of more
-    # than 4,300 digits.
-    except ValueError as error:
-        raise SerializationError(f"not JSON: {error}", where) from error
-    except (TypeError, AttributeError) as error:
+    if isinstance(text, (memoryview, bytearray)):
+        text = bytes(text)
+    if type(text) is not bytes and not isinstance(text, str):
         raise SerializationError(
             f"expected str or bytes, got {type(text).__name__}", where
-        ) from error
+        )
+    if fast is None:
+        import orjson  # on first use, as in _dumps
+
+        try:
+            if not _may_hold_long_integer(
+                text if isinstance(text, bytes) else text.encode("utf-8", "replace")
+            ):
+                return orjson.loads(text)
+        except ValueError:  # redone below
+            pass
+    try:
+        if isinstance(text, bytes):
+            text = text.decode("utf-8")
+        return json.loads(text)
+    except RecursionError as error:
+        raise SerializationError(f"not JSON: {_TOO_DEEP}", where) from error
+    # json.JSONDecodeError is a ValueError, as are UnicodeError and the
+    # refusal of an integer of more than 4,300 digits.
+    except ValueError as error:
+        raise SerializationError(f"not JSON: {error}", where) from error
 
 
 def to_json(value: Conversation | Canister | Content) -> str:

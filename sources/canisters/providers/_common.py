@@ -416,6 +416,10 @@ def parse_arguments(raw: object, path: str) -> tuple[dict[str, Any], str | None]
         value = json.loads(text)
     except ValueError as error:
         raise MalformedPayload(f"arguments are not valid JSON: {error}", path) from None
+    except RecursionError:
+        raise MalformedPayload(
+            "arguments are not valid JSON: nested too deeply", path
+        ) from None
     if not isinstance(value, dict):
         raise MalformedPayload("arguments must encode a JSON object", path)
     kept = None if encode_arguments(value) == text else text
