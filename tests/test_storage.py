@@ -60,7 +60,11 @@ def _raw_lines(store: Any, conversation_id: str) -> list[bytes]:
     return [bytes(row[0]) for row in rows]
 
 
-def _write_raw_lines(store: Any, conversation_id: str, lines: list[bytes]) -> None:
+def _write_raw_lines(
+    store: Any, conversation_id: str, lines: list[bytes], *, renumber: bool = False
+) -> None:
+    """Replace a log's records; SQLite rows keep the seq each record holds (as an
+    SQL edit would) unless ``renumber`` numbers them by position (a reordering)."""
     if isinstance(store, storage.FileStore):
         path = store.root / "conversations" / conversation_id / "messages.jsonl"
         path.write_bytes(b"".join(line + b"\n" for line in lines))
@@ -71,8 +75,28 @@ def _write_raw_lines(store: Any, conversation_id: str, lines: list[bytes]) -> No
         )
         connection.executemany(
             "INSERT INTO records (conversation, seq, line) VALUES (?, ?, ?)",
-            [(conversation_id, seq, line) for seq, line in enumerate(lines)],
+            [
+                (conversation_id, seq, line)
+                for seq, line in (enumerate(lines) if renumber else _numbered(lines))
+            ],
         )
+
+
+def _numbered(lines: list[bytes]) -> list[tuple[float, bytes]]:
+    """Rows numbered by the seq each record holds; a line holding none (or one
+    taken) goes just after the row before it."""
+    rows: list[tuple[float, bytes]] = []
+    taken: set[float] = set()
+    for line in lines:
+        try:
+            seq = orjson.loads(line)["seq"]
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            seq = None
+        if type(seq) is not int or seq in taken:
+            seq = (rows[-1][0] if rows else -1) + 0.5
+        taken.add(seq)
+        rows.append((seq, line))
+    return rows
 
 
 def _tamper_blob(store: Any, content_id: str) -> None:
@@ -463,7 +487,7 @@ def test_reordered_records_are_detected(store: Store) -> None:
     canisters = _five(store)
     lines = _raw_lines(store, "chat")
     lines[1], lines[2] = lines[2], lines[1]
-    _write_raw_lines(store, "chat", lines)
+    _write_raw_lines(store, "chat", lines, renumber=True)
     report = store.verify("chat")
     assert report.problems
     assert {p.code for p in report.problems} == {"chain"}

@@ -73,11 +73,13 @@ from .conversation import Conversation
 from .exceptions import (
     CanistersError,
     ConversationNotFound,
+    ModelError,
     PendingInvocations,
     PromptMismatch,
     RecordingError,
     SerializationError,
     SnapshotRestoreError,
+    StorageError,
 )
 from .lineage import (
     TraceSummary,
@@ -91,6 +93,7 @@ from .lineage import (
 from .protocols import Canister, InvocationCanister, Role
 from .serialization import from_json, to_json
 from .storage import Store
+from .storage._common import check_id, check_line
 
 __all__ = [
     "CARRIED_SIDE_FILES",
@@ -793,11 +796,23 @@ def _side_files(value: object) -> dict[str, list[str]]:
     if not isinstance(value, dict) or not all(
         isinstance(name, str)
         and isinstance(lines, list)
-        and all(isinstance(line, str) and "\n" not in line for line in lines)
+        and all(isinstance(line, str) for line in lines)
         for name, lines in value.items()
     ):
         raise _restore_error("$.side_files must map names to lists of lines")
+    for name, lines in value.items():
+        _checked(check_id, name, "side-file name", where=f"$.side_files[{name!r}]")
+        for number, line in enumerate(lines):
+            _checked(check_line, line, where=f"$.side_files[{name!r}][{number}]")
     return value
+
+
+def _checked(check: Callable[..., object], *args: object, where: str) -> None:
+    """Run a store's check on a value of the snapshot, as a restore error."""
+    try:
+        check(*args)
+    except (StorageError, ModelError) as error:
+        raise _restore_error(f"{where}: {error}") from None
 
 
 def _read_snapshot(text: str | bytes) -> _Snapshot:
@@ -813,6 +828,7 @@ def _read_snapshot(text: str | bytes) -> _Snapshot:
     prompt_key = document.get("prompt_key")
     if not isinstance(conversation_id, str) or not conversation_id:
         raise _restore_error("$.conversation_id must be a non-empty string")
+    _checked(check_id, conversation_id, where="$.conversation_id")
     if prompt_key is not None and not isinstance(prompt_key, str):
         raise _restore_error("$.prompt_key must be a string or null")
     try:
@@ -844,6 +860,8 @@ def restore(
     short leaves no conversation behind.
     """
     read = _read_snapshot(text)
+    if conversation_id is not None:
+        _checked(check_id, conversation_id, where="conversation_id")
     if conversation_id is None:
         free = not store.exists(read.conversation_id)
         target = read.conversation_id if free else new_id()

@@ -79,6 +79,10 @@ _SUFFIX_LENGTH: Final = _SUFFIX_START + 64 + 2  # ,"digest":"<hex>"}
 # Records holding integers beyond 64 bits start with this member; they are read
 # with the standard library, which keeps such integers exact (orjson would not).
 _BIGINT: Final = b'{"bigint":1,'
+# The members every record starts with: its place in the chain.
+_LINK: Final = re.compile(
+    rb'\{(?:"bigint":1,)?"seq":(0|[1-9][0-9]{0,17}),"prev":"((?:[0-9a-f]{64})?)"'
+)
 CONTENT_REFERENCE: Final = re.compile(rb"sha256:[0-9a-f]{64}")
 """Finds every content id a raw record or side-file line mentions."""
 
@@ -157,9 +161,9 @@ def check_bytes(data: object) -> bytes:
 def check_line(line: object) -> str:
     """Return ``line`` when it is a str holding no line break, else raise."""
     if not isinstance(line, str):
-        raise TypeError(f"a side-file line is a str, not {type(line).__name__}")
+        raise ModelError(f"a side-file line is a str, not {type(line).__name__}")
     if "\n" in line or "\r" in line:
-        raise ValueError("a side-file line must not contain a line break")
+        raise ModelError("a side-file line must not contain a line break")
     return line
 
 
@@ -462,6 +466,59 @@ def line_digest(line: bytes) -> str | None:
     return line[end - 66 : end - 2].decode("ascii", "replace")
 
 
+def record_link(line: bytes) -> tuple[int, str, str] | None:
+    """Return the ``(seq, prev, digest)`` a line claims, ``None`` when it has none.
+
+    Only the line's shape is read (its leading members and trailing digest),
+    not its JSON: the end of a log is found without parsing whole records.
+    """
+    match = _LINK.match(line)
+    digest = line_digest(line)
+    if match is None or digest is None:
+        return None
+    return int(match[1]), match[2].decode("ascii"), digest
+
+
+def intact_digest(line: bytes) -> str | None:
+    """Return the digest of a line whose bytes match it, else ``None``."""
+    end = len(line)
+    if end and line[end - 1] == 0x0A:
+        end -= 1
+    start = end - _SUFFIX_LENGTH
+    claimed = line_digest(line)
+    if claimed is None or start < 1:
+        return None
+    hasher = hashlib.sha256(memoryview(line)[:start])
+    hasher.update(b"}")
+    return claimed if hasher.hexdigest() == claimed else None
+
+
+def follows(line: bytes, seq: int, prev: str) -> str | None:
+    """Return the digest of ``line`` when it is an intact record ``seq`` after
+    ``prev``, else ``None``.
+
+    A final line without its newline that passes this is a whole record that
+    lost only the newline (a hand edit, a copy), not a torn write: it is kept.
+    """
+    link = record_link(line)
+    if link is None or link[0] != seq or link[1] != prev:
+        return None
+    return intact_digest(line)
+
+
+def decode_lines(lines: Iterable[bytes], where: str) -> list[str]:
+    """Decode side-file lines, refusing bytes that are not UTF-8."""
+    decoded = []
+    for number, line in enumerate(lines, 1):
+        try:
+            decoded.append(line.decode("utf-8"))
+        except UnicodeDecodeError as error:
+            raise IntegrityError(
+                f"{where} line {number} is not UTF-8 text (byte {error.start})"
+            ) from None
+    return decoded
+
+
 Mode = Literal["strict", "salvage", "verify"]
 
 
@@ -528,7 +585,11 @@ class Chain:
         for number, line in enumerate(lines, 1):
             if stop is not None and self.seq >= stop:
                 return
-            if terminated and not line.endswith(b"\n"):
+            if (
+                terminated
+                and not line.endswith(b"\n")
+                and (not line or follows(line, self.seq, self.prev) is None)
+            ):
                 if line:
                     self.torn = True
                     logger.warning(
@@ -677,12 +738,20 @@ class Chain:
         except (IntegrityError, LookupError) as error:
             if self.mode == "strict":
                 raise
-            self.problem(where, "content", str(error))
+            self.problem(where, "content", _skipped(record, error))
         except (SerializationError, StorageError) as error:
             if self.mode == "strict":
                 raise
-            self.problem(where, "canister", str(error))
+            self.problem(where, "canister", _skipped(record, error))
         return None
+
+
+def _skipped(record: object, error: Exception) -> str:
+    """Say which canister a record holds (when it tells) and what is wrong."""
+    found = record.get("id") if type(record) is dict else None
+    if type(found) is str:
+        return f"canister {found[:128]!r}: {error}"
+    return str(error)
 
 
 def references(line: bytes) -> set[str]:

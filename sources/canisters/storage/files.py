@@ -65,9 +65,11 @@ from ._common import (
     check_id,
     check_line,
     content_id_of,
+    decode_lines,
     encode_record,
-    line_digest,
+    follows,
     logger,
+    record_link,
     references,
 )
 
@@ -391,7 +393,7 @@ class FileSidecar:
                 self._name,
                 self._conversation_id,
             )
-        return [line.decode("utf-8") for line in lines[:-1]]
+        return decode_lines(lines[:-1], os.fspath(self._path))
 
 
 # --------------------------------------------------------------------------- #
@@ -609,31 +611,52 @@ class FileStore:
     def _refresh(self, conversation_id: str, log: _Log, size: int) -> None:
         """Learn the end of a log another writer (or a crash) changed."""
         fd = log.fd
-        end = _complete_end(fd, size) if size else 0
-        if end != size:
+        end, seq, prev, whole = self._end(conversation_id, fd, size, log.directory)
+        if whole:
+            logger.warning(
+                "adding the newline the last record of %s lacks", conversation_id
+            )
+            _write_all(fd, b"\n")
+            if self._durable:
+                _sync(fd)
+            end = size + 1
+        elif end != size:
             logger.warning(
                 "removing an unfinished final record of %s (a crash during an "
                 "append) before appending",
                 conversation_id,
             )
             os.ftruncate(fd, end)
-        if end == 0:
-            fork = self._fork_info(log.directory)
-            log.seq, log.prev = (0, "") if fork is None else (fork[1], fork[2])
-        else:
-            line = _last_line(fd, end)
-            digest = line_digest(line)
-            try:
-                seq = orjson.loads(line).get("seq")
-            except (orjson.JSONDecodeError, AttributeError):
-                seq = None
-            if digest is None or type(seq) is not int:
-                raise IntegrityError(
-                    f"cannot append to {conversation_id!r}: its last record is "
-                    "unreadable; verify the conversation"
-                )
-            log.seq, log.prev = seq + 1, digest
+        log.seq, log.prev = seq, prev
         log.size = end
+
+    def _end(
+        self, conversation_id: str, fd: int, size: int, directory: Path
+    ) -> tuple[int, int, str, bool]:
+        """Return where a log's records end and the chain's state there.
+
+        ``(end, seq, prev, whole)``: the offset after the last complete line, the
+        next record's number and the last digest; ``whole`` tells that the bytes
+        after ``end`` are an intact record lacking only its newline, which
+        ``seq`` and ``prev`` then count.
+        """
+        end = _complete_end(fd, size) if size else 0
+        if end == 0:
+            fork = self._fork_info(directory)
+            seq, prev = (0, "") if fork is None else (fork[1], fork[2])
+        else:
+            link = record_link(_last_line(fd, end))
+            if link is None:
+                raise IntegrityError(
+                    f"the last record of {conversation_id!r} is unreadable; "
+                    "verify the conversation"
+                )
+            seq, prev = link[0] + 1, link[2]
+        if end != size:
+            digest = follows(os.pread(fd, size - end, end), seq, prev)
+            if digest is not None:
+                return end, seq + 1, digest, True
+        return end, seq, prev, False
 
     def _forget(self, conversation_id: str) -> None:
         log = self._logs.pop(conversation_id, None)
@@ -649,6 +672,8 @@ class FileStore:
             return None
         except orjson.JSONDecodeError as error:
             raise IntegrityError(f"{directory.name}: unreadable fork.json") from error
+        if not isinstance(document, dict):
+            raise IntegrityError(f"{directory.name}: fork.json is not an object")
         parent, seq, head = (
             document.get("parent"),
             document.get("seq"),
@@ -747,21 +772,12 @@ class FileStore:
             raise ConversationNotFound(conversation_id) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_SH)
-            size = os.fstat(fd).st_size
-            end = _complete_end(fd, size) if size else 0
-            if end:
-                line = _last_line(fd, end)
-                digest = line_digest(line)
-                seq = orjson.loads(line).get("seq")
-                if digest is None or type(seq) is not int:
-                    raise IntegrityError(
-                        f"the last record of {conversation_id!r} is unreadable"
-                    )
-                return seq + 1, digest
+            _end, seq, prev, _whole = self._end(
+                conversation_id, fd, os.fstat(fd).st_size, directory
+            )
         finally:
             os.close(fd)
-        fork = self._fork_info(directory)
-        return (0, "") if fork is None else (fork[1], fork[2])
+        return seq, prev
 
     def exists(self, conversation_id: str) -> bool:
         """Tell whether the conversation exists."""

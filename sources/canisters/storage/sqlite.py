@@ -10,7 +10,9 @@ Tables::
 
 ``records.line`` holds exactly the record a line of the file backend's
 ``messages.jsonl`` holds (without the newline), so both backends share one
-record format and hash chain. Every append is one ``BEGIN IMMEDIATE``
+record format and hash chain. Values are read back as blobs (``CAST``), so a
+value someone changed to another SQLite type reads as its bytes and fails its
+digest instead of raising a bare ``TypeError``. Every append is one ``BEGIN IMMEDIATE``
 transaction holding its blobs and its records: concurrent writers, in threads
 or processes, are serialized by SQLite's write lock, and a blob can never be
 missing for a record that committed.
@@ -50,8 +52,9 @@ from ._common import (
     check_id,
     check_line,
     content_id_of,
+    decode_lines,
     encode_record,
-    line_digest,
+    record_link,
     references,
 )
 
@@ -166,11 +169,11 @@ class SQLiteContentStore:
         check_content_id(content_id)
         with self._database.lock:
             row = self._database.connection.execute(
-                "SELECT data FROM blobs WHERE id = ?", (content_id,)
+                "SELECT CAST(data AS BLOB) FROM blobs WHERE id = ?", (content_id,)
             ).fetchone()
         if row is None:
             raise ContentNotFound(content_id)
-        data = bytes(row[0])
+        data = _bytes(row[0])
         if content_id_of(data) != content_id:
             raise IntegrityError(
                 f"blob {content_id} no longer matches its id (tampered or corrupt)"
@@ -238,11 +241,14 @@ class SQLiteSidecar:
         """Return every line, oldest first."""
         with self._database.lock:
             rows = self._database.connection.execute(
-                "SELECT line FROM sidecars WHERE conversation = ? AND name = ? "
-                "ORDER BY n",
+                "SELECT CAST(line AS BLOB) FROM sidecars "
+                "WHERE conversation = ? AND name = ? ORDER BY n",
                 (self._conversation_id, self._name),
             ).fetchall()
-        return [line for (line,) in rows]
+        return decode_lines(
+            (_bytes(line) for (line,) in rows),
+            f"side file {self._name} of {self._conversation_id}",
+        )
 
 
 class SQLiteStore:
@@ -341,31 +347,13 @@ class SQLiteStore:
                     "INSERT OR IGNORE INTO blobs (id, data, created) VALUES (?, ?, ?)",
                     [(content_id, data, now) for content_id, data in blobs],
                 )
-            row = connection.execute(
-                "SELECT seq, line FROM records WHERE conversation = ? "
-                "ORDER BY seq DESC LIMIT 1",
-                (conversation_id,),
-            ).fetchone()
-            if row is None:
-                fork = connection.execute(
-                    "SELECT fork_seq, fork_head FROM conversations WHERE id = ?",
-                    (conversation_id,),
-                ).fetchone()
-                if fork is None:
-                    connection.execute(
-                        "INSERT INTO conversations (id) VALUES (?)", (conversation_id,)
-                    )
-                    seq, prev = 0, ""
-                else:
-                    seq, prev = fork[0] or 0, fork[1] or ""
-            else:
-                digest = line_digest(bytes(row[1]))
-                if digest is None:
-                    raise IntegrityError(
-                        f"cannot append to {conversation_id!r}: its last record is "
-                        "unreadable; verify the conversation"
-                    )
-                seq, prev = row[0] + 1, digest
+            if not connection.execute(
+                "SELECT 1 FROM conversations WHERE id = ?", (conversation_id,)
+            ).fetchone():
+                connection.execute(
+                    "INSERT INTO conversations (id) VALUES (?)", (conversation_id,)
+                )
+            seq, prev = self._head(connection, conversation_id)
             rows = []
             for record in records:
                 line, digest = encode_record(seq, prev, record)
@@ -394,7 +382,16 @@ class SQLiteStore:
             if row is None:
                 raise ConversationNotFound(current)
             parent, seq, head = row
-            lineage.append((current, seq or 0, head or ""))
+            seq, head = seq or 0, head or ""
+            if (
+                (parent is not None and type(parent) is not str)
+                or type(seq) is not int
+                or type(head) is not str
+            ):
+                raise IntegrityError(
+                    f"{current!r}: malformed fork point in the conversations table"
+                )
+            lineage.append((current, seq, head))
             current = parent
         lineage.reverse()
         return lineage
@@ -409,10 +406,11 @@ class SQLiteStore:
                 chain.fork_point(f"{current} fork point", seq, head)
             stop = lineage[index + 1][1] if index + 1 < len(lineage) else None
             cursor = connection.execute(
-                "SELECT line FROM records WHERE conversation = ? ORDER BY seq",
+                "SELECT seq, CAST(line AS BLOB) FROM records WHERE conversation = ? "
+                "ORDER BY seq",
                 (current,),
             )
-            lines = (bytes(row[0]) for row in cursor)
+            lines = _numbered(chain, current, cursor)
             yield from chain.walk(
                 lines,
                 functools.partial(_label, current),
@@ -453,25 +451,35 @@ class SQLiteStore:
         check_id(conversation_id)
         with self._database.lock:
             connection = self._database.connection
-            row = connection.execute(
-                "SELECT seq, line FROM records WHERE conversation = ? "
-                "ORDER BY seq DESC LIMIT 1",
-                (conversation_id,),
-            ).fetchone()
-            if row is not None:
-                digest = line_digest(bytes(row[1]))
-                if digest is None:
-                    raise IntegrityError(
-                        f"the last record of {conversation_id!r} is unreadable"
-                    )
-                return row[0] + 1, digest
-            fork = connection.execute(
-                "SELECT fork_seq, fork_head FROM conversations WHERE id = ?",
-                (conversation_id,),
-            ).fetchone()
-        if fork is None:
-            raise ConversationNotFound(conversation_id)
-        return fork[0] or 0, fork[1] or ""
+            if not connection.execute(
+                "SELECT 1 FROM conversations WHERE id = ?", (conversation_id,)
+            ).fetchone():
+                raise ConversationNotFound(conversation_id)
+            return self._head(connection, conversation_id)
+
+    def _head(
+        self, connection: sqlite3.Connection, conversation_id: str
+    ) -> tuple[int, str]:
+        """Return the next record's number and the last digest of a conversation.
+
+        The last row's ``seq`` must be the one its record holds: a row renumbered
+        by hand would otherwise make the next append break the chain.
+        """
+        row = connection.execute(
+            "SELECT seq, CAST(line AS BLOB) FROM records WHERE conversation = ? "
+            "ORDER BY seq DESC LIMIT 1",
+            (conversation_id,),
+        ).fetchone()
+        if row is None:
+            fork = self._lineage(connection, conversation_id)[-1]
+            return fork[1], fork[2]
+        link = record_link(_bytes(row[1]))
+        if link is None or type(row[0]) is not int or link[0] != row[0]:
+            raise IntegrityError(
+                f"the last record of {conversation_id!r} (seq {row[0]!r}) is "
+                "unreadable or misnumbered; verify the conversation"
+            )
+        return link[0] + 1, link[2]
 
     @_sqlite_errors
     def exists(self, conversation_id: str) -> bool:
@@ -564,13 +572,14 @@ class SQLiteStore:
 
     def _references(self, connection: sqlite3.Connection) -> set[str]:
         found: set[str] = set()
-        for (line,) in connection.execute("SELECT line FROM records"):
-            data = bytes(line)
+        for (line,) in connection.execute("SELECT CAST(line AS BLOB) FROM records"):
+            data = _bytes(line)
             if b"sha256:" in data:
                 found |= references(data)
-        for (line,) in connection.execute("SELECT line FROM sidecars"):
-            if "sha256:" in line:
-                found |= references(line.encode("utf-8"))
+        for (line,) in connection.execute("SELECT CAST(line AS BLOB) FROM sidecars"):
+            data = _bytes(line)
+            if b"sha256:" in data:
+                found |= references(data)
         return found
 
     @_sqlite_errors
@@ -638,9 +647,10 @@ class SQLiteStore:
                 progress(1, 2)
             count = referenced = 0
             for (line,) in connection.execute(
-                "SELECT line FROM records WHERE instr(line, ?) > 0", (b"sha256:",)
+                "SELECT CAST(line AS BLOB) FROM records WHERE instr(line, ?) > 0",
+                (b"sha256:",),
             ):
-                for content_id in references(bytes(line)):
+                for content_id in references(_bytes(line)):
                     size = sizes.get(content_id)
                     if size is not None:
                         count += 1
@@ -668,3 +678,25 @@ class SQLiteStore:
 
 def _label(conversation_id: str, number: int) -> str:
     return f"{conversation_id} record {number}"
+
+
+def _bytes(value: object) -> bytes:
+    """A value read through ``CAST(... AS BLOB)`` as bytes (NULL as empty)."""
+    return value if type(value) is bytes else b""
+
+
+def _numbered(
+    chain: Chain, conversation_id: str, rows: Iterable[tuple[object, object]]
+) -> Iterator[bytes]:
+    """Yield the lines of ``rows``, reporting a row whose ``seq`` is not the one
+    its record holds (a renumbered row reads in place but misleads appends)."""
+    for number, (seq, line) in enumerate(rows, 1):
+        data = _bytes(line)
+        link = record_link(data)
+        if link is not None and link[0] != seq:
+            chain.problem(
+                f"{conversation_id} record {number}",
+                "chain",
+                f"the row is numbered {seq!r} but holds record {link[0]}",
+            )
+        yield data

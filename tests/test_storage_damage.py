@@ -1,0 +1,254 @@
+"""Stores damaged by hand, by a copy or by an attacker: nothing is lost, every
+failure is the library's own error, and tampering is seen."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+
+import canisters as c
+from canisters import recording, storage
+from canisters.audit import AuditLog
+from canisters.storage import Store, open_store
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
+
+
+@pytest.fixture(params=["files", "sqlite"])
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def store(tmp_path: Path, backend: str) -> Iterator[Store]:
+    if backend == "sqlite":
+        location = f"sqlite:///{tmp_path / 'store.db'}"
+    else:
+        location = str(tmp_path / "store")
+    with open_store(location) as opened:
+        yield opened
+
+
+def _log(store: Store, conversation_id: str = "chat") -> Path:
+    assert isinstance(store, storage.FileStore)
+    return store.root / "conversations" / conversation_id / "messages.jsonl"
+
+
+def _sql(store: Store, statement: str, *args: object) -> None:
+    assert isinstance(store, storage.SQLiteStore)
+    with sqlite3.connect(store.path) as connection:
+        connection.execute(statement, args)
+
+
+def _three(store: Store) -> list[c.Canister]:
+    canisters: list[c.Canister] = [c.User(f"message {n}") for n in range(3)]
+    store.extend("chat", canisters)
+    return canisters
+
+
+# A whole record without its newline ------------------------------------------
+
+
+def test_a_last_record_missing_only_its_newline_is_kept(tmp_path: Path) -> None:
+    with open_store(tmp_path / "store") as store:
+        canisters = _three(store)
+        log = _log(store)
+    log.write_bytes(log.read_bytes()[:-1])  # a hand edit drops the newline
+    with open_store(tmp_path / "store") as store:
+        assert store.load("chat") == canisters
+        report = store.verify("chat")
+        assert report.ok and not report.torn_tail and report.records == 3
+        assert store.head("chat") == (3, report.head)
+        later = c.User("after the edit")
+        store.append("chat", later)
+        assert store.load("chat") == [*canisters, later]
+        assert store.verify("chat").ok
+        assert log.read_bytes().count(b"\n") == 4
+
+
+def test_a_torn_last_record_is_still_dropped(tmp_path: Path) -> None:
+    with open_store(tmp_path / "store") as store:
+        canisters = _three(store)
+        log = _log(store)
+    log.write_bytes(log.read_bytes()[:-5])
+    with open_store(tmp_path / "store") as store:
+        assert store.load("chat") == canisters[:2]
+        assert store.verify("chat").torn_tail
+        store.append("chat", canisters[2])
+        assert store.load("chat") == canisters
+
+
+# SQLite rows renumbered or retyped ---------------------------------------------
+
+
+def test_sqlite_renumbered_last_row_is_seen_and_not_appended_to(
+    tmp_path: Path,
+) -> None:
+    with open_store(f"sqlite:///{tmp_path / 's.db'}") as store:
+        canisters = _three(store)
+        _sql(store, "UPDATE records SET seq = 10 WHERE seq = 2")
+        report = store.verify("chat")
+        assert [p.code for p in report.problems] == ["chain"]
+        assert "numbered 10" in str(report.problems[0])
+        with pytest.raises(c.IntegrityError, match="misnumbered"):
+            store.append("chat", c.User("more"))
+        with pytest.raises(c.IntegrityError):
+            store.load("chat")
+        assert store.load("chat", salvage=True) == canisters
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE records SET line = line || x'00' WHERE seq = 1",
+        "UPDATE records SET line = CAST(line AS TEXT) || 'x' WHERE seq = 1",
+        "UPDATE records SET line = 42 WHERE seq = 1",
+    ],
+)
+def test_sqlite_record_of_another_type_is_an_integrity_problem(
+    tmp_path: Path, statement: str
+) -> None:
+    with open_store(f"sqlite:///{tmp_path / 's.db'}") as store:
+        canisters = _three(store)
+        _sql(store, statement)
+        with pytest.raises(c.IntegrityError):
+            store.load("chat")
+        assert store.load("chat", salvage=True) == [canisters[0], canisters[2]]
+        assert not store.verify("chat").ok
+
+
+def test_sqlite_blob_of_another_type_is_an_integrity_problem(tmp_path: Path) -> None:
+    with open_store(f"sqlite:///{tmp_path / 's.db'}") as store:
+        image = c.User(content=(c.Image(data=PNG),))
+        store.extend("chat", [c.User("first"), image])
+        _sql(store, "UPDATE blobs SET data = data || x'00'")
+        with pytest.raises(c.IntegrityError):
+            store.load("chat")
+        assert [x.role for x in store.load("chat", salvage=True)] == [c.Role.User]
+        assert [p.code for p in store.verify("chat").problems] == ["content"]
+        content_id = next(iter(store.referenced_content()))
+        with pytest.raises(c.IntegrityError):
+            store.content.get(content_id)
+
+
+# Malformed side data: the library's own errors ---------------------------------
+
+
+def test_fork_json_holding_a_list_is_an_integrity_error(tmp_path: Path) -> None:
+    with open_store(tmp_path / "store") as store:
+        first = c.User("first")
+        store.append("chat", first)
+        child = store.fork("chat", first.id)
+        (store.root / "conversations" / child / "fork.json").write_bytes(b"[1, 2]")
+        with pytest.raises(c.IntegrityError, match=r"fork\.json"):
+            store.load(child)
+        with pytest.raises(c.IntegrityError, match=r"fork\.json"):
+            store.head(child)
+
+
+def test_head_of_a_garbage_last_line_is_an_integrity_error(store: Store) -> None:
+    _three(store)
+    if isinstance(store, storage.FileStore):
+        with _log(store).open("ab") as handle:
+            handle.write(b"\x00garbage{{\n")
+    else:
+        _sql(store, "INSERT INTO records VALUES ('chat', 3, x'00676172')")
+    with pytest.raises(c.IntegrityError, match="unreadable"):
+        store.head("chat")
+    with pytest.raises(c.IntegrityError, match="unreadable"):
+        store.append("chat", c.User("more"))
+
+
+def _spoil_side_file(store: Store, name: str) -> None:
+    """Put a line of bytes that are not UTF-8 into a side file."""
+    if isinstance(store, storage.FileStore):
+        path = store.root / "conversations" / "chat" / "sidecars" / f"{name}.log"
+        with path.open("ab") as handle:
+            handle.write(b"\xff\xfe not utf-8\n")
+    else:
+        _sql(
+            store,
+            "INSERT INTO sidecars VALUES ('chat', ?, 1000, CAST(x'fffe41' AS TEXT))",
+            name,
+        )
+
+
+def test_side_files_that_are_not_utf8_raise_integrity_errors(store: Store) -> None:
+    recorder = recording.Recorder(store, "chat", "prompt-1")
+    recorder.record(c.User("hello"))
+    audit = AuditLog(store, "chat")
+    audit.record(None, "allowed")
+    _spoil_side_file(store, "audit")
+    _spoil_side_file(store, recording.PROMPT_KEY_FILE)
+    with pytest.raises(c.IntegrityError, match="not UTF-8"):
+        store.sidecar("chat", "audit").read_lines()
+    with pytest.raises(c.IntegrityError, match="not UTF-8"):
+        audit.entries()
+    with pytest.raises(c.IntegrityError, match="not UTF-8"):
+        recording.resume(store, "chat", "prompt-1")
+    with pytest.raises(c.IntegrityError, match="not UTF-8"):
+        recording.snapshot(store, "chat")
+    assert store.load("chat") == [recorder.conversation[0]]
+
+
+# restore() writes nothing from a bad snapshot ----------------------------------
+
+
+def _snapshot() -> dict[str, object]:
+    with open_store("sqlite:///:memory:") as source:
+        recording.Recorder(source, "chat", "key").record(
+            c.User(content=(c.Text("look"), c.Image(data=PNG)))
+        )
+        AuditLog(source, "chat").record(None, "allowed")
+        document: dict[str, object] = orjson.loads(recording.snapshot(source, "chat"))
+    return document
+
+
+@pytest.mark.parametrize(
+    ("side_files", "message"),
+    [
+        ({"../x": ["line"]}, "side-file name"),
+        ({"audit": ["one", "two\rthree"]}, "line break"),
+        ({"audit": ["one", "two\nthree"]}, "line break"),
+    ],
+)
+def test_restore_refuses_a_bad_snapshot_before_writing(
+    store: Store, side_files: dict[str, list[str]], message: str
+) -> None:
+    document = _snapshot()
+    document["side_files"] = side_files
+    with pytest.raises(c.SnapshotRestoreError, match=message):
+        recording.restore(store, orjson.dumps(document))
+    assert store.conversations() == []
+    assert list(store.content.ids()) == []
+    assert not store.exists("chat")
+    assert recording.restore(store, orjson.dumps(_snapshot())) == "chat"
+
+
+def test_restore_refuses_a_bad_target_id(store: Store) -> None:
+    with pytest.raises(c.SnapshotRestoreError, match="conversation id"):
+        recording.restore(store, orjson.dumps(_snapshot()), conversation_id="../up")
+    assert list(store.content.ids()) == []
+
+
+def test_salvage_logs_what_it_skips(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    image = c.User(content=(c.Image(data=PNG),))
+    store.extend("chat", [c.User("first"), image, c.User("last")])
+    (content_id,) = store.referenced_content()
+    if isinstance(store, storage.FileStore):
+        store.content.path(content_id).unlink()
+    else:
+        _sql(store, "DELETE FROM blobs")
+    with caplog.at_level(logging.WARNING, logger="canisters.storage"):
+        salvaged = store.load("chat", salvage=True)
+    assert [x.id for x in salvaged] == [salvaged[0].id, salvaged[1].id]
+    assert image.id not in {x.id for x in salvaged}
+    assert content_id in caplog.text
+    assert image.id in caplog.text
