@@ -19,8 +19,9 @@ Locks are advisory and POSIX-only (``fcntl``).
 The store follows no symbolic link below its directory: files are opened with
 ``O_NOFOLLOW`` and every directory it enters is checked first, so that a link
 planted there (by someone allowed to write only the store) cannot make it read,
-write or delete files elsewhere. A link found raises :class:`IntegrityError`
-naming it. The store's own directory may be a link.
+write or delete files elsewhere. A link found raises
+:class:`~canisters.IntegrityError` naming it. The store's own directory may be
+a link.
 """
 
 from __future__ import annotations
