@@ -71,3 +71,32 @@ def test_corpus_round_trips_through_json(modules):
     for specs in corpus.corpus(500, seed=2):
         conversation = peers.canisters_from_specs(specs)
         assert canisters.from_json(canisters.to_json(conversation)) == conversation
+
+
+def test_chat_corpus_is_short_turns_without_media(modules):
+    corpus, peers = modules
+    mixed = corpus.chat_corpus(1500, seed=1)
+    assert corpus.message_count(mixed) == 1500
+    assert corpus.chat_corpus(1500, seed=1) == mixed
+    assert corpus.chat_corpus(1500, seed=2) != mixed
+    specs = [spec for conversation in mixed for spec in conversation]
+    texts = [part["text"] for spec in specs for part in spec.get("parts", ())] + [
+        spec["text"] for spec in specs if "text" in spec
+    ]
+    assert all(5 <= len(text) <= 200 for text in texts)
+    assert not any(
+        "image" in part or "image_url" in part
+        for spec in specs
+        for part in spec.get("parts", ())
+    )
+    calls = [spec for spec in specs if spec["kind"] == "call"]
+    assert 0 < len(calls) < len(specs) / 10
+    assert all(
+        len(canisters.to_json(canisters.Invocation(c["name"], c["arguments"]))) < 400
+        for c in calls
+    )
+    for conversation in mixed:
+        built = peers.canisters_from_specs(conversation)
+        canisters.validate(built)
+        assert not built.pending_invocations()
+        assert canisters.from_jsonl(canisters.to_jsonl(built)) == built

@@ -329,7 +329,7 @@ def _benchmark_corpus() -> list[Conversation]:
             spec.loader.exec_module(loaded[module])
     finally:
         sys.path.remove(str(BENCHMARKS))
-    specs = loaded["corpus"].corpus(800)
+    specs = loaded["corpus"].corpus(800) + loaded["corpus"].chat_corpus(300)
     return [loaded["peers"].canisters_from_specs(s) for s in specs]
 
 

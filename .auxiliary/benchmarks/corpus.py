@@ -11,6 +11,12 @@ conversations, user turns (some with a long pasted text, some with an image as
 bytes or as a URL), assistant text, steps of one to three parallel tool calls with
 nested JSON arguments, their results (a few of them long), and a final answer.
 
+:func:`chat_corpus` is the second corpus, the shape of most chat applications'
+histories: many short turns (5 to 200 characters), a short system prompt, now
+and then one small tool call and its short result, and no media. There the cost
+per message (envelope, one record per line, allocations) dominates, not the cost
+per byte.
+
 Spec kinds (every spec has ``kind``, ``id`` and ``time``, a UTC datetime)::
 
     {"kind": "system", "text": str}
@@ -27,7 +33,15 @@ import random
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-__all__ = ["SIZES", "conversation", "corpus", "message_count"]
+__all__ = [
+    "CORPORA",
+    "SIZES",
+    "chat_conversation",
+    "chat_corpus",
+    "conversation",
+    "corpus",
+    "message_count",
+]
 
 Spec = dict[str, Any]
 
@@ -208,6 +222,81 @@ def corpus(total: int, seed: int = 0) -> list[list[Spec]]:
         left -= size
         index += 1
     return conversations
+
+
+def _short(rng: random.Random) -> str:
+    """A chat turn of 5 to 200 characters."""
+    limit = rng.choice((20, 40, 60, 100, 200))
+    text = _text(rng, 1, 30)
+    if len(text) > limit:
+        text = text[: limit - 1].rsplit(" ", 1)[0] + "."
+    return text if len(text) >= 5 else text + " okay."
+
+
+_CHAT_TOOLS = ("get_weather", "lookup_order", "convert_currency", "get_time")
+
+
+def _small_arguments(rng: random.Random, name: str) -> dict[str, Any]:
+    if name == "get_weather":
+        return {"city": rng.choice(("Paris", "Berlin", "Lagos", "Lima", "Osaka"))}
+    if name == "lookup_order":
+        return {"order_id": f"A{rng.randint(10_000, 99_999)}"}
+    if name == "convert_currency":
+        return {"amount": rng.randint(1, 500), "to": rng.choice(("EUR", "USD"))}
+    return {"zone": rng.choice(("UTC", "Europe/Paris", "Asia/Tokyo"))}
+
+
+def chat_conversation(size: int, seed: int = 0) -> list[Spec]:
+    """Return one short-turn chat conversation of exactly ``size`` messages
+    (``size`` >= 2): a short system prompt, then user and assistant turns of 5 to
+    200 characters, about one step in eight a single small tool call and result.
+    """
+    if size < 2:
+        raise ValueError("a conversation here has at least 2 messages")
+    rng = random.Random(f"canisters-chat-{seed}-{size}")
+    writer = _Writer(rng, size)
+    model = rng.choice(_MODELS)
+    writer.add("system", text=_short(rng))
+    step = 0
+    while writer.left > 0:
+        writer.add("user", parts=[{"text": _short(rng)}])
+        if writer.left == 0:
+            break
+        step += 1
+        if writer.left >= 3 and rng.random() < 0.125:
+            name = rng.choice(_CHAT_TOOLS)
+            call_id = f"call_{rng.getrandbits(96):024x}"
+            arguments = _small_arguments(rng, name)
+            writer.add(
+                "call", step=step, call_id=call_id, name=name, arguments=arguments
+            )
+            writer.add(
+                "result", step=step, call_id=call_id, name=name, text=_short(rng)
+            )
+        writer.add("assistant", text=_short(rng), step=step, model=model)
+    return writer.specs
+
+
+def chat_corpus(total: int, seed: int = 0) -> list[list[Spec]]:
+    """Return short-turn chat conversations (4 to 60 messages) holding ``total``
+    messages (``total`` is at least 2)."""
+    rng = random.Random(f"canisters-chat-mix-{seed}")
+    conversations: list[list[Spec]] = []
+    left = total
+    index = 0
+    while left > 0:
+        size = min(left, rng.choice((4, 6, 10, 16, 20, 30, 40, 60)))
+        if left - size < 2:
+            size = left
+        conversations.append(chat_conversation(size, seed * 100_003 + index))
+        left -= size
+        index += 1
+    return conversations
+
+
+CORPORA = {"agent": corpus, "chat": chat_corpus}
+"""The corpora by name: agent runs (long texts, images, tool steps) and short
+chat turns."""
 
 
 def message_count(conversations: list[list[Spec]]) -> int:

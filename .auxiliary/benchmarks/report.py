@@ -72,23 +72,33 @@ def main() -> int:
     versions = ", ".join(
         f"{name} {version}" for name, version in machine["versions"].items()
     )
-    corpus = report["corpus"]
+    corpora = report.get("corpora") or {"agent": report["corpus"]}
+    described = "; ".join(
+        f"[{label}] {corpus['messages']:,} messages in {corpus['conversations']} "
+        f"conversations (seed {corpus['seed']})"
+        for label, corpus in corpora.items()
+    )
     print(
         f"Measured {report['date'][:10]} on an {machine['cpu']} "
         f"({machine['cpus']} CPUs), {machine['implementation']} {machine['python']} "
-        f"on {machine['system'].split()[0]}, with {versions}; a corpus of "
-        f"{corpus['messages']:,} messages in {corpus['conversations']} "
-        f"conversations (seed {corpus['seed']}); command: "
-        f"``{report['command']}``.\n"
+        f"on {machine['system'].split()[0]}, with {versions}; corpora: "
+        f"{described}; command: ``{report['command']}``.\n"
     )
     if report.get("targets"):
         print(targets(report), end="\n\n")
     memory = report.get("memory_bytes_per_message", {})
+    if memory and not isinstance(next(iter(memory.values())), dict):
+        memory = {"agent": memory}  # a results file from before the chat corpus
     if memory:
+        labels = list(memory)
+        libraries = list(memory[labels[0]])
         print(
             _table(
-                ["library", "bytes per message"],
-                [[library, f"{size:,.0f}"] for library, size in memory.items()],
+                ["library", *(f"bytes per message [{label}]" for label in labels)],
+                [
+                    [library, *(f"{memory[label][library]:,.0f}" for label in labels)]
+                    for library in libraries
+                ],
             ),
             end="\n\n",
         )
