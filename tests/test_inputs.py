@@ -173,3 +173,88 @@ def test_a_value_too_deep_to_write_raises_the_librarys_error() -> None:
         value = [value]
     with pytest.raises(SerializationError, match="nested too deeply"):
         written(Text("a", extras={"v": value}))
+
+
+# --------------------------------------------------------------------------- #
+# Every refusal is the library's, with the exact path
+
+
+def test_an_unhashable_block_type_is_refused_at_its_path() -> None:
+    body = {"messages": [{"role": "assistant", "content": [{"type": []}]}]}
+    with pytest.raises(MalformedPayload) as caught:
+        providers.get("anthropic").parse_request(body)
+    assert caught.value.path == "$.messages[0].content[0].type"
+    assert caught.value.reason == "unknown block type []"
+
+
+def test_an_ollama_duration_beyond_a_float_stays_in_the_envelope() -> None:
+    body = {
+        "model": "m",
+        "message": {"role": "assistant", "content": "hi"},
+        "done": True,
+        "total_duration": 10**400,
+    }
+    normalizer = providers.get("ollama")
+    reply = normalizer.parse_response(body)
+    assert reply[0].metadata is not None and reply[0].metadata.latency_ms is None
+    assert normalizer.render_response(reply)["total_duration"] == 10**400
+    document = written(reply)
+    assert written(serialization.from_json(document)) == document
+
+
+@pytest.mark.parametrize(
+    ("document", "path"),
+    [
+        (
+            '{"format":"canisters.conversation","version":1,"canisters":5}',
+            "$.canisters",
+        ),
+        (
+            '{"format":"canisters.conversation","version":1,"canisters":[{"kind":"parts","parts":5}]}',
+            "$.canisters[0].parts",
+        ),
+        (
+            '{"format":"canisters.conversation","version":1,"canisters":[{"kind":"parts","role_hint_for_llm":{"a":1}}]}',
+            "$.canisters[0].role",
+        ),
+        (
+            '{"format":"canisters.canister","version":1,"canister":{"kind":"parts","parts":{}}}',
+            "$.canister.parts",
+        ),
+    ],
+)
+def test_version_1_documents_of_the_wrong_shape_are_refused_with_a_path(
+    document: str, path: str
+) -> None:
+    with pytest.raises(SerializationError) as caught:
+        serialization.from_json(document)
+    assert caught.value.path == path
+
+
+def test_a_version_1_jsonl_record_of_the_wrong_shape_names_its_line() -> None:
+    text = '{"format":"canisters.conversation","version":1}\n\n{"kind":"parts","parts":5}\n'
+    with pytest.raises(SerializationError) as caught:
+        serialization.from_jsonl(text)
+    assert caught.value.path == "line 3: $.parts"
+
+
+@pytest.mark.parametrize("document", [None, 5, [], "text"])
+def test_migrate_refuses_what_is_not_a_document(document: Any) -> None:
+    with pytest.raises(SerializationError, match="expected a document object"):
+        serialization.migrate(document)
+
+
+def test_a_failing_migration_raises_the_librarys_error() -> None:
+    def broken(document: dict[str, Any]) -> dict[str, Any]:
+        raise KeyError("x" * 10_000)
+
+    saved = serialization._MIGRATIONS[1]
+    serialization.register_migration(1)(broken)
+    try:
+        with pytest.raises(
+            SerializationError, match="migration from version 1 failed: KeyError"
+        ) as caught:
+            serialization.migrate({"format": "canisters.conversation", "version": 1})
+        assert len(str(caught.value)) < 400
+    finally:
+        serialization.register_migration(1)(saved)

@@ -1178,7 +1178,15 @@ def register_migration(
 
 
 def migrate(document: Record) -> Record:
-    """Upgrade ``document`` to :data:`FORMAT_VERSION` through registered migrations."""
+    """Upgrade ``document`` to :data:`FORMAT_VERSION` through registered migrations.
+
+    A document a migration cannot read raises :class:`SerializationError` naming
+    the path of the bad field.
+    """
+    if not isinstance(document, dict):
+        raise SerializationError(
+            f"expected a document object, got {type(document).__name__}"
+        )
     version = document.get("version")
     if type(version) is not int:
         raise SerializationError(
@@ -1196,7 +1204,20 @@ def migrate(document: Record) -> Record:
             raise SerializationError(
                 f"no migration from document version {version}", "$.version"
             )
-        document = migration(document)
+        try:
+            document = migration(document)
+        except SerializationError:
+            raise
+        except Exception as error:  # an application's migration, say
+            raise SerializationError(
+                f"migration from version {version} failed: "
+                f"{type(error).__name__}: {_excerpt(str(error))}"
+            ) from error
+        if not isinstance(document, dict):
+            raise SerializationError(
+                f"migration from version {version} returned "
+                f"{type(document).__name__}, not a document object"
+            )
         version += 1
         document["version"] = version
     return document
@@ -1207,14 +1228,14 @@ _V1_ROLES = {"system": "supervisor", "user": "user", "assistant": "assistant"}
 
 def _v1_part(part: Any) -> Any:
     if not isinstance(part, dict):
-        return part
+        return part  # the structure hooks say what is wrong, and where
     part = dict(part)
     kind = part.pop("kind", None)
     if kind == "text":
         part["type"] = "text"
     elif kind == "media":
         modality = part.pop("modality", None)
-        part["type"] = {"document": "file"}.get(modality, modality)
+        part["type"] = "file" if modality == "document" else modality
         for old, new in (("mime", "mime_type"), ("prompt_hint", "hint")):
             if old in part:
                 part[new] = part.pop(old)
@@ -1223,8 +1244,6 @@ def _v1_part(part: Any) -> Any:
 
 def _v1_canister(record: Any) -> Any:
     """Upgrade one version-1 (pre-release, seed 000) message record."""
-    import orjson  # on first use, as in _dumps
-
     if not isinstance(record, dict):
         return record
     record = dict(record)
@@ -1234,8 +1253,13 @@ def _v1_canister(record: Any) -> Any:
     kind = record.pop("kind", None)
     if kind == "parts":
         hint = record.pop("role_hint_for_llm", None) or "user"
-        record["role"] = _V1_ROLES.get(hint, hint)
-        record["content"] = [_v1_part(part) for part in record.pop("parts", [])]
+        record["role"] = _V1_ROLES.get(hint, hint) if isinstance(hint, str) else hint
+        parts = record.pop("parts", [])
+        if not isinstance(parts, list):
+            raise SerializationError(
+                f"expected a list of parts, got {type(parts).__name__}", "$.parts"
+            )
+        record["content"] = [_v1_part(part) for part in parts]
     elif kind == "option_call":
         record["role"] = "invocation"
         record["name"] = record.pop("option_name", None)
@@ -1259,7 +1283,7 @@ def _v1_canister(record: Any) -> Any:
             record["content"] = [
                 {
                     "type": "text",
-                    "text": orjson.dumps(value).decode(),
+                    "text": _dumps(value),
                     "mime_type": "application/json",
                 }
             ]
@@ -1270,9 +1294,24 @@ def _v1_canister(record: Any) -> Any:
 def _from_version_1(document: Record) -> Record:
     """Version 1 used seed 000's names: message kinds, ``step_num``, ``actor``."""
     if "canisters" in document:
-        document["canisters"] = [_v1_canister(r) for r in document["canisters"]]
+        records = document["canisters"]
+        if not isinstance(records, list):
+            raise SerializationError(
+                f"expected a list of canisters, got {type(records).__name__}",
+                "$.canisters",
+            )
+        upgraded = []
+        for index, record in enumerate(records):
+            try:
+                upgraded.append(_v1_canister(record))
+            except SerializationError as error:
+                raise error.within(f"[{index}]").within("canisters") from error
+        document["canisters"] = upgraded
     if "canister" in document:
-        document["canister"] = _v1_canister(document["canister"])
+        try:
+            document["canister"] = _v1_canister(document["canister"])
+        except SerializationError as error:
+            raise error.within("canister") from error
     if "content" in document:
         document["content"] = _v1_part(document["content"])
     return document
@@ -1389,6 +1428,7 @@ def _encode_json(value: Any) -> tuple[bytes, bool]:
     return text.encode("utf-8", "backslashreplace"), True
 
 
+_RECORD_PATH: Final = re.compile(r"\$\.canisters\[(\d+)\](.*)")
 _SPLIT_PAIR: Final = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 
 
@@ -1586,7 +1626,24 @@ def from_jsonl(text: str | bytes) -> Conversation:
         records.append(record)
     document = {**header, "canisters": records}
     if header.get("version") != FORMAT_VERSION:
-        document = migrate(document)
+        try:
+            document = migrate(document)
+        except SerializationError as error:
+            found = _RECORD_PATH.match(error.path)
+            if found is None:
+                raise SerializationError(
+                    error.reason, f"line {lines[0][0]}: {error.path}"
+                ) from error
+            number = lines[1 + int(found[1])][0]
+            raise SerializationError(
+                error.reason, f"line {number}: ${found[2]}"
+            ) from error
+        if not isinstance(document.get("canisters"), list) or len(
+            document["canisters"]
+        ) != len(records):
+            raise SerializationError(
+                "the migration did not keep one record per line", f"line {lines[0][0]}"
+            )
     canisters = []
     for (number, _line), record in zip(lines[1:], document["canisters"], strict=True):
         try:

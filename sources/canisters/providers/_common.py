@@ -238,6 +238,7 @@ def guarded(function: _F) -> _F:
             ValueError,
             AttributeError,
             IndexError,
+            OverflowError,
             RecursionError,
         ) as error:
             raise MalformedPayload(f"{type(error).__name__}: {error}") from error

@@ -364,7 +364,7 @@ def _parse_blocks(
             )
         elif kind == "tool_result":
             message.add(_parse_result(block, where, names))
-        elif kind in _OPAQUE:
+        elif type(kind) is str and kind in _OPAQUE:  # a list is unhashable
             message.opaque.append((len(message.parts), dict(block)))
         else:
             raise MalformedPayload(

@@ -487,7 +487,11 @@ class OllamaNormalizer:
         model = mapping.get("model")
         metadata = Metadata(
             model=model if isinstance(model, str) else None,
-            latency_ms=total / 1e6 if type(total) is int else None,
+            # Ollama's durations are 64-bit nanoseconds; a larger one (10**400 does
+            # not fit a float) stays in the envelope only.
+            latency_ms=total / 1e6
+            if type(total) is int and 0 <= total < 1 << 64
+            else None,
             usage=usage,
             finish_reason=finish,
         )
@@ -545,7 +549,9 @@ class OllamaNormalizer:
             body["prompt_eval_count"] = metadata.usage.input_tokens
             body["eval_count"] = metadata.usage.output_tokens
         if metadata is not None and metadata.latency_ms is not None:
-            body["total_duration"] = int(metadata.latency_ms * 1e6)
+            nanoseconds = metadata.latency_ms * 1e6
+            if nanoseconds - nanoseconds == 0:  # not NaN nor an infinity
+                body["total_duration"] = int(nanoseconds)
         return body
 
     def __repr__(self) -> str:

@@ -1,0 +1,244 @@
+"""Property-based fuzzing of every input the library parses (issue 13).
+
+Real provider bodies (``data/providers``) and the library's own documents are
+mutated -- a value replaced by a hostile one, a key dropped, an item repeated --
+and fed to the public parsers. Only the library's exceptions may escape, each
+with a path, and whatever parses also serializes and reads back exactly.
+
+The number of examples is modest for CI; ``CANISTERS_FUZZ_EXAMPLES`` raises it
+for a longer local run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from canisters import (
+    CanistersError,
+    Conversation,
+    MalformedPayload,
+    SerializationError,
+    providers,
+    serialization,
+)
+
+EXAMPLES = int(os.environ.get("CANISTERS_FUZZ_EXAMPLES", "150"))
+FUZZ = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,  # the same examples on every run: CI stays reproducible
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+DATA = Path(__file__).parent / "data" / "providers"
+CASES = [
+    (path.parent.name, case["kind"], case["payload"])
+    for path in sorted(DATA.glob("*/*.json"))
+    if (case := json.loads(path.read_text()))["kind"] in ("request", "response")
+]
+
+nested: Any = "deep"
+for _ in range(60):
+    nested = {"a": [nested]}
+HOSTILE: list[Any] = [
+    None,
+    True,
+    0,
+    -1,
+    1,
+    2**64,
+    10**400,
+    1.5,
+    math.nan,
+    math.inf,
+    -math.inf,
+    "",
+    "x",
+    "\ud800",
+    "\udc00 lone",
+    "é" * 3,
+    "data:image/png;base64,!!",
+    "https://example.com/a.png",
+    "sha256:" + "0" * 64,
+    "not a url " + "u" * 5000,
+    [],
+    [None],
+    [[]],
+    {},
+    {"type": []},
+    {"type": "text"},
+    {"role": []},
+    {"type": {}},
+    nested,
+]
+# The bare exception types a parser's safety net would name: never expected.
+STRAY = re.compile(
+    r"^(KeyError|TypeError|ValueError|AttributeError|IndexError|RecursionError|"
+    r"OverflowError|UnicodeEncodeError|UnicodeDecodeError): "
+)
+
+
+def places(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every path to a value inside ``value`` (keys and indexes), root first."""
+    found = [path]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += places(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += places(item, (*path, index))
+    return found
+
+
+def mutated(value: Any, path: tuple[Any, ...], operation: str, new: Any) -> Any:
+    """A copy of ``value`` with the item at ``path`` replaced, dropped or doubled."""
+    if not path:
+        return new if operation == "replace" else value
+    head, rest = path[0], path[1:]
+    copy: Any = dict(value) if isinstance(value, dict) else list(value)
+    if rest:
+        copy[head] = mutated(value[head], rest, operation, new)
+    elif operation == "replace":
+        copy[head] = new
+    elif operation == "drop":
+        del copy[head]
+    elif isinstance(copy, list):
+        copy.insert(head, copy[head])
+    else:
+        copy[f"{head}_"] = copy[head]  # an unknown key beside a known one
+    return copy
+
+
+@st.composite
+def mutations(draw: st.DrawFn, document: Any) -> Any:
+    for _ in range(draw(st.integers(1, 3))):
+        path = draw(st.sampled_from(places(document)))
+        operation = draw(st.sampled_from(["replace", "replace", "drop", "double"]))
+        document = mutated(document, path, operation, draw(st.sampled_from(HOSTILE)))
+    return document
+
+
+def written(value: Any) -> str:
+    return serialization.to_json(value)
+
+
+def assert_located(error: CanistersError) -> None:
+    """A refusal is the library's own, says where, and is not a stray exception."""
+    assert not STRAY.match(getattr(error, "reason", str(error))), error
+    path = getattr(error, "path", None)
+    if isinstance(error, (MalformedPayload, SerializationError)):
+        assert isinstance(path, str) and path, error
+        assert path.startswith(("$", "line ")), error
+    assert len(str(error)) < 2_000, "a message quotes a whole value"
+
+
+def assert_round_trips(conversation: Conversation) -> None:
+    """Written, read back and written again: the same document, the same JSONL."""
+    document = written(conversation)
+    assert written(serialization.from_json(document)) == document
+    assert written(serialization.from_json(document.encode())) == document
+    lines = serialization.to_jsonl(conversation)
+    assert serialization.to_jsonl(serialization.from_jsonl(lines)) == lines
+
+
+@FUZZ
+@given(st.data())
+def test_mutated_provider_bodies_parse_or_are_refused_with_a_path(
+    data: st.DataObject,
+) -> None:
+    name, kind, payload = data.draw(st.sampled_from(CASES), label="case")
+    body = data.draw(mutations(payload), label="body")
+    normalizer = providers.get(name)
+    parse = normalizer.parse_request if kind == "request" else normalizer.parse_response
+    try:
+        conversation = parse(body)
+    except CanistersError as error:
+        assert_located(error)
+        return
+    assert_round_trips(conversation)
+
+
+def documents() -> list[Any]:
+    """The library's own documents: every recorded body parsed and written."""
+    found = []
+    for name, kind, payload in CASES:
+        normalizer = providers.get(name)
+        parse = (
+            normalizer.parse_request if kind == "request" else normalizer.parse_response
+        )
+        try:
+            found.append(json.loads(written(parse(payload))))
+        except CanistersError:  # recorded error bodies
+            continue
+    return found
+
+
+DOCUMENTS = documents()
+
+
+@FUZZ
+@given(st.data())
+def test_mutated_documents_read_or_are_refused_with_a_path(data: st.DataObject) -> None:
+    document = data.draw(mutations(data.draw(st.sampled_from(DOCUMENTS))))
+    text = json.dumps(document, ensure_ascii=data.draw(st.booleans()))
+    try:
+        read = serialization.from_json(text)
+    except CanistersError as error:
+        assert_located(error)
+    else:
+        first = written(read)
+        assert written(serialization.from_json(first)) == first
+    records = document.get("canisters") if isinstance(document, dict) else None
+    if isinstance(records, list):
+        header = {key: value for key, value in document.items() if key != "canisters"}
+        lines = "\n".join(json.dumps(line) for line in [header, *records]) + "\n"
+        try:
+            conversation = serialization.from_jsonl(lines)
+        except CanistersError as error:
+            assert_located(error)
+        else:
+            assert_round_trips(conversation)
+
+
+def test_the_fuzzed_inputs_cover_every_provider_and_hostile_kind() -> None:
+    assert {name for name, _kind, _payload in CASES} == set(providers.names()) - {
+        name for name in providers.names() if not (DATA / name).is_dir()
+    }
+    assert len(DOCUMENTS) >= 50
+    kinds = {type(value) for value in HOSTILE}
+    assert {type(None), bool, int, float, str, list, dict} <= kinds
+
+
+@pytest.mark.parametrize("value", HOSTILE, ids=repr)
+def test_every_hostile_value_in_an_argument_round_trips(value: Any) -> None:
+    body = {
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "f", "arguments": "{}"},
+                        "extra": value,
+                    }
+                ],
+            },
+        ]
+    }
+    try:
+        conversation = providers.get("openai-chat").parse_request(body)
+    except CanistersError as error:
+        assert_located(error)
+        return
+    assert_round_trips(conversation)
