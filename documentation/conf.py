@@ -34,6 +34,8 @@ nitpick_ignore_regex = [
     (r"py:class", r"attr\..*"),
     (r"py:class", r"cattrs\..*"),
     (r"py:class", r"NoneType"),
+    # Optional drivers, imported only when their backend is used.
+    (r"py:class", r"(psycopg|psycopg_pool|botocore|boto3)\..*"),
     # The standard library: no intersphinx, the build must work offline.
     (r"py:.*", _STDLIB_MODULES + r"\..*"),
     (r"py:class", _STDLIB_NAMES),

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import canisters as c
 from canisters import storage
 from canisters.storage import InvalidIdentifier, StoragePolicy, Store, open_store
+from canisters.storage._common import line_digest
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
 PROMPT = "You are a careful assistant."
@@ -29,13 +30,15 @@ def _location(tmp_path: Path, backend: str, name: str = "store") -> str:
     return str(tmp_path / name)
 
 
-@pytest.fixture(params=["files", "sqlite"])
+@pytest.fixture(params=["files", "sqlite", "postgres"])
 def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
 @pytest.fixture
-def location(tmp_path: Path, backend: str) -> str:
+def location(tmp_path: Path, backend: str, request: pytest.FixtureRequest) -> str:
+    if backend == "postgres":
+        return str(request.getfixturevalue("postgres_location"))
     return _location(tmp_path, backend)
 
 
@@ -48,10 +51,25 @@ def store(location: str) -> Iterator[Store]:
 # Raw access to what a backend holds, to tamper with it ---------------------
 
 
+def _postgres(store: Any) -> Any:
+    """A connection to a PostgreSQL store's database, outside the store."""
+    import psycopg
+
+    return psycopg.connect(store._location, autocommit=True)
+
+
 def _raw_lines(store: Any, conversation_id: str) -> list[bytes]:
     if isinstance(store, storage.FileStore):
         path = store.root / "conversations" / conversation_id / "messages.jsonl"
         return path.read_bytes().splitlines()
+    if not isinstance(store, storage.SQLiteStore):
+        with _postgres(store) as connection:
+            rows = connection.execute(
+                "SELECT line FROM canisters_records WHERE conversation = %s "
+                "ORDER BY seq",
+                (conversation_id,),
+            ).fetchall()
+        return [bytes(row[0]) for row in rows]
     with sqlite3.connect(store.path) as connection:
         rows = connection.execute(
             "SELECT line FROM records WHERE conversation = ? ORDER BY seq",
@@ -68,6 +86,29 @@ def _write_raw_lines(
     if isinstance(store, storage.FileStore):
         path = store.root / "conversations" / conversation_id / "messages.jsonl"
         path.write_bytes(b"".join(line + b"\n" for line in lines))
+        return
+    if not isinstance(store, storage.SQLiteStore):
+        with _postgres(store) as connection:
+            connection.execute(
+                "DELETE FROM canisters_records WHERE conversation = %s",
+                (conversation_id,),
+            )
+            connection.cursor().executemany(
+                "INSERT INTO canisters_records (conversation, seq, line) "
+                "VALUES (%s, %s, %s)",
+                [(conversation_id, seq, line) for seq, line in enumerate(lines)],
+            )
+            # The head kept apart from the log follows, as a tamperer would make
+            # it: what these tests change must be found by the chain alone.
+            connection.execute(
+                "UPDATE canisters_conversations SET length = %s, head = %s "
+                "WHERE id = %s",
+                (
+                    _last_seq(lines) + 1,
+                    (line_digest(lines[-1]) or "") if lines else "",
+                    conversation_id,
+                ),
+            )
         return
     with sqlite3.connect(store.path) as connection:
         connection.execute(
@@ -99,9 +140,23 @@ def _numbered(lines: list[bytes]) -> list[tuple[float, bytes]]:
     return rows
 
 
+def _last_seq(lines: list[bytes]) -> int:
+    try:
+        return int(orjson.loads(lines[-1])["seq"])
+    except (IndexError, ValueError, KeyError, TypeError):
+        return len(lines) - 1
+
+
 def _tamper_blob(store: Any, content_id: str) -> None:
     if isinstance(store, storage.FileStore):
         store.content.path(content_id).write_bytes(b"not the original bytes")
+        return
+    if not isinstance(store, storage.SQLiteStore):
+        with _postgres(store) as connection:
+            connection.execute(
+                "UPDATE canisters_blobs SET data = %s WHERE id = %s",
+                (b"not the original", content_id),
+            )
         return
     with sqlite3.connect(store.path) as connection:
         connection.execute(

@@ -45,11 +45,14 @@ def _collector(location: str, rounds: int) -> None:
             store.collect_garbage()
 
 
-@pytest.mark.parametrize("backend", ["files", "sqlite"])
-def test_concurrent_processes_append_to_one_conversation(
-    tmp_path: Path, backend: str
-) -> None:
-    location = _location(tmp_path, backend)
+@pytest.fixture(params=["files", "sqlite", "postgres"])
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "postgres":
+        return str(request.getfixturevalue("postgres_location"))
+    return _location(tmp_path, request.param)
+
+
+def test_concurrent_processes_append_to_one_conversation(location: str) -> None:
     open_store(location).close()
     context = multiprocessing.get_context("fork")
     start = context.Barrier(WRITERS + 1)
@@ -89,9 +92,8 @@ def test_concurrent_processes_append_to_one_conversation(
         assert store.stats().blobs >= WRITERS * APPENDS
 
 
-@pytest.mark.parametrize("backend", ["files", "sqlite"])
-def test_threads_share_one_store(tmp_path: Path, backend: str) -> None:
-    with open_store(_location(tmp_path, backend)) as store:
+def test_threads_share_one_store(location: str) -> None:
+    with open_store(location) as store:
         errors: list[BaseException] = []
 
         def work(writer: int) -> None:

@@ -42,6 +42,11 @@ BACKENDS = {
         "SQLiteStore",
         "Transaction",
     },
+    "canisters.storage.postgres": {
+        "PostgresContentStore",
+        "PostgresSidecar",
+        "PostgresStore",
+    },
 }
 
 MODULES = ["canisters.storage", *BACKENDS]

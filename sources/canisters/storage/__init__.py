@@ -2,7 +2,9 @@
 
 :func:`open_store` opens a store: a filesystem path opens the file backend (the
 embedded default, created when missing); ``sqlite:///path/to.db`` opens the
-SQLite backend. Both satisfy :class:`Store`::
+SQLite backend; ``postgresql://user:password@host/dbname`` opens the PostgreSQL
+backend (the ``postgres`` extra), for stores shared by several hosts. All
+satisfy :class:`Store`::
 
     from canisters import storage
 
@@ -24,6 +26,7 @@ Errors (all under :class:`canisters.StorageError`): ``ConversationNotFound``,
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -63,6 +66,8 @@ __all__ = [
 ]
 
 SQLITE_SCHEME = "sqlite://"
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
 
 
 @runtime_checkable
@@ -238,9 +243,12 @@ class Store(Protocol):
 def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
     """Open (creating when missing) the store at ``location``.
 
-    ``location`` is a directory path for the file backend, or
-    ``sqlite:///relative/path.db`` / ``sqlite:////absolute/path.db`` for SQLite.
-    Options: ``policy`` (a :class:`StoragePolicy`) and ``durability``
+    ``location`` is a directory path for the file backend,
+    ``sqlite:///relative/path.db`` / ``sqlite:////absolute/path.db`` for SQLite,
+    or ``postgresql://user:password@host:5432/dbname`` (also ``postgres://``)
+    for PostgreSQL, which needs the ``postgres`` extra
+    (``pip install 'canisters[postgres]'``); its tables are created on first
+    open. Options: ``policy`` (a :class:`StoragePolicy`) and ``durability``
     (``"fsync"``, the default, or ``"flush"``; see
     :data:`~canisters.storage.Durability`).
     """
@@ -253,6 +261,15 @@ def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
                 f"{location!r} names no database file: use sqlite:///path/to.db"
             )
         return SQLiteStore(path, **options)
+    if isinstance(location, str) and location.startswith(POSTGRES_SCHEMES):
+        from .postgres import PostgresStore
+
+        return PostgresStore(location, **options)
+    if isinstance(location, str) and _URL.match(location):
+        raise StorageError(
+            f"unknown store URL scheme in {location.split('://', 1)[0]!r}://: "
+            "use a directory path, sqlite:///, postgresql:// or postgres://"
+        )
     if not isinstance(location, (str, os.PathLike)):
         raise StorageError(
             f"a store location is a path or a sqlite:/// URL, "

@@ -1,0 +1,76 @@
+"""The PostgreSQL backend's own behaviour (the shared behaviour is in test_storage)."""
+
+from __future__ import annotations
+
+import sys
+
+import psycopg
+import pytest
+
+import canisters as c
+from canisters.storage import open_store
+from canisters.storage.postgres import PostgresStore, _redact
+
+
+def test_both_url_schemes_open_the_postgres_backend(postgres_location: str) -> None:
+    with open_store(postgres_location) as store:
+        assert isinstance(store, PostgresStore)
+        first = c.User("hi").id
+        store.append("chat", c.User("hi", id=first))
+    other = "postgres://" + postgres_location.split("://", 1)[1]
+    with open_store(other) as store:
+        assert [x.id for x in store.load("chat")] == [first]
+
+
+def test_without_the_extra_the_error_names_it(
+    monkeypatch: pytest.MonkeyPatch, postgres_location: str
+) -> None:
+    monkeypatch.setitem(sys.modules, "psycopg_pool", None)
+    with pytest.raises(c.StorageError, match=r"canisters\[postgres\]"):
+        open_store(postgres_location)
+
+
+def test_an_unknown_schema_version_is_refused(postgres_location: str) -> None:
+    open_store(postgres_location).close()
+    with psycopg.connect(postgres_location, autocommit=True) as connection:
+        connection.execute("UPDATE canisters_meta SET value = '99'")
+    with pytest.raises(c.StorageError, match="schema version 99 is not supported"):
+        open_store(postgres_location)
+
+
+def test_records_removed_from_the_end_are_detected(postgres_location: str) -> None:
+    with open_store(postgres_location) as store:
+        store.extend("chat", [c.User(f"message {n}") for n in range(4)])
+        with psycopg.connect(postgres_location, autocommit=True) as connection:
+            connection.execute("DELETE FROM canisters_records WHERE seq >= 2")
+        report = store.verify("chat")
+        assert [p.code for p in report.problems] == ["head"]
+        assert "removed from the end" in str(report.problems[0])
+        with pytest.raises(c.IntegrityError, match="head"):
+            store.load("chat")
+        assert len(store.load("chat", salvage=True)) == 2
+
+
+def test_an_unreachable_server_is_a_storage_error_without_the_password() -> None:
+    location = "postgresql://someone:secret@127.0.0.1:1/nothing?connect_timeout=1"
+    with pytest.raises(c.StorageError) as raised:
+        open_store(location, timeout=2)
+    assert "secret" not in str(raised.value)
+    assert _redact(location).startswith("postgresql://someone:***@127.0.0.1:1/")
+
+
+def test_flush_durability_and_pool_size(postgres_location: str) -> None:
+    with open_store(postgres_location, durability="flush", pool_size=1) as store:
+        assert "flush" in repr(store)
+        store.append("chat", c.User("hi"))
+        assert len(store.load("chat")) == 1
+    with pytest.raises(c.StorageError, match="pool_size"):
+        open_store(postgres_location, pool_size=0)
+
+
+@pytest.mark.parametrize(
+    "location", ["mysql://host/db", "s3://bucket/x", "http://example.com/store"]
+)
+def test_an_unknown_url_scheme_is_refused(location: str) -> None:
+    with pytest.raises(c.StorageError, match="unknown store URL scheme"):
+        open_store(location)
