@@ -1481,7 +1481,12 @@ _NON_FINITE_PACKED: Final = re.compile(b"\\xcb[\\x7f\\xff][\\xf0-\\xff]")
 
 
 def _dumps(value: Any) -> str:
-    return _encode_json(value)[0].decode()
+    """The JSON text of ``value``, which the caller hands over: it is released
+    before the bytes become text, so that the base64 of a large media part
+    exists twice at most (see "Memory" on the reliability page)."""
+    encoded = _encode_json(value)[0]
+    del value
+    return encoded.decode()
 
 
 def _json_default(value: object) -> str:
@@ -1533,6 +1538,12 @@ def _loads(text: str | bytes, where: str = "$") -> Any:
 
 def to_json(value: Conversation | Canister | Content) -> str:
     """Serialize a conversation, a canister or a content part to a JSON document."""
+    # The document is handed to _dumps, not kept here: see _dumps.
+    return _dumps(_document(value))
+
+
+def _document(value: Conversation | Canister | Content) -> Record:
+    """The document :func:`to_json` writes for ``value``."""
     if isinstance(value, Conversation):
         document: Record = {
             "format": CONVERSATION_FORMAT,
@@ -1556,7 +1567,7 @@ def to_json(value: Conversation | Canister | Content) -> str:
             f"cannot serialize {type(value).__qualname__}: expected a conversation, "
             "a canister or a content part"
         )
-    return _dumps(document)
+    return document
 
 
 def from_json(text: str | bytes) -> Conversation | Canister | Content:
@@ -1594,7 +1605,8 @@ def to_jsonl(conversation: Iterable[Canister]) -> str:
     header = _dumps({"format": CONVERSATION_FORMAT, "version": FORMAT_VERSION})
     lines = [header]
     lines.extend(_dumps(_record(c)) for c in conversation)
-    return "\n".join(lines) + "\n"
+    lines.append("")  # the final newline, without copying the whole text again
+    return "\n".join(lines)
 
 
 def from_jsonl(text: str | bytes) -> Conversation:
