@@ -1180,8 +1180,8 @@ def register_migration(
 def migrate(document: Record) -> Record:
     """Upgrade ``document`` to :data:`FORMAT_VERSION` through registered migrations.
 
-    A document a migration cannot read raises :class:`SerializationError` naming
-    the path of the bad field.
+    A document a migration cannot read raises
+    :class:`~canisters.SerializationError` naming the path of the bad field.
     """
     if not isinstance(document, dict):
         raise SerializationError(
