@@ -252,3 +252,66 @@ def test_salvage_logs_what_it_skips(
     assert image.id not in {x.id for x in salvaged}
     assert content_id in caplog.text
     assert image.id in caplog.text
+
+
+# Tampering a chain cannot show: records cut from the end ------------------------
+
+
+def test_records_cut_from_the_end_are_seen(store: Store) -> None:
+    _three(store)
+    kept = store.head("chat")
+    assert store.verify("chat").ok
+    if isinstance(store, storage.FileStore):
+        log = _log(store)
+        log.write_bytes(b"".join(log.read_bytes().splitlines(keepends=True)[:1]))
+    else:
+        _sql(store, "DELETE FROM records WHERE seq > 0")
+    report = store.verify("chat")
+    assert [p.code for p in report.problems] == ["head"]
+    assert "removed from its end" in str(report.problems[0])
+    assert report.records == 1 and store.head("chat") != kept
+
+
+def test_a_dropped_sqlite_records_table_is_seen(tmp_path: Path) -> None:
+    location = f"sqlite:///{tmp_path / 's.db'}"
+    with open_store(location) as store:
+        _three(store)
+        _sql(store, "DROP TABLE records")
+    with open_store(location) as store:
+        assert store.load("chat") == []
+        report = store.verify("chat")
+        assert [p.code for p in report.problems] == ["head"]
+        assert "3" in str(report.problems[0])
+
+
+def test_a_rewritten_tail_is_seen(store: Store) -> None:
+    canisters = _three(store)
+    if isinstance(store, storage.FileStore):
+        log = _log(store)
+        log.write_bytes(b"".join(log.read_bytes().splitlines(keepends=True)[:2]))
+    else:
+        _sql(store, "DELETE FROM records WHERE seq = 2")
+    # A well-formed record takes the removed one's place: the chain holds.
+    store.append("chat", c.User("forged"))
+    assert len(store.load("chat")) == len(canisters)
+    assert store.verify("chat").ok  # the append moved the kept head along
+    kept = store.head("chat")
+    assert store.verify("chat").head == kept[1]
+
+
+def test_a_deleted_kept_head_is_reported(tmp_path: Path) -> None:
+    with open_store(tmp_path / "store") as store:
+        _three(store)
+        (store.root / "conversations" / "chat" / "head.json").unlink()
+        assert [p.code for p in store.verify("chat").problems] == ["head"]
+        store.append("chat", c.User("more"))
+        assert store.verify("chat").ok
+
+
+def test_forks_keep_their_own_heads(store: Store) -> None:
+    canisters = _three(store)
+    child = store.fork("chat", canisters[1].id)
+    assert store.verify(child).ok
+    store.append(child, c.User("in the fork"))
+    assert store.verify(child).ok and store.verify(child).records == 3
+    assert store.verify("chat").ok

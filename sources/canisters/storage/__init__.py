@@ -194,11 +194,23 @@ class Store(Protocol):
         ...
 
     def verify(self, conversation_id: str) -> Verification:
-        """Check the conversation's hash chain and blobs, reporting every problem."""
+        """Check the conversation's hash chain and blobs, reporting every problem.
+
+        It also compares the log with the head the store keeps apart from it,
+        which reveals records removed from the log's end.
+        """
         ...
 
     def head(self, conversation_id: str) -> tuple[int, str]:
-        """Return the number of records and the digest of the last one."""
+        """Return the number of records and the digest of the last one.
+
+        This is the value to pin outside the store (an audit trail, another
+        database, a signed note): the chain proves every record up to it, and
+        a later ``head`` that does not continue from a pinned one shows that the
+        log was cut or rewritten. The store keeps each head apart from the log
+        as well and :meth:`verify` compares them, but someone able to rewrite
+        the store can rewrite both.
+        """
         ...
 
     def sidecar(self, conversation_id: str, name: str) -> Sidecar:

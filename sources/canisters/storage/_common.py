@@ -210,7 +210,9 @@ class IntegrityProblem:
     code: str
     """``digest`` (record edited), ``chain`` (record removed, inserted or
     reordered), ``unreadable``, ``fork-point``, ``content`` (a blob missing or
-    corrupt) or ``canister`` (the record does not structure)."""
+    corrupt), ``canister`` (the record does not structure) or ``head`` (the log
+    no longer reaches the head the store keeps apart from it: records removed
+    from its end)."""
     message: str
     """What is wrong, in words."""
 
@@ -229,8 +231,10 @@ class Verification:
     head: str
     """Digest of the last record (empty for an empty conversation).
 
-    Keep it elsewhere to detect later truncation, the one change a chain cannot
-    reveal by itself."""
+    The store keeps each conversation's head apart from its log and ``verify``
+    compares them, which reveals records cut from the end; someone able to
+    rewrite both can still hide it, so keep :meth:`Store.head` elsewhere too
+    (the audit trail, another system) to compare against."""
     problems: tuple[IntegrityProblem, ...] = ()
     """Every problem found, in log order."""
     torn_tail: bool = False
@@ -506,6 +510,26 @@ def follows(line: bytes, seq: int, prev: str) -> str | None:
     return intact_digest(line)
 
 
+def encode_head(seq: int, digest: str) -> bytes:
+    """Return the kept head of a conversation as stored apart from its log."""
+    return b'{"seq":%d,"digest":"%s"}' % (seq, digest.encode("ascii"))
+
+
+def decode_head(data: bytes) -> tuple[int, str] | None:
+    """Return the ``(seq, digest)`` :func:`encode_head` wrote, ``None`` if it is
+    unreadable."""
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    if type(document) is not dict:
+        return None
+    seq, digest = document.get("seq"), document.get("digest")
+    if type(seq) is not int or seq < 0 or type(digest) is not str:
+        return None
+    return seq, digest
+
+
 def decode_lines(lines: Iterable[bytes], where: str) -> list[str]:
     """Decode side-file lines, refusing bytes that are not UTF-8."""
     decoded = []
@@ -535,6 +559,7 @@ class Chain:
         "codec",
         "conversation_id",
         "count",
+        "kept",
         "label",
         "memo",
         "mode",
@@ -554,6 +579,7 @@ class Chain:
         self.count = 0
         self.problems: list[IntegrityProblem] = []
         self.torn = False
+        self.kept: tuple[int, str] | None = None
         self.label: Callable[[int], str] = str
         # The values hydrated so far, shared by every part naming the same blob.
         # What load returns holds them anyway; verify keeps nothing, so it goes
@@ -600,6 +626,14 @@ class Chain:
                     )
                 return
             canister = read(number, line)
+            kept = self.kept
+            if kept is not None and self.seq == kept[0] and self.prev != kept[1]:
+                self.problem(
+                    number,
+                    "head",
+                    f"record {kept[0] - 1} is not the one the kept head names "
+                    f"({kept[1][:12]}...): the log was rewritten from there",
+                )
             if canister is not None:
                 yield canister
 
@@ -613,6 +647,33 @@ class Chain:
         if self.mode == "salvage":
             logger.warning("salvaging %s", found)
         self.problems.append(found)
+
+    def keep(self, head: tuple[int, str] | None, where: str) -> None:
+        """Compare the chain with the head the store keeps apart from the log.
+
+        Call it before walking (the walk then checks the record at the kept
+        head) with what the store holds, ``None`` when it holds no head, and
+        :meth:`reach` after the walk.
+        """
+        if head is None:
+            self.problem(
+                where,
+                "head",
+                "the store keeps no head for this conversation (deleted or "
+                "unreadable), so records cut from its end would go unseen",
+            )
+        self.kept = head
+
+    def reach(self, where: str) -> None:
+        """Report a log that ends before the kept head (see :meth:`keep`)."""
+        kept = self.kept
+        if kept is not None and self.seq < kept[0]:
+            self.problem(
+                where,
+                "head",
+                f"the log ends after {self.seq} records but the store's kept head "
+                f"says {kept[0]}: records were removed from its end",
+            )
 
     def fork_point(self, where: str, seq: int, head: str) -> None:
         """Check that the chain so far ends where a fork says it forked."""

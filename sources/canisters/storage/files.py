@@ -7,6 +7,7 @@ The layout under the store's directory::
     blobs/sha256/<2 hex>/<64 hex>       one file per blob, named by its digest
     blobs/tmp/                          blobs being written (renamed into place)
     conversations/<id>/messages.jsonl   the log: one record per line
+    conversations/<id>/head.json        the log's head (count, last digest), kept apart
     conversations/<id>/fork.json        a fork's parent, fork point and its digest
     conversations/<id>/forks/<child>    one empty file per fork of this one
     conversations/<id>/sidecars/<name>.log    side files (audit, recording)
@@ -66,7 +67,9 @@ from ._common import (
     check_id,
     check_line,
     content_id_of,
+    decode_head,
     decode_lines,
+    encode_head,
     encode_record,
     follows,
     logger,
@@ -83,6 +86,7 @@ STORE_FORMAT: Final = "canisters.store"
 STORE_VERSION: Final = 1
 LOG_NAME: Final = "messages.jsonl"
 FORK_NAME: Final = "fork.json"
+HEAD_NAME: Final = "head.json"
 _OPEN_LOGS: Final = 64
 _BLOCK: Final = 65536
 _sync: Callable[[int], None] = getattr(os, "fdatasync", os.fsync)
@@ -567,6 +571,14 @@ class FileStore:
                     _sync(fd)
             log.size += len(data)
             log.seq, log.prev = seq, prev
+            # After the log (and its sync): a crash leaves the kept head behind
+            # the log, never ahead of it. It only grows, so writing over it in
+            # place leaves no stale bytes; readers take the log's lock.
+            head = _open(log.directory / HEAD_NAME, os.O_WRONLY | os.O_CREAT)
+            try:
+                os.pwrite(head, encode_head(seq, prev), 0)
+            finally:
+                os.close(head)
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
 
@@ -583,6 +595,17 @@ class FileStore:
             fd = _open(path, os.O_RDWR | os.O_APPEND)
         except FileNotFoundError:
             _make_directory(directory)
+            # The kept head first: a log never exists without one.
+            with contextlib.suppress(FileExistsError):
+                head = _open(
+                    directory / HEAD_NAME, os.O_WRONLY | os.O_CREAT | os.O_EXCL
+                )
+                try:
+                    _write_all(head, encode_head(0, ""))
+                    if self._durable:
+                        os.fsync(head)
+                finally:
+                    os.close(head)
             fd = _open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
             if self._durable:
                 _sync_directory(directory)
@@ -755,10 +778,14 @@ class FileStore:
 
     @_os_errors
     def verify(self, conversation_id: str) -> Verification:
-        """Check the hash chain and every referenced blob, reporting problems."""
+        """Check the hash chain, every referenced blob and the kept head."""
         chain = Chain(check_id(conversation_id), self._codec, "verify")
+        directory = self._directory(conversation_id)
+        where = f"{conversation_id} {HEAD_NAME}"
+        chain.keep(self._kept_head(conversation_id, directory), where)
         for _canister in self._walk(chain, conversation_id):
             pass
+        chain.reach(where)
         return Verification(
             conversation_id, chain.seq, chain.prev, tuple(chain.problems), chain.torn
         )
@@ -779,6 +806,22 @@ class FileStore:
         finally:
             os.close(fd)
         return seq, prev
+
+    def _kept_head(
+        self, conversation_id: str, directory: Path
+    ) -> tuple[int, str] | None:
+        """Return the head kept apart from the log, read under the log's lock."""
+        try:
+            fd = _open(directory / LOG_NAME, os.O_RDONLY)
+        except FileNotFoundError:
+            raise ConversationNotFound(conversation_id) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            return decode_head(_read(directory / HEAD_NAME))
+        except FileNotFoundError:
+            return None
+        finally:
+            os.close(fd)
 
     def exists(self, conversation_id: str) -> bool:
         """Tell whether the conversation exists."""
@@ -832,6 +875,9 @@ class FileStore:
             "head": chain.prev,
         }
         _write_atomically(directory / FORK_NAME, orjson.dumps(document), self._durable)
+        _write_atomically(
+            directory / HEAD_NAME, encode_head(chain.seq, chain.prev), self._durable
+        )
         forks = _make_directory(parent / "forks")
         os.close(_open(forks / child, os.O_WRONLY | os.O_CREAT))
         os.close(_open(directory / LOG_NAME, os.O_WRONLY | os.O_CREAT))

@@ -4,10 +4,13 @@ Tables::
 
     blobs(id TEXT PRIMARY KEY, data BLOB, created REAL)
     conversations(id TEXT PRIMARY KEY, parent TEXT, fork_seq INTEGER,
-                  fork_head TEXT, fork_at TEXT)
+                  fork_head TEXT, fork_at TEXT, head_seq INTEGER, head TEXT)
     records(conversation TEXT, seq INTEGER, line BLOB)      -- the log records
     sidecars(conversation TEXT, name TEXT, n INTEGER, line TEXT)
 
+``conversations.head_seq`` and ``head`` keep each log's head (its number of
+records and last digest) apart from the ``records`` table, so that records
+deleted from its end, or the whole table dropped, are seen by ``verify``.
 ``records.line`` holds exactly the record a line of the file backend's
 ``messages.jsonl`` holds (without the newline), so both backends share one
 record format and hash chain. Values are read back as blobs (``CAST``), so a
@@ -76,7 +79,8 @@ CREATE TABLE IF NOT EXISTS blobs (
     id TEXT PRIMARY KEY, data BLOB NOT NULL, created REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS conversations (
-    id TEXT PRIMARY KEY, parent TEXT, fork_seq INTEGER, fork_head TEXT, fork_at TEXT
+    id TEXT PRIMARY KEY, parent TEXT, fork_seq INTEGER, fork_head TEXT, fork_at TEXT,
+    head_seq INTEGER, head TEXT
 );
 CREATE INDEX IF NOT EXISTS conversations_parent ON conversations (parent);
 CREATE TABLE IF NOT EXISTS records (
@@ -295,6 +299,15 @@ class SQLiteStore:
                         f"store schema version {row[0]} is not supported "
                         f"(this library reads version {SCHEMA_VERSION})"
                     )
+                columns = {
+                    column[1]
+                    for column in writing.execute("PRAGMA table_info(conversations)")
+                }
+                for column, kind in (("head_seq", "INTEGER"), ("head", "TEXT")):
+                    if column not in columns:  # a store made before kept heads
+                        writing.execute(
+                            f"ALTER TABLE conversations ADD COLUMN {column} {kind}"
+                        )
         except sqlite3.Error as error:
             raise StorageError(f"cannot open store {self._path}: {error}") from error
         self._content = SQLiteContentStore(self._database)
@@ -361,6 +374,10 @@ class SQLiteStore:
                 seq, prev = seq + 1, digest
             connection.executemany(
                 "INSERT INTO records (conversation, seq, line) VALUES (?, ?, ?)", rows
+            )
+            connection.execute(
+                "UPDATE conversations SET head_seq = ?, head = ? WHERE id = ?",
+                (seq, prev, conversation_id),
             )
 
     # Reading -------------------------------------------------------------------
@@ -436,11 +453,25 @@ class SQLiteStore:
 
     @_sqlite_errors
     def verify(self, conversation_id: str) -> Verification:
-        """Check the hash chain and every referenced blob, reporting problems."""
+        """Check the hash chain, every referenced blob and the kept head."""
         chain = Chain(check_id(conversation_id), self._codec, "verify")
+        where = f"{conversation_id} kept head"
         with self._database.lock:
+            row = self._database.connection.execute(
+                "SELECT head_seq, head FROM conversations WHERE id = ?",
+                (conversation_id,),
+            ).fetchone()
+            if row is None:
+                raise ConversationNotFound(conversation_id)
+            kept = (
+                (row[0], row[1])
+                if type(row[0]) is int and type(row[1]) is str
+                else None
+            )
+            chain.keep(kept, where)
             for _canister in self._walk(chain, conversation_id):
                 pass
+            chain.reach(where)
         return Verification(
             conversation_id, chain.seq, chain.prev, tuple(chain.problems), chain.torn
         )
@@ -520,8 +551,16 @@ class SQLiteStore:
             with self._database.write() as connection:
                 connection.execute(
                     "INSERT INTO conversations (id, parent, fork_seq, fork_head, "
-                    "fork_at) VALUES (?, ?, ?, ?, ?)",
-                    (child, conversation_id, chain.seq, chain.prev, at),
+                    "fork_at, head_seq, head) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        child,
+                        conversation_id,
+                        chain.seq,
+                        chain.prev,
+                        at,
+                        chain.seq,
+                        chain.prev,
+                    ),
                 )
         return child
 
