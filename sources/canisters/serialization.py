@@ -523,6 +523,17 @@ def _usage_in(record: Mapping[str, Any]) -> Usage:
 
 
 def _metadata_out(metadata: Metadata) -> Record:
+    if (
+        metadata.finish_reason is None
+        and metadata.usage is None
+        and metadata.latency_ms is None
+        and metadata.cache_hit is None
+        and metadata.retries is None
+        and metadata.quality is None
+        and not metadata.custom
+    ):
+        # Metadata naming only the model is the common case.
+        return {} if metadata.model is None else {"model": metadata.model}
     record: Record = {}
     if metadata.model is not None:
         record["model"] = metadata.model
@@ -687,13 +698,50 @@ def _envelope_in(record: Mapping[str, Any], cls: type) -> tuple[Any, ...]:
     return (identifier, timestamp, parent_id, trace_id, policy, step, metadata, extras)
 
 
-def _with_content_out(tag: str) -> Callable[[Any], Record]:
-    def unstructure(canister: Any) -> Record:
-        record = _envelope_out(canister, tag)
-        record["content"] = _content_out(canister.content)
-        return record
+# The unstructure hooks of the built-in canisters are generated from one
+# template: a canister with no lineage, trace, policy or extras (most of them)
+# gets its envelope written inline, any other through _envelope_out; the keys
+# come in the same order either way. The tail writes the class's own fields.
+_OUT_TEMPLATE: Final = """\
+def unstructure(canister):
+    if (
+        canister.parent_id is None
+        and canister.trace_id is None
+        and canister.policy is None
+        and not canister.extras
+    ):
+        moment = canister.timestamp
+        record = {{
+            "role": {tag!r},
+            "id": canister.id,
+            "timestamp": moment if moment.tzinfo is _UTC else moment.isoformat(),
+        }}
+        step = canister.step
+        if step is not None:
+            record["step"] = step
+        metadata = canister.metadata
+        if metadata is not None:
+            record["metadata"] = _metadata_out(metadata)
+    else:
+        record = _envelope_out(canister, {tag!r})
+{tail}
+    return record
+"""
+_CONTENT_TAIL: Final = '    record["content"] = _content_out(canister.content)'
+_CALL_TAIL: Final = """\
+    record["invocation_id"] = canister.invocation_id
+    record["name"] = canister.name"""
 
-    return unstructure
+
+def _canister_out(tag: str, tail: str) -> Callable[[Any], Record]:
+    namespace: dict[str, Any] = {}
+    exec(_OUT_TEMPLATE.format(tag=tag, tail=tail), globals(), namespace)
+    hook: Callable[[Any], Record] = namespace["unstructure"]
+    return hook
+
+
+def _with_content_out(tag: str) -> Callable[[Any], Record]:
+    return _canister_out(tag, _CONTENT_TAIL)
 
 
 def _with_content_in(
@@ -727,12 +775,10 @@ def _document_in(record: Mapping[str, Any]) -> Document:
     return _new_document(*_envelope_in(record, Document), content, title, document_id)
 
 
-def _invocation_out(canister: Invocation) -> Record:
-    record = _envelope_out(canister, "invocation")
-    record["invocation_id"] = canister.invocation_id
-    record["name"] = canister.name
-    record["arguments"] = canister.arguments
-    return record
+_invocation_out: Final = _canister_out(
+    "invocation",
+    _CALL_TAIL + '\n    record["arguments"] = canister.arguments',
+)
 
 
 def _invocation_in(record: Mapping[str, Any]) -> Invocation:
@@ -749,14 +795,14 @@ def _invocation_in(record: Mapping[str, Any]) -> Invocation:
     )
 
 
-def _result_out(canister: Result) -> Record:
-    record = _envelope_out(canister, "result")
-    record["invocation_id"] = canister.invocation_id
-    record["name"] = canister.name
-    record["content"] = _content_out(canister.content)
-    if canister.error is not None:
-        record["error"] = _error_out(canister.error)
-    return record
+_result_out: Final = _canister_out(
+    "result",
+    f"""{_CALL_TAIL}
+{_CONTENT_TAIL}
+    error = canister.error
+    if error is not None:
+        record["error"] = _error_out(error)""",
+)
 
 
 def _result_in(record: Mapping[str, Any]) -> Result:
@@ -1602,11 +1648,27 @@ def from_json(text: str | bytes) -> Conversation | Canister | Content:
 
 def to_jsonl(conversation: Iterable[Canister]) -> str:
     """Serialize a conversation as JSONL: a header line, then one canister per line."""
-    header = _dumps({"format": CONVERSATION_FORMAT, "version": FORMAT_VERSION})
+    import orjson  # on first use, as in _encode_json
+
+    header = _encode_json({"format": CONVERSATION_FORMAT, "version": FORMAT_VERSION})[0]
+    records = _records(conversation)
+    # One encoder call per line, bound once, and one decode for the document;
+    # what orjson refuses or cannot write exactly goes line by line through
+    # _encode_json, which writes it as it always did. The empty last item gives
+    # the final newline without copying the whole text again.
+    dumps = orjson.dumps
     lines = [header]
-    lines.extend(_dumps(_record(c)) for c in conversation)
-    lines.append("")  # the final newline, without copying the whole text again
-    return "\n".join(lines)
+    try:
+        lines += [dumps(record) for record in records]
+    except TypeError:
+        lines = []
+    else:
+        lines.append(b"")
+        encoded = b"\n".join(lines)
+    if not lines or (b"null" in encoded and _holds_non_finite(records, len(encoded))):
+        lines = [header, *[_encode_json(record)[0] for record in records], b""]
+        encoded = b"\n".join(lines)
+    return encoded.decode()
 
 
 def from_jsonl(text: str | bytes) -> Conversation:
