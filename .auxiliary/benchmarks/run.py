@@ -368,6 +368,12 @@ def measure_core(
     )
 
     mappers = _pydantic_ai_mappers()
+    try:  # LangChain's Anthropic mapping lives in langchain-anthropic
+        from langchain_anthropic.chat_models import (
+            _format_messages as anthropic_mapping,
+        )
+    except ImportError:
+        anthropic_mapping = None
     hand_written = {
         "openai-chat": peers.openai_from_records,
         "anthropic": peers.anthropic_from_records,
@@ -382,11 +388,13 @@ def measure_core(
         functions: dict[str, Callable[[], Any]] = {
             CANISTERS: lambda: [normalizer.render_request(c, **options) for c in ours]
         }
-        if name in ("openai-chat", "anthropic"):
-            # LangChain has no Anthropic mapping in langchain-core; its OpenAI
-            # one is the measure for both.
+        if name == "openai-chat":
             functions[LANGCHAIN] = lambda: [
                 lc.convert_to_openai_messages(m) for m in theirs_lc
+            ]
+        if name == "anthropic" and anthropic_mapping is not None:
+            functions[LANGCHAIN] = lambda: [
+                anthropic_mapping(m, model="claude-sonnet-4-5") for m in theirs_lc
             ]
         if mappers is not None and name in ("openai-chat", "anthropic"):
             mapper = mappers[0] if name == "openai-chat" else mappers[1]
