@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+import boto3
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,6 +21,7 @@ import canisters as c
 from canisters import storage
 from canisters.storage import InvalidIdentifier, StoragePolicy, Store, open_store
 from canisters.storage._common import line_digest
+from canisters.storage.s3 import S3ContentStore
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
 PROMPT = "You are a careful assistant."
@@ -30,21 +33,38 @@ def _location(tmp_path: Path, backend: str, name: str = "store") -> str:
     return str(tmp_path / name)
 
 
-@pytest.fixture(params=["files", "sqlite", "postgres"])
+@pytest.fixture(
+    params=[
+        "files",
+        "sqlite",
+        "postgres",
+        "files+s3",
+        "sqlite+s3",
+        "postgres+s3",
+    ]
+)
 def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
 @pytest.fixture
 def location(tmp_path: Path, backend: str, request: pytest.FixtureRequest) -> str:
-    if backend == "postgres":
+    if backend.startswith("postgres"):
         return str(request.getfixturevalue("postgres_location"))
-    return _location(tmp_path, backend)
+    return _location(tmp_path, backend.split("+")[0])
 
 
 @pytest.fixture
-def store(location: str) -> Iterator[Store]:
-    with open_store(location) as opened:
+def opener(backend: str, request: pytest.FixtureRequest) -> Callable[..., Store]:
+    """open_store, with the test's bucket as ``blobs`` for the +s3 backends."""
+    if backend.endswith("+s3"):
+        return functools.partial(open_store, blobs=request.getfixturevalue("s3_blobs"))
+    return open_store
+
+
+@pytest.fixture
+def store(location: str, opener: Callable[..., Store]) -> Iterator[Store]:
+    with opener(location) as opened:
         yield opened
 
 
@@ -148,6 +168,13 @@ def _last_seq(lines: list[bytes]) -> int:
 
 
 def _tamper_blob(store: Any, content_id: str) -> None:
+    if isinstance(store.content, S3ContentStore):
+        bucket = store.content.location[5:].split("/", 1)[0]
+        key = store.content.key(content_id)
+        boto3.client("s3").put_object(
+            Bucket=bucket, Key=key, Body=b"not the original bytes"
+        )
+        return
     if isinstance(store, storage.FileStore):
         store.content.path(content_id).write_bytes(b"not the original bytes")
         return
@@ -216,17 +243,21 @@ def test_media_sources_come_back_as_given(store: Store) -> None:
     assert loaded.content[0].content_id is None  # type: ignore[attr-defined]
 
 
-def test_reopened_store_sees_everything(location: str) -> None:
+def test_reopened_store_sees_everything(
+    opener: Callable[..., Store], location: str
+) -> None:
     sample = _sample()
-    with open_store(location) as first:
+    with opener(location) as first:
         first.extend("chat", sample[:3])
-    with open_store(location) as second:
+    with opener(location) as second:
         second.extend("chat", sample[3:])
         assert second.load("chat") == sample
 
 
-def test_two_handles_append_alternately(location: str) -> None:
-    with open_store(location) as one, open_store(location) as two:
+def test_two_handles_append_alternately(
+    opener: Callable[..., Store], location: str
+) -> None:
+    with opener(location) as one, opener(location) as two:
         expected = []
         for index in range(10):
             canister = c.User(f"message {index}")
@@ -327,11 +358,11 @@ def test_hybrid_policy(store: Store, canister: c.Canister, blobs: int) -> None:
     assert store.load("chat") == [canister]
 
 
-def test_policy_is_configurable(location: str) -> None:
+def test_policy_is_configurable(opener: Callable[..., Store], location: str) -> None:
     policy = StoragePolicy(
         inline_text_limit=10, supervisor_by_hash=False, media_by_hash=False
     )
-    with open_store(location, policy=policy) as store:
+    with opener(location, policy=policy) as store:
         assert store.policy == policy
         store.append("chat", c.Supervisor("Be brief."))
         store.append("chat", c.User((c.Image(data=PNG),)))
@@ -358,8 +389,10 @@ def test_shared_prompt_and_image_are_stored_once(store: Store) -> None:
     assert store.load("two")[1].content[1].data == PNG  # type: ignore[attr-defined]
 
 
-def test_hydration_cache_disabled_still_works(location: str) -> None:
-    with open_store(location, policy=StoragePolicy(cache_bytes=0)) as store:
+def test_hydration_cache_disabled_still_works(
+    opener: Callable[..., Store], location: str
+) -> None:
+    with opener(location, policy=StoragePolicy(cache_bytes=0)) as store:
         store.extend("chat", _sample())
         assert store.load("chat") == _sample()[:0] + list(store.load("chat"))
         assert store.load("chat")[0].content[0].text == PROMPT  # type: ignore[attr-defined]
@@ -367,12 +400,12 @@ def test_hydration_cache_disabled_still_works(location: str) -> None:
 
 @pytest.mark.parametrize("cache_bytes", [0, 64 * 2**20])
 def test_a_blob_named_twice_loads_as_one_object(
-    location: str, cache_bytes: int
+    opener: Callable[..., Store], location: str, cache_bytes: int
 ) -> None:
     """A load hydrates each blob once: every part naming it shares the value."""
     long_text = "a long answer " * 200
     policy = StoragePolicy(cache_bytes=cache_bytes)
-    with open_store(location, policy=policy) as store:
+    with opener(location, policy=policy) as store:
         for turn in range(3):
             store.extend(
                 "chat",

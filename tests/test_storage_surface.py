@@ -42,6 +42,7 @@ BACKENDS = {
         "SQLiteStore",
         "Transaction",
     },
+    "canisters.storage.s3": {"S3ContentStore"},
     "canisters.storage.postgres": {
         "PostgresContentStore",
         "PostgresSidecar",

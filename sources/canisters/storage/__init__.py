@@ -260,8 +260,10 @@ def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
     or ``postgresql://user:password@host:5432/dbname`` (also ``postgres://``)
     for PostgreSQL, which needs the ``postgres`` extra
     (``pip install 'canisters[postgres]'``); its tables are created on first
-    open. Options: ``policy`` (a :class:`StoragePolicy`) and ``durability``
-    (``"fsync"``, the default, or ``"flush"``; see
+    open. Options: ``blobs`` (``"s3://bucket/prefix"``: content blobs in an
+    S3-compatible bucket instead of the store, any backend; the ``s3`` extra),
+    ``policy`` (a :class:`StoragePolicy`) and ``durability`` (``"fsync"``,
+    the default, or ``"flush"``; see
     :data:`~canisters.storage.Durability`).
     """
     if isinstance(location, str) and location.startswith(SQLITE_SCHEME):

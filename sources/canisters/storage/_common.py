@@ -23,6 +23,7 @@ import hashlib
 import json
 import logging
 import re
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final, Literal
@@ -818,3 +819,32 @@ def _skipped(record: object, error: Exception) -> str:
 def references(line: bytes) -> set[str]:
     """Return every content id ``line`` mentions."""
     return {match.decode("ascii") for match in CONTENT_REFERENCE.findall(line)}
+
+
+# --------------------------------------------------------------------------- #
+# Blobs kept outside the backend (``blobs="s3://..."``)
+
+
+def sweep(
+    entries: Iterable[tuple[str, int, float]],
+    referenced: set[str],
+    *,
+    older_than: float,
+    dry_run: bool,
+    delete: Callable[[list[str]], None],
+) -> GarbageReport:
+    """Remove the blobs of ``entries`` (``(content_id, size, stored_at)``) that
+    ``referenced`` does not hold and that are not newer than ``older_than``
+    seconds; the caller holds its store's garbage-collection lock."""
+    limit = time.time() - older_than
+    removed: list[str] = []
+    freed = kept = 0
+    for content_id, size, stored_at in entries:
+        if content_id in referenced or (older_than > 0 and stored_at > limit):
+            kept += 1
+            continue
+        removed.append(content_id)
+        freed += size
+    if removed and not dry_run:
+        delete(removed)
+    return GarbageReport(tuple(sorted(removed)), freed, kept)

@@ -75,7 +75,9 @@ from ._common import (
     logger,
     record_link,
     references,
+    sweep,
 )
+from .s3 import S3ContentStore, open_blobs
 
 __all__ = ["FileContentStore", "FileSidecar", "FileStore", "Locks"]
 
@@ -448,7 +450,9 @@ class FileStore:
         *,
         policy: StoragePolicy | None = None,
         durability: Literal["fsync", "flush"] = "fsync",
+        blobs: str | None = None,
     ) -> None:
+        self._external = open_blobs(blobs) if blobs is not None else None
         self._root = Path(root)
         self._policy = policy if policy is not None else StoragePolicy()
         self._durability = check_durability(durability)
@@ -458,8 +462,12 @@ class FileStore:
             self._check_marker()
             self._conversations = _make_directory(self._root / "conversations")
             self._locks = Locks(self._root / "gc.lock")
-            self._content = FileContentStore(
-                self._root / "blobs", self._locks, self._durability
+            self._content: FileContentStore | S3ContentStore = (
+                self._external
+                if self._external is not None
+                else FileContentStore(
+                    self._root / "blobs", self._locks, self._durability
+                )
             )
         except OSError as error:
             if isinstance(error, StorageError):
@@ -497,7 +505,7 @@ class FileStore:
         return self._root
 
     @property
-    def content(self) -> FileContentStore:
+    def content(self) -> FileContentStore | S3ContentStore:
         """The content store."""
         return self._content
 
@@ -984,13 +992,24 @@ class FileStore:
             fcntl.flock(locks.gc_fd, fcntl.LOCK_EX)
             try:
                 paths = list(self._log_paths())
-                blobs = list(self._content.ids())
+                if self._external is not None:
+                    referenced = self._references(paths, _ticker(progress, len(paths)))
+                    return sweep(
+                        self._external.entries(),
+                        referenced,
+                        older_than=older_than,
+                        dry_run=dry_run,
+                        delete=self._external.delete,
+                    )
+                content = self._content
+                assert isinstance(content, FileContentStore)
+                blobs = list(content.ids())
                 tick = _ticker(progress, len(paths) + len(blobs))
                 referenced = self._references(paths, tick)
                 limit = time.time() - older_than
                 for content_id in blobs:
                     tick()
-                    path = self._content.path(content_id)
+                    path = content.path(content_id)
                     status = path.lstat()
                     if content_id in referenced or (
                         older_than > 0 and status.st_mtime > limit
@@ -1015,13 +1034,18 @@ class FileStore:
     def stats(self, *, progress: Progress | None = None) -> StoreStats:
         """Count conversations, records, blobs and references, and their bytes."""
         conversations = self.conversations()
-        ids = list(self._content.ids())
-        tick = _ticker(progress, len(ids) + len(conversations))
-        sizes: dict[str, int] = {}
-        for content_id in ids:
-            with contextlib.suppress(FileNotFoundError):  # removed by a concurrent gc
-                sizes[content_id] = self._content.path(content_id).lstat().st_size
-            tick()
+        content = self._content
+        if isinstance(content, FileContentStore):
+            ids = list(content.ids())
+            tick = _ticker(progress, len(ids) + len(conversations))
+            sizes: dict[str, int] = {}
+            for content_id in ids:
+                with contextlib.suppress(FileNotFoundError):  # removed by a gc
+                    sizes[content_id] = content.path(content_id).lstat().st_size
+                tick()
+        else:
+            sizes = {key: size for key, size, _ in content.entries()}
+            tick = _ticker(progress, len(conversations))
         records = log_bytes = count = referenced = 0
         for conversation_id in conversations:
             path = self._directory(conversation_id) / LOG_NAME

@@ -57,7 +57,9 @@ from ._common import (
     content_id_of,
     encode_record,
     references,
+    sweep,
 )
+from .s3 import S3ContentStore, open_blobs
 
 if TYPE_CHECKING:
     import psycopg
@@ -243,7 +245,9 @@ class PostgresStore:
     ``location`` is a libpq URL (``postgresql://`` or ``postgres://``).
     ``durability="flush"`` turns ``synchronous_commit`` off for the store's
     connections (a commit may be lost if the server crashes, never torn);
-    ``pool_size`` bounds the connections the store opens.
+    ``pool_size`` bounds the connections the store opens; ``blobs``
+    (``"s3://bucket/prefix"``) keeps content blobs in an S3-compatible bucket
+    instead of the database.
     """
 
     def __init__(
@@ -254,6 +258,7 @@ class PostgresStore:
         durability: Literal["fsync", "flush"] = "fsync",
         pool_size: int = 4,
         timeout: float = 60.0,
+        blobs: str | None = None,
     ) -> None:
         driver, pool_module = _modules()
         self._location = location
@@ -261,6 +266,7 @@ class PostgresStore:
         self._durability = check_durability(durability)
         if type(pool_size) is not int or pool_size < 1:
             raise StorageError(f"pool_size must be a positive int, got {pool_size!r}")
+        self._external = open_blobs(blobs) if blobs is not None else None
         synchronous = "on" if durability == "fsync" else "off"
 
         def configure(connection: psycopg.Connection[Any]) -> None:
@@ -286,7 +292,11 @@ class PostgresStore:
         except BaseException:
             self._pool.close()
             raise
-        self._content = PostgresContentStore(self._pool)
+        self._content: PostgresContentStore | S3ContentStore = (
+            self._external
+            if self._external is not None
+            else PostgresContentStore(self._pool)
+        )
         self._codec = Codec(self._policy, self._content.get)
 
     @_database_errors
@@ -317,8 +327,8 @@ class PostgresStore:
         return _redact(self._location)
 
     @property
-    def content(self) -> PostgresContentStore:
-        """The content store."""
+    def content(self) -> PostgresContentStore | S3ContentStore:
+        """The content store (the bucket's when ``blobs`` names one)."""
         return self._content
 
     @property
@@ -360,7 +370,10 @@ class PostgresStore:
                 "WHERE id = %s FOR UPDATE",
                 (conversation_id,),
             ).fetchone()
-            if blobs:
+            if blobs and self._external is not None:
+                for key in sorted(blobs):
+                    self._external.store(key, blobs[key])
+            elif blobs:
                 # Sorted, so that two writers sharing blobs never deadlock.
                 now = time.time()
                 with connection.cursor() as cursor:
@@ -620,9 +633,6 @@ class PostgresStore:
         progress: Progress | None = None,
     ) -> GarbageReport:
         """Remove unreferenced blobs while no writer runs (an exclusive lock)."""
-        removed: list[str] = []
-        freed = kept = 0
-        limit = time.time() - older_than
         if progress is not None:
             progress(0, 2)
         with self._pool.connection() as connection:
@@ -630,22 +640,30 @@ class PostgresStore:
             referenced = self._references(connection)
             if progress is not None:
                 progress(1, 2)
-            rows = connection.execute(
-                "SELECT id, length(data), created FROM canisters_blobs"
-            ).fetchall()
-            for content_id, size, created in rows:
-                if content_id in referenced or (older_than > 0 and created > limit):
-                    kept += 1
-                    continue
-                removed.append(content_id)
-                freed += size
-            if removed and not dry_run:
-                connection.execute(
-                    "DELETE FROM canisters_blobs WHERE id = ANY(%s)", (removed,)
-                )
+            delete: Callable[[list[str]], None]
+            if self._external is not None:
+                entries = self._external.entries()
+                delete = self._external.delete
+            else:
+                entries = connection.execute(
+                    "SELECT id, length(data), created FROM canisters_blobs"
+                ).fetchall()
+
+                def delete(removed: list[str]) -> None:
+                    connection.execute(
+                        "DELETE FROM canisters_blobs WHERE id = ANY(%s)", (removed,)
+                    )
+
+            report = sweep(
+                entries,
+                referenced,
+                older_than=older_than,
+                dry_run=dry_run,
+                delete=delete,
+            )
         if progress is not None:
             progress(2, 2)
-        return GarbageReport(tuple(sorted(removed)), freed, kept)
+        return report
 
     @_database_errors
     def stats(self, *, progress: Progress | None = None) -> StoreStats:
@@ -660,12 +678,14 @@ class PostgresStore:
                 "SELECT count(*), coalesce(sum(length(line)) + count(*), 0) "
                 "FROM canisters_records"
             ).fetchone()
-            blobs, blob_bytes = connection.execute(
-                "SELECT count(*), coalesce(sum(length(data)), 0) FROM canisters_blobs"
-            ).fetchone()
-            sizes: dict[str, int] = dict(
-                connection.execute("SELECT id, length(data) FROM canisters_blobs")
+            sizes: dict[str, int] = (
+                {key: size for key, size, _ in self._external.entries()}
+                if self._external is not None
+                else dict(
+                    connection.execute("SELECT id, length(data) FROM canisters_blobs")
+                )
             )
+            blobs, blob_bytes = len(sizes), sum(sizes.values())
             if progress is not None:
                 progress(1, 2)
             count = referenced = 0

@@ -59,7 +59,9 @@ from ._common import (
     encode_record,
     record_link,
     references,
+    sweep,
 )
+from .s3 import S3ContentStore, open_blobs
 
 __all__ = [
     "Database",
@@ -265,7 +267,9 @@ class SQLiteStore:
         policy: StoragePolicy | None = None,
         durability: Literal["fsync", "flush"] = "fsync",
         timeout: float = 60.0,
+        blobs: str | None = None,
     ) -> None:
+        self._external = open_blobs(blobs) if blobs is not None else None
         self._path = os.fspath(path)
         self._policy = policy if policy is not None else StoragePolicy()
         self._durability = check_durability(durability)
@@ -310,7 +314,11 @@ class SQLiteStore:
                         )
         except sqlite3.Error as error:
             raise StorageError(f"cannot open store {self._path}: {error}") from error
-        self._content = SQLiteContentStore(self._database)
+        self._content: SQLiteContentStore | S3ContentStore = (
+            self._external
+            if self._external is not None
+            else SQLiteContentStore(self._database)
+        )
         self._codec = Codec(self._policy, self._content.get)
 
     # Properties ----------------------------------------------------------------
@@ -321,8 +329,8 @@ class SQLiteStore:
         return self._path
 
     @property
-    def content(self) -> SQLiteContentStore:
-        """The content store."""
+    def content(self) -> SQLiteContentStore | S3ContentStore:
+        """The content store (the bucket's when ``blobs`` names one)."""
         return self._content
 
     @property
@@ -355,7 +363,11 @@ class SQLiteStore:
                 blobs.extend(found)
         now = time.time()
         with self._database.write() as connection:
-            if blobs:
+            if blobs and self._external is not None:
+                # Inside the write transaction, which garbage collection takes too.
+                for content_id, data in blobs:
+                    self._external.store(content_id, data)
+            elif blobs:
                 connection.executemany(
                     "INSERT OR IGNORE INTO blobs (id, data, created) VALUES (?, ?, ?)",
                     [(content_id, data, now) for content_id, data in blobs],
@@ -636,31 +648,36 @@ class SQLiteStore:
         progress: Progress | None = None,
     ) -> GarbageReport:
         """Remove unreferenced blobs inside one write transaction."""
-        removed: list[str] = []
-        freed = kept = 0
-        limit = time.time() - older_than
         if progress is not None:
             progress(0, 2)
         with self._database.write() as connection:
             referenced = self._references(connection)
             if progress is not None:
                 progress(1, 2)
-            rows = connection.execute(
-                "SELECT id, length(data), created FROM blobs"
-            ).fetchall()
-            for content_id, size, created in rows:
-                if content_id in referenced or (older_than > 0 and created > limit):
-                    kept += 1
-                    continue
-                removed.append(content_id)
-                freed += size
-            if not dry_run:
-                connection.executemany(
-                    "DELETE FROM blobs WHERE id = ?", [(i,) for i in removed]
-                )
+            delete: Callable[[list[str]], None]
+            if self._external is not None:
+                entries = self._external.entries()
+                delete = self._external.delete
+            else:
+                entries = connection.execute(
+                    "SELECT id, length(data), created FROM blobs"
+                ).fetchall()
+
+                def delete(removed: list[str]) -> None:
+                    connection.executemany(
+                        "DELETE FROM blobs WHERE id = ?", [(i,) for i in removed]
+                    )
+
+            report = sweep(
+                entries,
+                referenced,
+                older_than=older_than,
+                dry_run=dry_run,
+                delete=delete,
+            )
         if progress is not None:
             progress(2, 2)
-        return GarbageReport(tuple(sorted(removed)), freed, kept)
+        return report
 
     @_sqlite_errors
     def stats(self, *, progress: Progress | None = None) -> StoreStats:
@@ -676,12 +693,12 @@ class SQLiteStore:
                 "SELECT count(*), coalesce(sum(length(line)) + count(*), 0) "
                 "FROM records"
             ).fetchone()
-            blobs, blob_bytes = connection.execute(
-                "SELECT count(*), coalesce(sum(length(data)), 0) FROM blobs"
-            ).fetchone()
-            sizes: dict[str, int] = dict(
-                connection.execute("SELECT id, length(data) FROM blobs")
+            sizes: dict[str, int] = (
+                {key: size for key, size, _ in self._external.entries()}
+                if self._external is not None
+                else dict(connection.execute("SELECT id, length(data) FROM blobs"))
             )
+            blobs, blob_bytes = len(sizes), sum(sizes.values())
             if progress is not None:
                 progress(1, 2)
             count = referenced = 0
