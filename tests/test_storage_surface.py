@@ -11,6 +11,7 @@ import pytest
 from .surface_support import needs_docstring
 
 STORAGE = {
+    "AsyncStore",
     "ContentStore",
     "Durability",
     "FileStore",
@@ -24,6 +25,7 @@ STORAGE = {
     "Store",
     "StoreStats",
     "Verification",
+    "open_async_store",
     "open_store",
     "verify",
 }
@@ -43,6 +45,12 @@ BACKENDS = {
         "Transaction",
     },
     "canisters.storage.s3": {"S3ContentStore"},
+    "canisters.storage.aio": {
+        "AsyncContentStore",
+        "AsyncSidecar",
+        "AsyncStore",
+        "open_async_store",
+    },
     "canisters.storage.postgres": {
         "PostgresContentStore",
         "PostgresSidecar",

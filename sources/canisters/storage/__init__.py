@@ -18,6 +18,8 @@ conversation. Under the :class:`StoragePolicy` large text, binary media and
 supervisor prompts are stored once by hash; :meth:`Store.load` puts them back,
 so it returns canisters equal to those appended.
 
+:func:`open_async_store` gives the same API as coroutines, for asyncio servers.
+
 Errors (all under :class:`canisters.StorageError`): ``ConversationNotFound``,
 ``ContentNotFound``, ``IntegrityError`` (importable from :mod:`canisters`) and
 :class:`InvalidIdentifier` (an id that cannot be used safely).
@@ -44,10 +46,12 @@ from ._common import (
     StoreStats,
     Verification,
 )
+from .aio import AsyncStore, open_async_store
 from .files import FileStore
 from .sqlite import SQLiteStore
 
 __all__ = [
+    "AsyncStore",
     "ContentStore",
     "Durability",
     "FileStore",
@@ -61,6 +65,7 @@ __all__ = [
     "Store",
     "StoreStats",
     "Verification",
+    "open_async_store",
     "open_store",
     "verify",
 ]
