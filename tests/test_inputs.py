@@ -15,11 +15,16 @@ from unittest import mock
 import pytest
 
 from canisters import (
+    Conversation,
     Image,
+    Invocation,
     MalformedPayload,
     ModelError,
+    ProviderError,
+    Result,
     SerializationError,
     Text,
+    User,
     providers,
     serialization,
 )
@@ -258,3 +263,22 @@ def test_a_failing_migration_raises_the_librarys_error() -> None:
         assert len(str(caught.value)) < 400
     finally:
         serialization.register_migration(1)(saved)
+
+
+@pytest.mark.parametrize("name", ["openai-chat", "openai-responses"])
+def test_rendering_arguments_too_deep_to_encode_raises_the_librarys_error(
+    name: str,
+) -> None:
+    value: dict[str, Any] = {}
+    level = value
+    for _ in range(10_000):
+        level["a"] = level = {}
+    conversation = Conversation(
+        (
+            User("hi"),
+            Invocation(name="f", arguments=value, invocation_id="c1"),
+            Result(invocation_id="c1", name="f", content=(Text("ok"),)),
+        )
+    )
+    with pytest.raises(ProviderError, match="nested too deeply"):
+        providers.get(name).render_request(conversation)

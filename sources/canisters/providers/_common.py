@@ -379,10 +379,21 @@ def encode_arguments(arguments: Mapping[str, Any]) -> str:
     try:
         encoded = _dumps(arguments)
     except TypeError:
-        return _encode_compact(arguments)
+        return _encode_standard(arguments)
     if b"null" in encoded:
-        return _encode_compact(arguments)
+        return _encode_standard(arguments)
     return encoded.decode()
+
+
+def _encode_standard(arguments: Mapping[str, Any]) -> str:
+    try:
+        return _encode_compact(arguments)
+    except RecursionError:
+        raise ProviderError("tool-call arguments are nested too deeply") from None
+    except (TypeError, ValueError) as error:
+        raise ProviderError(
+            f"tool-call arguments are not JSON-serializable: {error}"
+        ) from None
 
 
 def render_arguments(arguments: Mapping[str, Any], kept: object = None) -> str:
@@ -423,7 +434,10 @@ def parse_arguments(raw: object, path: str) -> tuple[dict[str, Any], str | None]
         ) from None
     if not isinstance(value, dict):
         raise MalformedPayload("arguments must encode a JSON object", path)
-    kept = None if encode_arguments(value) == text else text
+    try:
+        kept = None if encode_arguments(value) == text else text
+    except ProviderError as error:
+        raise MalformedPayload(str(error), path) from None
     return value, kept
 
 
