@@ -750,6 +750,7 @@ def machine() -> dict[str, Any]:
         "pydantic",
         "pydantic-ai-slim",
         "langchain-core",
+        "langchain-anthropic",
     ):
         try:
             versions[package] = importlib.metadata.version(package)
@@ -813,8 +814,12 @@ def main(argv: list[str] | None = None) -> int:
 
     results = Results()
     report: dict[str, Any] = {
-        "command": "python .auxiliary/benchmarks/run.py"
-        + (" --quick" if quick else ""),
+        "command": " ".join(
+            [
+                "python .auxiliary/benchmarks/run.py",
+                *(sys.argv[1:] if argv is None else argv),
+            ]
+        ),
         "argv": sys.argv[1:] if argv is None else argv,
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machine": info,
