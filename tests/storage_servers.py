@@ -60,7 +60,9 @@ def s3_endpoint() -> Iterator[str]:
     """The URL of a moto S3 server of this session; AWS settings point to it."""
     pytest.importorskip("boto3")
     server_module = pytest.importorskip("moto.server")
-    server = server_module.ThreadedMotoServer(ip_address="127.0.0.1", port=0)
+    server = server_module.ThreadedMotoServer(
+        ip_address="127.0.0.1", port=0, verbose=False
+    )
     server.start()
     host, port = server.get_host_and_port()
     endpoint = f"http://{host}:{port}"

@@ -876,3 +876,13 @@ def test_integers_beyond_64_bits_stay_exact(store: Store) -> None:
 def test_open_store_refuses_unusable_locations(location: object) -> None:
     with pytest.raises(c.StorageError):
         open_store(location)  # type: ignore[arg-type]
+
+
+def test_sidecar_names(store: Store) -> None:
+    assert store.sidecar_names("chat") == []
+    store.sidecar("chat", "zeta").append_line("z")
+    store.sidecar("chat", "Alpha").append_line("a")
+    store.sidecar("other", "x").append_line("x")
+    assert store.sidecar_names("chat") == ["Alpha", "zeta"]
+    with pytest.raises(InvalidIdentifier):
+        store.sidecar_names("../x")

@@ -13,6 +13,7 @@ from .surface_support import needs_docstring
 STORAGE = {
     "AsyncStore",
     "ContentStore",
+    "CopyReport",
     "Durability",
     "FileStore",
     "GarbageReport",
@@ -25,6 +26,7 @@ STORAGE = {
     "Store",
     "StoreStats",
     "Verification",
+    "copy_store",
     "open_async_store",
     "open_store",
     "verify",
@@ -45,6 +47,7 @@ BACKENDS = {
         "Transaction",
     },
     "canisters.storage.s3": {"S3ContentStore"},
+    "canisters.storage.transfer": {"CopyReport", "copy_store"},
     "canisters.storage.aio": {
         "AsyncContentStore",
         "AsyncSidecar",

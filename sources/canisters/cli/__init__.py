@@ -373,10 +373,51 @@ Examples:
   canisters store stats conversations/
   canisters store export conversations/ chat-1 -o chat-1.json
   canisters store import sqlite:///chats.db chat-1.json
-  canisters store gc conversations/ --dry-run"""
+  canisters store gc conversations/ --dry-run
+  canisters store copy conversations/ postgresql://app@db/chat"""
 )
 def store() -> None:
-    """Maintain a conversation store: stats, export, import, gc."""
+    """Maintain a conversation store: stats, export, import, gc, copy."""
+
+
+@store.command(
+    epilog="""\b
+Examples:
+  canisters store copy conversations/ sqlite:///chats.db
+  canisters store copy conversations/ postgresql://app@db/chat \\
+      --target-blobs s3://chat-media/prod"""
+)
+@click.option(
+    "--source-blobs", metavar="S3_URL", help="Where the source keeps its blobs."
+)
+@click.option(
+    "--target-blobs",
+    metavar="S3_URL",
+    help="Keep the target's blobs in this bucket (s3://bucket/prefix).",
+)
+@click.argument("source")
+@click.argument("target")
+def copy(
+    source_blobs: str | None, target_blobs: str | None, source: str, target: str
+) -> None:
+    """Copy every conversation, side file and referenced blob from SOURCE to TARGET.
+
+    TARGET is created when new. Run it again after an interruption: what TARGET
+    holds is checked and kept, the rest copied. At the end every conversation's
+    chain head in TARGET must equal SOURCE's. Forks arrive as conversations of
+    their own holding their whole history.
+    """
+    with (
+        open_store(source, blobs=source_blobs) as opened,
+        open_store(target, create=True, blobs=target_blobs) as destination,
+        progress_bar("copying") as progress,
+    ):
+        report = storage.copy_store(opened, destination, progress=progress)
+    click.echo(
+        f"copied {report.copied_records} records and {report.copied_blobs} blobs; "
+        f"{report.conversations} conversations verified "
+        f"({report.skipped} already complete)"
+    )
 
 
 @store.command(

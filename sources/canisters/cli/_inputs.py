@@ -29,6 +29,7 @@ STDIN: Final = "-"
 """The file name that means standard input (or output)."""
 
 _SQLITE: Final = "sqlite://"
+_SERVERS: Final = ("postgresql://", "postgres://")
 _STORE_MARKER: Final = "store.json"  # written by the file backend with a new store
 _RESPONSE_KEYS: Final = (
     "choices",
@@ -233,12 +234,15 @@ def dumps(value: Any, compact: bool = False) -> str:
 
 def is_store(location: str) -> bool:
     """Tell whether ``location`` names a store rather than a file."""
-    return location.startswith(_SQLITE) or Path(location).is_dir()
+    return location.startswith((_SQLITE, *_SERVERS)) or Path(location).is_dir()
 
 
-def open_store(location: str, *, create: bool = False) -> storage.Store:
-    """Open the store at ``location``; unless ``create``, it must already exist."""
-    if not create:
+def open_store(
+    location: str, *, create: bool = False, blobs: str | None = None
+) -> storage.Store:
+    """Open the store at ``location``; unless ``create``, it must already exist
+    (a server's store is created on first open). ``blobs``: an ``s3://`` URL."""
+    if not create and not location.startswith(_SERVERS):
         if location.startswith(_SQLITE):
             path = location[len(_SQLITE) :]
             if not Path(path[1:] if path.startswith("/") else path).is_file():
@@ -247,6 +251,8 @@ def open_store(location: str, *, create: bool = False) -> storage.Store:
             raise Failure(f"{location}: no such store")
         elif not (Path(location) / _STORE_MARKER).is_file():
             raise Failure(f"{location}: not a canisters store")
+    if blobs is not None:
+        return storage.open_store(location, blobs=blobs)
     return storage.open_store(location)
 
 

@@ -49,10 +49,12 @@ from ._common import (
 from .aio import AsyncStore, open_async_store
 from .files import FileStore
 from .sqlite import SQLiteStore
+from .transfer import CopyReport, copy_store
 
 __all__ = [
     "AsyncStore",
     "ContentStore",
+    "CopyReport",
     "Durability",
     "FileStore",
     "GarbageReport",
@@ -65,6 +67,7 @@ __all__ = [
     "Store",
     "StoreStats",
     "Verification",
+    "copy_store",
     "open_async_store",
     "open_store",
     "verify",
@@ -220,6 +223,10 @@ class Store(Protocol):
 
     def sidecar(self, conversation_id: str, name: str) -> Sidecar:
         """Return the side file ``name`` of the conversation (created on append)."""
+        ...
+
+    def sidecar_names(self, conversation_id: str) -> list[str]:
+        """Return the name of every side file of the conversation, sorted."""
         ...
 
     def referenced_content(self) -> set[str]:

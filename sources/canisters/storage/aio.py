@@ -166,6 +166,11 @@ class AsyncStore:
         """Return the side file ``name`` of the conversation, as coroutines."""
         return AsyncSidecar(self._store.sidecar(conversation_id, name))
 
+    async def sidecar_names(self, conversation_id: str) -> list[str]:
+        """Return the name of every side file of the conversation, sorted."""
+        result: list[str] = await self._run("sidecar_names", conversation_id)
+        return result
+
     async def referenced_content(self) -> set[str]:
         """Return every content id a log or side file mentions."""
         result: set[str] = await self._run("referenced_content")

@@ -933,6 +933,18 @@ class FileStore:
         path = self._directory(conversation_id) / "sidecars" / f"{name}.log"
         return FileSidecar(path, conversation_id, name, self._durable)
 
+    @_os_errors
+    def sidecar_names(self, conversation_id: str) -> list[str]:
+        """Return the name of every side file of the conversation, sorted."""
+        directory = self._directory(conversation_id) / "sidecars"
+        if not directory.is_dir() or directory.is_symlink():
+            return []
+        return sorted(
+            path.name[:-4]
+            for path in directory.iterdir()
+            if path.name.endswith(".log") and not path.is_symlink()
+        )
+
     def attachment_path(self, conversation_id: str, name: str) -> Path:
         """Return the path of a file kept beside the conversation (file backend only).
 

@@ -599,6 +599,18 @@ class PostgresStore:
             self._pool, check_id(conversation_id), check_id(name, "side-file name")
         )
 
+    @_database_errors
+    def sidecar_names(self, conversation_id: str) -> list[str]:
+        """Return the name of every side file of the conversation, sorted."""
+        check_id(conversation_id)
+        with self._pool.connection() as connection:
+            rows = connection.execute(
+                'SELECT DISTINCT name COLLATE "C" FROM canisters_sidecars '
+                "WHERE conversation = %s ORDER BY 1",
+                (conversation_id,),
+            ).fetchall()
+        return [name for (name,) in rows]
+
     # Maintenance ---------------------------------------------------------------
 
     @staticmethod

@@ -619,6 +619,18 @@ class SQLiteStore:
             check_id(name, "side-file name"),
         )
 
+    @_sqlite_errors
+    def sidecar_names(self, conversation_id: str) -> list[str]:
+        """Return the name of every side file of the conversation, sorted."""
+        check_id(conversation_id)
+        with self._database.lock:
+            rows = self._database.connection.execute(
+                "SELECT DISTINCT name FROM sidecars WHERE conversation = ? "
+                "ORDER BY name",
+                (conversation_id,),
+            ).fetchall()
+        return [name for (name,) in rows]
+
     # Maintenance ---------------------------------------------------------------
 
     def _references(self, connection: sqlite3.Connection) -> set[str]:
