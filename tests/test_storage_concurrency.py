@@ -13,6 +13,7 @@ from canisters.storage import open_store
 
 WRITERS = 4
 APPENDS = 60
+MIXED = 25
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 16
 
 
@@ -114,3 +115,43 @@ def test_threads_share_one_store(location: str) -> None:
         assert store.verify("threads").ok
         for writer in range(4):
             assert len(store.load(f"own-{writer}")) == 40
+
+
+def _mixed_writer(location: str, writer: int, start: threading.Barrier) -> None:
+    with open_store(location) as store:
+        start.wait()
+        for index in range(MIXED):
+            text = f"writer {writer} message {index} " * (1 + index % 40)
+            store.append("shared", c.User(text, id=f"s{writer}-{index}"))
+            store.append(f"own-{writer}", c.User(text, id=f"o{writer}-{index}"))
+
+
+def test_eight_processes_append_to_shared_and_own_conversations(location: str) -> None:
+    """Eight writers, each through its own connection (or file handles), append
+    in turn to one shared conversation and to one of their own."""
+    open_store(location).close()
+    context = multiprocessing.get_context("fork")
+    start = context.Barrier(8)
+    processes = [
+        context.Process(target=_mixed_writer, args=(location, writer, start))
+        for writer in range(8)
+    ]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(timeout=120)
+        assert process.exitcode == 0
+    with open_store(location) as store:
+        shared = store.load("shared")
+        assert store.verify("shared").ok
+        assert store.head("shared")[0] == 8 * MIXED
+        for writer in range(8):
+            mine = [x.id for x in shared if x.id.startswith(f"s{writer}-")]
+            assert mine == [f"s{writer}-{index}" for index in range(MIXED)]
+            own = store.load(f"own-{writer}")
+            assert [x.id for x in own] == [f"o{writer}-{i}" for i in range(MIXED)]
+            assert store.verify(f"own-{writer}").ok
+        for canister in shared:
+            writer, index = canister.id[1:].split("-")
+            text = f"writer {writer} message {index} " * (1 + int(index) % 40)
+            assert canister.content[0].text == text  # type: ignore[attr-defined]
