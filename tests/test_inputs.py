@@ -30,6 +30,7 @@ from canisters import (
 )
 from canisters._frozen import FrozenDict
 from canisters.exceptions import _EXCERPT_LIMIT, _excerpt
+from canisters.providers import _common as common
 from canisters.storage import open_store
 
 
@@ -282,3 +283,92 @@ def test_rendering_arguments_too_deep_to_encode_raises_the_librarys_error(
     )
     with pytest.raises(ProviderError, match="nested too deeply"):
         providers.get(name).render_request(conversation)
+
+
+@pytest.mark.parametrize(
+    ("name", "body", "path"),
+    [
+        (
+            "openai-chat",
+            {
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": [{"type": "image_url", "image_url": {"url": "x"}}],
+                    }
+                ]
+            },
+            "$.messages[0].content[0].image_url.url",
+        ),
+        (
+            "anthropic",
+            {
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "image", "source": {"type": "url", "url": "x"}}
+                        ],
+                    }
+                ]
+            },
+            "$.messages[0].content[0].source.url",
+        ),
+        (
+            "gemini",
+            {
+                "contents": [
+                    {
+                        "role": "user",
+                        "parts": [
+                            {"fileData": {"fileUri": "x", "mimeType": "video/mp4"}}
+                        ],
+                    }
+                ]
+            },
+            "$.contents[0].parts[0].fileData.fileUri",
+        ),
+        (
+            "openai-responses",
+            {
+                "input": [
+                    {
+                        "role": "user",
+                        "content": [{"type": "input_file", "file_url": "x"}],
+                    }
+                ]
+            },
+            "$.input[0].content[0].file_url",
+        ),
+        (
+            "openai-responses",
+            {"input": [{"role": "user", "content": [{"type": "input_file"}]}]},
+            "$.input[0].content[0]",
+        ),
+    ],
+)
+def test_a_value_the_model_refuses_is_reported_at_its_path(
+    name: str, body: dict[str, Any], path: str
+) -> None:
+    with pytest.raises(MalformedPayload) as caught:
+        providers.get(name).parse_request(body)
+    assert caught.value.path == path
+
+
+def test_expect_url_and_built_locate_what_they_refuse() -> None:
+    assert (
+        common.expect_url("https://a.example/x.png", "$.u") == "https://a.example/x.png"
+    )
+    with pytest.raises(MalformedPayload) as caught:
+        common.expect_url("x" * 5000, "$.u")
+    assert caught.value.path == "$.u" and "(5,000 characters)" in caught.value.reason
+    assert common.built(Text, "$.p", text="hi") == Text("hi")
+    with pytest.raises(MalformedPayload) as refused:
+        common.built(Image, "$.p")
+    assert refused.value.path == "$.p" and "needs a source" in refused.value.reason
+
+
+def test_a_response_without_content_is_refused_at_content() -> None:
+    with pytest.raises(MalformedPayload) as caught:
+        providers.get("anthropic").parse_response({"role": "assistant"})
+    assert caught.value.path == "$.content"

@@ -24,7 +24,7 @@ import attrs
 import orjson
 
 from ..canisters import ErrorCode, ErrorInfo, Metadata, Usage
-from ..content import Text
+from ..content import _URL_SCHEME, Text
 from ..conversation import canisters_in
 from ..exceptions import (
     CanistersError,
@@ -55,6 +55,8 @@ __all__ = [
     "expect_mapping",
     "encode_arguments",
     "expect_str",
+    "expect_url",
+    "built",
     "group_turns",
     "guarded",
     "joins_alternating",
@@ -88,6 +90,7 @@ Resolver = Callable[[str], bytes]
 """Turns a URL or a ``sha256:`` content id into bytes, for providers needing them."""
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+_T = TypeVar("_T")
 
 # The roles as globals, for the loops that compare every canister's role: reading
 # a member off the enum class costs about ten times as much as reading a global.
@@ -293,6 +296,24 @@ def expect_str(value: object, path: str) -> str:
     if isinstance(value, str):
         return value
     raise MalformedPayload(f"expected a string, got {_kind(value)}", path)
+
+
+def expect_url(value: object, path: str) -> str:
+    """Return ``value`` if it is an absolute URL (``https:``, ``data:``...), as media
+    parts take them, else raise at ``path``."""
+    text = expect_str(value, path)
+    if _URL_SCHEME.match(text) is None:
+        raise MalformedPayload(f"expected an absolute URL, got {_excerpt(text)}", path)
+    return text
+
+
+def built(factory: Callable[..., _T], path: str, /, **fields: Any) -> _T:
+    """Return ``factory(**fields)``; a value the model refuses (:class:`ModelError`)
+    raises :class:`MalformedPayload` at ``path``, the item it was read from."""
+    try:
+        return factory(**fields)
+    except ModelError as error:
+        raise MalformedPayload(str(error), path) from None
 
 
 def _kind(value: object) -> str:

@@ -149,7 +149,7 @@ def _parse_media(block: Mapping[str, Any], path: str, kind: str) -> Content:
             return Image(data=data, mime_type=mime, extras=extras)
         return File(data=data, mime_type=mime, extras=extras)
     if source_type == "url":
-        url = expect_str(source.get("url"), f"{spath}.url")
+        url = common.expect_url(source.get("url"), f"{spath}.url")
         extras = _extras(
             block=rest, source=common.rest(source, frozenset({"type", "url"}))
         )
@@ -482,7 +482,7 @@ def parse_response(body: object) -> Conversation:
     if role != "assistant":
         raise MalformedPayload(f"unexpected role {_excerpt(role)}", "$.role")
     if "content" not in mapping:
-        raise MalformedPayload("missing content", "$")
+        raise MalformedPayload("missing content", "$.content")
     items, _ = _parse_blocks("assistant", mapping["content"], "$", {})
     if not items or items[0].role is not Role.Assistant:
         items.insert(0, Assistant(()))

@@ -54,6 +54,7 @@ from ._common import (
     expect_list,
     expect_mapping,
     expect_str,
+    expect_url,
     group_turns,
     guarded,
     media_bytes,
@@ -227,7 +228,7 @@ def _parse_media(
     file = expect_mapping(reader.get(part, "fileData"), f"{path}.fileData")
     blob_reader = _Reader()
     mime = blob_reader.get(file, "mimeType")
-    uri = expect_str(blob_reader.get(file, "fileUri"), f"{path}.fileData.fileUri")
+    uri = expect_url(blob_reader.get(file, "fileUri"), f"{path}.fileData.fileUri")
     if mime is None:
         extras["mime"] = False
     else:

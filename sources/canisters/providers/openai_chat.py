@@ -104,7 +104,7 @@ def _parse_part(raw: object, path: str) -> Content:
         )
     if kind == "image_url":
         inner = expect_mapping(part.get("image_url"), f"{path}.image_url")
-        url = expect_str(inner.get("url"), f"{path}.image_url.url")
+        url = common.expect_url(inner.get("url"), f"{path}.image_url.url")
         extras = _extras(
             outer=common.rest(part, _IMAGE_KEYS), inner=common.rest(inner, _URL_KEYS)
         )

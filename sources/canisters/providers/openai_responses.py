@@ -55,6 +55,7 @@ from ._common import (
     as_mapping,
     b64decode_exact,
     b64encode,
+    built,
     canisters_of,
     data_url,
     decode_error_text,
@@ -63,6 +64,7 @@ from ._common import (
     expect_list,
     expect_mapping,
     expect_str,
+    expect_url,
     guarded,
     media_bytes,
     media_mime,
@@ -129,7 +131,7 @@ def _media_source(
     value: Any, path: str, extras: dict[str, Any]
 ) -> tuple[dict[str, Any], str | None]:
     """Read an ``image_url`` / ``file_data`` / ``file_url`` string into Media kwargs."""
-    url = expect_str(value, path)
+    url = expect_url(value, path)
     parsed = parse_data_url(url)
     if parsed is not None:
         return {"data": parsed[1], "mime_type": parsed[0]}, parsed[0]
@@ -169,7 +171,7 @@ def _parse_part(raw: Any, path: str) -> Any:
         other = rest(part, frozenset(used))
         if "detail" not in part or other != {"detail": "auto"}:
             extras["part"] = other
-        return Image(**kwargs, extras=_wrap(extras))
+        return built(Image, path, **kwargs, extras=_wrap(extras))
     if kind == "input_file":
         kwargs = {}
         used = {"type", "filename"}
@@ -185,7 +187,7 @@ def _parse_part(raw: Any, path: str) -> Any:
                 extras["raw_base64"] = raw_data if not exact else True
             used.add("file_data")
         elif part.get("file_url") is not None:
-            kwargs = {"url": expect_str(part["file_url"], f"{path}.file_url")}
+            kwargs = {"url": expect_url(part["file_url"], f"{path}.file_url")}
             used.add("file_url")
         if part.get("file_id") is not None:
             kwargs["refs"] = {_REF: expect_str(part["file_id"], f"{path}.file_id")}
@@ -198,7 +200,7 @@ def _parse_part(raw: Any, path: str) -> Any:
         other = rest(part, frozenset(used))
         if other:
             extras["part"] = other
-        return File(**kwargs, extras=_wrap(extras))
+        return built(File, path, **kwargs, extras=_wrap(extras))
     if kind == "input_audio":
         audio = expect_mapping(part.get("input_audio"), f"{path}.input_audio")
         raw_data = expect_str(audio.get("data"), f"{path}.input_audio.data")
