@@ -372,3 +372,31 @@ def test_a_response_without_content_is_refused_at_content() -> None:
     with pytest.raises(MalformedPayload) as caught:
         providers.get("anthropic").parse_response({"role": "assistant"})
     assert caught.value.path == "$.content"
+
+
+@pytest.mark.parametrize(
+    ("record", "path"),
+    [
+        ('{"type":"image","url":"x"}', "$.content.url"),
+        ('{"type":"image","content_id":"sha256:x"}', "$.content.content_id"),
+        ('{"type":"image","url":"https://a.example","refs":{"p":5}}', "$.content.refs"),
+    ],
+)
+def test_a_document_value_the_model_refuses_is_reported_at_its_field(
+    record: str, path: str
+) -> None:
+    with pytest.raises(SerializationError) as caught:
+        serialization.from_json(
+            f'{{"format":"canisters.content","version":2,"content":{record}}}'
+        )
+    assert caught.value.path == path
+
+
+def test_model_errors_name_their_field() -> None:
+    with pytest.raises(ModelError) as caught:
+        Image(url="x")
+    assert caught.value.field == "url"
+    with pytest.raises(ModelError) as refused:
+        User("hi", step=-1)
+    assert refused.value.field == "step"
+    assert ModelError("plain").field is None

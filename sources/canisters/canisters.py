@@ -186,7 +186,8 @@ def _check_envelope(canister: _Envelope) -> None:
     if not isinstance(identifier, str) or not identifier:
         name = type(canister).__name__
         raise ModelError(
-            f"{name}.id must be a non-empty string, got {_excerpt(identifier)}"
+            f"{name}.id must be a non-empty string, got {_excerpt(identifier)}",
+            field="id",
         )
     timestamp = canister.timestamp
     if not isinstance(timestamp, datetime):
@@ -203,7 +204,8 @@ def _check_envelope(canister: _Envelope) -> None:
     if step is not None and (type(step) is not int or step < 0):
         name = type(canister).__name__
         raise ModelError(
-            f"{name}.step must be a non-negative int, got {_excerpt(step)}"
+            f"{name}.step must be a non-negative int, got {_excerpt(step)}",
+            field="step",
         )
 
 

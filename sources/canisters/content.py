@@ -126,18 +126,21 @@ class Media:
             not isinstance(self.url, str) or _URL_SCHEME.match(self.url) is None
         ):
             raise ModelError(
-                f"{name}.url must be an absolute URL, got {_excerpt(self.url)}"
+                f"{name}.url must be an absolute URL, got {_excerpt(self.url)}",
+                field="url",
             )
         if self.content_id is not None and not is_content_id(self.content_id):
             raise ModelError(
                 f"{name}.content_id must be 'sha256:' and 64 lowercase hex digits, "
-                f"got {_excerpt(self.content_id)}"
+                f"got {_excerpt(self.content_id)}",
+                field="content_id",
             )
         for provider, reference in self.refs.items():
             if not isinstance(provider, str) or not isinstance(reference, str):
                 raise ModelError(
                     f"{name}.refs maps provider names to file ids (strings), "
-                    f"got {_excerpt(provider)}: {_excerpt(reference)}"
+                    f"got {_excerpt(provider)}: {_excerpt(reference)}",
+                    field="refs",
                 )
 
 

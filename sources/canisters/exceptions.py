@@ -117,7 +117,15 @@ def _excerpt(value: object) -> str:
 
 
 class ModelError(CanistersError, ValueError):
-    """A canister or content part was refused at construction."""
+    """A canister or content part was refused at construction.
+
+    ``field`` names the refused field (``"url"``) when one is to blame, so that
+    parsers can report the path of the value they read it from.
+    """
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        self.field = field
+        super().__init__(message)
 
 
 class CanisterNotFound(CanistersError, LookupError):

@@ -446,7 +446,8 @@ def _guarded(hook: _Structure, record: Any, what: str) -> Any:
             f"missing field {_excerpt(error.args[0])}", f"$.{error.args[0]}"
         ) from error
     except CanistersError as error:
-        raise SerializationError(str(error)) from error
+        field = getattr(error, "field", None)  # a ModelError's
+        raise SerializationError(str(error), f"$.{field}" if field else "$") from error
     except (TypeError, ValueError, AttributeError) as error:
         raise SerializationError(f"invalid {what}: {error}") from error
 
@@ -664,7 +665,8 @@ def _envelope_in(record: Mapping[str, Any], cls: type) -> tuple[Any, ...]:
         _check_type(identifier, str, "id")
     if not identifier:
         raise ModelError(
-            f"{cls.__name__}.id must be a non-empty string, got {_excerpt(identifier)}"
+            f"{cls.__name__}.id must be a non-empty string, got {_excerpt(identifier)}",
+            field="id",
         )
     timestamp = _time_in(record["timestamp"])
     parent_id = record.get("parent_id")
@@ -689,7 +691,8 @@ def _envelope_in(record: Mapping[str, Any], cls: type) -> tuple[Any, ...]:
             _check_type(step, int, "step")
         if step < 0:
             raise ModelError(
-                f"{cls.__name__}.step must be a non-negative int, got {_excerpt(step)}"
+                f"{cls.__name__}.step must be a non-negative int, got {_excerpt(step)}",
+                field="step",
             )
     metadata = record.get("metadata")
     if metadata is not None:
