@@ -818,3 +818,96 @@ def test_long_operations_show_progress_on_a_terminal(
     assert "counting" in output
     # Not on a terminal: no bar.
     assert "collecting" not in canisters_cmd("store", "gc", where).stderr
+
+
+# closed streams, input bounds, read-only stores ------------------------------------
+
+
+def _shell(command: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-c", f"{shlex.quote(sys.executable)} -m canisters {command}"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+
+
+def test_closed_stdin_is_a_clear_error(tmp_path: Path) -> None:
+    out = _shell("show - <&-", tmp_path)
+    assert out.returncode == 2
+    assert (
+        out.stderr
+        == "canisters: error: no FILE given, and stdin is closed (see --help)\n"
+    )
+
+
+def test_closed_stdout_is_an_error(tmp_path: Path) -> None:
+    example = shlex.quote(str(EXAMPLE))
+    for command in (
+        f"convert --from anthropic --to openai-chat {example} >&-",
+        f"show --from anthropic {example} >&-",
+        f"show --from anthropic --json {example} >&-",
+    ):
+        out = _shell(command, tmp_path)
+        assert out.returncode == 2, command
+        assert "standard output is closed" in out.stderr, command
+        assert "internal error" not in out.stderr
+    written = tmp_path / "out.json"
+    out = _shell(
+        f"convert --from anthropic --to openai-chat {example} -o {written} >&-",
+        tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(written.read_text())["messages"]
+
+
+def test_input_size_is_bounded(tmp_path: Path) -> None:
+    big = canisters_cmd("show", "/dev/zero", env={"CANISTERS_MAX_INPUT": "100000"})
+    assert_one_line_error(big, "larger than 100,000 bytes")
+    assert "CANISTERS_MAX_INPUT" in big.stderr
+    piped = canisters_cmd(
+        "show", "-", stdin="x" * 2000, env={"CANISTERS_MAX_INPUT": "1000"}
+    )
+    assert_one_line_error(piped, "<stdin>: larger than 1,000 bytes")
+    fits = canisters_cmd(
+        "show",
+        "--from",
+        "anthropic",
+        str(EXAMPLE),
+        env={"CANISTERS_MAX_INPUT": str(EXAMPLE.stat().st_size)},
+    )
+    assert fits.returncode == 0, fits.stderr
+    wrong = canisters_cmd("show", str(EXAMPLE), env={"CANISTERS_MAX_INPUT": "lots"})
+    assert_one_line_error(wrong, "CANISTERS_MAX_INPUT must be a positive number")
+
+
+def _tree(root: Path) -> dict[str, tuple[int, int]]:
+    """Every file with its size and time (SQLite's own -wal / -shm files aside,
+    which its readers share)."""
+    return {
+        str(path.relative_to(root)): (path.stat().st_size, path.stat().st_mtime_ns)
+        for path in root.rglob("*")
+        if not path.name.endswith(("-wal", "-shm"))
+    }
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_reading_commands_write_nothing_to_the_store(
+    backend: str, tmp_path: Path
+) -> None:
+    where, _picture = filled(backend, tmp_path)
+    if backend == "file":
+        (tmp_path / "store" / "gc.lock").unlink()  # as a reader cannot create it
+    before = _tree(tmp_path)
+    for command in (
+        ("show", where),
+        ("show", where, "chat-1"),
+        ("show", "--json", where, "chat-1"),
+        ("store", "stats", where),
+        ("store", "export", where, "chat-1"),
+        ("store", "gc", "--dry-run", where),
+    ):
+        out = canisters_cmd(*command)
+        assert out.returncode == 0, (command, out.stderr)
+    assert _tree(tmp_path) == before

@@ -315,3 +315,53 @@ def test_forks_keep_their_own_heads(store: Store) -> None:
     store.append(child, c.User("in the fork"))
     assert store.verify(child).ok and store.verify(child).records == 3
     assert store.verify("chat").ok
+
+
+# Read-only stores ----------------------------------------------------------------
+
+
+def test_a_store_opened_read_only_writes_nothing(store: Store, tmp_path: Path) -> None:
+    canisters = _three(store)
+    store.sidecar("chat", "audit").append_line("seen")
+    store.close()
+    if isinstance(store, storage.FileStore):
+        location = str(store.root)
+        (store.root / "gc.lock").unlink()
+    else:
+        location = f"sqlite:///{store.path}"
+    before = _files(tmp_path)
+    with open_store(location, read_only=True) as reader:
+        assert reader.load("chat") == canisters
+        assert reader.verify("chat").ok
+        assert reader.conversations() == ["chat"]
+        assert reader.stats().records == 3
+        assert reader.sidecar("chat", "audit").read_lines() == ["seen"]
+        assert reader.collect_garbage(dry_run=True).removed == ()
+        for write in (
+            lambda: reader.append("chat", c.User("more")),
+            lambda: reader.sidecar("chat", "audit").append_line("x"),
+            lambda: reader.content.put(b"data"),
+            lambda: reader.fork("chat", canisters[0].id),
+            lambda: reader.delete("chat"),
+            lambda: reader.collect_garbage(),
+        ):
+            with pytest.raises(c.StorageError):
+                write()
+    assert _files(tmp_path) == before
+
+
+def _files(root: Path) -> list[tuple[str, int, int]]:
+    """Every file, size and time (SQLite's -wal / -shm files aside)."""
+    return sorted(
+        (path.name, path.stat().st_size, path.stat().st_mtime_ns)
+        for path in root.rglob("*")
+        if not path.name.endswith(("-wal", "-shm"))
+    )
+
+
+def test_read_only_needs_an_existing_store(tmp_path: Path) -> None:
+    with pytest.raises(c.StorageError, match="not a canisters store"):
+        open_store(tmp_path / "nothing", read_only=True)
+    with pytest.raises(c.StorageError, match="no such database"):
+        open_store(f"sqlite:///{tmp_path / 'nothing.db'}", read_only=True)
+    assert list(tmp_path.iterdir()) == []

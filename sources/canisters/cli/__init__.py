@@ -16,6 +16,7 @@ Only this package imports :mod:`click`; ``import canisters`` never does.
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 import warnings
@@ -69,6 +70,8 @@ def run(argv: Sequence[str] | None = None) -> int:
     Returns the exit code. Every error becomes one line on stderr; set
     ``CANISTERS_TRACEBACK=1`` to let unexpected ones propagate instead.
     """
+    if sys.stdout is None:  # started with stdout closed (``>&-``)
+        sys.stdout = _ClosedOutput()
     try:
         code = cli.main(
             args=list(argv) if argv is not None else None,
@@ -97,6 +100,16 @@ def run(argv: Sequence[str] | None = None) -> int:
             raise
         return _error(f"internal error: {type(error).__name__}: {_describe(error)}")
     return code if isinstance(code, int) else EXIT_OK
+
+
+class _ClosedOutput(io.TextIOBase):
+    """Standard output when the process started without one: writing fails."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        raise Failure("standard output is closed: nowhere to write the output")
 
 
 def _error(message: str, code: int = EXIT_ERROR) -> int:
@@ -288,7 +301,7 @@ def show(
     if source != STDIN and is_store(source):
         if provider is not None:
             raise Failure("--from reads files; a store holds canisters already")
-        with open_store(source) as store:
+        with open_store(source, read_only=True) as store:
             if conversation_id is None:
                 _list_conversations(store, as_json)
                 return
@@ -434,7 +447,10 @@ def stats(as_json: bool, location: str) -> None:
     The dedup ratio is the bytes the blobs would take if every record held its own
     copy, divided by the bytes they take.
     """
-    with open_store(location) as opened, progress_bar("counting") as progress:
+    with (
+        open_store(location, read_only=True) as opened,
+        progress_bar("counting") as progress,
+    ):
         figures = opened.stats(progress=progress)
     if as_json:
         document = {
@@ -482,7 +498,7 @@ def export(output: str, location: str, conversation_id: str) -> None:
     The document (a canisters snapshot) is what 'store import' reads, into this or
     any other store.
     """
-    with open_store(location) as opened:
+    with open_store(location, read_only=True) as opened:
         document = recording.snapshot(opened, conversation_id)
     write(output, document)
 
@@ -542,7 +558,10 @@ def gc(dry_run: bool, older_than: float, verbose: bool, location: str) -> None:
     A referenced blob is never removed, even while other processes append: the
     store's writers and its garbage collector exclude each other.
     """
-    with open_store(location) as opened, progress_bar("collecting") as progress:
+    with (
+        open_store(location, read_only=dry_run) as opened,
+        progress_bar("collecting") as progress,
+    ):
         report = opened.collect_garbage(
             dry_run=dry_run, older_than=older_than, progress=progress
         )

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Final, TypeVar, cast
+from typing import Any, BinaryIO, Final, TypeVar, cast
 
 import click
 import orjson
@@ -27,6 +28,9 @@ NEUTRAL: Final = "canisters"
 """The ``--from`` / ``--to`` name of the neutral JSON document format."""
 STDIN: Final = "-"
 """The file name that means standard input (or output)."""
+
+MAX_INPUT: Final = 256 * 1024 * 1024
+"""The default bound on the bytes of one input file (256 MiB)."""
 
 _SQLITE: Final = "sqlite://"
 _SERVERS: Final = ("postgresql://", "postgres://")
@@ -66,15 +70,49 @@ def display_name(source: str) -> str:
     return "<stdin>" if source == STDIN else source
 
 
+def max_input() -> int:
+    """The most bytes one input may hold (``CANISTERS_MAX_INPUT``, in bytes;
+    default :data:`MAX_INPUT`)."""
+    value = os.environ.get("CANISTERS_MAX_INPUT", "")
+    if not value:
+        return MAX_INPUT
+    try:
+        limit = int(value)
+    except ValueError:
+        limit = -1
+    if limit <= 0:
+        raise Failure(
+            f"CANISTERS_MAX_INPUT must be a positive number of bytes, not {value!r}"
+        )
+    return limit
+
+
+def _read_bounded(name: str, handle: BinaryIO) -> bytes:
+    limit = max_input()
+    data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise Failure(
+            f"{name}: larger than {limit:,} bytes, the input limit "
+            "(set CANISTERS_MAX_INPUT to a larger number of bytes to read it)"
+        )
+    return data
+
+
 def read_bytes(source: str) -> bytes:
-    """Return the bytes of file ``source`` (stdin for ``-``), or fail in one line."""
+    """Return the bytes of file ``source`` (stdin for ``-``), or fail in one line.
+
+    Inputs larger than :func:`max_input` are refused rather than read whole.
+    """
     if source == STDIN:
+        if sys.stdin is None:
+            raise Failure("no FILE given, and stdin is closed (see --help)")
         if sys.stdin.isatty():
             raise Failure("no FILE given, and stdin is a terminal (see --help)")
-        return sys.stdin.buffer.read()
+        return _read_bounded("<stdin>", sys.stdin.buffer)
     path = Path(source)
     try:
-        return path.read_bytes()
+        with path.open("rb") as handle:
+            return _read_bounded(source, handle)
     except FileNotFoundError:
         raise Failure(f"{source}: no such file") from None
     except IsADirectoryError:
@@ -238,10 +276,16 @@ def is_store(location: str) -> bool:
 
 
 def open_store(
-    location: str, *, create: bool = False, blobs: str | None = None
+    location: str,
+    *,
+    create: bool = False,
+    blobs: str | None = None,
+    read_only: bool = False,
 ) -> storage.Store:
     """Open the store at ``location``; unless ``create``, it must already exist
-    (a server's store is created on first open). ``blobs``: an ``s3://`` URL."""
+    (a server's store is created on first open). ``blobs``: an ``s3://`` URL.
+    ``read_only`` opens it without writing anything (for commands that only
+    read; file and SQLite stores)."""
     if not create and not location.startswith(_SERVERS):
         if location.startswith(_SQLITE):
             path = location[len(_SQLITE) :]
@@ -251,8 +295,13 @@ def open_store(
             raise Failure(f"{location}: no such store")
         elif not (Path(location) / _STORE_MARKER).is_file():
             raise Failure(f"{location}: not a canisters store")
+    options: dict[str, Any] = {}
     if blobs is not None:
-        return storage.open_store(location, blobs=blobs)
+        options["blobs"] = blobs
+    if read_only and not location.startswith(_SERVERS):
+        options["read_only"] = True
+    if options:
+        return storage.open_store(location, **options)
     return storage.open_store(location)
 
 

@@ -274,9 +274,12 @@ def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
     (``pip install 'canisters[postgres]'``); its tables are created on first
     open. Options: ``blobs`` (``"s3://bucket/prefix"``: content blobs in an
     S3-compatible bucket instead of the store, any backend; the ``s3`` extra),
-    ``policy`` (a :class:`StoragePolicy`) and ``durability`` (``"fsync"``,
-    the default, or ``"flush"``; see
-    :data:`~canisters.storage.Durability`).
+    ``policy`` (a :class:`StoragePolicy`), ``durability`` (``"fsync"``, the
+    default, or ``"flush"``; see :data:`~canisters.storage.Durability`) and,
+    for the file and SQLite backends, ``read_only=True``: open an existing
+    store without creating or writing anything (not even its lock file), so
+    that a store the user may read but not write can be inspected; every write
+    then raises ``StorageError``.
     """
     if isinstance(location, str) and location.startswith(SQLITE_SCHEME):
         path = location[len(SQLITE_SCHEME) :]

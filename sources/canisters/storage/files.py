@@ -190,11 +190,28 @@ class Locks:
     shared by writers storing blobs and exclusively by garbage collection.
     """
 
-    __slots__ = ("gc_fd", "thread")
+    __slots__ = ("gc_fd", "read_only", "thread")
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, read_only: bool = False) -> None:
         self.thread = threading.RLock()
-        self.gc_fd = _open(path, os.O_RDWR | os.O_CREAT)
+        self.read_only = read_only
+        if not read_only:
+            self.gc_fd = _open(path, os.O_RDWR | os.O_CREAT)
+            return
+        try:
+            self.gc_fd = _open(path, os.O_RDONLY)  # flock needs no write access
+        except FileNotFoundError:
+            self.gc_fd = -1
+
+    def writing(self) -> None:
+        """Refuse to go on when the store was opened read-only."""
+        if self.read_only:
+            raise StorageError("the store was opened read-only")
+
+    def lock(self, operation: int) -> None:
+        """``flock`` the gc lock (nothing to lock when read-only without one)."""
+        if self.gc_fd >= 0:
+            fcntl.flock(self.gc_fd, operation)
 
 
 # --------------------------------------------------------------------------- #
@@ -213,9 +230,10 @@ class FileContentStore:
         self._temporary = root / "tmp"
         self._locks = locks
         self._durable = durability == "fsync"
-        _make_directory(root)
-        _make_directory(self._root)
-        _make_directory(self._temporary)
+        if not locks.read_only:
+            _make_directory(root)
+            _make_directory(self._root)
+            _make_directory(self._temporary)
         # Appends build blob paths as strings: pathlib costs more than the rest
         # of storing a blob already present.
         self._shards = os.fspath(self._root) + os.sep
@@ -230,6 +248,7 @@ class FileContentStore:
     def put(self, data: bytes) -> str:
         """Store ``data`` once and return its ``sha256:`` id."""
         data = check_bytes(data)
+        self._locks.writing()
         content_id = content_id_of(data)
         with self._locks.thread:
             fcntl.flock(self._locks.gc_fd, fcntl.LOCK_SH)
@@ -304,6 +323,8 @@ class FileContentStore:
     def ids(self) -> Iterator[str]:
         """Yield the id of every stored blob (refusing links among them)."""
         _check_directory(self._root)
+        if not self._root.is_dir():  # a store opened read-only before any blob
+            return
         for shard in sorted(self._root.iterdir()):
             if shard.is_symlink():
                 raise _link_error(shard)
@@ -323,12 +344,13 @@ class FileContentStore:
 class FileSidecar:
     """A side file: ``conversations/<id>/sidecars/<name>.log``."""
 
-    __slots__ = ("_conversation_id", "_durable", "_name", "_path")
+    __slots__ = ("_conversation_id", "_durable", "_locks", "_name", "_path")
 
     def __init__(
-        self, path: Path, conversation_id: str, name: str, durable: bool
+        self, path: Path, conversation_id: str, name: str, durable: bool, locks: Locks
     ) -> None:
         self._path = path
+        self._locks = locks
         self._conversation_id = conversation_id
         self._name = name
         self._durable = durable
@@ -354,6 +376,7 @@ class FileSidecar:
     def append_line(self, line: str) -> None:
         """Append one line durably, under an exclusive lock."""
         data = check_line(line).encode("utf-8") + b"\n"
+        self._locks.writing()
         self._check()
         try:
             fd = _open(self._path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
@@ -451,17 +474,24 @@ class FileStore:
         policy: StoragePolicy | None = None,
         durability: Literal["fsync", "flush"] = "fsync",
         blobs: str | None = None,
+        read_only: bool = False,
     ) -> None:
         self._external = open_blobs(blobs) if blobs is not None else None
         self._root = Path(root)
         self._policy = policy if policy is not None else StoragePolicy()
         self._durability = check_durability(durability)
         self._durable = durability == "fsync"
+        self._read_only = read_only
         try:
-            self._root.mkdir(parents=True, exist_ok=True)
+            if not read_only:
+                self._root.mkdir(parents=True, exist_ok=True)
             self._check_marker()
-            self._conversations = _make_directory(self._root / "conversations")
-            self._locks = Locks(self._root / "gc.lock")
+            self._conversations = self._root / "conversations"
+            if read_only:
+                _check_directory(self._conversations)
+            else:
+                _make_directory(self._conversations)
+            self._locks = Locks(self._root / "gc.lock", read_only)
             self._content: FileContentStore | S3ContentStore = (
                 self._external
                 if self._external is not None
@@ -481,6 +511,8 @@ class FileStore:
         try:
             document = orjson.loads(_read(marker))
         except FileNotFoundError:
+            if self._read_only:
+                raise StorageError(f"{self._root} is not a canisters store") from None
             _write_atomically(
                 marker,
                 orjson.dumps({"format": STORE_FORMAT, "version": STORE_VERSION}),
@@ -519,6 +551,11 @@ class FileStore:
         """How far an append goes before it returns."""
         return self._durability
 
+    @property
+    def read_only(self) -> bool:
+        """Whether the store was opened only to read (it creates nothing)."""
+        return self._read_only
+
     def _directory(self, conversation_id: str) -> Path:
         """Return a conversation's directory (checked: not a link; it may not exist)."""
         directory = self._conversations / check_id(conversation_id)
@@ -536,6 +573,7 @@ class FileStore:
     def extend(self, conversation_id: str, canisters: Iterable[Canister]) -> None:
         """Append canisters durably in one write, creating the conversation."""
         check_id(conversation_id)
+        self._locks.writing()
         dehydrate = self._codec.dehydrate
         records = []
         blobs: list[tuple[str, bytes]] = []
@@ -845,8 +883,10 @@ class FileStore:
     @_os_errors
     def conversations(self) -> list[str]:
         """Return the id of every conversation, sorted."""
-        found = []
+        found: list[str] = []
         _check_directory(self._conversations)
+        if self._read_only and not self._conversations.is_dir():
+            return found
         with os.scandir(self._conversations) as entries:
             for entry in entries:
                 if entry.name.startswith(".") or not entry.is_dir():
@@ -861,6 +901,7 @@ class FileStore:
     @_os_errors
     def fork(self, conversation_id: str, at: str) -> str:
         """Start a new conversation sharing the prefix up to canister ``at``."""
+        self._locks.writing()
         parent = self._directory(conversation_id)
         chain = Chain(conversation_id, self._codec, "strict")
         walker = self._walk(chain, conversation_id)
@@ -898,6 +939,7 @@ class FileStore:
     @_os_errors
     def delete(self, conversation_id: str) -> None:
         """Delete the conversation and its side files; refused while forks exist."""
+        self._locks.writing()
         directory = self._directory(conversation_id)
         if not (directory / LOG_NAME).exists():
             raise ConversationNotFound(conversation_id)
@@ -931,7 +973,7 @@ class FileStore:
         """Return the side file ``name`` of the conversation."""
         name = check_id(name, "side-file name")
         path = self._directory(conversation_id) / "sidecars" / f"{name}.log"
-        return FileSidecar(path, conversation_id, name, self._durable)
+        return FileSidecar(path, conversation_id, name, self._durable, self._locks)
 
     @_os_errors
     def sidecar_names(self, conversation_id: str) -> list[str]:
@@ -954,6 +996,7 @@ class FileStore:
         :class:`~canisters.IntegrityError`: the path returned lies in the store.
         """
         name = check_id(name, "attachment name")
+        self._locks.writing()
         conversation = self._directory(conversation_id)
         _make_directory(conversation)
         directory = _make_directory(conversation / "attachments")
@@ -998,10 +1041,12 @@ class FileStore:
     ) -> GarbageReport:
         """Remove unreferenced blobs while holding the store's exclusive gc lock."""
         locks = self._locks
+        if not dry_run:
+            locks.writing()
         removed: list[str] = []
         freed = kept = 0
         with locks.thread:
-            fcntl.flock(locks.gc_fd, fcntl.LOCK_EX)
+            locks.lock(fcntl.LOCK_EX)
             try:
                 paths = list(self._log_paths())
                 if self._external is not None:
@@ -1039,7 +1084,7 @@ class FileStore:
                     for leftover in temporary.iterdir():
                         leftover.unlink(missing_ok=True)
             finally:
-                fcntl.flock(locks.gc_fd, fcntl.LOCK_UN)
+                locks.lock(fcntl.LOCK_UN)
         return GarbageReport(tuple(sorted(removed)), freed, kept)
 
     @_os_errors

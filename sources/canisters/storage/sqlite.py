@@ -28,6 +28,7 @@ import os
 import sqlite3
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Final, Literal, ParamSpec, TypeVar
 
@@ -113,29 +114,37 @@ def _sqlite_errors(method: Callable[P, T]) -> Callable[P, T]:
 class Database:
     """A connection and the lock that serializes its use by threads."""
 
-    __slots__ = ("connection", "lock")
+    __slots__ = ("connection", "lock", "read_only")
 
-    def __init__(self, connection: sqlite3.Connection) -> None:
+    def __init__(self, connection: sqlite3.Connection, read_only: bool = False) -> None:
         self.connection = connection
         self.lock = threading.RLock()
+        self.read_only = read_only
 
     def write(self) -> Transaction:
         """Return a write transaction (``BEGIN IMMEDIATE``) to use with ``with``."""
-        return Transaction(self)
+        if self.read_only:
+            raise StorageError("the store was opened read-only")
+        return Transaction(self, "BEGIN IMMEDIATE")
+
+    def read(self) -> Transaction:
+        """Return a read transaction (one snapshot) to use with ``with``."""
+        return Transaction(self, "BEGIN")
 
 
 class Transaction:
     """A write transaction: committed on success, rolled back on an exception."""
 
-    __slots__ = ("_database",)
+    __slots__ = ("_begin", "_database")
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, begin: str) -> None:
         self._database = database
+        self._begin = begin
 
     def __enter__(self) -> sqlite3.Connection:
         self._database.lock.acquire()
         try:
-            self._database.connection.execute("BEGIN IMMEDIATE")
+            self._database.connection.execute(self._begin)
         except BaseException:
             self._database.lock.release()
             raise
@@ -268,50 +277,18 @@ class SQLiteStore:
         durability: Literal["fsync", "flush"] = "fsync",
         timeout: float = 60.0,
         blobs: str | None = None,
+        read_only: bool = False,
     ) -> None:
         self._external = open_blobs(blobs) if blobs is not None else None
         self._path = os.fspath(path)
         self._policy = policy if policy is not None else StoragePolicy()
         self._durability = check_durability(durability)
+        self._read_only = read_only
         try:
-            connection = sqlite3.connect(
-                self._path,
-                timeout=timeout,
-                isolation_level=None,
-                check_same_thread=False,
-            )
-            connection.execute("PRAGMA journal_mode = WAL")
-            connection.execute(
-                "PRAGMA synchronous = "
-                + ("FULL" if durability == "fsync" else "NORMAL")
-            )
-            self._database = Database(connection)
-            with self._database.write() as writing:
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        writing.execute(statement)
-                row = writing.execute(
-                    "SELECT value FROM meta WHERE key = 'schema'"
-                ).fetchone()
-                if row is None:
-                    writing.execute(
-                        "INSERT INTO meta (key, value) VALUES ('schema', ?)",
-                        (str(SCHEMA_VERSION),),
-                    )
-                elif row[0] != str(SCHEMA_VERSION):
-                    raise StorageError(
-                        f"store schema version {row[0]} is not supported "
-                        f"(this library reads version {SCHEMA_VERSION})"
-                    )
-                columns = {
-                    column[1]
-                    for column in writing.execute("PRAGMA table_info(conversations)")
-                }
-                for column, kind in (("head_seq", "INTEGER"), ("head", "TEXT")):
-                    if column not in columns:  # a store made before kept heads
-                        writing.execute(
-                            f"ALTER TABLE conversations ADD COLUMN {column} {kind}"
-                        )
+            if read_only:
+                self._database = Database(self._connect_read_only(timeout), True)
+            else:
+                self._create(timeout, durability)
         except sqlite3.Error as error:
             raise StorageError(f"cannot open store {self._path}: {error}") from error
         self._content: SQLiteContentStore | S3ContentStore = (
@@ -321,12 +298,83 @@ class SQLiteStore:
         )
         self._codec = Codec(self._policy, self._content.get)
 
+    def _create(self, timeout: float, durability: str) -> None:
+        """Open the database for writing, creating its tables when missing."""
+        connection = sqlite3.connect(
+            self._path,
+            timeout=timeout,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute(
+            "PRAGMA synchronous = " + ("FULL" if durability == "fsync" else "NORMAL")
+        )
+        self._database = Database(connection)
+        with self._database.write() as writing:
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    writing.execute(statement)
+            row = writing.execute(
+                "SELECT value FROM meta WHERE key = 'schema'"
+            ).fetchone()
+            if row is None:
+                writing.execute(
+                    "INSERT INTO meta (key, value) VALUES ('schema', ?)",
+                    (str(SCHEMA_VERSION),),
+                )
+            elif row[0] != str(SCHEMA_VERSION):
+                raise StorageError(
+                    f"store schema version {row[0]} is not supported "
+                    f"(this library reads version {SCHEMA_VERSION})"
+                )
+            columns = {
+                column[1]
+                for column in writing.execute("PRAGMA table_info(conversations)")
+            }
+            for column, kind in (("head_seq", "INTEGER"), ("head", "TEXT")):
+                if column not in columns:  # a store made before kept heads
+                    writing.execute(
+                        f"ALTER TABLE conversations ADD COLUMN {column} {kind}"
+                    )
+
+    def _connect_read_only(self, timeout: float) -> sqlite3.Connection:
+        """Open the existing database without writing to it (``mode=ro``)."""
+        if not os.path.isfile(self._path):
+            raise StorageError(f"cannot open store {self._path}: no such database")
+        uri = "file:" + urllib.parse.quote(os.path.abspath(self._path)) + "?mode=ro"
+        try:
+            connection = _connect(uri, timeout)
+            row = connection.execute(
+                "SELECT value FROM meta WHERE key = 'schema'"
+            ).fetchone()
+        except sqlite3.OperationalError:
+            # In a directory the reader cannot write, SQLite cannot make the
+            # -shm file WAL reading needs: read the file as it stands (what a
+            # live writer still holds in its WAL is not seen).
+            connection = _connect(uri + "&immutable=1", timeout)
+            row = connection.execute(
+                "SELECT value FROM meta WHERE key = 'schema'"
+            ).fetchone()
+        if row is None or row[0] != str(SCHEMA_VERSION):
+            connection.close()
+            raise StorageError(
+                f"store schema version {row and row[0]} is not supported "
+                f"(this library reads version {SCHEMA_VERSION})"
+            )
+        return connection
+
     # Properties ----------------------------------------------------------------
 
     @property
     def path(self) -> str:
         """The database file."""
         return self._path
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the store was opened only to read (``mode=ro``)."""
+        return self._read_only
 
     @property
     def content(self) -> SQLiteContentStore | S3ContentStore:
@@ -662,7 +710,10 @@ class SQLiteStore:
         """Remove unreferenced blobs inside one write transaction."""
         if progress is not None:
             progress(0, 2)
-        with self._database.write() as connection:
+        database = self._database
+        with (
+            database.read() if dry_run and database.read_only else database.write()
+        ) as connection:
             referenced = self._references(connection)
             if progress is not None:
                 progress(1, 2)
@@ -742,6 +793,12 @@ class SQLiteStore:
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self._path!r}, durability={self._durability!r})"
+
+
+def _connect(uri: str, timeout: float) -> sqlite3.Connection:
+    return sqlite3.connect(
+        uri, uri=True, timeout=timeout, isolation_level=None, check_same_thread=False
+    )
 
 
 def _label(conversation_id: str, number: int) -> str:
