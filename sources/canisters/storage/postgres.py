@@ -359,48 +359,52 @@ class PostgresStore:
             records.append(record)
             blobs.update(found)
         with self._pool.connection() as connection:
-            connection.execute("SELECT pg_advisory_xact_lock_shared(%s)", (_GC_LOCK,))
-            connection.execute(
-                "INSERT INTO canisters_conversations (id) VALUES (%s) "
-                "ON CONFLICT (id) DO NOTHING",
-                (conversation_id,),
-            )
-            length, prev = connection.execute(
-                "SELECT length, head FROM canisters_conversations "
-                "WHERE id = %s FOR UPDATE",
-                (conversation_id,),
-            ).fetchone()
+            # Statements sent together (psycopg's pipeline mode): three round
+            # trips per append, the commit included.
+            with connection.pipeline():
+                connection.execute(
+                    "SELECT pg_advisory_xact_lock_shared(%s)", (_GC_LOCK,)
+                )
+                connection.execute(
+                    "INSERT INTO canisters_conversations (id) VALUES (%s) "
+                    "ON CONFLICT (id) DO NOTHING",
+                    (conversation_id,),
+                )
+                head = connection.execute(
+                    "SELECT length, head FROM canisters_conversations "
+                    "WHERE id = %s FOR UPDATE",
+                    (conversation_id,),
+                )
+            length, prev = head.fetchone()
             if blobs and self._external is not None:
                 for key in sorted(blobs):
                     self._external.store(key, blobs[key])
-            elif blobs:
-                # Sorted, so that two writers sharing blobs never deadlock.
-                now = time.time()
-                with connection.cursor() as cursor:
-                    cursor.executemany(
-                        "INSERT INTO canisters_blobs (id, data, created) "
-                        "VALUES (%s, %s, %s) ON CONFLICT (id) DO NOTHING",
-                        [(key, blobs[key], now) for key in sorted(blobs)],
-                    )
-            if not records:
-                return
             seq = length
             rows = []
             for record in records:
                 line, prev = encode_record(seq, prev, record)
                 rows.append((conversation_id, seq, line[:-1]))
                 seq += 1
-            with connection.cursor() as cursor:
-                cursor.executemany(
-                    "INSERT INTO canisters_records (conversation, seq, line) "
-                    "VALUES (%s, %s, %s)",
-                    rows,
-                )
-            connection.execute(
-                "UPDATE canisters_conversations SET length = %s, head = %s "
-                "WHERE id = %s",
-                (seq, prev, conversation_id),
-            )
+            with connection.pipeline(), connection.cursor() as cursor:
+                if blobs and self._external is None:
+                    # Sorted, so that two writers sharing blobs never deadlock.
+                    now = time.time()
+                    cursor.executemany(
+                        "INSERT INTO canisters_blobs (id, data, created) "
+                        "VALUES (%s, %s, %s) ON CONFLICT (id) DO NOTHING",
+                        [(key, blobs[key], now) for key in sorted(blobs)],
+                    )
+                if rows:
+                    cursor.executemany(
+                        "INSERT INTO canisters_records (conversation, seq, line) "
+                        "VALUES (%s, %s, %s)",
+                        rows,
+                    )
+                    cursor.execute(
+                        "UPDATE canisters_conversations SET length = %s, head = %s "
+                        "WHERE id = %s",
+                        (seq, prev, conversation_id),
+                    )
 
     # Reading -------------------------------------------------------------------
 
