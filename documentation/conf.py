@@ -36,6 +36,8 @@ nitpick_ignore_regex = [
     (r"py:class", r"NoneType"),
     # Optional drivers, imported only when their backend is used.
     (r"py:class", r"(psycopg|psycopg_pool|botocore|boto3)\..*"),
+    # The other libraries of canisters.interop (optional extras, no intersphinx).
+    (r"py:class", r"(ModelMessage|BaseMessage|pydantic_ai\..*|langchain_core\..*)"),
     # The standard library: no intersphinx, the build must work offline.
     (r"py:.*", _STDLIB_MODULES + r"\..*"),
     (r"py:class", _STDLIB_NAMES),

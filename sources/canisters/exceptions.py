@@ -9,6 +9,7 @@ The tree, rooted at :class:`CanistersError`::
     ├── BuilderError (ValueError)          a builder asked for the inconsistent
     ├── SerializationError (ValueError)    a document could not be read or written
     ├── UnknownProvider (LookupError)      no normalizer under that name
+    ├── MissingExtra (ImportError)         an optional library is not installed
     ├── ProviderError (ValueError)         a provider body could not be handled
     │   └── UnsupportedContent             content the target cannot take
     ├── StorageError (OSError)             the store failed
@@ -41,6 +42,7 @@ __all__ = [
     "IntegrityError",
     "InvalidConversation",
     "MalformedPayload",
+    "MissingExtra",
     "ModelError",
     "PendingInvocations",
     "Problem",
@@ -197,6 +199,22 @@ class UnknownProvider(CanistersError, LookupError):
         super().__init__(
             f"unknown provider {_excerpt(name)}; "
             f"known providers: {', '.join(self.known)}"
+        )
+
+
+class MissingExtra(CanistersError, ImportError):
+    """An optional library a function needs is not installed.
+
+    The message names the extra that installs it (``pip install
+    'canisters[pydantic-ai]'``).
+    """
+
+    def __init__(self, module: str, extra: str) -> None:
+        self.module = module
+        self.extra = extra
+        super().__init__(
+            f"{module} is not installed; install the extra: "
+            f"pip install 'canisters[{extra}]'"
         )
 
 

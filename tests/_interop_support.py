@@ -1,0 +1,38 @@
+"""Checks shared by the interop tests."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from canisters.protocols import Canister
+from canisters.providers import Report
+
+
+def _projection(canister: Canister) -> tuple[Any, ...]:
+    """What any target must carry or report: role, texts, names, ids, arguments."""
+    texts = tuple(
+        getattr(part, "text", None) for part in getattr(canister, "content", ())
+    )
+    return (
+        canister.role,
+        texts,
+        getattr(canister, "name", None),
+        getattr(canister, "invocation_id", None),
+        dict(getattr(canister, "arguments", {}) or {}),
+    )
+
+
+def assert_no_silent_loss(
+    original: Sequence[Canister], back: Sequence[Canister], report: Report
+) -> None:
+    """Every canister that did not come back as it was is named in ``report``."""
+    reported = {event.where.split(",")[0] for event in report.events}
+    for index, canister in enumerate(original):
+        same = index < len(back) and _projection(back[index]) == _projection(canister)
+        if not same:
+            where = f"canister {index} ({canister.role.value})"
+            assert where in reported or len(back) != len(original), (
+                where,
+                report.events,
+            )
