@@ -26,6 +26,7 @@ from canisters import (
     Text,
     User,
     providers,
+    recording,
     serialization,
 )
 from canisters._frozen import FrozenDict
@@ -400,3 +401,23 @@ def test_model_errors_name_their_field() -> None:
         User("hi", step=-1)
     assert refused.value.field == "step"
     assert ModelError("plain").field is None
+
+
+def test_a_snapshot_keeps_non_finite_numbers_surrogates_and_big_integers(
+    tmp_path: Path,
+) -> None:
+    store = open_store(tmp_path / "store")
+    canisters = [
+        User("hi"),
+        Invocation(
+            name="f",
+            arguments={"x": math.nan, "y": -math.inf, "s": "\ud800", "n": 10**30},
+            invocation_id="c1",
+        ),
+    ]
+    for canister in canisters:
+        store.append("c", canister)
+    text = recording.snapshot(store, "c")
+    other = open_store(tmp_path / "other")
+    recording.restore(other, text)
+    assert written(other.load("c")) == written(Conversation(tuple(canisters)))

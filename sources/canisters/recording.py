@@ -91,7 +91,7 @@ from .lineage import (
     with_trace,
 )
 from .protocols import Canister, InvocationCanister, Role
-from .serialization import from_json, to_json
+from .serialization import _dumps, _loads, from_json, to_json
 from .storage import Store
 from .storage._common import check_id, check_line
 
@@ -749,7 +749,9 @@ def snapshot(store: Store, conversation_id: str) -> str:
         "version": SNAPSHOT_VERSION,
         "conversation_id": conversation_id,
         "prompt_key": recorded_prompt_key(store, conversation_id),
-        "conversation": orjson.loads(to_json(conversation)),
+        # Read and written as documents are (NaN, lone surrogates and integers
+        # beyond 64 bits kept exactly), not by orjson alone.
+        "conversation": _loads(to_json(conversation)),
         "content": blobs,
         "side_files": {
             name: lines
@@ -757,7 +759,7 @@ def snapshot(store: Store, conversation_id: str) -> str:
             if (lines := store.sidecar(conversation_id, name).read_lines())
         },
     }
-    return orjson.dumps(document).decode()
+    return _dumps(document)
 
 
 def _restore_error(message: str) -> SnapshotRestoreError:
@@ -817,9 +819,9 @@ def _checked(check: Callable[..., object], *args: object, where: str) -> None:
 
 def _read_snapshot(text: str | bytes) -> _Snapshot:
     try:
-        document = orjson.loads(text)
-    except (orjson.JSONDecodeError, TypeError) as error:
-        raise _restore_error(f"not JSON: {error}") from error
+        document = _loads(text)
+    except SerializationError as error:
+        raise _restore_error(error.reason) from error
     if not isinstance(document, dict) or document.get("format") != SNAPSHOT_FORMAT:
         raise _restore_error(f"not a {SNAPSHOT_FORMAT} document")
     if document.get("version") != SNAPSHOT_VERSION:
@@ -832,7 +834,7 @@ def _read_snapshot(text: str | bytes) -> _Snapshot:
     if prompt_key is not None and not isinstance(prompt_key, str):
         raise _restore_error("$.prompt_key must be a string or null")
     try:
-        conversation = from_json(orjson.dumps(document.get("conversation")))
+        conversation = from_json(_dumps(document.get("conversation")))
     except SerializationError as error:
         raise _restore_error(f"$.conversation: {error}") from error
     if not isinstance(conversation, Conversation) or not conversation:
