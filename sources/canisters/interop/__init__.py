@@ -6,7 +6,7 @@ Each submodule converts both ways and imports its library only when called:
   pydantic-ai's ``ModelMessage`` lists (extra ``pydantic-ai``);
 - ``canisters.interop.langchain``: the same for LangChain ``BaseMessage`` lists
   (extra ``langchain``);
-- ``canisters.interop.otel``: ``to_otel`` / ``from_otel`` for the OpenTelemetry
+- :mod:`canisters.interop.otel`: ``to_otel`` / ``from_otel`` for the OpenTelemetry
   GenAI semantic conventions' message attributes (plain JSON, no extra).
 
 Conversions are lossless where the other side can hold a field; what it cannot

@@ -1,0 +1,210 @@
+"""canisters.interop.otel against the GenAI semantic conventions' JSON schemas."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import canisters as c
+from canisters.interop import otel
+from canisters.providers import Report
+from tests.strategies import conversations
+
+from ._interop_support import assert_no_silent_loss
+
+DATA = Path(__file__).parent / "data" / "otel"
+SCHEMAS = {
+    otel.SYSTEM_INSTRUCTIONS: "gen-ai-system-instructions.json",
+    otel.INPUT_MESSAGES: "gen-ai-input-messages.json",
+    otel.OUTPUT_MESSAGES: "gen-ai-output-messages.json",
+}
+VALIDATORS = {
+    key: jsonschema.Draft202012Validator(json.loads((DATA / name).read_text()))
+    for key, name in SCHEMAS.items()
+}
+
+
+def _valid(attributes: dict[str, Any]) -> None:
+    assert set(attributes) == set(SCHEMAS)
+    for key, value in attributes.items():
+        # Through JSON text, as span attributes carry them.
+        VALIDATORS[key].validate(json.loads(json.dumps(value)))
+
+
+CONVERSATION = c.Conversation(
+    [
+        c.Supervisor("Be brief."),
+        c.User(
+            [
+                c.Text("What is in these?"),
+                c.Image(data=b"\x89PNG\r\n\x1a\n", mime_type="image/png"),
+                c.Audio(url="https://example.com/a.mp3"),
+                c.File(refs={"openai": "file-1"}, mime_type="application/pdf"),
+            ]
+        ),
+        c.Assistant([c.Reasoning("look"), c.Text("Checking.")]),
+        c.Invocation("lookup", {"q": "png"}, invocation_id="call-1"),
+        c.Result("call-1", "lookup", c.Text('{"n": 1}', "application/json")),
+        c.Invocation("fail", {}, invocation_id="call-2"),
+        c.Result("call-2", "fail", (), c.ErrorInfo("TOOL_ERROR", "boom", True)),
+        c.Assistant("A PNG.", metadata=c.Metadata(finish_reason="stop")),
+    ]
+)
+
+
+def test_output_follows_the_conventions_schemas() -> None:
+    attributes = otel.to_otel(CONVERSATION)
+    _valid(attributes)
+    assert attributes[otel.SYSTEM_INSTRUCTIONS] == [
+        {"type": "text", "content": "Be brief."}
+    ]
+    inputs = attributes[otel.INPUT_MESSAGES]
+    assert [m["role"] for m in inputs] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+    ]
+    user = inputs[0]["parts"]
+    assert user[1] == {
+        "type": "blob",
+        "modality": "image",
+        "content": "iVBORw0KGgo=",
+        "mime_type": "image/png",
+    }
+    assert user[2] == {
+        "type": "uri",
+        "modality": "audio",
+        "uri": "https://example.com/a.mp3",
+    }
+    assert user[3]["type"] == "file" and user[3]["file_id"] == "file-1"
+    assert inputs[1]["parts"] == [
+        {"type": "reasoning", "content": "look"},
+        {"type": "text", "content": "Checking."},
+        {
+            "type": "tool_call",
+            "id": "call-1",
+            "name": "lookup",
+            "arguments": {"q": "png"},
+        },
+    ]
+    assert inputs[2]["parts"] == [
+        {"type": "tool_call_response", "id": "call-1", "response": {"n": 1}}
+    ]
+    assert attributes[otel.OUTPUT_MESSAGES] == [
+        {
+            "role": "assistant",
+            "parts": [{"type": "text", "content": "A PNG."}],
+            "finish_reason": "stop",
+        }
+    ]
+
+
+def test_reading_back_gives_the_conversation() -> None:
+    attributes = otel.to_otel(CONVERSATION)
+    as_text = {key: json.dumps(value) for key, value in attributes.items()}
+    back = otel.from_otel(as_text)
+    assert [x.role for x in back] == [x.role for x in CONVERSATION]
+    assert back.results()[0].name == "lookup"
+    assert back.results()[0].content == (c.Text('{"n": 1}', "application/json"),)
+    assert back.results()[1].error == c.ErrorInfo("TOOL_ERROR", "boom", True)
+    assert back[1].content[1] == c.Image(
+        data=b"\x89PNG\r\n\x1a\n", mime_type="image/png"
+    )  # type: ignore[attr-defined]
+    assert back[-1].metadata == c.Metadata(finish_reason="stop")
+    assert otel.to_otel(back) == attributes
+
+
+def test_instrumented_trace_reads_into_canisters() -> None:
+    # The conventions' own example of a tool-calling chat.
+    inputs = [
+        {"role": "user", "parts": [{"type": "text", "content": "Weather in Paris?"}]},
+        {
+            "role": "assistant",
+            "parts": [
+                {
+                    "type": "tool_call",
+                    "id": "call_VSPygqKTWdrhaFErNvMV18Yl",
+                    "name": "get_weather",
+                    "arguments": {"location": "Paris"},
+                }
+            ],
+        },
+        {
+            "role": "tool",
+            "parts": [
+                {
+                    "type": "tool_call_response",
+                    "id": "call_VSPygqKTWdrhaFErNvMV18Yl",
+                    "response": "rainy, 57°F",
+                }
+            ],
+        },
+    ]
+    outputs = [
+        {
+            "role": "assistant",
+            "parts": [{"type": "text", "content": "It is rainy, 57°F."}],
+            "finish_reason": "stop",
+        }
+    ]
+    conversation = otel.from_otel(input_messages=inputs, output_messages=outputs)
+    c.validate(conversation)
+    assert conversation.pairs()[0].result is not None
+    assert conversation.results()[0].name == "get_weather"
+    again = otel.to_otel(conversation)
+    assert again[otel.INPUT_MESSAGES] == inputs
+    assert again[otel.OUTPUT_MESSAGES] == outputs
+
+
+def test_losses_are_reported() -> None:
+    report = Report()
+    otel.to_otel(
+        [
+            c.User([c.Image(content_id="sha256:" + "a" * 64), c.Text("x")], step=2),
+            c.Assistant([c.Reasoning("r", "sig", provider="anthropic")]),
+        ],
+        report=report,
+    )
+    wheres = {event.where for event in report.events}
+    assert "canister 0 (user), part 0 (image)" in wheres
+    assert "canister 1 (assistant), part 0 (reasoning)" in wheres
+    assert all(event.provider == "otel" for event in report.events)
+
+
+@pytest.mark.parametrize(
+    ("attributes", "path"),
+    [
+        ({otel.INPUT_MESSAGES: "{not json"}, "gen_ai.input.messages$"),
+        ({otel.INPUT_MESSAGES: [{"role": "user"}]}, "gen_ai.input.messages$[0].parts"),
+        (
+            {
+                otel.OUTPUT_MESSAGES: [
+                    {"role": "assistant", "parts": [{"type": "blob"}]}
+                ]
+            },
+            "gen_ai.output.messages$[0].parts[0].content",
+        ),
+    ],
+)
+def test_malformed_input_names_the_path(attributes: dict[str, Any], path: str) -> None:
+    with pytest.raises(c.MalformedPayload) as caught:
+        otel.from_otel(attributes)
+    assert caught.value.path == path
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(conversations)
+def test_generated_conversations_validate_and_lose_nothing_silently(
+    conversation: c.Conversation,
+) -> None:
+    report = Report()
+    attributes = otel.to_otel(conversation, report=report)
+    _valid(attributes)
+    assert_no_silent_loss(conversation, otel.from_otel(attributes), report)
