@@ -4,7 +4,7 @@ Each submodule converts both ways and imports its library only when called:
 
 - :mod:`canisters.interop.pydantic_ai`: ``to_canisters`` / ``from_canisters`` for
   pydantic-ai's ``ModelMessage`` lists (extra ``pydantic-ai``);
-- ``canisters.interop.langchain``: the same for LangChain ``BaseMessage`` lists
+- :mod:`canisters.interop.langchain`: the same for LangChain ``BaseMessage`` lists
   (extra ``langchain``);
 - :mod:`canisters.interop.otel`: ``to_otel`` / ``from_otel`` for the OpenTelemetry
   GenAI semantic conventions' message attributes (plain JSON, no extra).

@@ -1,0 +1,499 @@
+"""LangChain message lists to canisters and back (extra ``langchain``).
+
+::
+
+    from canisters.interop import langchain
+
+    conversation = langchain.to_canisters(messages)   # list[BaseMessage]
+    messages = langchain.from_canisters(conversation)
+
+- ``SystemMessage`` becomes a :class:`~canisters.Supervisor`, ``HumanMessage`` a
+  :class:`~canisters.User`; string content becomes one text part, content
+  blocks become parts: ``text``, ``reasoning`` (and Anthropic-style
+  ``thinking`` with its signature), ``image`` / ``audio`` / ``video`` /
+  ``file`` (``url``, ``base64`` or ``file_id``) and the older ``image_url``;
+- ``AIMessage`` becomes an :class:`~canisters.Assistant` and an
+  :class:`~canisters.Invocation` per entry of ``tool_calls``; its
+  ``usage_metadata`` and the ``model_name`` / ``finish_reason`` of its
+  ``response_metadata`` become the first canister's metadata;
+- ``ToolMessage`` becomes a :class:`~canisters.Result`, with an
+  :class:`~canisters.ErrorInfo` when its ``status`` is ``"error"``.
+
+A message's ``id`` becomes the id of its first canister (and back); everything
+else LangChain holds rides in ``extras["langchain"]``, so
+``from_canisters(to_canisters(m)) == m``. What LangChain cannot hold is recorded
+in ``report``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from ..canisters import (
+    Assistant,
+    ErrorCode,
+    ErrorInfo,
+    Invocation,
+    Metadata,
+    Result,
+    Supervisor,
+    Usage,
+    User,
+    new_id,
+)
+from ..content import Audio, File, Image, Media, Reasoning, Text, Video
+from ..conversation import Conversation, canisters_in
+from ..exceptions import MalformedPayload
+from ..protocols import Canister, Content, Role
+from ..providers._common import (
+    Report,
+    b64decode_exact,
+    b64encode,
+    expect_list,
+    expect_mapping,
+    expect_str,
+    guarded,
+    mine,
+)
+from ._common import report_losses, require
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+
+__all__ = ["NAME", "from_canisters", "from_json", "to_canisters", "to_json"]
+
+NAME = "langchain"
+"""The key of ``extras`` this module keeps LangChain's own fields under."""
+
+_MEDIA: Mapping[str, type[Media]] = {
+    "image": Image,
+    "audio": Audio,
+    "video": Video,
+    "file": File,
+}
+_KNOWN = frozenset(("content", "type", "id"))
+_EMPTY_DEFAULTS: Mapping[str, Any] = {
+    "additional_kwargs": {},
+    "response_metadata": {},
+    "name": None,
+    "invalid_tool_calls": [],
+    "tool_calls": [],
+    "usage_metadata": None,
+    "artifact": None,
+    "status": "success",
+}
+
+
+def _messages_module() -> Any:
+    return require("langchain_core.messages", "langchain")
+
+
+# LangChain -> canisters --------------------------------------------------------------
+
+
+def to_canisters(messages: Sequence[BaseMessage]) -> Conversation:
+    """Convert LangChain messages into a :class:`~canisters.Conversation`.
+
+    Raises :class:`~canisters.exceptions.MissingExtra` when langchain-core is not
+    installed and :class:`~canisters.MalformedPayload` for anything else than
+    ``BaseMessage`` objects of the kinds above.
+    """
+    module = _messages_module()
+    dumped = []
+    for index, message in enumerate(messages):
+        if not isinstance(message, module.BaseMessage):
+            raise MalformedPayload(
+                f"expected a LangChain message, got {type(message).__name__}",
+                f"$[{index}]",
+            )
+        dumped.append(message.model_dump())
+    return Conversation(_read_messages(dumped))
+
+
+def from_json(data: str | bytes) -> Conversation:
+    """Read LangChain's JSON form of a message list (``messages_to_dict``)."""
+    module = _messages_module()
+    try:
+        decoded = json.loads(data)
+        messages = module.messages_from_dict(decoded)
+    except Exception as error:
+        raise MalformedPayload(f"not LangChain messages: {error}") from None
+    return to_canisters(messages)
+
+
+@guarded
+def _read_messages(messages: Sequence[Mapping[str, Any]]) -> list[Canister]:
+    out: list[Canister] = []
+    for index, message in enumerate(messages):
+        path = f"$[{index}]"
+        kind = message.get("type")
+        start = len(out)
+        rest = {
+            key: value
+            for key, value in message.items()
+            if key not in _KNOWN and _EMPTY_DEFAULTS.get(key, ...) != value
+        }
+        if message.get("id") is None:
+            rest["id"] = None
+        content, shape = _read_content(message.get("content"), f"{path}.content")
+        if kind == "system":
+            out.append(Supervisor(content))
+        elif kind == "human":
+            out.append(User(content))
+        elif kind == "ai":
+            rest.pop("tool_calls", None)
+            calls = expect_list(message.get("tool_calls") or [], f"{path}.tool_calls")
+            if content or shape or not calls:
+                out.append(Assistant(content))
+            for number, call in enumerate(calls):
+                out.append(_read_call(call, f"{path}.tool_calls[{number}]"))
+            _read_ai_metadata(rest, out, start)
+        elif kind == "tool":
+            status = rest.pop("status", "success")
+            call_id = expect_str(message.get("tool_call_id"), f"{path}.tool_call_id")
+            rest.pop("tool_call_id", None)
+            name = message.get("name")
+            if name is not None:
+                rest.pop("name", None)
+            error = None
+            if status == "error":
+                text = "".join(p.text for p in content if type(p) is Text)
+                error = ErrorInfo(ErrorCode.TOOL_ERROR, text)
+            out.append(Result(call_id, name or "", content, error))
+            if name is None:
+                rest["name"] = None
+        else:
+            raise MalformedPayload(f"unknown message type {kind!r}", f"{path}.type")
+        own = dict(mine(out[start], NAME))
+        if shape:
+            own["shape"] = shape
+        own["message"] = rest
+        changes: dict[str, Any] = {"extras": {**out[start].extras, NAME: own}}
+        if message.get("id") is not None:
+            changes["id"] = message["id"]
+        out[start] = attrs.evolve(out[start], **changes)  # type: ignore[misc]
+    return out
+
+
+def _read_ai_metadata(rest: dict[str, Any], out: list[Canister], start: int) -> None:
+    usage_metadata = rest.get("usage_metadata")
+    response = dict(rest.get("response_metadata") or {})
+    model = response.pop("model_name", None)
+    finish = response.get("finish_reason")
+    usage = _usage(usage_metadata) if isinstance(usage_metadata, Mapping) else None
+    if isinstance(model, str):
+        if response:
+            rest["response_metadata"] = response
+        else:
+            rest.pop("response_metadata", None)
+    else:
+        model = None
+    metadata = Metadata(
+        model=model,
+        usage=usage,
+        finish_reason=finish if isinstance(finish, str) else None,
+    )
+    if metadata != Metadata():
+        out[start] = attrs.evolve(out[start], metadata=metadata)  # type: ignore[misc]
+
+
+def _usage(value: Mapping[str, Any]) -> Usage:
+    inputs = value.get("input_token_details") or {}
+    outputs = value.get("output_token_details") or {}
+    return Usage(
+        value.get("input_tokens", 0) or 0,
+        value.get("output_tokens", 0) or 0,
+        inputs.get("cache_read", 0) or 0,
+        inputs.get("cache_creation", 0) or 0,
+        outputs.get("reasoning", 0) or 0,
+    )
+
+
+def _read_call(call: Any, path: str) -> Invocation:
+    call = expect_mapping(call, path)
+    name = expect_str(call.get("name"), f"{path}.name")
+    arguments = expect_mapping(call.get("args") or {}, f"{path}.args")
+    rest = {k: v for k, v in call.items() if k not in ("name", "args", "id", "type")}
+    call_id = call.get("id")
+    if call_id is None:
+        rest["id"] = None
+        call_id = new_id()
+    return Invocation(
+        name,
+        arguments,
+        invocation_id=expect_str(call_id, f"{path}.id"),
+        extras={NAME: rest} if rest else {},
+    )
+
+
+def _read_content(value: Any, path: str) -> tuple[tuple[Content, ...], str | None]:
+    if isinstance(value, str):
+        return ((Text(value),) if value else ()), None
+    blocks = expect_list(value, path)
+    parts: list[Content] = []
+    for index, block in enumerate(blocks):
+        where = f"{path}[{index}]"
+        if isinstance(block, str):
+            parts.append(Text(block, extras={NAME: {"string": True}}))
+        else:
+            parts.append(_read_block(expect_mapping(block, where), where))
+    return tuple(parts), "list"
+
+
+def _rest(block: Mapping[str, Any], known: Iterable[str]) -> dict[str, Any]:
+    skip = set(known)
+    return {k: v for k, v in block.items() if k not in skip}
+
+
+def _extras(rest: Mapping[str, Any]) -> dict[str, Any]:
+    return {NAME: dict(rest)} if rest else {}
+
+
+def _read_block(block: Mapping[str, Any], path: str) -> Content:
+    kind: Any = block.get("type")
+    if kind == "text" and isinstance(block.get("text"), str):
+        rest = _rest(block, ("type", "text", "id"))
+        return Text(block["text"], id=block.get("id"), extras=_extras(rest))
+    if kind == "reasoning" and isinstance(block.get("reasoning", ""), str):
+        rest = _rest(block, ("type", "reasoning", "id"))
+        return Reasoning(
+            block.get("reasoning", ""), id=block.get("id"), extras=_extras(rest)
+        )
+    if kind == "thinking" and isinstance(block.get("thinking"), str):
+        signature = block.get("signature")
+        rest = _rest(block, ("type", "thinking", "signature"))
+        if signature is None:
+            rest["type"] = "thinking"
+        return Reasoning(
+            block["thinking"],
+            signature=signature,
+            provider="anthropic" if signature is not None else None,
+            extras=_extras(rest),
+        )
+    if kind in _MEDIA and any(k in block for k in ("url", "base64", "file_id")):
+        cls = _MEDIA[kind]
+        mime = block.get("mime_type")
+        rest = _rest(block, ("type", "url", "base64", "file_id", "mime_type", "id"))
+        source: dict[str, Any] = {}
+        if "base64" in block:
+            data, exact = b64decode_exact(
+                expect_str(block["base64"], f"{path}.base64"), f"{path}.base64"
+            )
+            source["data"] = data
+            if not exact:
+                rest["base64"] = block["base64"]
+        elif "url" in block:
+            source["url"] = expect_str(block["url"], f"{path}.url")
+        if "file_id" in block:
+            refs = {NAME: expect_str(block["file_id"], f"{path}.file_id")}
+            source["refs"] = refs
+        return cls(mime_type=mime, id=block.get("id"), extras=_extras(rest), **source)
+    if kind == "image_url":
+        image_url = block.get("image_url")
+        url = image_url.get("url") if isinstance(image_url, Mapping) else image_url
+        if isinstance(url, str) and ":" in url:
+            return Image(url=url, extras={NAME: {"block": dict(block)}})
+    # Anything else (citations, server tool blocks, provider-specific blocks):
+    # an empty text standing for the block, kept whole.
+    return Text("", extras={NAME: {"block": dict(block)}})
+
+
+# canisters -> LangChain --------------------------------------------------------------
+
+
+def from_canisters(
+    conversation: Iterable[Canister], *, report: Report | None = None
+) -> list[BaseMessage]:
+    """Convert a conversation into LangChain messages.
+
+    Supervisors become ``SystemMessage``, users and documents ``HumanMessage``,
+    an assistant canister and the invocations after it one ``AIMessage``, each
+    result a ``ToolMessage``. What LangChain cannot hold is recorded in
+    ``report``.
+    """
+    canisters = canisters_in(conversation, "from_canisters")
+    module = _messages_module()
+    dumped = _write_messages(canisters)
+    classes = {
+        "system": module.SystemMessage,
+        "human": module.HumanMessage,
+        "ai": module.AIMessage,
+        "tool": module.ToolMessage,
+    }
+    try:
+        messages = [classes[m.pop("type")](**m) for m in dumped]
+    except Exception as error:
+        raise MalformedPayload(f"LangChain refused the messages: {error}") from None
+    if report is not None:
+        back = _read_messages([m.model_dump() for m in messages])
+        report_losses(canisters, back, NAME, report)
+    return messages
+
+
+def to_json(conversation: Iterable[Canister], *, report: Report | None = None) -> str:
+    """Write a conversation as LangChain's JSON form (``messages_to_dict``)."""
+    messages = from_canisters(conversation, report=report)
+    return json.dumps(_messages_module().messages_to_dict(messages), ensure_ascii=False)
+
+
+_TYPE = {
+    Role.Supervisor: "system",
+    Role.User: "human",
+    Role.Document: "human",
+    Role.Assistant: "ai",
+    Role.Invocation: "ai",
+    Role.Result: "tool",
+}
+
+
+def _write_messages(canisters: Sequence[Canister]) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = []
+    for canister in canisters:
+        own = mine(canister, NAME)
+        kind = _TYPE[canister.role]
+        joins = (
+            canister.role is Role.Invocation
+            and "message" not in own
+            and messages
+            and messages[-1]["type"] == "ai"
+        )
+        if joins:
+            messages[-1]["tool_calls"].append(_write_call(canister))
+            continue
+        message: dict[str, Any] = {"type": kind, **own.get("message", {})}
+        message["id"] = own.get("message", {}).get("id", canister.id)
+        if canister.role is Role.Invocation:
+            message["content"] = ""
+            message["tool_calls"] = [_write_call(canister)]
+        else:
+            parts = canister.content  # type: ignore[attr-defined]
+            message["content"] = _write_content(parts, own.get("shape"))
+        if kind == "ai":
+            message.setdefault("tool_calls", [])
+            _write_ai_metadata(canister, message)
+        if canister.role is Role.Result:
+            result: Any = canister
+            message["tool_call_id"] = result.invocation_id
+            if "name" not in own.get("message", {}):
+                message["name"] = result.name
+            if result.error is not None:
+                message["status"] = "error"
+                if not _parts_text(result.content):
+                    message["content"] = result.error.message
+        messages.append(message)
+    return messages
+
+
+def _parts_text(parts: Sequence[Content]) -> str:
+    """The text of the text parts of ``parts``, joined."""
+    return "".join(part.text for part in parts if part.type == "text")  # type: ignore[attr-defined]
+
+
+def _write_ai_metadata(canister: Canister, message: dict[str, Any]) -> None:
+    metadata = canister.metadata
+    if metadata is None:
+        return
+    if metadata.model is not None:
+        response = dict(message.get("response_metadata") or {})
+        response["model_name"] = metadata.model
+        message["response_metadata"] = response
+    if metadata.usage is not None:
+        kept = message.get("usage_metadata")
+        if not (isinstance(kept, Mapping) and _usage(kept) == metadata.usage):
+            usage = metadata.usage
+            built: dict[str, Any] = {
+                "input_tokens": usage.input_tokens,
+                "output_tokens": usage.output_tokens,
+                "total_tokens": usage.total_tokens,
+            }
+            if usage.cached_tokens or usage.cache_write_tokens:
+                built["input_token_details"] = {
+                    "cache_read": usage.cached_tokens,
+                    "cache_creation": usage.cache_write_tokens,
+                }
+            if usage.reasoning_tokens:
+                built["output_token_details"] = {"reasoning": usage.reasoning_tokens}
+            message["usage_metadata"] = built
+
+
+def _write_call(canister: Canister) -> dict[str, Any]:
+    invocation: Any = canister
+    own = {k: v for k, v in mine(canister, NAME).items() if k != "message"}
+    call = {
+        "name": invocation.name,
+        "args": dict(invocation.arguments),
+        "id": invocation.invocation_id,
+        "type": "tool_call",
+    }
+    call.update(own)
+    return call
+
+
+def _write_content(parts: Sequence[Content], shape: str | None) -> Any:
+    if shape is None:
+        if not parts:
+            return ""
+        if len(parts) == 1 and type(parts[0]) is Text and not mine(parts[0], NAME):
+            return parts[0].text
+    blocks: list[Any] = []
+    for part in parts:
+        block = _write_block(part)
+        if block is not None:
+            blocks.append(block)
+    return blocks
+
+
+def _write_block(part: Content) -> Any:
+    own = mine(part, NAME)
+    if "block" in own:
+        return dict(own["block"])
+    kind = part.type
+    if kind == "text":
+        text: Any = part
+        if own.get("string"):
+            return text.text
+        block = {"type": "text", "text": text.text, **own}
+        if text.id is not None:
+            block["id"] = text.id
+        return block
+    if kind == "reasoning":
+        reasoning: Any = part
+        signed = reasoning.provider == "anthropic" and reasoning.signature is not None
+        if signed or own.get("type") == "thinking":
+            block = {"type": "thinking", "thinking": reasoning.text, **own}
+            if signed:
+                block["signature"] = reasoning.signature
+            return block
+        block = {"type": "reasoning", "reasoning": reasoning.text, **own}
+        if reasoning.id is not None:
+            block["id"] = reasoning.id
+        return block
+    media: Any = part
+    block = {"type": _type_of(media)}
+    if media.id is not None:
+        block["id"] = media.id
+    if media.data is not None:
+        block["base64"] = own.get("base64") or b64encode(media.data)
+    elif media.url is not None:
+        block["url"] = media.url
+    if NAME in media.refs:
+        block["file_id"] = media.refs[NAME]
+    elif len(block) == 1 + (media.id is not None) and media.refs:
+        block["file_id"] = next(iter(media.refs.values()))
+    if len(block) == 1 + (media.id is not None):
+        return None  # a content id: nothing LangChain can refer to
+    if media.mime_type is not None:
+        block["mime_type"] = media.mime_type
+    block.update({k: v for k, v in own.items() if k != "base64"})
+    return block
+
+
+def _type_of(media: Media) -> str:
+    for name, cls in _MEDIA.items():
+        if type(media) is cls:
+            return name
+    return "file"

@@ -1,0 +1,211 @@
+"""canisters.interop.langchain against the real langchain-core."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import canisters as c
+from canisters.interop import langchain as interop
+from canisters.providers import Report
+from tests.strategies import conversations
+
+from ._interop_support import assert_no_silent_loss
+
+lc = pytest.importorskip("langchain_core.messages")
+fake = pytest.importorskip("langchain_core.language_models.fake_chat_models")
+
+
+def _history() -> list[lc.BaseMessage]:
+    model = fake.FakeMessagesListChatModel(
+        responses=[
+            lc.AIMessage(
+                content=[
+                    {"type": "reasoning", "reasoning": "Check the weather."},
+                    {"type": "text", "text": "Looking."},
+                ],
+                tool_calls=[{"name": "weather", "args": {"city": "Paris"}, "id": "c1"}],
+                usage_metadata={
+                    "input_tokens": 10,
+                    "output_tokens": 5,
+                    "total_tokens": 15,
+                    "input_token_details": {"cache_read": 4},
+                    "output_token_details": {"reasoning": 2},
+                },
+                response_metadata={
+                    "model_name": "fake-1",
+                    "finish_reason": "tool_calls",
+                },
+            )
+        ]
+    )
+    prompt = [
+        lc.SystemMessage("Be brief."),
+        lc.HumanMessage(
+            content=[
+                {"type": "text", "text": "Weather here?"},
+                {"type": "image", "base64": "iVBORw0KGgo=", "mime_type": "image/png"},
+                {
+                    "type": "image_url",
+                    "image_url": {"url": "https://example.com/a.png"},
+                },
+                {"type": "audio", "url": "https://example.com/a.mp3"},
+                {"type": "file", "file_id": "file-1", "mime_type": "application/pdf"},
+            ]
+        ),
+    ]
+    reply = model.invoke(prompt)
+    return [
+        *prompt,
+        reply,
+        lc.ToolMessage("rainy", tool_call_id="c1", name="weather"),
+        lc.ToolMessage("no such city", tool_call_id="c2", status="error"),
+        lc.AIMessage(
+            [
+                {"type": "thinking", "thinking": "done", "signature": "sig-1"},
+                "It rains.",
+            ]
+        ),
+    ]
+
+
+def test_messages_round_trip_exactly() -> None:
+    history = _history()
+    conversation = interop.to_canisters(history)
+    assert interop.from_canisters(conversation) == history
+    roles = [x.role for x in conversation]
+    assert roles == [
+        c.Role.Supervisor,
+        c.Role.User,
+        c.Role.Assistant,
+        c.Role.Invocation,
+        c.Role.Result,
+        c.Role.Result,
+        c.Role.Assistant,
+    ]
+    user = conversation[1]
+    assert [type(p).__name__ for p in user.content] == [  # type: ignore[attr-defined]
+        "Text",
+        "Image",
+        "Image",
+        "Audio",
+        "File",
+    ]
+    assert user.content[1].data == b"\x89PNG\r\n\x1a\n"  # type: ignore[attr-defined]
+    assistant = conversation[2]
+    assert assistant.content[0] == c.Reasoning(  # type: ignore[attr-defined]
+        "Check the weather."
+    )
+    assert assistant.metadata == c.Metadata(
+        model="fake-1",
+        usage=c.Usage(10, 5, 4, 0, 2),
+        finish_reason="tool_calls",
+    )
+    assert assistant.id == history[2].id
+    invocation = conversation.invocations()[0]
+    assert (invocation.name, dict(invocation.arguments)) == (
+        "weather",
+        {"city": "Paris"},
+    )
+    failed = conversation.results()[1]
+    assert failed.error == c.ErrorInfo("TOOL_ERROR", "no such city")
+    thinking = conversation[-1].content[0]  # type: ignore[attr-defined]
+    assert thinking == c.Reasoning("done", "sig-1", provider="anthropic")
+
+
+def test_json_form_round_trips() -> None:
+    history = _history()
+    data = lc.messages_to_dict(history)
+    import json
+
+    conversation = interop.from_json(json.dumps(data))
+    assert interop.from_canisters(conversation) == history
+    assert json.loads(interop.to_json(conversation)) == data
+
+
+def test_neutral_conversation_to_langchain() -> None:
+    conversation = c.Conversation(
+        [
+            c.Supervisor("Be kind."),
+            c.User(["Hi", c.Image(url="https://example.com/x.png")]),
+            c.Assistant(
+                "Calling.", metadata=c.Metadata(model="m", usage=c.Usage(3, 4, 1))
+            ),
+            c.Invocation("f", {"x": 1}, invocation_id="i1"),
+            c.Invocation("g", {}, invocation_id="i2"),
+            c.Result("i1", "f", "42"),
+            c.Result("i2", "g", (), c.ErrorInfo("TOOL_ERROR", "boom")),
+        ]
+    )
+    messages = interop.from_canisters(conversation)
+    assert [type(m).__name__ for m in messages] == [
+        "SystemMessage",
+        "HumanMessage",
+        "AIMessage",
+        "ToolMessage",
+        "ToolMessage",
+    ]
+    ai = messages[2]
+    assert [call["id"] for call in ai.tool_calls] == ["i1", "i2"]
+    assert ai.usage_metadata["input_tokens"] == 3
+    assert ai.usage_metadata["input_token_details"]["cache_read"] == 1
+    assert ai.response_metadata["model_name"] == "m"
+    assert messages[1].content[1] == {
+        "type": "image",
+        "url": "https://example.com/x.png",
+    }
+    assert messages[4].status == "error" and messages[4].content == "boom"
+    assert messages[3].name == "f"
+    back = interop.to_canisters(messages)
+    assert [x.role for x in back] == [x.role for x in conversation]
+    assert [x.id for x in back][:3] == [x.id for x in conversation][:3]
+
+
+def test_losses_are_reported() -> None:
+    report = Report()
+    interop.from_canisters(
+        [
+            c.Document("ref", title="T"),
+            c.User([c.Image(content_id="sha256:" + "0" * 64)]),
+        ],
+        report=report,
+    )
+    wheres = [event.where for event in report.events]
+    assert "canister 0 (document)" in wheres
+    assert "canister 1 (user), part 0 (image)" in wheres
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(conversations)
+def test_generated_conversations_lose_nothing_silently(
+    conversation: c.Conversation,
+) -> None:
+    report = Report()
+    messages = interop.from_canisters(conversation, report=report)
+    assert_no_silent_loss(conversation, interop.to_canisters(messages), report)
+
+
+def test_bad_input_raises_the_library_error() -> None:
+    with pytest.raises(c.MalformedPayload):
+        interop.to_canisters([{"role": "user"}])  # type: ignore[list-item]
+    with pytest.raises(c.MalformedPayload):
+        interop.from_json("[{}]")
+
+
+def test_missing_library_names_the_extra() -> None:
+    code = (
+        "import sys; sys.modules['langchain_core'] = None\n"
+        "from canisters.interop import langchain\n"
+        "from canisters.exceptions import MissingExtra\n"
+        "try:\n"
+        "    langchain.from_canisters([])\n"
+        "except MissingExtra as error:\n"
+        "    print(error.extra)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "langchain"
