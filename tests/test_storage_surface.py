@@ -47,6 +47,7 @@ BACKENDS = {
         "Transaction",
     },
     "canisters.storage.s3": {"S3ContentStore"},
+    "canisters.storage.testing": {"StoreConformance"},
     "canisters.storage.transfer": {"CopyReport", "copy_store"},
     "canisters.storage.aio": {
         "AsyncContentStore",
