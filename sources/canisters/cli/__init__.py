@@ -31,6 +31,7 @@ from ..exceptions import CanistersError
 from ..serialization import to_json
 from ..validation import problems
 from ._inputs import (
+    INTEROP,
     NEUTRAL,
     STDIN,
     Failure,
@@ -42,6 +43,7 @@ from ._inputs import (
     open_store,
     progress_bar,
     read_bytes,
+    render_interop,
     write,
 )
 from ._render import human_size, render
@@ -130,6 +132,12 @@ def _describe(error: BaseException) -> str:
     return str(error) or type(error).__name__
 
 
+def _notes(report: providers.Report, quiet: bool) -> None:
+    if not quiet:
+        for event in report.events:
+            _note(f"{event.kind} {event.where}: {event.detail}")
+
+
 def _note(message: str) -> None:
     click.echo(click.style(f"canisters: {message}", fg="yellow"), err=True)
 
@@ -185,7 +193,8 @@ Examples:
   canisters convert --from anthropic --to openai-chat request.json
   canisters convert --from openai-chat --to canisters -o conversation.json body.json
   cat response.json | canisters convert --from gemini --to anthropic --kind response
-  canisters convert --from canisters --to ollama --unsupported placeholder chat.json"""
+  canisters convert --from canisters --to ollama --unsupported placeholder chat.json
+  canisters convert --from pydantic-ai --to otel history.json"""
 )
 @click.option(
     "--from",
@@ -233,18 +242,25 @@ def convert(
 ) -> None:
     """Translate a request or response body from one provider to another.
 
-    FILE (default: stdin) is the provider's raw JSON body. Only the conversation
+    FILE (default: stdin) is the provider's raw JSON body, or the JSON form of
+    pydantic-ai (a message history), langchain (messages_to_dict) or otel (an
+    object of gen_ai.* message attributes). Only the conversation
     fields are translated (messages, system, contents, input, ...); model, tools
     and sampling parameters are provider-specific and are left out. Anything the
     target cannot carry exactly is listed on stderr.
     """
-    if target != NEUTRAL:
+    if target != NEUTRAL and target not in INTEROP:
         renderer = get_normalizer(target)
     conversation, kind = load(file, source, kind)
     if target == NEUTRAL:
         write(output, dumps(orjson.loads(to_json(conversation)), compact))
         return
     report = providers.Report()
+    if target in INTEROP:
+        body = render_interop(target, conversation, report)
+        _notes(report, quiet)
+        write(output, dumps(body, compact))
+        return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", providers.FidelityWarning)
         if kind == "request":
@@ -258,9 +274,7 @@ def convert(
             if target not in message:
                 message = f"{target}: {message}"
             raise Failure(message) from None
-    if not quiet:
-        for event in report.events:
-            _note(f"{event.kind} {event.where}: {event.detail}")
+    _notes(report, quiet)
     write(output, dumps(body, compact))
 
 

@@ -26,6 +26,8 @@ from ..serialization import (
 
 NEUTRAL: Final = "canisters"
 """The ``--from`` / ``--to`` name of the neutral JSON document format."""
+INTEROP: Final = ("pydantic-ai", "langchain", "otel")
+"""The ``--from`` / ``--to`` names of the :mod:`canisters.interop` JSON forms."""
 STDIN: Final = "-"
 """The file name that means standard input (or output)."""
 
@@ -214,7 +216,7 @@ def get_normalizer(name: str) -> providers.Normalizer:
     try:
         return providers.get(name)
     except LookupError:
-        known = ", ".join((NEUTRAL, *providers.names()))
+        known = ", ".join((NEUTRAL, *providers.names(), *INTEROP))
         raise Failure(f"unknown provider {name!r}; known: {known}") from None
 
 
@@ -226,6 +228,8 @@ def load(source: str, provider: str | None, kind: str) -> tuple[Conversation, st
     invocations) counts as a response when ``kind`` is ``auto``.
     """
     name = display_name(source)
+    if provider in INTEROP:
+        return read_interop(name, provider, read_bytes(source)), "request"
     if provider is not None and provider != NEUTRAL:
         normalizer = get_normalizer(provider)
     data = read_bytes(source)
@@ -247,6 +251,44 @@ def load(source: str, provider: str | None, kind: str) -> tuple[Conversation, st
         return normalizer.parse_response(body), kind
     except CanistersError as error:
         raise Failure(f"{name}: {error}") from None
+
+
+def read_interop(name: str, form: str, data: bytes) -> Conversation:
+    """Read ``data`` as the JSON form of an interop library (see :data:`INTEROP`):
+    a pydantic-ai history, LangChain's ``messages_to_dict`` list, or an object
+    holding the OpenTelemetry GenAI message attributes."""
+    from ..interop import langchain, otel, pydantic_ai
+
+    try:
+        if form == "pydantic-ai":
+            return pydantic_ai.from_json(data)
+        if form == "langchain":
+            return langchain.from_json(data)
+        attributes = _parse_json(name, data)
+        if not isinstance(attributes, dict):
+            raise Failure(
+                f"{name}: expected a JSON object of gen_ai.* attributes, "
+                f"got {_json_kind(attributes)}"
+            )
+        return otel.from_otel(attributes)
+    except CanistersError as error:
+        raise Failure(f"{name}: {error}") from None
+
+
+def render_interop(
+    form: str, conversation: Conversation, report: providers.Report
+) -> Any:
+    """Write ``conversation`` as the JSON value of an interop library's form."""
+    from ..interop import langchain, otel, pydantic_ai
+
+    try:
+        if form == "pydantic-ai":
+            return orjson.loads(pydantic_ai.to_json(conversation, report=report))
+        if form == "langchain":
+            return orjson.loads(langchain.to_json(conversation, report=report))
+        return otel.to_otel(conversation, report=report)
+    except CanistersError as error:
+        raise Failure(f"{form}: {error}") from None
 
 
 def write(output: str, text: str) -> None:
