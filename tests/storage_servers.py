@@ -13,6 +13,7 @@ import itertools
 import os
 import shutil
 import tempfile
+import warnings
 from collections.abc import Iterator
 from urllib.parse import quote
 
@@ -28,7 +29,11 @@ def _unique(prefix: str) -> str:
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[str]:
     """The URL of a PostgreSQL server of this session."""
-    pgserver = pytest.importorskip("pgserver")
+    with warnings.catch_warnings():
+        # platformdirs warns where XDG_RUNTIME_DIR is unset (containers, CI).
+        warnings.simplefilter("ignore")
+        import pgserver  # the test extra installs it
+
     # A short directory: the server's Unix socket lives in it (108-byte limit).
     directory = tempfile.mkdtemp(prefix="pg")
     server = pgserver.get_server(directory, cleanup_mode="stop")
@@ -58,11 +63,9 @@ def postgres_location(postgres_server: str) -> str:
 @pytest.fixture(scope="session")
 def s3_endpoint() -> Iterator[str]:
     """The URL of a moto S3 server of this session; AWS settings point to it."""
-    pytest.importorskip("boto3")
-    server_module = pytest.importorskip("moto.server")
-    server = server_module.ThreadedMotoServer(
-        ip_address="127.0.0.1", port=0, verbose=False
-    )
+    from moto.server import ThreadedMotoServer  # the test extra installs it
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
     endpoint = f"http://{host}:{port}"

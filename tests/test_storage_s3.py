@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -104,3 +105,11 @@ def test_an_unreachable_bucket_is_a_storage_error(s3_endpoint: str) -> None:
     content = S3ContentStore("s3://no-such-bucket-here/x")
     with pytest.raises(c.StorageError, match="S3"):
         content.put(b"data")
+
+
+def test_without_boto3_the_error_names_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "boto3", None)
+    with pytest.raises(c.StorageError, match=r"canisters\[s3\]"):
+        open_store(tmp_path / "store", blobs="s3://bucket/prefix")
