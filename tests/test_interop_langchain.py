@@ -209,3 +209,12 @@ def test_missing_library_names_the_extra() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "langchain"
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(conversations)
+def test_messages_written_from_canisters_round_trip_exactly(
+    conversation: c.Conversation,
+) -> None:
+    messages = interop.from_canisters(conversation)
+    assert interop.from_canisters(interop.to_canisters(messages)) == messages

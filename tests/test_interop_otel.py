@@ -208,3 +208,35 @@ def test_generated_conversations_validate_and_lose_nothing_silently(
     attributes = otel.to_otel(conversation, report=report)
     _valid(attributes)
     assert_no_silent_loss(conversation, otel.from_otel(attributes), report)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(conversations)
+def test_attributes_written_from_canisters_round_trip_exactly(
+    conversation: c.Conversation,
+) -> None:
+    attributes = otel.to_otel(conversation)
+    assert otel.to_otel(otel.from_otel(attributes)) == attributes
+
+
+def test_a_message_without_parts_keeps_its_place() -> None:
+    attributes = {otel.INPUT_MESSAGES: [{"role": "user", "parts": []}]}
+    conversation = otel.from_otel(attributes)
+    assert conversation == [conversation[0]] and conversation[0].role is c.Role.User
+    assert (
+        otel.to_otel(conversation)[otel.INPUT_MESSAGES]
+        == attributes[otel.INPUT_MESSAGES]
+    )
+
+
+def test_document_modality_reads_as_a_file() -> None:
+    part = {
+        "type": "uri",
+        "modality": "document",
+        "uri": "https://x.test/a",
+        "mime_type": "image/png",
+    }
+    conversation = otel.from_otel(
+        {otel.INPUT_MESSAGES: [{"role": "user", "parts": [part]}]}
+    )
+    assert type(conversation[0].content[0]) is c.File  # type: ignore[attr-defined]

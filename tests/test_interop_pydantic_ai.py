@@ -291,3 +291,12 @@ def test_import_canisters_imports_no_interop_library() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(conversations)
+def test_histories_written_from_canisters_round_trip_exactly(
+    conversation: c.Conversation,
+) -> None:
+    history = interop.from_canisters(conversation)
+    assert interop.from_canisters(interop.to_canisters(history)) == history

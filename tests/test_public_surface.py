@@ -121,6 +121,9 @@ def test_protocol_names() -> None:
         "canisters.audit",
         "canisters.providers",
         "canisters.storage",
+        "canisters.interop.pydantic_ai",
+        "canisters.interop.langchain",
+        "canisters.interop.otel",
     ],
 )
 def test_every_public_name_has_a_docstring(module: str) -> None:

@@ -341,7 +341,10 @@ def _read_message(
             if converted is not None:
                 pending.append(converted)
     flush()
-    if output and len(out) > start:
+    if len(out) == start:  # a message without parts still marks its place
+        cls = {"system": Supervisor, "assistant": Assistant}.get(role, User)
+        out.append(cls())
+    if output:
         finish = message.get("finish_reason")
         if isinstance(finish, str):
             first = out[start]
@@ -401,6 +404,8 @@ def _read_part(raw: Any, path: str) -> Content | None:
 def _media_class(modality: Any, mime: Any) -> type[Media]:
     if modality in _MEDIA_OF:
         return _MEDIA_OF[modality]
+    if modality == "document":
+        return File
     if isinstance(mime, str):
         head = mime.split("/", 1)[0]
         if head in _MEDIA_OF:
