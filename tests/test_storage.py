@@ -537,3 +537,21 @@ def test_any_conversation_round_trips(
 def test_open_store_refuses_unusable_locations(location: object) -> None:
     with pytest.raises(c.StorageError):
         open_store(location)  # type: ignore[arg-type]
+
+
+def test_appending_media_does_not_encode_its_bytes(tmp_path: Path) -> None:
+    """Blobs are hashed and written from the bytes: no base64 copy on the way."""
+    import tracemalloc
+
+    size = 8 * 1024 * 1024
+    image = c.Image(data=bytes(size), mime_type="image/png")
+    with open_store(tmp_path / "store", durability="flush") as store:
+        store.append("warm", c.User((c.Text("x"), c.Image(data=b"warm"))))
+        tracemalloc.start()
+        try:
+            store.append("chat", c.User((c.Text("look"), image)))
+            _current, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert peak < size // 4  # base64 alone would be 4/3 of it
+        assert store.load("chat")[0].content[1] == image

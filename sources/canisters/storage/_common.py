@@ -32,7 +32,7 @@ import attrs
 import orjson
 
 from .._wire import fast as _fast
-from ..content import is_content_id
+from ..content import Media, is_content_id
 from ..exceptions import IntegrityError, ModelError, SerializationError, StorageError
 from ..protocols import Canister, Role
 from ..serialization import (
@@ -344,7 +344,15 @@ class Codec:
     def dehydrate(
         self, canister: Canister
     ) -> tuple[dict[str, Any], list[tuple[str, bytes]]]:
-        """Return the record of ``canister`` and the blobs it references."""
+        """Return the record of ``canister`` and the blobs it references.
+
+        Media bytes are hashed and stored as they are: the canister is
+        unstructured with each such part naming its blob by ``content_id``, so
+        the bytes are never base64-encoded (and decoded again) on the way.
+        """
+        media = _by_id(canister) if self._media else None
+        if media is not None:
+            canister, by_id = media
         record = unstructure_canister(canister)
         parts = record.get("content")
         blobs: list[tuple[str, bytes]] = []
@@ -370,6 +378,12 @@ class Codec:
                 if not every_text and len(data) < self._limit:
                     continue
                 field = "text"
+            elif media is not None and index in by_id:
+                content_id, data = by_id[index]
+                del part["content_id"]
+                part[STORED] = {"data": content_id}
+                blobs.append((content_id, data))
+                continue
             elif kind in _MEDIA_TAGS and self._media and "data" in part:
                 source = objects[index] if index < len(objects) else None
                 raw = getattr(source, "data", None)
@@ -440,6 +454,30 @@ class Codec:
         if cache is not None:
             cache.put(key, value)
         return value
+
+
+def _by_id(
+    canister: Canister,
+) -> tuple[Canister, dict[int, tuple[str, bytes]]] | None:
+    """Return ``canister`` with each media part holding bytes naming them by
+    ``content_id`` instead, and those parts' ids and bytes by position; ``None``
+    when it holds none (or is not an attrs class that can be copied so)."""
+    parts = getattr(canister, "content", None)
+    if type(parts) is not tuple:
+        return None
+    found: dict[int, tuple[str, bytes]] = {}
+    replaced = list(parts)
+    try:
+        for index, part in enumerate(parts):
+            if isinstance(part, Media) and type(part.data) is bytes:
+                content_id = content_id_of(part.data)
+                replaced[index] = attrs.evolve(part, data=None, content_id=content_id)
+                found[index] = (content_id, part.data)
+        if not found:
+            return None
+        return attrs.evolve(canister, content=tuple(replaced)), found  # type: ignore[misc]
+    except Exception:  # a class evolve cannot copy: the general way serves it
+        return None
 
 
 # --------------------------------------------------------------------------- #

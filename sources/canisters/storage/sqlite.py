@@ -30,7 +30,7 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Generator, Iterable, Iterator
-from typing import Final, Literal, ParamSpec, TypeVar
+from typing import Any, Final, Literal, ParamSpec, TypeVar
 
 from ..canisters import new_id
 from ..conversation import Conversation
@@ -170,12 +170,12 @@ class SQLiteContentStore:
         """Store ``data`` once and return its ``sha256:`` id."""
         data = check_bytes(data)
         content_id = content_id_of(data)
+        now = time.time()
         with self._database.write() as connection:
-            connection.execute(
-                "INSERT INTO blobs (id, data, created) VALUES (?, ?, ?) "
-                "ON CONFLICT (id) DO UPDATE SET created = excluded.created",
-                (content_id, data, time.time()),
-            )
+            if not _insert_blob(connection, content_id, data, now):
+                connection.execute(
+                    "UPDATE blobs SET created = ? WHERE id = ?", (now, content_id)
+                )
         return content_id
 
     @_sqlite_errors
@@ -183,12 +183,25 @@ class SQLiteContentStore:
         """Return the bytes of ``content_id``, checking them against the id."""
         check_content_id(content_id)
         with self._database.lock:
-            row = self._database.connection.execute(
-                "SELECT CAST(data AS BLOB) FROM blobs WHERE id = ?", (content_id,)
+            connection = self._database.connection
+            row = connection.execute(
+                "SELECT rowid, typeof(data) = 'blob' FROM blobs WHERE id = ?",
+                (content_id,),
             ).fetchone()
-        if row is None:
-            raise ContentNotFound(content_id)
-        data = _bytes(row[0])
+            if row is None:
+                raise ContentNotFound(content_id)
+            if row[1] and _BLOB_IO:
+                # Read straight into one bytes object: a plain SELECT holds the
+                # value twice (SQLite's copy and Python's).
+                with _blob(connection, row[0], readonly=True) as blob:
+                    data = bytes(blob.read())
+            else:
+                data = _bytes(
+                    connection.execute(
+                        "SELECT CAST(data AS BLOB) FROM blobs WHERE rowid = ?",
+                        (row[0],),
+                    ).fetchone()[0]
+                )
         if content_id_of(data) != content_id:
             raise IntegrityError(
                 f"blob {content_id} no longer matches its id (tampered or corrupt)"
@@ -415,11 +428,9 @@ class SQLiteStore:
                 # Inside the write transaction, which garbage collection takes too.
                 for content_id, data in blobs:
                     self._external.store(content_id, data)
-            elif blobs:
-                connection.executemany(
-                    "INSERT OR IGNORE INTO blobs (id, data, created) VALUES (?, ?, ?)",
-                    [(content_id, data, now) for content_id, data in blobs],
-                )
+            else:
+                for content_id, data in blobs:
+                    _insert_blob(connection, content_id, data, now)
             if not connection.execute(
                 "SELECT 1 FROM conversations WHERE id = ?", (conversation_id,)
             ).fetchone():
@@ -793,6 +804,27 @@ class SQLiteStore:
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self._path!r}, durability={self._durability!r})"
+
+
+_BLOB_IO: Final = hasattr(sqlite3.Connection, "blobopen")  # Python 3.11+
+
+
+def _insert_blob(
+    connection: sqlite3.Connection, content_id: str, data: bytes, now: float
+) -> bool:
+    """Insert a blob unless present; tell whether it was inserted."""
+    cursor = connection.execute(
+        "INSERT OR IGNORE INTO blobs (id, data, created) VALUES (?, ?, ?)",
+        (content_id, data, now),
+    )
+    return cursor.rowcount > 0
+
+
+def _blob(connection: sqlite3.Connection, rowid: object, readonly: bool) -> Any:
+    """Open ``blobs.data`` of row ``rowid`` for blob I/O (Python 3.11+)."""
+    return connection.blobopen(  # type: ignore[attr-defined,unused-ignore]
+        "blobs", "data", rowid, readonly=readonly
+    )
 
 
 def _connect(uri: str, timeout: float) -> sqlite3.Connection:
