@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,3 +38,21 @@ def assert_no_silent_loss(
                 where,
                 report.events,
             )
+
+
+def extra_named_without(library: str, module: str) -> str:
+    """Hide ``library``, call ``canisters.interop.<module>.from_canisters`` in a
+    fresh interpreter, and return the extra the raised MissingExtra names."""
+    code = (
+        f"import sys; sys.modules[{library!r}] = None\n"
+        f"from canisters.interop import {module}\n"
+        "from canisters.exceptions import MissingExtra\n"
+        "try:\n"
+        f"    {module}.from_canisters([])\n"
+        "except MissingExtra as error:\n"
+        "    print(error.extra)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    return out.stdout.strip()

@@ -37,6 +37,8 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from ..canisters import (
     Assistant,
     ErrorInfo,
@@ -348,8 +350,6 @@ def _read_message(
         finish = message.get("finish_reason")
         if isinstance(finish, str):
             first = out[start]
-            import attrs
-
             out[start] = attrs.evolve(  # type: ignore[misc]
                 first, metadata=Metadata(finish_reason=_FINISH_IN.get(finish, finish))
             )

@@ -38,6 +38,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from ..canisters import (
     Assistant,
     ErrorCode,
@@ -226,8 +228,6 @@ def _read_messages(messages: Sequence[Mapping[str, Any]]) -> list[Canister]:
 
 
 def _evolve(canister: Canister, **changes: Any) -> Canister:
-    import attrs
-
     return attrs.evolve(canister, **changes)  # type: ignore[misc]
 
 
@@ -414,8 +414,6 @@ def _read_response(message: Mapping[str, Any], path: str, out: list[Canister]) -
 
 
 def _evolve_part(part: Content, own: Mapping[str, Any]) -> Content:
-    import attrs
-
     return attrs.evolve(part, extras={**part.extras, NAME: dict(own)})  # type: ignore[misc]
 
 
