@@ -911,3 +911,27 @@ def test_reading_commands_write_nothing_to_the_store(
         out = canisters_cmd(*command)
         assert out.returncode == 0, (command, out.stderr)
     assert _tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_show_json_of_a_stored_conversation_is_the_whole_document(
+    backend: str, tmp_path: Path
+) -> None:
+    """``show --json`` writes one canister at a time; the text is what indenting
+    the whole document gives."""
+    where = location(backend, tmp_path)
+    canisters_list = [
+        User("héllo ✓"),
+        Assistant((Text("reply"),)),
+        Invocation("search", {"q": [1, 2, {"deep": None}]}),
+        User((Text("look"), Image(data=b"\x89PNG\r\n\x1a\n" + bytes(64)))),
+    ]
+    with storage.open_store(where) as store:
+        store.extend("chat", canisters_list)
+        store.extend("empty", [])
+        loaded = {name: store.load(name) for name in ("chat", "empty")}
+    for name, conversation in loaded.items():
+        out = canisters_cmd("show", "--json", where, name)
+        assert out.returncode == 0, out.stderr
+        document = json.loads(canisters.to_json(conversation))
+        assert out.stdout == json.dumps(document, ensure_ascii=False, indent=2) + "\n"

@@ -19,6 +19,7 @@ from __future__ import annotations
 import io
 import os
 import sys
+import textwrap
 import warnings
 from collections.abc import Sequence
 from typing import Final, NoReturn
@@ -27,6 +28,7 @@ import click
 import orjson
 
 from .. import __version__, providers, recording, storage
+from ..conversation import Conversation
 from ..exceptions import CanistersError
 from ..serialization import to_json
 from ..validation import problems
@@ -329,9 +331,30 @@ def show(
         conversation, _kind = load(source, provider, kind)
         title = display_name(source)
     if as_json:
-        click.echo(dumps(orjson.loads(to_json(conversation))))
+        _echo_document(conversation)
     else:
         render(conversation, title)
+
+
+def _echo_document(conversation: Conversation) -> None:
+    """Write the conversation's JSON document as ``dumps`` would, one canister at
+    a time: memory holds one canister's JSON, not the whole document's (three
+    times over, as text, parsed and indented)."""
+    whole = orjson.loads(to_json(Conversation()))
+    canisters = whole.pop("canisters")
+    assert canisters == []
+    head = dumps({**whole, "canisters": [None]})
+    before, after = head.split("    null", 1)
+    if not conversation:
+        click.echo(dumps({**whole, "canisters": []}))
+        return
+    click.echo(before, nl=False)
+    for index, canister in enumerate(conversation):
+        record = orjson.loads(to_json(canister))["canister"]
+        text = textwrap.indent(dumps(record), "    ")
+        click.echo(text + (",\n" if index + 1 < len(conversation) else ""), nl=False)
+    click.echo(after, nl=False)
+    click.echo()
 
 
 def _list_conversations(store: storage.Store, as_json: bool) -> None:
