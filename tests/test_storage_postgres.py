@@ -45,7 +45,7 @@ def test_records_removed_from_the_end_are_detected(postgres_location: str) -> No
             connection.execute("DELETE FROM canisters_records WHERE seq >= 2")
         report = store.verify("chat")
         assert [p.code for p in report.problems] == ["head"]
-        assert "removed from the end" in str(report.problems[0])
+        assert "removed from its end" in str(report.problems[0])
         with pytest.raises(c.IntegrityError, match="head"):
             store.load("chat")
         assert len(store.load("chat", salvage=True)) == 2

@@ -438,7 +438,9 @@ class PostgresStore:
         # One snapshot for the heads and the records, whatever commits meanwhile.
         connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         lineage = self._lineage(connection, conversation_id)
-        for index, (current, seq, head, length, last) in enumerate(lineage):
+        where = f"{conversation_id} kept head"
+        chain.keep((lineage[-1][3], lineage[-1][4]), where)
+        for index, (current, seq, head, _length, _last) in enumerate(lineage):
             if index:
                 chain.fork_point(f"{current} fork point", seq, head)
             stop = lineage[index + 1][1] if index + 1 < len(lineage) else None
@@ -463,15 +465,7 @@ class PostgresStore:
                     f"the log ends after record {chain.seq - 1}, before its "
                     f"fork point at record {stop}",
                 )
-            elif stop is None and (chain.seq, chain.prev) != (length, last):
-                chain.problem(
-                    f"{current} end",
-                    "head",
-                    f"the log ends after {chain.seq} records with digest "
-                    f"{chain.prev[:12] or 'nothing'}, the conversation's head says "
-                    f"{length} records ending in {last[:12] or 'nothing'} "
-                    "(records were removed from the end)",
-                )
+        chain.reach(where)
 
     @_database_errors
     def load(self, conversation_id: str, *, salvage: bool = False) -> Conversation:
