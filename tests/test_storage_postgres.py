@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -10,6 +11,8 @@ import pytest
 import canisters as c
 from canisters.storage import open_store
 from canisters.storage.postgres import PostgresStore, _redact
+
+from .test_documentation import BLOCK, DOCS
 
 
 def test_both_url_schemes_open_the_postgres_backend(postgres_location: str) -> None:
@@ -74,3 +77,30 @@ def test_flush_durability_and_pool_size(postgres_location: str) -> None:
 def test_an_unknown_url_scheme_is_refused(location: str) -> None:
     with pytest.raises(c.StorageError, match="unknown store URL scheme"):
         open_store(location)
+
+
+def test_the_scaling_out_examples_run(
+    postgres_location: str,
+    s3_blobs: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The storage page's "Scaling out" examples, against the test servers."""
+    page = (DOCS / "storage.rst").read_text(encoding="utf-8")
+    section = page[page.index("Scaling out\n-----") :]
+    blocks = [
+        "\n".join(line[3:] for line in block.splitlines())
+        for block in BLOCK.findall(section)
+    ]
+    assert len(blocks) >= 3
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {"__name__": "scaling_out"}
+    for block in blocks:
+        code = block.replace(
+            "postgresql://app:secret@db.internal:5432/chat", postgres_location
+        ).replace("s3://chat-media/prod", s3_blobs)
+        exec(compile(code, "storage.rst", "exec"), namespace)
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith("(1, ")
+    assert printed[-1] == "1"
