@@ -365,3 +365,15 @@ def test_read_only_needs_an_existing_store(tmp_path: Path) -> None:
     with pytest.raises(c.StorageError, match="no such database"):
         open_store(f"sqlite:///{tmp_path / 'nothing.db'}", read_only=True)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_messages_quote_long_values_cut(tmp_path: Path) -> None:
+    with (
+        open_store(tmp_path / "store") as store,
+        pytest.raises(storage.InvalidIdentifier) as caught,
+    ):
+        store.load("x" * 4_000_000)
+    assert len(str(caught.value)) < 400
+    with pytest.raises(c.ModelError) as refused:
+        open_store(tmp_path / "other", durability="y" * 1_000_000)  # type: ignore[arg-type]
+    assert len(str(refused.value)) < 400

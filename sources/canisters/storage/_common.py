@@ -33,7 +33,13 @@ import orjson
 
 from .._wire import fast as _fast
 from ..content import Media, is_content_id
-from ..exceptions import IntegrityError, ModelError, SerializationError, StorageError
+from ..exceptions import (
+    IntegrityError,
+    ModelError,
+    SerializationError,
+    StorageError,
+    _excerpt,
+)
 from ..protocols import Canister, Role
 from ..serialization import (
     FORMAT_VERSION,
@@ -104,7 +110,8 @@ class InvalidIdentifier(StorageError, ValueError):
         self.kind = kind
         self.value = value
         self.reason = reason
-        super().__init__(f"invalid {kind} {value!r}: {reason}")
+        shown = repr(value) if type(value) is str and len(value) <= 256 else None
+        super().__init__(f"invalid {kind} {shown or _excerpt(value)}: {reason}")
 
 
 def check_id(value: object, kind: str = "conversation id") -> str:
@@ -171,8 +178,9 @@ def check_line(line: object) -> str:
 def check_durability(value: object) -> Durability:
     """Return ``value`` when it names a durability level, else raise."""
     if value not in DURABILITIES:
-        raise ValueError(
-            f"durability must be one of {', '.join(DURABILITIES)}, got {value!r}"
+        raise ModelError(
+            f"durability must be one of {', '.join(DURABILITIES)}, "
+            f"got {_excerpt(value)}"
         )
     return value
 

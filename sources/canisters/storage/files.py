@@ -51,6 +51,7 @@ from ..exceptions import (
     ConversationNotFound,
     IntegrityError,
     StorageError,
+    _excerpt,
 )
 from ..protocols import Canister
 from ._common import (
@@ -525,7 +526,8 @@ class FileStore:
             raise StorageError(f"{self._root} is not a canisters store")
         if document.get("version") != STORE_VERSION:
             raise StorageError(
-                f"store layout version {document.get('version')!r} is not supported "
+                f"store layout version {_excerpt(document.get('version'))} "
+                "is not supported "
                 f"(this library reads version {STORE_VERSION})"
             )
 

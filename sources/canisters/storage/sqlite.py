@@ -40,6 +40,7 @@ from ..exceptions import (
     ConversationNotFound,
     IntegrityError,
     StorageError,
+    _excerpt,
 )
 from ..protocols import Canister
 from ._common import (
@@ -578,7 +579,7 @@ class SQLiteStore:
         link = record_link(_bytes(row[1]))
         if link is None or type(row[0]) is not int or link[0] != row[0]:
             raise IntegrityError(
-                f"the last record of {conversation_id!r} (seq {row[0]!r}) is "
+                f"the last record of {conversation_id!r} (seq {_excerpt(row[0])}) is "
                 "unreadable or misnumbered; verify the conversation"
             )
         return link[0] + 1, link[2]
@@ -854,6 +855,6 @@ def _numbered(
             chain.problem(
                 f"{conversation_id} record {number}",
                 "chain",
-                f"the row is numbered {seq!r} but holds record {link[0]}",
+                f"the row is numbered {_excerpt(seq)} but holds record {link[0]}",
             )
         yield data
