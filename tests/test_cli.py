@@ -935,3 +935,22 @@ def test_show_json_of_a_stored_conversation_is_the_whole_document(
         assert out.returncode == 0, out.stderr
         document = json.loads(canisters.to_json(conversation))
         assert out.stdout == json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+
+
+def test_listing_a_store_shows_damaged_conversations_beside_the_others(
+    tmp_path: Path,
+) -> None:
+    where = tmp_path / "store"
+    with storage.open_store(where) as store:
+        first = User("hi")
+        store.append("chat", first)
+        child = store.fork("chat", first.id)
+    (where / "conversations" / child / "fork.json").write_bytes(b"[1, 2]")
+    out = canisters_cmd("show", str(where))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].split()[:3] == ["chat", "1", "record"]
+    assert child in lines[1] and "fork.json is not an object" in lines[1]
+    listed = json.loads(canisters_cmd("show", "--json", str(where)).stdout)
+    assert listed[0] == {"id": "chat", "records": 1}
+    assert listed[1]["records"] is None and "fork.json" in listed[1]["error"]

@@ -358,14 +358,31 @@ def _echo_document(conversation: Conversation) -> None:
 
 
 def _list_conversations(store: storage.Store, as_json: bool) -> None:
-    rows = [(cid, store.head(cid)[0]) for cid in store.conversations()]
+    rows: list[tuple[str, int | None, str | None]] = []
+    for cid in store.conversations():
+        try:
+            rows.append((cid, store.head(cid)[0], None))
+        except CanistersError as error:  # one damaged conversation hides no other
+            rows.append((cid, None, str(error)))
     if as_json:
-        click.echo(dumps([{"id": cid, "records": n} for cid, n in rows]))
+        click.echo(
+            dumps(
+                [
+                    {"id": cid, "records": n}
+                    if problem is None
+                    else {"id": cid, "records": None, "error": problem}
+                    for cid, n, problem in rows
+                ]
+            )
+        )
         return
     if not rows:
         click.echo("no conversations")
-    width = max((len(cid) for cid, _n in rows), default=0)
-    for cid, records in rows:
+    width = max((len(cid) for cid, _n, _problem in rows), default=0)
+    for cid, records, problem in rows:
+        if problem is not None:
+            click.echo(f"{cid.ljust(width)}  " + click.style(problem, fg="red"))
+            continue
         noun = "record" if records == 1 else "records"
         click.echo(f"{cid.ljust(width)}  " + click.style(f"{records} {noun}", dim=True))
 
