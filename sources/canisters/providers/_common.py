@@ -76,7 +76,9 @@ __all__ = [
     "Request",
     "request_canisters",
     "render_arguments",
+    "render_tool_id",
     "sanitize_tool_id",
+    "unfit_tool_id",
     "sniff_mime",
     "synthesize_id",
     "unsupported",
@@ -551,6 +553,40 @@ def sanitize_tool_id(value: str) -> str:
     if value and _UNSAFE_ID.search(value) is None:
         return value
     return _UNSAFE_ID.sub("_", value) or "call_"
+
+
+def render_tool_id(
+    value: str,
+    kept: object,
+    options: Options,
+    provider: str,
+    index: int,
+    canister: Canister,
+) -> str:
+    """Return the call id to send to a provider requiring ``^[A-Za-z0-9_-]+$``.
+
+    ``kept`` is the id this provider sent itself (kept in the canister's extras
+    when it did not fit the pattern): such an id goes back as it came, the
+    provider deciding whether to take it. Any other unfit id is rewritten with
+    :func:`sanitize_tool_id` and the rewrite reported as ``synthesized``.
+    """
+    fitted = sanitize_tool_id(value)
+    if fitted is value or fitted == value or kept == value:
+        return value
+    options.note(
+        "synthesized",
+        provider,
+        describe(index, canister),
+        f"tool-call id {value!r} rewritten to {fitted!r}"
+        f" ({provider} requires [A-Za-z0-9_-])",
+    )
+    return fitted
+
+
+def unfit_tool_id(value: str) -> str | None:
+    """Return ``value`` when :func:`sanitize_tool_id` would rewrite it, else None:
+    what a parser keeps in extras so the same provider gets the id back."""
+    return None if sanitize_tool_id(value) == value else value
 
 
 _REF_KEYS = {"openai-chat": "openai", "openai-responses": "openai"}

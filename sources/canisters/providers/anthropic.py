@@ -271,7 +271,11 @@ def _parse_result(
         names.get(call_id, ""),
         parts,
         error=error,
-        extras=_extras(block=rest, content=None if form == default else form),
+        extras=_extras(
+            block=rest,
+            content=None if form == default else form,
+            id=common.unfit_tool_id(call_id),
+        ),
     )
 
 
@@ -359,7 +363,10 @@ def _parse_blocks(
                     name,
                     dict(arguments),
                     invocation_id=call_id,
-                    extras=_extras(block=common.rest(block, _TOOL_USE_KEYS)),
+                    extras=_extras(
+                        block=common.rest(block, _TOOL_USE_KEYS),
+                        id=common.unfit_tool_id(call_id),
+                    ),
                 )
             )
         elif kind == "tool_result":
@@ -430,12 +437,12 @@ def parse_request(body: object) -> Conversation:
         if not items:
             items = [Assistant(()) if role == "assistant" else User(())]
         default = _message_form(items)
-        items[0] = _with(
-            items[0],
-            content=None if form == default else form,
-            message=extra,
-            split=previous == role,
-        )
+        marks: dict[str, Any] = {"message": extra, "split": previous == role}
+        if form != default:
+            marks["content"] = form
+        if not message["content"]:
+            marks["empty"] = True  # "" or []: given back to Anthropic as it came
+        items[0] = _with(items[0], **marks)
         canisters.extend(items)
         previous = role
     return Conversation(canisters)
@@ -514,6 +521,7 @@ class _Renderer:
     def __init__(self, options: Options) -> None:
         self.options = options
         self.labels = Labeler(options)
+        self.kept: set[int] = set()  # empty messages parsed from Anthropic
 
     def unsupported(self, where: str, reason: str) -> dict[str, Any] | None:
         text = common.unsupported(self.options, NAME, where, reason)
@@ -711,7 +719,14 @@ def _render_result(renderer: _Renderer, index: int, result: Canister) -> dict[st
     extras = mine(result, NAME)
     block: dict[str, Any] = {
         "type": "tool_result",
-        "tool_use_id": common.sanitize_tool_id(result.invocation_id),  # type: ignore[attr-defined]
+        "tool_use_id": common.render_tool_id(
+            result.invocation_id,  # type: ignore[attr-defined]
+            extras.get("id"),
+            renderer.options,
+            NAME,
+            index,
+            result,
+        ),
     }
     parts = renderer.parts(index, result, result.content, "user", in_result=True)  # type: ignore[attr-defined]
     error = result.error  # type: ignore[attr-defined]
@@ -746,24 +761,36 @@ def _render_turn(
         kind = canister.role
         if kind is Role.Invocation:
             arguments = canister.arguments  # type: ignore[attr-defined]
+            own = mine(canister, NAME)
             blocks.append(
                 {
                     "type": "tool_use",
-                    "id": common.sanitize_tool_id(canister.invocation_id),  # type: ignore[attr-defined]
+                    "id": common.render_tool_id(
+                        canister.invocation_id,  # type: ignore[attr-defined]
+                        own.get("id"),
+                        renderer.options,
+                        NAME,
+                        at,
+                        canister,
+                    ),
                     "name": canister.name,  # type: ignore[attr-defined]
                     "input": {**arguments},
-                    **(mine(canister, NAME).get("block") or {}),
+                    **(own.get("block") or {}),
                 }
             )
         elif kind is Role.Result:
             blocks.append(_render_result(renderer, at, canister))
         elif kind is Role.Document:
             blocks.extend(_render_document(renderer, at, canister))
-        else:
+        elif not (offset == 0 and extras.get("empty") and _all_empty(canister)):
             blocks.extend(renderer.parts(at, canister, canister.content, role))  # type: ignore[attr-defined]
     message: dict[str, Any] = {"role": role}
     form = extras.get("content") or _message_form(group)
-    if (
+    if extras.get("empty") and not blocks:
+        # An empty message parsed from Anthropic goes back as it came.
+        message["content"] = "" if form == "string" else []
+        renderer.kept.add(id(message))
+    elif (
         form == "string"
         and len(blocks) == 1
         and blocks[0]["type"] == "text"
@@ -774,6 +801,14 @@ def _render_turn(
         message["content"] = blocks
     message.update(extras.get("message") or {})
     return message
+
+
+def _all_empty(canister: Canister) -> bool:
+    """Tell whether a canister holds nothing but empty texts."""
+    return all(
+        part.type == "text" and not part.text
+        for part in canister.content  # type: ignore[attr-defined]
+    )
 
 
 def _render_system(
@@ -836,7 +871,9 @@ def _render_request(
     if fast and not own:
         body["messages"] = _render_plain_messages(renderer, canisters)
     else:
-        body["messages"] = _without_empty(_render_messages(renderer, canisters), opts)
+        body["messages"] = _without_empty(
+            _render_messages(renderer, canisters), opts, renderer.kept
+        )
     return body
 
 
@@ -915,7 +952,14 @@ def _render_plain_messages(
             blocks.append(
                 {
                     "type": "tool_use",
-                    "id": common.sanitize_tool_id(canister.invocation_id),  # type: ignore[attr-defined]
+                    "id": common.render_tool_id(
+                        canister.invocation_id,  # type: ignore[attr-defined]
+                        None,
+                        renderer.options,
+                        NAME,
+                        at,
+                        canister,
+                    ),
                     "name": canister.name,  # type: ignore[attr-defined]
                     "input": {**canister.arguments},  # type: ignore[attr-defined]
                 }
@@ -932,8 +976,13 @@ def _render_plain_messages(
                 blocks.append(
                     {
                         "type": "tool_result",
-                        "tool_use_id": common.sanitize_tool_id(
-                            canister.invocation_id  # type: ignore[attr-defined]
+                        "tool_use_id": common.render_tool_id(
+                            canister.invocation_id,  # type: ignore[attr-defined]
+                            None,
+                            renderer.options,
+                            NAME,
+                            at,
+                            canister,
                         ),
                         "content": part.text,
                     }
@@ -973,9 +1022,12 @@ _CONTENT = operator.itemgetter("content")
 
 
 def _without_empty(
-    messages: list[dict[str, Any]], options: Options
+    messages: list[dict[str, Any]],
+    options: Options,
+    keep: set[int] | frozenset[int] = frozenset(),
 ) -> list[dict[str, Any]]:
-    """Leave out messages with no content, but a final assistant one.
+    """Leave out messages with no content, but a final assistant one and those
+    in ``keep`` (ids of empty messages parsed from Anthropic, given back).
 
     Rule: every message needs non-empty content except an optional final
     assistant message. The neighbours of a dropped message merge when they share
@@ -983,13 +1035,19 @@ def _without_empty(
     """
     last = len(messages) - 1
     if all(map(_CONTENT, messages)) or all(
-        message["content"] or (number == last and message["role"] == "assistant")
+        message["content"]
+        or (number == last and message["role"] == "assistant")
+        or id(message) in keep
         for number, message in enumerate(messages)
     ):
         return messages
     kept: list[dict[str, Any]] = []
     for number, message in enumerate(messages):
-        if message["content"] or (number == last and message["role"] == "assistant"):
+        if (
+            message["content"]
+            or (number == last and message["role"] == "assistant")
+            or id(message) in keep
+        ):
             previous = kept[-1] if kept else None
             if previous is not None and previous["role"] == message["role"]:
                 previous["content"] = _blocks(previous["content"]) + _blocks(

@@ -14,6 +14,8 @@ they belong to:
 - on invocations: ``arguments`` (the arguments string when it is not the
   compact JSON canisters writes), ``call`` / ``function`` (other keys), ``legacy``
   (the deprecated ``function_call`` / ``role: "function"`` forms);
+- on results: ``in_place`` (the tool message held media parts, sent back in
+  place rather than in a follow-up user message);
 - on the first assistant of a response choice: ``choice`` (``index``,
   ``finish_reason``, ``logprobs``, Azure filter results...) and, on the first
   one only, ``response`` (``id``, ``object``, ``created``, ``usage``...).
@@ -303,8 +305,13 @@ def _result(
             content=None if form == default else form,
             message=extra,
             legacy=legacy or None,
+            # Media parts of a tool message go back in place to this provider.
+            in_place=any(part.type in _MEDIA for part in parts) or None,
         ),
     )
+
+
+_MEDIA = frozenset({"image", "file", "audio"})
 
 
 def _parse_assistant(
@@ -569,7 +576,9 @@ class _Renderer:
             return None
         if wire != "user":
             # Rule: system, assistant and tool messages take text parts only.
-            if wire == "tool" and kind in ("image", "file", "audio"):
+            if wire == "tool" and kind in _MEDIA:
+                if mine(canister, NAME).get("in_place"):
+                    return self.part(part, where, "user", canister)
                 self.move(part, where, canister)
                 return None
             return self.unsupported(where, f"{kind} in a {wire} message")

@@ -1,0 +1,259 @@
+"""Every recorded body renders back exactly to its own provider, also after a trip
+through canisters' JSON and a store.
+
+"Exactly" is JSON-exact: the same values of the same JSON types (``10.0`` is not
+``10``, ``true`` is not ``1``), every string the same (arguments strings included),
+object keys compared as sets. The ``peer-*`` bodies were sent by pydantic-ai's and
+LangChain's own models (see their ``source``; recorded by
+``.auxiliary/scripts/record_peer_bodies.py``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from canisters import Conversation, from_json, providers, to_json
+from canisters.providers import gemini, ollama, openai_responses
+from canisters.storage import open_store
+
+from .providers_support import fields
+
+DATA = Path(__file__).parent / "data" / "providers"
+CASES = sorted(DATA.glob("*/*.json"))
+PEERS = [path for path in CASES if path.name.startswith("peer-")]
+
+REQUEST_FIELDS = {
+    "anthropic": ("system", "messages"),
+    "gemini": gemini.REQUEST_FIELDS,
+    "ollama": ollama.REQUEST_FIELDS,
+    "openai-chat": ("messages",),
+    "openai-responses": openai_responses.REQUEST_FIELDS,
+}
+RESPONSE_FIELDS: dict[str, tuple[str, ...] | None] = {
+    "anthropic": None,
+    "gemini": gemini.RESPONSE_FIELDS,
+    "ollama": ollama.RESPONSE_FIELDS,
+    "openai-chat": None,
+    "openai-responses": openai_responses.RESPONSE_FIELDS,
+}
+
+
+def exact(value: Any) -> str:
+    """A JSON form telling apart what ``==`` on dicts confuses (``1.0``, ``1``, ``True``)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def load(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text())  # type: ignore[no-any-return]
+
+
+def is_error(body: dict[str, Any]) -> bool:
+    return "error" in body or body.get("type") == "error"
+
+
+def trips(conversation: Conversation, tmp_path: Path) -> list[Conversation]:
+    """The conversation as parsed, through canisters' JSON, and through a store."""
+    through_json = from_json(to_json(conversation))
+    assert isinstance(through_json, Conversation)
+    with open_store(tmp_path / "store") as store:
+        store.extend("c", conversation)
+    with open_store(tmp_path / "store") as store:
+        stored = store.load("c")
+    return [conversation, through_json, stored]
+
+
+def test_peer_bodies_per_provider() -> None:
+    counts = Counter(load(path)["provider"] for path in PEERS)
+    assert {name: counts[name] >= 10 for name in REQUEST_FIELDS} == dict.fromkeys(
+        REQUEST_FIELDS, True
+    )
+    for path in PEERS:
+        case = load(path)
+        assert case["kind"] == "request" and path.parent.name == case["provider"]
+        assert "record_peer_bodies.py" in case["source"]
+        # the library and its version: "pydantic-ai-slim 2.68.0 ...", "langchain ..."
+        assert any(char.isdigit() for char in case["source"].split(",")[0])
+
+
+@pytest.mark.parametrize(
+    "path", CASES, ids=[f"{p.parent.name}/{p.stem}" for p in CASES]
+)
+def test_recorded_body_round_trips_exactly(path: Path, tmp_path: Path) -> None:
+    case = load(path)
+    name, body = case["provider"], case["payload"]
+    normalizer = providers.get(name)
+    if case["kind"] == "request":
+        expected = exact(fields(body, REQUEST_FIELDS[name]))
+        conversation = normalizer.parse_request(body)
+        for trip in trips(conversation, tmp_path):
+            report = providers.Report()
+            rendered = normalizer.render_request(trip, incomplete="keep", report=report)
+            assert exact(rendered) == expected
+            assert report.events == []
+        return
+    if is_error(body):
+        return  # refused as malformed: the provider tests check it
+    wanted = RESPONSE_FIELDS[name]
+    expected = exact(body if wanted is None else fields(body, wanted))
+    for trip in trips(normalizer.parse_response(body), tmp_path):
+        assert exact(normalizer.render_response(trip)) == expected
+
+
+# The classes of loss named in issue 17, one by one ---------------------------------
+
+
+def test_anthropic_tool_result_text_blocks_stay_blocks() -> None:
+    normalizer = providers.get("anthropic")
+    result = {
+        "type": "tool_result",
+        "tool_use_id": "toolu_1",
+        "content": [{"type": "text", "text": "Sunny"}],
+    }
+    body = {
+        "messages": [
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "toolu_1", "name": "w", "input": {}}
+                ],
+            },
+            {"role": "user", "content": [result]},
+        ]
+    }
+    rendered = normalizer.render_request(normalizer.parse_request(body))
+    assert rendered["messages"][1]["content"] == [result]
+
+
+def test_odd_tool_ids_kept_for_anthropic_and_rewritten_elsewhere_with_a_report() -> (
+    None
+):
+    body = {
+        "messages": [
+            {"role": "user", "content": "Time?"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "call:1/a.b",
+                        "type": "function",
+                        "function": {"name": "now", "arguments": "{}"},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call:1/a.b", "content": "12:00"},
+        ]
+    }
+    conversation = providers.get("openai-chat").parse_request(body)
+    anthropic_ = providers.get("anthropic")
+    report = providers.Report()
+    rendered = anthropic_.render_request(conversation, report=report)
+    assert rendered["messages"][1]["content"][0]["id"] == "call_1_a_b"
+    assert rendered["messages"][2]["content"][0]["tool_use_id"] == "call_1_a_b"
+    assert [(e.kind, e.where) for e in report.events] == [
+        ("synthesized", "canister 1 (invocation)"),
+        ("synthesized", "canister 2 (result)"),
+    ]
+    assert "'call:1/a.b' rewritten to 'call_1_a_b'" in report.events[0].detail
+    # Parsed from Anthropic, the same ids go back to Anthropic unchanged.
+    again = anthropic_.parse_request(
+        json.loads(json.dumps(rendered).replace("call_1_a_b", "call:1/a.b"))
+    )
+    report = providers.Report()
+    back = anthropic_.render_request(again, report=report)
+    assert back["messages"][1]["content"][0]["id"] == "call:1/a.b"
+    assert report.events == []
+    # ... and keep their own id for OpenAI Chat, which takes any string.
+    chat = providers.get("openai-chat").render_request(again)
+    assert chat["messages"][1]["tool_calls"][0]["id"] == "call:1/a.b"
+
+
+@pytest.mark.parametrize("content", ["", []])
+def test_anthropic_empty_user_message_kept(content: Any) -> None:
+    normalizer = providers.get("anthropic")
+    body = {
+        "messages": [
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": "Hello"},
+            {"role": "user", "content": content},
+        ]
+    }
+    report = providers.Report()
+    rendered = normalizer.render_request(normalizer.parse_request(body), report=report)
+    assert rendered == body
+    assert report.events == []
+
+
+def test_empty_user_message_from_elsewhere_still_left_out_for_anthropic() -> None:
+    body = {
+        "messages": [{"role": "user", "content": "Hi"}, {"role": "user", "content": ""}]
+    }
+    conversation = providers.get("openai-chat").parse_request(body)
+    report = providers.Report()
+    rendered = providers.get("anthropic").render_request(conversation, report=report)
+    assert rendered == {
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}]
+    }
+    assert [(e.kind, e.detail) for e in report.events] == [
+        ("dropped", "empty text block")
+    ]
+
+
+TOOL_IMAGE = {
+    "messages": [
+        {"role": "user", "content": "Chart?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "chart", "arguments": "{}"},
+                }
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "call_1",
+            "content": [
+                {"type": "text", "text": "chart:"},
+                {
+                    "type": "image_url",
+                    "image_url": {"url": "https://example.com/c.png"},
+                },
+            ],
+        },
+    ]
+}
+
+
+def test_openai_chat_tool_message_image_stays_in_place() -> None:
+    normalizer = providers.get("openai-chat")
+    report = providers.Report()
+    rendered = normalizer.render_request(
+        normalizer.parse_request(TOOL_IMAGE), report=report
+    )
+    assert rendered == TOOL_IMAGE
+    assert report.events == []
+
+
+def test_tool_result_image_from_elsewhere_moves_to_a_user_message() -> None:
+    conversation = providers.get("openai-chat").parse_request(TOOL_IMAGE)
+    anthropic_ = providers.get("anthropic")
+    moved = anthropic_.parse_request(anthropic_.render_request(conversation))
+    report = providers.Report()
+    rendered = providers.get("openai-chat").render_request(moved, report=report)
+    assert [m["role"] for m in rendered["messages"]] == [
+        "user",
+        "assistant",
+        "tool",
+        "user",
+    ]
+    assert rendered["messages"][2]["content"] == "chart:"
+    assert [event.kind for event in report.events] == ["moved"]
