@@ -28,8 +28,10 @@ CASES = [
 ]
 
 
-def validate(provider: str, body: dict[str, Any]) -> None:
-    """Check ``body`` against ``provider``'s SDK request types."""
+def validate(provider: str, body: dict[str, Any], *, replay: bool = False) -> None:
+    """Check ``body`` against ``provider``'s SDK request types (and, but for a
+    ``replay`` of a body the provider sent itself, given back as it came, the
+    API rules the types do not carry)."""
     from pydantic import TypeAdapter
 
     if provider == "openai-chat":
@@ -52,7 +54,7 @@ def validate(provider: str, body: dict[str, Any]) -> None:
             TypeAdapter(list[TextBlockParam]).validate_python(body["system"])
         # API rules the types do not carry: no empty content but an optional
         # final assistant message, and no empty text blocks.
-        for number, message in enumerate(messages):
+        for number, message in enumerate(messages if not replay else ()):
             final = number == len(messages) - 1 and message["role"] == "assistant"
             assert message["content"] or final, f"message {number} has no content"
             if isinstance(message["content"], list):
@@ -115,7 +117,7 @@ def test_every_pair_converts(path: Path, target: str) -> None:
                     target, normalizer.render_request(conversation, unsupported=policy)
                 )
         return
-    validate(target, body)
+    validate(target, body, replay=path.parent.name == target)
 
 
 def test_the_matrix_covers_every_provider() -> None:
