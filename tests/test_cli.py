@@ -948,9 +948,12 @@ def test_listing_a_store_shows_damaged_conversations_beside_the_others(
     (where / "conversations" / child / "fork.json").write_bytes(b"[1, 2]")
     out = canisters_cmd("show", str(where))
     assert out.returncode == 0, out.stderr
-    lines = out.stdout.splitlines()
-    assert lines[0].split()[:3] == ["chat", "1", "record"]
-    assert child in lines[1] and "fork.json is not an object" in lines[1]
+    # The listing is sorted by id and the fork's id is random: find each line.
+    lines = {line.split()[0].rstrip(":"): line for line in out.stdout.splitlines()}
+    assert set(lines) == {"chat", child}
+    assert lines["chat"].split()[:3] == ["chat", "1", "record"]
+    assert "fork.json is not an object" in lines[child]
     listed = json.loads(canisters_cmd("show", "--json", str(where)).stdout)
-    assert listed[0] == {"id": "chat", "records": 1}
-    assert listed[1]["records"] is None and "fork.json" in listed[1]["error"]
+    by_id = {entry["id"]: entry for entry in listed}
+    assert by_id["chat"] == {"id": "chat", "records": 1}
+    assert by_id[child]["records"] is None and "fork.json" in by_id[child]["error"]
