@@ -257,3 +257,41 @@ def test_tool_result_image_from_elsewhere_moves_to_a_user_message() -> None:
     ]
     assert rendered["messages"][2]["content"] == "chart:"
     assert [event.kind for event in report.events] == ["moved"]
+
+
+def test_json_text_result_goes_to_gemini_as_the_object() -> None:
+    body = {
+        "messages": [
+            {"role": "user", "content": "Book"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "book", "arguments": "{}"},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_1", "content": '{"booked": true}'},
+        ]
+    }
+    conversation = providers.get("openai-chat").parse_request(body)
+    rendered = providers.get("gemini").render_request(conversation)
+    response = rendered["contents"][2]["parts"][0]["functionResponse"]["response"]
+    assert response == {"booked": True}
+    # {"output": "<JSON>"} received from Gemini goes back as it came.
+    gemini_ = providers.get("gemini")
+    sent = {
+        "contents": [
+            {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}}}]},
+            {
+                "role": "user",
+                "parts": [
+                    {"functionResponse": {"name": "f", "response": {"output": "{}"}}}
+                ],
+            },
+        ]
+    }
+    assert gemini_.render_request(gemini_.parse_request(sent)) == sent

@@ -61,6 +61,7 @@ __all__ = [
     "guarded",
     "joins_alternating",
     "joins_step",
+    "json_object",
     "media_bytes",
     "media_mime",
     "mime_from_url",
@@ -587,6 +588,18 @@ def unfit_tool_id(value: str) -> str | None:
     """Return ``value`` when :func:`sanitize_tool_id` would rewrite it, else None:
     what a parser keeps in extras so the same provider gets the id back."""
     return None if sanitize_tool_id(value) == value else value
+
+
+def json_object(text: str) -> dict[str, Any] | None:
+    """Return the JSON object ``text`` holds, or None when it holds no object:
+    what a tool result written as JSON text means to a provider taking objects."""
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
 
 
 _REF_KEYS = {"openai-chat": "openai", "openai-responses": "openai"}

@@ -57,6 +57,7 @@ from ._common import (
     expect_url,
     group_turns,
     guarded,
+    json_object,
     media_bytes,
     mime_from_url,
     mine,
@@ -413,6 +414,13 @@ def _parse_turn(
                     response, f"{part_path}.functionResponse.response"
                 )
                 values, error, _ = _parse_response_value(response)
+                output = response.get("output")
+                if (
+                    len(response) == 1
+                    and isinstance(output, str)
+                    and json_object(output) is not None
+                ):
+                    extras["output"] = True  # JSON text sent as {"output": ...}
             media_parts = result_reader.get(result, "parts")
             if media_parts is not None:
                 found: list[Any] = []
@@ -713,6 +721,12 @@ class _Renderer:
             except ValueError:
                 value = None
             response = value if isinstance(value, dict) else {"output": texts[0].text}
+        elif (
+            len(texts) == 1
+            and not extras.get("output")
+            and (found := json_object(texts[0].text)) is not None
+        ):
+            response = found  # JSON text is the object itself
         elif texts:
             response = {"output": "\n".join(text.text for text in texts)}
         else:
@@ -804,6 +818,7 @@ class _Renderer:
                 plain
                 and canister.error is None  # type: ignore[attr-defined]
                 and part.mime_type != "application/json"  # type: ignore[union-attr]
+                and json_object(part.text) is None  # type: ignore[union-attr]
             ):
                 response = {
                     "id": canister.invocation_id,  # type: ignore[attr-defined]
