@@ -295,3 +295,112 @@ def test_json_text_result_goes_to_gemini_as_the_object() -> None:
         ]
     }
     assert gemini_.render_request(gemini_.parse_request(sent)) == sent
+
+
+# Renders the SDK types accept but the APIs refuse (issue 17) ------------------------
+
+
+def test_empty_message_from_elsewhere_is_no_gemini_turn() -> None:
+    body = {
+        "messages": [
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": ""},
+            {"role": "user", "content": ""},
+            {"role": "user", "content": "Still there?"},
+        ]
+    }
+    conversation = providers.get("ollama").parse_request(body)  # "" is no content
+    report = providers.Report()
+    rendered = providers.get("gemini").render_request(conversation, report=report)
+    assert rendered == {
+        "contents": [
+            {"role": "user", "parts": [{"text": "Hi"}, {"text": "Still there?"}]}
+        ]
+    }
+    assert [(e.kind, e.where) for e in report.events] == [
+        ("dropped", "canister 1 (assistant)"),
+        ("dropped", "canister 2 (user)"),
+    ]
+
+
+def test_gemini_empty_turn_of_its_own_goes_back_as_it_came() -> None:
+    gemini_ = providers.get("gemini")
+    sent = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "Hi"}]},
+            {"role": "model", "parts": []},
+            {"role": "user", "parts": [{"text": "Still there?"}]},
+        ]
+    }
+    assert gemini_.render_request(gemini_.parse_request(sent)) == sent
+
+
+IMAGE_BEFORE_RESPONSE = {
+    "contents": [
+        {"role": "user", "parts": [{"text": "Plot it"}]},
+        {"role": "model", "parts": [{"functionCall": {"name": "plot", "args": {}}}]},
+        {
+            "role": "user",
+            "parts": [
+                {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}},
+                {"functionResponse": {"name": "plot", "response": {"output": "ok"}}},
+            ],
+        },
+    ]
+}
+
+
+def test_openai_chat_gets_every_tool_call_answered_before_the_next_message() -> None:
+    gemini_ = providers.get("gemini")
+    conversation = gemini_.parse_request(IMAGE_BEFORE_RESPONSE)
+    report = providers.Report()
+    rendered = providers.get("openai-chat").render_request(conversation, report=report)
+    roles = [message["role"] for message in rendered["messages"]]
+    assert roles == ["user", "assistant", "tool", "user"]
+    call = rendered["messages"][1]["tool_calls"][0]["id"]
+    assert rendered["messages"][2]["tool_call_id"] == call
+    assert rendered["messages"][3]["content"][0]["type"] == "image_url"
+    assert [(e.kind, e.where) for e in report.events] == [
+        ("moved", "canister 2 (user)")
+    ]
+    # Gemini itself gets the turn back as it came.
+    assert gemini_.render_request(conversation) == IMAGE_BEFORE_RESPONSE
+
+
+def test_anthropic_gets_tool_results_first_in_the_user_message() -> None:
+    conversation = providers.get("gemini").parse_request(IMAGE_BEFORE_RESPONSE)
+    rendered = providers.get("anthropic").render_request(conversation)
+    last = rendered["messages"][-1]
+    assert last["role"] == "user"
+    assert [block["type"] for block in last["content"]] == ["tool_result", "image"]
+
+
+def test_user_message_after_answered_calls_stays_in_place() -> None:
+    body = {
+        "messages": [
+            {"role": "user", "content": "Go"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "a",
+                        "type": "function",
+                        "function": {"name": "f", "arguments": "{}"},
+                    },
+                    {
+                        "id": "b",
+                        "type": "function",
+                        "function": {"name": "f", "arguments": "{}"},
+                    },
+                ],
+            },
+            {"role": "tool", "tool_call_id": "a", "content": "1"},
+            {"role": "tool", "tool_call_id": "b", "content": "2"},
+            {"role": "user", "content": "Thanks"},
+        ]
+    }
+    chat = providers.get("openai-chat")
+    report = providers.Report()
+    assert chat.render_request(chat.parse_request(body), report=report) == body
+    assert report.events == []

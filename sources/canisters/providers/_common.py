@@ -652,15 +652,75 @@ class Request(NamedTuple):
     which is faster."""
     supervisors: list[int]
     """Where the supervisors are among them."""
+    interposed: bool = False
+    """Whether a user canister stands after an invocation not yet answered."""
 
 
 def request_canisters(
-    conversation: Iterable[Canister], options: Options, provider: str
+    conversation: Iterable[Canister],
+    options: Options,
+    provider: str,
+    *,
+    adjacent: bool = False,
 ) -> Request:
     """Return the canisters a request sends, with what renderers ask of them first
-    (in the one pass that pairs invocations and results)."""
+    (in the one pass that pairs invocations and results).
+
+    ``adjacent`` is for providers that want the results of a turn's calls right
+    after the calls (OpenAI Chat, Anthropic): a user canister standing between
+    calls and their results, as a Gemini turn holding an image and then a
+    function response gives, moves after those results (reported as moved).
+    """
     canisters = canisters_of(conversation, provider)
-    return _complete_pairs(canisters, options, provider, fresh=canisters)
+    request = _complete_pairs(canisters, options, provider, fresh=canisters)
+    if adjacent and request.interposed:
+        kept = _results_first(request.canisters, options, provider)
+        return request._replace(canisters=kept)
+    return request
+
+
+def _results_first(
+    canisters: list[Canister], options: Options, provider: str
+) -> list[Canister]:
+    """Move user canisters that stand between invocations and their results
+    after those results (see :func:`request_canisters`)."""
+    out: list[Canister] = []
+    held: list[tuple[int, Canister]] = []  # users waiting for results to pass
+    passed: set[int] = set()  # held users a result went before
+    open_calls: set[str] = set()
+
+    def release() -> None:
+        for index, user in held:
+            out.append(user)
+            if index in passed:
+                options.note(
+                    "moved",
+                    provider,
+                    describe(index, user),
+                    f"{provider} wants the results of calls right after them: "
+                    "placed after the results",
+                )
+        held.clear()
+
+    for index, canister in enumerate(canisters):
+        role = canister.role
+        if role is RESULT and canister.invocation_id in open_calls:  # type: ignore[attr-defined]
+            open_calls.discard(canister.invocation_id)  # type: ignore[attr-defined]
+            out.append(canister)
+            passed.update(index for index, _ in held)
+            if not open_calls:
+                release()
+        elif role is Role.User and open_calls:
+            held.append((index, canister))
+        else:
+            release()
+            if role is INVOCATION:
+                open_calls.add(canister.invocation_id)  # type: ignore[attr-defined]
+            elif role is not RESULT:
+                open_calls.clear()
+            out.append(canister)
+    release()
+    return out
 
 
 def _complete_pairs(
@@ -676,7 +736,7 @@ def _complete_pairs(
     orphans: list[int] = []
     foreign: list[int] = []
     supervisors: list[int] = []
-    own = False
+    own = interposed = False
     for index, canister in enumerate(canisters):
         if canister.extras:
             own = own or provider in canister.extras
@@ -693,12 +753,14 @@ def _complete_pairs(
                 orphans.append(index)
         elif role is SUPERVISOR:
             supervisors.append(index)
+        elif role is Role.User and len(answered) < len(invoked):
+            interposed = True
     if foreign:
         canisters = _without_bound(canisters, foreign, options, provider)
         return _complete_pairs(canisters, options, provider)
     if options.incomplete == "keep" or (len(answered) == len(invoked) and not orphans):
         kept = fresh if canisters is fresh else list(canisters)
-        return Request(kept, own, supervisors)
+        return Request(kept, own, supervisors, interposed)
     pending = [index for key, index in invoked.items() if key not in answered]
     if options.incomplete == "error":
         names = [
@@ -717,7 +779,7 @@ def _complete_pairs(
         )
     kept = [c for index, c in enumerate(canisters) if index not in skipped]
     supervisors = [index for index, c in enumerate(kept) if c.role is SUPERVISOR]
-    return Request(kept, own, supervisors)
+    return Request(kept, own, supervisors, interposed)
 
 
 BOUND = "bound"

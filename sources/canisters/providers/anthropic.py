@@ -841,7 +841,9 @@ def _render_request(
     (what the fast way must give, exactly)."""
     opts = common.options_from(options)
     renderer = _Renderer(opts)
-    canisters, own, supervisors = common.request_canisters(conversation, opts, NAME)
+    canisters, own, supervisors, _ = common.request_canisters(
+        conversation, opts, NAME, adjacent=True
+    )
     system = [
         (index, canisters[index])
         for index in supervisors

@@ -45,6 +45,7 @@ from ._common import (
     INVOCATION,
     RESULT,
     SUPERVISOR,
+    USER,
     Options,
     as_mapping,
     b64decode_exact,
@@ -473,6 +474,8 @@ def _parse_turn(
     if not canisters:
         kind = Assistant if role == "model" else User
         canisters.append(kind(content=()))
+        if raw_parts is not None:
+            turn_extras.setdefault("parts", [])  # Gemini's own empty turn
     if turn_extras:
         first = canisters[0]
         canisters[0] = _with_extras(first, turn_extras)
@@ -874,19 +877,38 @@ class _Renderer:
         return rendered
 
 
+def _empty_from_elsewhere(canister: Canister) -> bool:
+    """Tell whether ``canister`` is a user or assistant message without content
+    that was not read from Gemini: the API refuses a turn without parts (a Gemini
+    turn is sent back as it came)."""
+    return (
+        (canister.role is USER or canister.role is ASSISTANT)
+        and not canister.content  # type: ignore[attr-defined]
+        and NAME not in canister.extras
+    )
+
+
 def _render_request(
     conversation: Conversation, options: Mapping[str, Any], *, fast: bool = True
 ) -> dict[str, Any]:
     """The normalizer's ``render_request``; ``fast=False`` renders the contents the
     general way (what the fast way must give, exactly)."""
     settings = options_from(options)
-    canisters, own, _ = request_canisters(conversation, settings, NAME)
+    canisters, own, *_ = request_canisters(conversation, settings, NAME)
     positions = common_positions(conversation)
     renderer = _Renderer(settings)
     supervisors: list[tuple[int, Canister]] = []
     rest: list[tuple[int, Canister]] = []
     for canister in canisters:
         index = positions[canister.id]
+        if _empty_from_elsewhere(canister):
+            settings.note(
+                "dropped",
+                NAME,
+                describe(index, canister),
+                "empty message: Gemini refuses a turn without parts",
+            )
+            continue
         if canister.role is SUPERVISOR:
             if rest:
                 settings.note(

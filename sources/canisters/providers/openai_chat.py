@@ -847,7 +847,9 @@ def _render_request(
     """:func:`render_request`; ``fast=False`` renders every message the general way
     (what the fast way must give, exactly)."""
     opts = common.options_from(options)
-    canisters, own, _ = common.request_canisters(conversation, opts, NAME)
+    canisters, own, *_ = common.request_canisters(
+        conversation, opts, NAME, adjacent=True
+    )
     if fast and not own:
         return {"messages": _render_plain_messages(canisters, opts)}
     return {"messages": _render_messages(canisters, opts)}

@@ -781,7 +781,7 @@ def _render_request(
     """The normalizer's ``render_request``; ``fast=False`` renders the input items
     the general way (what the fast way must give, exactly)."""
     settings = options_from(options)
-    kept, own, _ = request_canisters(conversation, settings, NAME)
+    kept, own, *_ = request_canisters(conversation, settings, NAME)
     positions = common_positions(conversation)
     indexed = [(positions[canister.id], canister) for canister in kept]
     instructions, rest_ = _instructions(indexed)
