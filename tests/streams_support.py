@@ -160,16 +160,14 @@ def openai_chat_reference(events: list[dict[str, Any]]) -> dict[str, Any]:
     state: ChatCompletionStreamState[None] = ChatCompletionStreamState()
     for event in events:
         state.handle_chunk(ChatCompletionChunk.model_validate(event))
-    final = state.get_final_completion()
-    # ParsedChatCompletion adds ``parsed`` fields of its own; the response the
-    # API would have sent is the ChatCompletion part of it.
-    body = final.model_dump(mode="json", exclude_none=True)
+    # The accumulated snapshot, not get_final_completion(): that one also
+    # parses the content for structured outputs and raises on finish_reason
+    # "length" (a complete response all the same).
+    body = state.current_completion_snapshot.model_dump(mode="json", exclude_none=True)
+    body["object"] = "chat.completion"
     for choice in body["choices"]:
-        message = choice["message"]
-        message.pop("parsed", None)
-        for call in message.get("tool_calls", []):
+        for call in choice["message"].get("tool_calls", []):
             call.pop("index", None)  # a chunk's field, not the response's
-            call["function"].pop("parsed_arguments", None)
     return body
 
 
