@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -14,6 +15,15 @@ import pytest
 from canisters import Conversation, providers
 
 EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)
+
+
+@functools.cache
+def adapter(kind: Any) -> Any:
+    """A pydantic ``TypeAdapter`` for an SDK type, built once (building one costs
+    far more than a validation)."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(kind)
 
 
 def never(body: dict[str, Any]) -> bool:

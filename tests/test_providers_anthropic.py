@@ -29,7 +29,12 @@ from canisters import (
     providers,
 )
 
-from .providers_support import Corpus, anonymous, check_recorded_round_trip
+from .providers_support import (
+    Corpus,
+    adapter,
+    anonymous,
+    check_recorded_round_trip,
+)
 
 NAME = "anthropic"
 CORPUS = Corpus(NAME)
@@ -323,11 +328,10 @@ def test_neutral_round_trip(conversation: Conversation) -> None:
     body = normalizer().render_request(conversation)
     assert anonymous(normalizer().parse_request(body)) == anonymous(conversation)
     from anthropic.types import MessageParam, TextBlockParam
-    from pydantic import TypeAdapter
 
-    TypeAdapter(list[MessageParam]).validate_python(body["messages"])
+    adapter(list[MessageParam]).validate_python(body["messages"])
     if "system" in body:
-        TypeAdapter(str | list[TextBlockParam]).validate_python(body["system"])
+        adapter(str | list[TextBlockParam]).validate_python(body["system"])
 
 
 @settings(max_examples=300, deadline=None)

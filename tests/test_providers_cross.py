@@ -22,6 +22,8 @@ from canisters import (
     providers,
 )
 
+from .providers_support import adapter
+
 DATA = Path(__file__).parent / "data" / "providers"
 REQUESTS = sorted(
     path
@@ -39,18 +41,17 @@ OTHER = {"openai-chat": "anthropic", "anthropic": "openai-chat"}
 
 def validate(provider: str, body: dict[str, Any]) -> None:
     """Check a rendered request against the provider SDK's parameter types."""
-    from pydantic import TypeAdapter
 
     if provider == "openai-chat":
         from openai.types.chat import ChatCompletionMessageParam
 
-        TypeAdapter(list[ChatCompletionMessageParam]).validate_python(body["messages"])
+        adapter(list[ChatCompletionMessageParam]).validate_python(body["messages"])
     else:
         from anthropic.types import MessageParam, TextBlockParam
 
-        TypeAdapter(list[MessageParam]).validate_python(body["messages"])
+        adapter(list[MessageParam]).validate_python(body["messages"])
         if "system" in body:
-            TypeAdapter(str | list[TextBlockParam]).validate_python(body["system"])
+            adapter(str | list[TextBlockParam]).validate_python(body["system"])
 
 
 @pytest.mark.parametrize("path", REQUESTS, ids=lambda p: f"{p.parent.name}-{p.stem}")

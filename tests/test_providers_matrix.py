@@ -18,6 +18,8 @@ import pytest
 import canisters
 from canisters import Conversation, User, providers
 
+from .providers_support import adapter
+
 DATA = Path(__file__).parent / "data" / "providers"
 PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "gemini", "ollama")
 CASES = [
@@ -32,26 +34,25 @@ def validate(provider: str, body: dict[str, Any], *, replay: bool = False) -> No
     """Check ``body`` against ``provider``'s SDK request types (and, but for a
     ``replay`` of a body the provider sent itself, given back as it came, the
     API rules the types do not carry)."""
-    from pydantic import TypeAdapter
 
     if provider == "openai-chat":
         from openai.types.chat import ChatCompletionMessageParam
 
-        TypeAdapter(list[ChatCompletionMessageParam]).validate_python(body["messages"])
+        adapter(list[ChatCompletionMessageParam]).validate_python(body["messages"])
     elif provider == "openai-responses":
         from openai.types.responses import ResponseInputParam
 
         if "instructions" in body:
             assert isinstance(body["instructions"], str)
         if not isinstance(body["input"], str):
-            TypeAdapter(ResponseInputParam).validate_python(body["input"])
+            adapter(ResponseInputParam).validate_python(body["input"])
     elif provider == "anthropic":
         from anthropic.types import MessageParam, TextBlockParam
 
         messages = body["messages"]
-        TypeAdapter(list[MessageParam]).validate_python(messages)
+        adapter(list[MessageParam]).validate_python(messages)
         if "system" in body and not isinstance(body["system"], str):
-            TypeAdapter(list[TextBlockParam]).validate_python(body["system"])
+            adapter(list[TextBlockParam]).validate_python(body["system"])
         # API rules the types do not carry: no empty content but an optional
         # final assistant message, and no empty text blocks.
         for number, message in enumerate(messages if not replay else ()):

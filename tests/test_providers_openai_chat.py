@@ -28,7 +28,12 @@ from canisters import (
     providers,
 )
 
-from .providers_support import Corpus, anonymous, check_recorded_round_trip
+from .providers_support import (
+    Corpus,
+    adapter,
+    anonymous,
+    check_recorded_round_trip,
+)
 
 NAME = "openai-chat"
 CORPUS = Corpus(NAME)
@@ -342,9 +347,8 @@ def test_neutral_round_trip(conversation: Conversation) -> None:
     body = normalizer().render_request(conversation)
     assert anonymous(normalizer().parse_request(body)) == anonymous(conversation)
     from openai.types.chat import ChatCompletionMessageParam
-    from pydantic import TypeAdapter
 
-    TypeAdapter(list[ChatCompletionMessageParam]).validate_python(body["messages"])
+    adapter(list[ChatCompletionMessageParam]).validate_python(body["messages"])
 
 
 @settings(max_examples=300, deadline=None)

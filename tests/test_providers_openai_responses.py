@@ -31,6 +31,7 @@ from canisters.providers import openai_responses
 
 from .providers_support import (
     Corpus,
+    adapter,
     anonymous,
     check_corpus_size,
     check_recorded_round_trip,
@@ -45,9 +46,8 @@ normalizer = CORPUS.normalizer
 
 def validate_input(body: dict[str, Any]) -> None:
     from openai.types.responses import ResponseInputParam
-    from pydantic import TypeAdapter
 
-    TypeAdapter(ResponseInputParam).validate_python(body["input"])
+    adapter(ResponseInputParam).validate_python(body["input"])
 
 
 def test_corpus_size() -> None:
@@ -214,10 +214,9 @@ def test_response_usage_and_finish() -> None:
         Conversation([Assistant("hi", metadata=metadata)])
     )
     from openai.types.responses import ResponseOutputItem
-    from pydantic import TypeAdapter
 
     for item in rendered["output"]:
-        TypeAdapter(ResponseOutputItem).validate_python(item)
+        adapter(ResponseOutputItem).validate_python(item)
 
 
 texts = st.text(max_size=20)
