@@ -16,6 +16,7 @@ documented rules (Gemini, Ollama: their SDKs accumulate nothing).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -166,6 +167,9 @@ def openai_chat_reference(events: list[dict[str, Any]]) -> dict[str, Any]:
     body = state.current_completion_snapshot.model_dump(mode="json", exclude_none=True)
     body["object"] = "chat.completion"
     for choice in body["choices"]:
+        # The API's message always has "content" (null beside tool calls or
+        # a refusal); the accumulation leaves it out when no delta had text.
+        choice["message"].setdefault("content", None)
         for call in choice["message"].get("tool_calls", []):
             call.pop("index", None)  # a chunk's field, not the response's
     return body
@@ -175,16 +179,17 @@ def anthropic_reference(events: list[dict[str, Any]]) -> dict[str, Any]:
     """The ``Message`` the anthropic SDK's stream accumulation builds."""
     from anthropic.lib.streaming._messages import accumulate_event
     from anthropic.types import RawMessageStreamEvent
-    from pydantic import TypeAdapter
 
-    adapter: TypeAdapter[RawMessageStreamEvent] = TypeAdapter(RawMessageStreamEvent)
+    from .providers_support import adapter
+
+    events_adapter = adapter(RawMessageStreamEvent)
     snapshot = None
     buffers: dict[int, bytes] = {}
     for event in events:
         if event.get("type") not in KNOWN_ANTHROPIC_EVENTS:
             continue  # ping: carries nothing, the SDK skips it too
         snapshot = accumulate_event(
-            event=adapter.validate_python(event),
+            event=events_adapter.validate_python(event),
             current_snapshot=snapshot,
             json_bufs=buffers,
         )
@@ -350,3 +355,96 @@ def stream_text(body: dict[str, Any], provider: str) -> str:
             if not part.get("thought")
         )
     return str(body["message"].get("content") or "")
+
+
+def comparable(conversation: Any) -> list[Any]:
+    """A conversation to compare with one parsed from an equivalent body.
+
+    Ids and timestamps set aside (as ``providers_support.anonymous`` does),
+    and ``null`` values in ``extras``: a null field and a missing one say the
+    same, and the SDKs' accumulations drop some of the nulls a stream sends
+    (``stop_sequence``, ``logprobs``, ``refusal``) and add others.
+    """
+    from .providers_support import anonymous
+
+    result = []
+    for canister in anonymous(conversation):
+        changes: dict[str, Any] = {"extras": _without_nulls(canister.extras)}
+        if hasattr(canister, "content"):
+            changes["content"] = tuple(
+                attrs.evolve(part, extras=_without_nulls(part.extras))
+                for part in canister.content
+            )
+        result.append(attrs.evolve(canister, **changes))
+    return result
+
+
+def _without_nulls(value: Any) -> Any:
+    """``value`` without null members (and objects that held only nulls)."""
+    if isinstance(value, Mapping):
+        kept = {
+            key: _without_nulls(item) for key, item in value.items() if item is not None
+        }
+        return {
+            key: item
+            for key, item in kept.items()
+            if not (item == {} and value[key] != {})
+        }
+    if isinstance(value, (list, tuple)):
+        return [_without_nulls(item) for item in value]
+    return value
+
+
+def sdk_events(stream: Stream) -> list[Any]:
+    """The stream's events as the provider SDK's own event objects (what its
+    streaming client yields)."""
+    from pydantic import ValidationError
+
+    from .providers_support import adapter
+
+    events = stream.events()
+    if stream.provider == "openai-chat":
+        from openai.types.chat import ChatCompletionChunk
+
+        return [ChatCompletionChunk.model_validate(event) for event in events]
+    if stream.provider == "openai-responses":
+        from openai.types.responses import ResponseStreamEvent
+
+        return [adapter(ResponseStreamEvent).validate_python(event) for event in events]
+    if stream.provider == "anthropic":
+        from anthropic.types import RawMessageStreamEvent
+
+        return [
+            adapter(RawMessageStreamEvent).validate_python(event)
+            for event in events
+            if event.get("type") in KNOWN_ANTHROPIC_EVENTS
+        ]
+    if stream.provider == "ollama":
+        from ollama import ChatResponse
+
+        return [ChatResponse.model_validate(event) for event in events]
+    from google.genai.types import GenerateContentResponse
+
+    chunks = []
+    for event in events:
+        try:
+            chunks.append(GenerateContentResponse.model_validate(event))
+        except ValidationError as error:
+            # A field newer than the installed google-genai: set it aside.
+            newer = [e["loc"] for e in error.errors() if e["type"] == "extra_forbidden"]
+            chunks.append(
+                GenerateContentResponse.model_validate(_without(event, newer))
+            )
+    return chunks
+
+
+def _without(body: Any, locations: list[tuple[int | str, ...]]) -> Any:
+    """A copy of ``body`` without the values at ``locations``."""
+    copy = json.loads(json.dumps(body))
+    for location in locations:
+        *parents, last = location
+        holder = copy
+        for key in parents:
+            holder = holder[key]
+        del holder[last]
+    return copy
