@@ -31,6 +31,7 @@ from canisters import (
     User,
     storage,
 )
+from canisters.audit import AuditLog
 from canisters.cli import run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -957,3 +958,220 @@ def test_listing_a_store_shows_damaged_conversations_beside_the_others(
     by_id = {entry["id"]: entry for entry in listed}
     assert by_id["chat"] == {"id": "chat", "records": 1}
     assert by_id[child]["records"] is None and "fork.json" in by_id[child]["error"]
+
+
+# inputs that once ended in 'internal error' (issue 20) -------------------------------
+
+_DEEP = "[" * 10_000 + "]" * 10_000
+_V1 = '{"format":"canisters.conversation","version":1,"canisters":%s}'
+_BIG = "9" * 30  # beyond 64 bits
+_SURROGATE_AND_BIG = (
+    '{"type":"tool_use","id":"t","name":"f","input":{"n":BIG,"s":"\\ud800"}}'
+)
+# (name, --from, file text, a pattern of the one-line error; None: it is read)
+HOSTILE_INPUTS: list[tuple[str, str, str | bytes, str | None]] = [
+    (
+        "ollama-duration-beyond-a-float",
+        "ollama",
+        '{"model":"m","message":{"role":"assistant","content":"hi"},"done":true,'
+        f'"total_duration":1{"0" * 400},"eval_count":-5,"prompt_eval_count":1e400}}',
+        None,
+    ),
+    (
+        "v1-canisters-not-a-list",
+        "canisters",
+        _V1 % "5",
+        r"\$\.canisters: expected a list",
+    ),
+    (
+        "v1-parts-not-a-list",
+        "canisters",
+        _V1 % '[{"kind":"parts","parts":5}]',
+        r"\$\.canisters\[0\]\.parts: expected a list of parts",
+    ),
+    (
+        "v1-canister-parts-an-object",
+        "canisters",
+        '{"format":"canisters.canister","version":1,"canister":{"kind":"parts","parts":{}}}',
+        r"\$\.canister\.parts: expected a list of parts",
+    ),
+    (
+        "v1-role-an-object",
+        "canisters",
+        _V1 % '[{"kind":"parts","role_hint_for_llm":{"a":1}}]',
+        r"\$\.canisters\[0\]\.role: unknown role",
+    ),
+    (
+        "document-null",
+        "canisters",
+        "null",
+        "expected a (JSON|document) object, got (null|NoneType)",
+    ),
+    (
+        "v1-jsonl-record-of-the-wrong-shape",
+        "canisters",
+        '{"format":"canisters.conversation","version":1}\n{"kind":"parts","parts":5}\n',
+        r"line 2: \$\.parts: expected a list of parts",
+    ),
+    (
+        "big-integer-and-lone-surrogate-body",
+        "anthropic",
+        '{"messages":[{"role":"assistant","content":['
+        + _SURROGATE_AND_BIG.replace("BIG", _BIG)
+        + "]}]}",
+        None,
+    ),
+    (
+        "big-integer-and-lone-surrogate-document",
+        "canisters",
+        canisters.to_json(
+            Conversation((User((Text("\ud800", extras={"n": int(_BIG)}),)),))
+        ),
+        None,
+    ),
+    (
+        "nineteen-digits-and-deep-document",
+        "canisters",
+        _V1.replace("1,", "2,") % f'[{{"n":1234567890123456789012,"v":{_DEEP}}}]',
+        "nested too deeply",
+    ),
+    (
+        "deep-body",
+        "anthropic",
+        '{"messages":[{"role":"user","content":"hi","x":' + _DEEP + "}]}",
+        "nested too deeply",
+    ),
+    (
+        "not-utf8",
+        "anthropic",
+        b'{"messages":[{"role":"user","content":"\xff"}]}',
+        "utf-8",
+    ),
+    (
+        "nan-and-infinity-body",
+        "anthropic",
+        '{"messages":[{"role":"user","content":"hi","x":[NaN,Infinity,-Infinity]}]}',
+        None,
+    ),
+    (
+        "unhashable-block-type",
+        "anthropic",
+        '{"messages":[{"role":"user","content":[{"type":[]}]}]}',
+        r"\$\.messages\[0\]\.content\[0\]\.type: unknown block type \[\]",
+    ),
+]
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = run(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _snapshot_of(text: str | bytes) -> str:
+    """A snapshot holding the document ``text`` as its conversation."""
+    inner = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+    return (
+        '{"format":"canisters.snapshot","version":1,"conversation_id":"c",'
+        f'"content":{{}},"side_files":{{}},"conversation":{inner.strip()}}}'
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "source", "text", "error"),
+    HOSTILE_INPUTS,
+    ids=[i[0] for i in HOSTILE_INPUTS],
+)
+def test_hostile_inputs_give_their_own_message_through_every_command(
+    name: str,
+    source: str,
+    text: str | bytes,
+    error: str | None,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = tmp_path / (name + (".jsonl" if "jsonl" in name else ".json"))
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    path.write_bytes(data)
+    given = [] if source == "canisters" else ["--from", source]
+    commands = [
+        ["show", *given, str(path)],
+        ["show", "--json", *given, str(path)],
+        ["validate", *given, str(path)],
+        ["convert", "--from", source, "--to", "canisters", str(path)],
+        [
+            "convert",
+            "--from",
+            source,
+            "--to",
+            "openai-chat",
+            "--kind",
+            "request",
+            str(path),
+        ],
+    ]
+    if source == "canisters" and "jsonl" not in name:
+        snapshot = tmp_path / "snapshot.json"
+        snapshot.write_bytes(
+            _snapshot_of(data.decode()).encode("utf-8", "surrogatepass")
+        )
+        commands.append(["store", "import", str(tmp_path / "store"), str(snapshot)])
+    for command in commands:
+        code, out, err = _run(capsys, *command)
+        assert "internal error" not in err, (command, err)
+        if error is None:
+            assert code == 0, (command, err)
+            assert out, command
+            continue
+        assert code == 2, (command, out, err)
+        assert len(err.splitlines()) == 1 and err.startswith("canisters: error: ")
+        assert re.search(error, err), (command, err)
+        assert len(err) < 400, "a message quotes a whole value"
+
+
+def _damaged_store(tmp_path: Path, damage: str) -> tuple[Path, str]:
+    root = tmp_path / "store"
+    with storage.open_store(root) as store:
+        first = User("first")
+        store.extend("chat", [first, User("second")])
+        AuditLog(store, "chat").record(None, "allowed")
+        child = store.fork("chat", first.id)
+    conversation = root / "conversations"
+    if damage == "fork-json-a-list":
+        (conversation / child / "fork.json").write_bytes(b"[1, 2]")
+        return root, child
+    if damage == "garbage-last-line":
+        with (conversation / "chat" / "messages.jsonl").open("ab") as handle:
+            handle.write(b"\x00garbage{{\n")
+    else:
+        with (conversation / "chat" / "sidecars" / "audit.log").open("ab") as handle:
+            handle.write(b"\xff\xfe not utf-8\n")
+    return root, "chat"
+
+
+@pytest.mark.parametrize(
+    ("damage", "error"),
+    [
+        ("fork-json-a-list", "fork.json is not an object"),
+        ("garbage-last-line", "line 3: the record is not a log record"),
+        ("side-file-not-utf8", "audit.log line 2 is not UTF-8 text"),
+    ],
+)
+def test_a_damaged_store_gives_its_own_message_through_every_command(
+    damage: str, error: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, conversation_id = _damaged_store(tmp_path, damage)
+    where = str(root)
+    failing = [["store", "export", where, conversation_id]]
+    if damage != "side-file-not-utf8":  # show reads no side file
+        failing += [
+            ["show", where, conversation_id],
+            ["show", "--json", where, conversation_id],
+        ]
+    for command in failing:
+        code, _out, err = _run(capsys, *command)
+        assert code == 2, (command, err)
+        assert "internal error" not in err and error in err, (command, err)
+    for command in (["show", where], ["store", "stats", where]):
+        code, _out, err = _run(capsys, *command)
+        assert code == 0 and "internal error" not in err, (command, err)

@@ -131,15 +131,19 @@ def written(value: Any) -> str:
     return serialization.to_json(value)
 
 
-def assert_located(error: CanistersError, *, root: bool = True) -> None:
+def assert_located(
+    error: CanistersError, *, root: bool = True, near: str | None = None
+) -> None:
     """A refusal is the library's own, says where, and is not a stray exception;
-    ``root``: whether it may be located at the document's root ``$``."""
+    ``root``: whether it may be located at the document's root ``$``; ``near``:
+    the path of the field that was changed, which it must locate (see _near)."""
     assert not STRAY.match(getattr(error, "reason", str(error))), error
     path = getattr(error, "path", None)
     if isinstance(error, (MalformedPayload, SerializationError)):
         assert isinstance(path, str) and path, error
         assert path.startswith(("$", "line ")), error
         assert root or path != "$", error
+        assert near is None or _near(path, near), (near, error)
     assert len(str(error)) < 2_000, "a message quotes a whole value"
 
 
@@ -245,3 +249,84 @@ def test_every_hostile_value_in_an_argument_round_trips(value: Any) -> None:
         assert_located(error)
         return
     assert_round_trips(conversation)
+
+
+# Every field of the recorded bodies, one by one ------------------------------------
+
+# The values the field-by-field test puts in place of each field: JSON's other
+# kinds of value where a field expects one (1e400 reads as an infinite float).
+FIELD_VALUES: list[Any] = [[], {}, json.loads("1e400"), "x" * 10, None]
+
+
+def _shape(path: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple("*" if isinstance(step, int) else step for step in path)
+
+
+def _field_cases() -> list[tuple[str, str, Any, tuple[Any, ...]]]:
+    """Each field of each provider's recorded bodies, once per shape of its path
+    (``$.messages[*].content[*].type``) and kind of body."""
+    seen: set[tuple[str, str, tuple[Any, ...]]] = set()
+    found = []
+    for name, kind, payload in CASES:
+        for path in places(payload)[1:]:
+            key = (name, kind, _shape(path))
+            if key not in seen:
+                seen.add(key)
+                found.append((name, kind, payload, path))
+    return found
+
+
+FIELD_CASES = _field_cases()
+
+
+def _path_text(path: tuple[Any, ...]) -> str:
+    return "$" + "".join(
+        f"[{step}]" if isinstance(step, int) else f".{step}" for step in path
+    )
+
+
+_LAST_STEP = re.compile(r"(\.[^.\[]+|\[\d+\])$")
+
+
+def _near(reported: str, field: str) -> bool:
+    """Whether ``reported`` names the changed ``field``, a place holding it, a
+    place inside it, or a field beside it (an item's ``type`` decided by its
+    ``role``)."""
+    return (
+        field.startswith(reported)
+        or reported.startswith(field)
+        or _LAST_STEP.sub("", reported) == _LAST_STEP.sub("", field)
+    )
+
+
+@pytest.mark.parametrize("provider", sorted({name for name, *_ in FIELD_CASES}))
+def test_every_field_of_every_body_changed_is_refused_at_its_path(
+    provider: str,
+) -> None:
+    """Each field of the recorded bodies set to a value of another kind parses,
+    or is refused with the library's error located at (or beside) that field,
+    never at the root ``$``; what parses round-trips."""
+    checked = 0
+    for name, kind, payload, path in FIELD_CASES:
+        if name != provider:
+            continue
+        normalizer = providers.get(name)
+        parse = (
+            normalizer.parse_request if kind == "request" else normalizer.parse_response
+        )
+        try:
+            parse(payload)
+        except CanistersError:
+            whole = False  # an error body: refused as a whole, wherever it is changed
+        else:
+            whole = True
+        field = _path_text(path)
+        for value in FIELD_VALUES:
+            checked += 1
+            try:
+                conversation = parse(mutated(payload, path, "replace", value))
+            except CanistersError as error:
+                assert_located(error, root=False, near=field if whole else None)
+                continue
+            assert_round_trips(conversation)
+    assert checked >= 400

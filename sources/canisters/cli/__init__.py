@@ -25,12 +25,11 @@ from collections.abc import Sequence
 from typing import Final, NoReturn
 
 import click
-import orjson
 
 from .. import __version__, providers, recording, storage
 from ..conversation import Conversation
 from ..exceptions import CanistersError
-from ..serialization import to_json
+from ..serialization import _loads, to_json
 from ..validation import problems
 from ._inputs import (
     INTEROP,
@@ -76,6 +75,11 @@ def run(argv: Sequence[str] | None = None) -> int:
     """
     if sys.stdout is None:  # started with stdout closed (``>&-``)
         sys.stdout = _ClosedOutput()
+    # A lone surrogate in a string (kept from a body's "\ud800") is written as
+    # that escape rather than failing to encode.
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     try:
         code = cli.main(
             args=list(argv) if argv is not None else None,
@@ -255,7 +259,7 @@ def convert(
         renderer = get_normalizer(target)
     conversation, kind = load(file, source, kind)
     if target == NEUTRAL:
-        write(output, dumps(orjson.loads(to_json(conversation)), compact))
+        write(output, dumps(_loads(to_json(conversation)), compact))
         return
     report = providers.Report()
     if target in INTEROP:
@@ -340,7 +344,7 @@ def _echo_document(conversation: Conversation) -> None:
     """Write the conversation's JSON document as ``dumps`` would, one canister at
     a time: memory holds one canister's JSON, not the whole document's (three
     times over, as text, parsed and indented)."""
-    whole = orjson.loads(to_json(Conversation()))
+    whole = _loads(to_json(Conversation()))
     canisters = whole.pop("canisters")
     assert canisters == []
     head = dumps({**whole, "canisters": [None]})
@@ -350,7 +354,7 @@ def _echo_document(conversation: Conversation) -> None:
         return
     click.echo(before, nl=False)
     for index, canister in enumerate(conversation):
-        record = orjson.loads(to_json(canister))["canister"]
+        record = _loads(to_json(canister))["canister"]
         text = textwrap.indent(dumps(record), "    ")
         click.echo(text + (",\n" if index + 1 < len(conversation) else ""), nl=False)
     click.echo(after, nl=False)

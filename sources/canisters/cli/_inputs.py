@@ -11,15 +11,16 @@ from pathlib import Path
 from typing import Any, BinaryIO, Final, TypeVar, cast
 
 import click
-import orjson
 
 from .. import providers, recording, storage
 from ..conversation import Conversation
-from ..exceptions import CanistersError
+from ..exceptions import CanistersError, SerializationError
 from ..protocols import Canister, Role
 from ..serialization import (
     CANISTER_FORMAT,
     CONVERSATION_FORMAT,
+    _encode_json,
+    _loads,
     from_json,
     from_jsonl,
 )
@@ -124,10 +125,16 @@ def read_bytes(source: str) -> bytes:
 
 
 def _parse_json(name: str, data: bytes) -> Any:
+    """Read JSON as the library reads documents (NaN, lone surrogate escapes and
+    integers beyond 64 bits accepted, nesting bounded), or fail in one line."""
     try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as error:
-        raise Failure(f"{name}: not valid JSON: {error}") from None
+        return _loads(data)
+    except SerializationError as error:
+        raise Failure(f"{name}: not valid JSON: {_reason(error)}") from None
+
+
+def _reason(error: SerializationError) -> str:
+    return error.reason.removeprefix("not JSON: ")
 
 
 def read_body(name: str, data: bytes) -> dict[str, Any]:
@@ -149,21 +156,21 @@ def read_body(name: str, data: bytes) -> dict[str, Any]:
 def read_neutral(name: str, data: bytes) -> Conversation:
     """Read a conversation, canister or snapshot document, or conversation JSONL."""
     try:
-        document = orjson.loads(data)
-    except orjson.JSONDecodeError as error:
+        document = _loads(data)
+    except SerializationError as error:
         first = data.lstrip().split(b"\n", 1)[0]
         try:
-            header = orjson.loads(first)
-        except orjson.JSONDecodeError:
+            header = _loads(first)
+        except SerializationError:
             header = None
         if isinstance(header, dict) and header.get("format") == CONVERSATION_FORMAT:
             return _neutral_error(name, lambda: from_jsonl(data))
-        raise Failure(f"{name}: not valid JSON: {error}") from None
+        raise Failure(f"{name}: not valid JSON: {_reason(error)}") from None
     if not isinstance(document, dict):
         raise Failure(f"{name}: expected a JSON object, got {_json_kind(document)}")
     kind = document.get("format")
     if kind == recording.SNAPSHOT_FORMAT:
-        inner = orjson.dumps(document.get("conversation"))
+        inner = _encode_json(document.get("conversation"))[0]
         value = _neutral_error(f"{name}: $.conversation", lambda: from_json(inner))
     elif kind in (CONVERSATION_FORMAT, CANISTER_FORMAT):
         value = _neutral_error(name, lambda: from_json(data))
@@ -283,30 +290,44 @@ def render_interop(
 
     try:
         if form == "pydantic-ai":
-            return orjson.loads(pydantic_ai.to_json(conversation, report=report))
+            return _loads(pydantic_ai.to_json(conversation, report=report))
         if form == "langchain":
-            return orjson.loads(langchain.to_json(conversation, report=report))
+            return _loads(langchain.to_json(conversation, report=report))
         return otel.to_otel(conversation, report=report)
     except CanistersError as error:
         raise Failure(f"{form}: {error}") from None
 
 
 def write(output: str, text: str) -> None:
-    """Write ``text`` to file ``output`` (stdout for ``-``), or fail in one line."""
+    """Write ``text`` to file ``output`` (stdout for ``-``), or fail in one line.
+
+    A lone surrogate (kept from a body's ``"\\ud800"``) is written as that
+    escape, which is what it was in JSON, as on stdout (see ``run``).
+    """
     if output == STDIN:
         click.echo(text)
         return
     try:
-        Path(output).write_text(text + "\n", encoding="utf-8")
+        Path(output).write_text(
+            text + "\n", encoding="utf-8", errors="backslashreplace"
+        )
     except OSError as error:
         raise Failure(f"{output}: cannot write: {error.strerror}") from None
 
 
 def dumps(value: Any, compact: bool = False) -> str:
-    """Serialize JSON for output: indented, or on one line when ``compact``."""
-    if compact:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return json.dumps(value, ensure_ascii=False, indent=2)
+    """Serialize JSON for output: indented, or on one line when ``compact``.
+
+    NaN and the infinities are written as the library's documents write them; a
+    lone surrogate stays in the text, and becomes its ``\\uXXXX`` escape as the
+    text is written (see :func:`write`).
+    """
+    try:
+        if compact:
+            return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return json.dumps(value, ensure_ascii=False, indent=2)
+    except RecursionError:
+        raise Failure("the output is nested too deeply to write") from None
 
 
 # Stores --------------------------------------------------------------------------

@@ -147,6 +147,10 @@ class _Reader:
     def has(self, source: Mapping[str, Any], name: str) -> bool:
         return name in source or _snake(name) in source
 
+    def spelled(self, source: Mapping[str, Any], name: str) -> str:
+        """``name`` as ``source`` spells it (for paths in messages)."""
+        return name if name in source or _snake(name) not in source else _snake(name)
+
     def rest(self, source: Mapping[str, Any], known: frozenset[str]) -> dict[str, Any]:
         names = known | {_snake(name) for name in known}
         return {key: value for key, value in source.items() if key not in names}
@@ -160,11 +164,20 @@ def _key(name: str, snake: Sequence[str] | frozenset[str]) -> str:
     return _snake(name) if name in snake else name
 
 
+def _single(value: Any) -> bool:
+    return isinstance(value, Mapping) or hasattr(value, "model_dump")
+
+
 def _parts(value: Any, path: str) -> list[Any]:
     # Gemini accepts a single part where it documents a list.
-    if isinstance(value, Mapping) or hasattr(value, "model_dump"):
+    if _single(value):
         return [value]
     return list(expect_list(value, path))
+
+
+def _item_path(path: str, value: Any, number: int) -> str:
+    """The path of item ``number`` of ``value`` read by :func:`_parts` at ``path``."""
+    return path if _single(value) else f"{path}[{number}]"
 
 
 def _media_class(
@@ -207,18 +220,19 @@ def _parse_media(
     part: Mapping[str, Any], reader: _Reader, path: str, extras: dict[str, Any]
 ) -> Any:
     inline = reader.get(part, "inlineData")
-    if inline is not None:
-        blob = expect_mapping(inline, f"{path}.inlineData")
+    if inline is not None or not reader.has(part, "fileData"):
+        where = f"{path}.{reader.spelled(part, 'inlineData')}"
+        blob = expect_mapping(inline, where)
         blob_reader = _Reader()
         mime = blob_reader.get(blob, "mimeType")
-        raw = expect_str(blob_reader.get(blob, "data"), f"{path}.inlineData.data")
-        data, exact = b64decode_exact(raw, f"{path}.inlineData.data")
+        raw = expect_str(blob_reader.get(blob, "data"), f"{where}.data")
+        data, exact = b64decode_exact(raw, f"{where}.data")
         if not exact:
             extras["data"] = raw
         if mime is None:
             extras["mime"] = False
         else:
-            mime = expect_str(mime, f"{path}.inlineData.mimeType")
+            mime = expect_str(mime, f"{where}.{blob_reader.spelled(blob, 'mimeType')}")
         if blob_reader.snake:
             extras["blob_snake"] = sorted(blob_reader.snake)
         blob_rest = blob_reader.rest(blob, frozenset({"mimeType", "data"}))
@@ -227,14 +241,18 @@ def _parse_media(
         if reader.snake:
             extras["snake"] = sorted(reader.snake)
         return _media_class(mime)(data=data, mime_type=mime, extras=_wrap(extras))
-    file = expect_mapping(reader.get(part, "fileData"), f"{path}.fileData")
+    where = f"{path}.{reader.spelled(part, 'fileData')}"
+    file = expect_mapping(reader.get(part, "fileData"), where)
     blob_reader = _Reader()
     mime = blob_reader.get(file, "mimeType")
-    uri = expect_url(blob_reader.get(file, "fileUri"), f"{path}.fileData.fileUri")
+    uri = expect_url(
+        blob_reader.get(file, "fileUri"),
+        f"{where}.{blob_reader.spelled(file, 'fileUri')}",
+    )
     if mime is None:
         extras["mime"] = False
     else:
-        mime = expect_str(mime, f"{path}.fileData.mimeType")
+        mime = expect_str(mime, f"{where}.{blob_reader.spelled(file, 'mimeType')}")
     if blob_reader.snake:
         extras["blob_snake"] = sorted(blob_reader.snake)
     blob_rest = blob_reader.rest(file, frozenset({"mimeType", "fileUri"}))
@@ -320,7 +338,7 @@ def _parse_turn(
             bound.clear()
 
     for number, raw in enumerate(parts):
-        part_path = f"{path}.parts[{number}]"
+        part_path = _item_path(f"{path}.parts", raw_parts, number)
         part = expect_mapping(raw, part_path)
         part_reader = _Reader()
         extras: dict[str, Any] = {}
@@ -428,7 +446,9 @@ def _parse_turn(
                 for media_number, media_raw in enumerate(
                     _parts(media_parts, f"{part_path}.functionResponse.parts")
                 ):
-                    media_path = f"{part_path}.functionResponse.parts[{media_number}]"
+                    media_path = _item_path(
+                        f"{part_path}.functionResponse.parts", media_parts, media_number
+                    )
                     media_part = expect_mapping(media_raw, media_path)
                     media_reader = _Reader()
                     media_extras: dict[str, Any] = {}
@@ -488,7 +508,7 @@ def _with_extras(canister: Canister, extras: Mapping[str, Any]) -> Canister:
 
 
 def _parse_contents(raw: Any, path: str) -> list[Canister]:
-    single = isinstance(raw, Mapping) or hasattr(raw, "model_dump")
+    single = _single(raw)
     turns = _parts(raw, path)
     pairing = _Pairing()
     canisters: list[Canister] = []
@@ -525,8 +545,9 @@ def _parse_system(raw: Any, key: str) -> Supervisor:
         extras["parts_object"] = True
     parts: list[Any] = []
     for number, value in enumerate(_parts(raw_parts, f"{path}.parts")):
-        part = expect_mapping(value, f"{path}.parts[{number}]")
-        parts.append(Text(expect_str(part.get("text"), f"{path}.parts[{number}].text")))
+        part_path = _item_path(f"{path}.parts", raw_parts, number)
+        part = expect_mapping(value, part_path)
+        parts.append(Text(expect_str(part.get("text"), f"{part_path}.text")))
     rest = reader.rest(system, frozenset({"role", "parts"}))
     if rest:
         extras["system"] = rest

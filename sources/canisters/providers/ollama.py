@@ -133,8 +133,8 @@ class _Parser:
     def __init__(self) -> None:
         self.open: list[tuple[str, str]] = []
 
-    def message(self, index: int, raw: Any) -> list[Canister]:
-        path = f"$.messages[{index}]"
+    def message(self, index: int, raw: Any, path: str = "") -> list[Canister]:
+        path = path or f"$.messages[{index}]"
         message = expect_mapping(raw, path)
         role = expect_str(message.get("role"), f"{path}.role")
         extras: dict[str, Any] = {}
@@ -463,7 +463,7 @@ class OllamaNormalizer:
         """Read a response body or ``ollama.ChatResponse``."""
         mapping = as_mapping(body)
         message = expect_mapping(mapping.get("message"), "$.message")
-        canisters = _Parser().message(0, message)
+        canisters = _Parser().message(0, message, "$.message")
         if canisters and canisters[0].role not in (Role.Assistant, Role.Invocation):
             raise MalformedPayload(
                 "a response message comes from the assistant", "$.message.role"

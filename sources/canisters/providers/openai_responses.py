@@ -358,6 +358,10 @@ class _Parser:
             self.canisters.append(
                 Assistant((), extras=_wrap({"raw": dict(item), BOUND: [kind]}))
             )
+        elif kind == "message":  # without its role
+            raise MalformedPayload("a message item needs a role", f"{path}.role")
+        elif kind is None:
+            raise MalformedPayload("an item needs a type (or a role)", f"{path}.type")
         else:
             raise MalformedPayload(
                 f"unknown item type {_excerpt(kind)}", f"{path}.type"
