@@ -131,6 +131,7 @@ def test_public_surface() -> None:
         "Normalizer",
         "Options",
         "Report",
+        "StreamingNormalizer",
         "get",
         "names",
         "register",

@@ -8,7 +8,12 @@ A normalizer per provider, registered by name::
     conversation = normalizer.parse_request(body)
     body = normalizer.render_request(conversation, unsupported="drop")
 
-Built-in normalizers (``openai-chat``, ``anthropic``) are imported on first use,
+Every built-in normalizer also reads streamed responses
+(:class:`StreamingNormalizer`, :mod:`canisters.providers.streams`)::
+
+    conversation = normalizer.parse_stream(events)
+
+Built-in normalizers (``openai-chat``, ``anthropic``...) are imported on first use,
 so ``import canisters`` never imports a provider module or SDK. Plugins register
 through the ``canisters.providers`` entry-point group (the entry point names a
 normalizer object, or a class to instantiate) or by calling :func:`register`.
@@ -18,9 +23,9 @@ from __future__ import annotations
 
 import importlib
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from importlib import metadata
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..conversation import Conversation
 from ..exceptions import MalformedPayload, ProviderError, UnknownProvider
@@ -34,6 +39,7 @@ __all__ = [
     "Normalizer",
     "Options",
     "Report",
+    "StreamingNormalizer",
     "get",
     "names",
     "register",
@@ -87,6 +93,31 @@ class Normalizer(Protocol):
         self, conversation: Conversation, **options: Any
     ) -> dict[str, Any]:
         """Render a response body from a reply."""
+
+
+@runtime_checkable
+class StreamingNormalizer(Normalizer, Protocol):
+    """A :class:`Normalizer` that also reads streamed responses.
+
+    Every built-in normalizer is one. A plugin may be a plain
+    :class:`Normalizer`; check with ``isinstance(normalizer,
+    StreamingNormalizer)`` before streaming. See :mod:`canisters.providers.streams`.
+    """
+
+    __slots__ = ()
+
+    def accumulator(self) -> Any:
+        """A fresh :class:`~canisters.providers.streams.Accumulator` for one stream."""
+
+    def parse_stream(
+        self,
+        events: Iterable[Any],
+        *,
+        truncated: Literal["raise", "keep"] = "raise",
+        report: Report | None = None,
+    ) -> Conversation:
+        """Read a streamed response's events into the reply ``parse_response``
+        gives for the same response sent whole."""
 
 
 def _discover() -> dict[str, metadata.EntryPoint]:

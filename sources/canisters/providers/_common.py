@@ -42,6 +42,7 @@ __all__ = [
     "Options",
     "BOUND",
     "Report",
+    "STRAY",
     "Unsupported",
     "as_mapping",
     "b64decode_exact",
@@ -116,10 +117,12 @@ class FidelityWarning(UserWarning):
 class Event:
     """One thing a conversion did not carry over exactly."""
 
-    kind: Literal["dropped", "downgraded", "moved", "synthesized", "placeholder"]
+    kind: Literal["dropped", "downgraded", "moved", "synthesized", "placeholder", "cut"]
     """What happened: dropped, downgraded (e.g. reasoning sent as text), moved
     (e.g. a tool-result image carried in a follow-up user message), synthesized
-    (e.g. a made-up id), or replaced by a placeholder."""
+    (e.g. a made-up id), replaced by a placeholder, or cut (a stream that ended
+    early, read with ``truncated="keep"``: the missing end, and each piece left
+    out because it did not finish)."""
     provider: str
     """The provider the conversion was for."""
     where: str
@@ -223,6 +226,19 @@ def options_from(options: Mapping[str, Any]) -> Options:
 # Errors and input shapes -------------------------------------------------------------
 
 
+STRAY = (
+    KeyError,
+    TypeError,
+    ValueError,
+    AttributeError,
+    IndexError,
+    OverflowError,
+    RecursionError,
+)
+"""The exceptions :func:`guarded` turns into :class:`MalformedPayload`: what code
+reading malformed JSON raises when a shape check is missing."""
+
+
 def guarded(function: _F) -> _F:
     """Turn any stray exception of a parser into :class:`MalformedPayload`.
 
@@ -238,15 +254,7 @@ def guarded(function: _F) -> _F:
             raise
         except (ModelError, CanistersError) as error:
             raise MalformedPayload(str(error)) from error
-        except (
-            KeyError,
-            TypeError,
-            ValueError,
-            AttributeError,
-            IndexError,
-            OverflowError,
-            RecursionError,
-        ) as error:
+        except STRAY as error:
             raise MalformedPayload(f"{type(error).__name__}: {error}") from error
 
     return wrapper  # type: ignore[return-value]

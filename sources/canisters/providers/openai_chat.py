@@ -33,6 +33,7 @@ from ..conversation import Conversation
 from ..exceptions import MalformedPayload, _excerpt
 from ..protocols import Canister, Content, Role
 from . import _common as common
+from . import streams
 from ._common import (
     ASSISTANT,
     DOCUMENT,
@@ -46,7 +47,7 @@ from ._common import (
     mine,
 )
 
-__all__ = ["NAME", "NORMALIZER", "OpenAIChat"]
+__all__ = ["NAME", "NORMALIZER", "OpenAIChat", "OpenAIChatAccumulator"]
 
 NAME = "openai-chat"
 """The provider name."""
@@ -1017,8 +1018,231 @@ def _response_head(head: Canister) -> dict[str, Any]:
     return body
 
 
-class OpenAIChat:
-    """The ``openai-chat`` normalizer (OpenAI Chat Completions)."""
+# Streams -----------------------------------------------------------------------------
+
+# Delta fields that name something rather than grow: a later value only fills a gap.
+_NAMING = frozenset({"role", "id", "type", "name", "index"})
+_CHUNK_OWN = frozenset({"choices", "object", "usage", "obfuscation"})
+_CHOICE_OWN = frozenset({"index", "delta", "logprobs", "finish_reason"})
+
+
+def _merge(target: dict[str, Any], delta: Mapping[str, Any], path: str) -> None:
+    """Merge one delta into ``target``: text grows, names fill gaps, objects merge."""
+    for key, value in delta.items():
+        if key == "tool_calls":
+            continue
+        old = target.get(key)
+        if value is None:
+            target.setdefault(key, None)
+        elif old is None:
+            target[key] = streams.fresh(value)
+        elif key in _NAMING:
+            if not old:
+                target[key] = value
+        elif isinstance(old, str) and isinstance(value, str):
+            target[key] = old + value
+        elif isinstance(old, dict) and isinstance(value, Mapping):
+            _merge(old, value, f"{path}.{key}")
+        elif isinstance(old, list) and isinstance(value, list):
+            old.extend(streams.fresh(value))
+        else:
+            target[key] = value
+
+
+class _Choice:
+    """One choice of a streamed completion, as far as it arrived."""
+
+    __slots__ = ("calls", "finish", "logprobs", "message", "other")
+
+    def __init__(self) -> None:
+        self.message: dict[str, Any] = {}
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.finish: Any = None
+        self.logprobs: dict[str, Any] | bool | None = False  # False: never sent
+        self.other: dict[str, Any] = {}
+
+
+class OpenAIChatAccumulator(streams.Accumulator):
+    """Accumulates a Chat Completions stream of ``chat.completion.chunk`` objects.
+
+    Choices are told apart by ``index``, parallel tool calls by their own
+    ``index``; text and arguments grow by concatenation. The stream ends when
+    every choice has a ``finish_reason``, or, when the chunks announce usage
+    (``"usage": null``, as ``stream_options={"include_usage": true}`` makes
+    them), with the chunk carrying it; a usage-only chunk after that end is
+    still taken.
+    """
+
+    provider = NAME
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._top: dict[str, Any] = {}
+        self._choices: dict[int, _Choice] = {}
+        self._usage: Any = None
+        self._announced = False
+
+    def _expected(self) -> str:
+        if self._choices and all(c.finish for c in self._choices.values()):
+            return "the chunk with the usage"
+        return "a finish_reason for every choice"
+
+    def _parse(self, body: Mapping[str, Any]) -> Conversation:
+        return parse_response(body)
+
+    def _ended(self) -> bool:
+        if self._announced and self._usage is None:
+            return False
+        if not self._choices:
+            return self._usage is not None
+        return all(choice.finish for choice in self._choices.values())
+
+    def _after_end(self, event: Mapping[str, Any], path: str) -> bool:
+        if event.get("choices") or event.get("usage") is None:
+            return False
+        self._usage = dict(expect_mapping(event["usage"], f"{path}.usage"))
+        return True
+
+    def _absorb(self, event: Mapping[str, Any], path: str) -> bool:
+        if "error" in event and "choices" not in event:
+            raise streams.stream_error(event["error"], f"{path}.error")
+        for key, value in event.items():
+            if key not in _CHUNK_OWN and self._top.get(key) is None:
+                self._top[key] = value
+        if "object" in event:
+            self._top.setdefault("object", "chat.completion")
+        if "usage" in event:
+            if event["usage"] is None:
+                self._announced = True
+            else:
+                self._usage = dict(expect_mapping(event["usage"], f"{path}.usage"))
+        for number, raw in enumerate(
+            expect_list(event.get("choices", []), f"{path}.choices")
+        ):
+            self._choice(
+                expect_mapping(raw, f"{path}.choices[{number}]"),
+                f"{path}.choices[{number}]",
+            )
+        return self._ended()
+
+    def _choice(self, raw: Mapping[str, Any], path: str) -> None:
+        index = raw.get("index", 0)
+        if type(index) is not int or index < 0:
+            raise MalformedPayload(
+                f"invalid choice index {_excerpt(index)}", f"{path}.index"
+            )
+        choice = self._choices.get(index)
+        if choice is None:
+            choice = self._choices[index] = _Choice()
+        delta = expect_mapping(raw.get("delta") or {}, f"{path}.delta")
+        if choice.finish and any(
+            delta.get(key)
+            for key in ("content", "refusal", "tool_calls", "function_call")
+        ):
+            raise MalformedPayload(
+                f"a delta for choice {index} after its finish_reason", f"{path}.delta"
+            )
+        _merge(choice.message, delta, f"{path}.delta")
+        calls = delta.get("tool_calls")
+        if calls is not None:
+            where = f"{path}.delta.tool_calls"
+            for number, item in enumerate(expect_list(calls, where)):
+                self._call(
+                    choice,
+                    expect_mapping(item, f"{where}[{number}]"),
+                    f"{where}[{number}]",
+                )
+        if "logprobs" in raw:
+            logprobs = raw["logprobs"]
+            if logprobs is None:
+                if choice.logprobs is False:
+                    choice.logprobs = None
+            else:
+                merged = choice.logprobs if isinstance(choice.logprobs, dict) else {}
+                _merge(
+                    merged,
+                    expect_mapping(logprobs, f"{path}.logprobs"),
+                    f"{path}.logprobs",
+                )
+                choice.logprobs = merged
+        for key, value in raw.items():
+            if key not in _CHOICE_OWN and (
+                value is not None or key not in choice.other
+            ):
+                choice.other[key] = value
+        finish = raw.get("finish_reason")
+        if finish is not None:
+            choice.finish = expect_str(finish, f"{path}.finish_reason")
+
+    def _call(self, choice: _Choice, item: Mapping[str, Any], path: str) -> None:
+        index = item.get("index")
+        if type(index) is not int:
+            raise MalformedPayload(
+                f"invalid tool call index {_excerpt(index)}", f"{path}.index"
+            )
+        call = choice.calls.get(index)
+        if call is None:
+            function = item.get("function")
+            named = isinstance(function, Mapping) and function.get("name")
+            if not item.get("id") and not named:
+                raise MalformedPayload(
+                    f"a delta for tool call {index}, never started", f"{path}.index"
+                )
+            call = choice.calls[index] = {}
+        _merge(
+            call, {key: value for key, value in item.items() if key != "index"}, path
+        )
+
+    def _body(
+        self, mode: str, note: streams.Note
+    ) -> tuple[Mapping[str, Any], dict[str, str]]:
+        choices: list[dict[str, Any]] = []
+        partial: dict[str, str] = {}
+        for index in sorted(self._choices):
+            choice = self._choices[index]
+            message = {"role": "assistant", "content": None, **choice.message}
+            if message.get("role") is None:
+                message["role"] = "assistant"
+            calls: list[dict[str, Any]] = []
+            for number in sorted(choice.calls):
+                call = choice.calls[number]
+                function = call.get("function")
+                if isinstance(function, dict):
+                    arguments = function.get("arguments")
+                    if (
+                        mode != "final"
+                        and isinstance(arguments, str)
+                        and arguments.strip()
+                        and not streams.parses(arguments)
+                    ):
+                        if mode == "cut":
+                            note(
+                                f"choice {index}, tool call {number}",
+                                "the arguments did not finish: call left out",
+                            )
+                            continue
+                        partial[str(call.get("id"))] = arguments
+                        call = {**call, "function": {**function, "arguments": "{}"}}
+                calls.append(call)
+            if calls:
+                message["tool_calls"] = calls
+            elif "tool_calls" in message:
+                del message["tool_calls"]
+            item: dict[str, Any] = {"index": index, "message": message}
+            if choice.logprobs is not False:
+                item["logprobs"] = choice.logprobs
+            item["finish_reason"] = choice.finish
+            item.update(choice.other)
+            choices.append(item)
+        body: dict[str, Any] = {**self._top, "choices": choices}
+        if self._usage is not None or self._announced:
+            body["usage"] = self._usage
+        return body, partial
+
+
+class OpenAIChat(streams.Streaming):
+    """The ``openai-chat`` normalizer (OpenAI Chat Completions); streams are read
+    by :class:`OpenAIChatAccumulator` (chunks as dicts or ``ChatCompletionChunk``)."""
 
     __slots__ = ()
 
@@ -1044,6 +1268,10 @@ class OpenAIChat:
     ) -> dict[str, Any]:
         """Render a response body from a reply."""
         return render_response(conversation, **options)
+
+    def accumulator(self) -> OpenAIChatAccumulator:
+        """A fresh accumulator for one Chat Completions stream."""
+        return OpenAIChatAccumulator()
 
     def __repr__(self) -> str:
         return f"<normalizer {NAME}>"

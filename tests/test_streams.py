@@ -1,0 +1,793 @@
+"""Streamed responses: hand-made event lists for every built-in normalizer.
+
+Each stream is checked against the non-streamed response body it stands for,
+written by hand beside it: ``parse_stream`` must give what ``parse_response``
+gives for that body, and ``render_response`` of it must be a body the
+provider's SDK type accepts. The shapes follow the SDKs' event types and the
+providers' documentation of their streams.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from canisters import Conversation, Invocation, Text, providers
+from canisters.providers import MalformedPayload, ProviderError, Report, streams
+
+from .providers_support import anonymous
+
+
+def check_equivalent(
+    name: str, events: list[Any], body: dict[str, Any]
+) -> Conversation:
+    """The stream parses to what its non-streamed body parses to."""
+    normalizer = providers.get(name)
+    streamed = normalizer.parse_stream(events)  # type: ignore[attr-defined]
+    whole = normalizer.parse_response(body)
+    assert anonymous(streamed) == anonymous(whole)
+    return streamed  # type: ignore[no-any-return]
+
+
+def split(text: str, cuts: Iterable[int]) -> list[str]:
+    """``text`` cut at the given offsets (each taken modulo its length)."""
+    points = sorted({cut % (len(text) + 1) for cut in cuts} | {0, len(text)})
+    return [text[a:b] for a, b in itertools.pairwise(points)] or [""]
+
+
+def bad(name: str, events: list[Any], path: str, words: str) -> None:
+    with pytest.raises(MalformedPayload) as caught:
+        providers.get(name).parse_stream(events)  # type: ignore[attr-defined]
+    assert caught.value.path == path, str(caught.value)
+    assert words in str(caught.value)
+
+
+def check_accumulator_semantics(name: str, events: list[Any]) -> None:
+    """feed() gives nothing until the end, then the reply finish() gives, with
+    the ids every snapshot already used."""
+    accumulator = providers.get(name).accumulator()  # type: ignore[attr-defined]
+    first_ids: list[str] = []
+    for number, event in enumerate(events[:-1]):
+        assert accumulator.feed(event) == (), number
+        snapshot = accumulator.snapshot()
+        if snapshot and not first_ids:
+            first_ids = [snapshot[0].id]
+    assert not accumulator.complete
+    completed = accumulator.feed(events[-1])
+    assert accumulator.complete
+    final = accumulator.finish()
+    assert completed == tuple(final) and completed
+    assert accumulator.snapshot() == final
+    assert final[0].id == first_ids[0]
+    assert accumulator.events == len(events)
+    with pytest.raises(MalformedPayload) as caught:
+        accumulator.feed(events[0])
+    assert caught.value.path == f"$[{len(events)}]"
+
+
+# Anthropic ---------------------------------------------------------------------------
+
+A_START = {
+    "type": "message_start",
+    "message": {
+        "id": "msg_01",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": 472,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 100,
+            "output_tokens": 2,
+        },
+    },
+}
+SIGNATURE = "EqQBCkgIARABGAIiQL2" + "x" * 80 + "/+=="
+
+
+def a_block(index: int, block: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "content_block_start", "index": index, "content_block": block}
+
+
+def a_delta(index: int, **delta: Any) -> dict[str, Any]:
+    return {"type": "content_block_delta", "index": index, "delta": delta}
+
+
+def a_stop(index: int) -> dict[str, Any]:
+    return {"type": "content_block_stop", "index": index}
+
+
+def a_end(stop: str, output: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": None},
+            "usage": {"output_tokens": output},
+        },
+        {"type": "message_stop"},
+    ]
+
+
+def anthropic_tools_stream(
+    thinking: list[str], text: list[str], paris: list[str], rome: list[str]
+) -> list[dict[str, Any]]:
+    return [
+        A_START,
+        a_block(0, {"type": "thinking", "thinking": "", "signature": ""}),
+        *(a_delta(0, type="thinking_delta", thinking=piece) for piece in thinking),
+        a_delta(0, type="signature_delta", signature=SIGNATURE),
+        a_stop(0),
+        {"type": "ping"},
+        a_block(1, {"type": "text", "text": ""}),
+        *(a_delta(1, type="text_delta", text=piece) for piece in text),
+        a_stop(1),
+        a_block(
+            2, {"type": "tool_use", "id": "toolu_01", "name": "weather", "input": {}}
+        ),
+        *(a_delta(2, type="input_json_delta", partial_json=piece) for piece in paris),
+        a_stop(2),
+        a_block(
+            3, {"type": "tool_use", "id": "toolu_02", "name": "weather", "input": {}}
+        ),
+        *(a_delta(3, type="input_json_delta", partial_json=piece) for piece in rome),
+        a_stop(3),
+        *a_end("tool_use", 89),
+    ]
+
+
+THOUGHT = "The user wants both cities. I will call the tool twice."
+SAID = "Let me check the weather in Paris and in Rome."
+PARIS = '{"city": "Paris", "unit": "celsius"}'
+ROME = '{"city": "Rome", "unit": "celsius"}'
+
+A_TOOLS = anthropic_tools_stream(
+    ["The user wants both cities.", " I will call the tool twice."],
+    ["Let me check", " the weather in Paris", " and in Rome."],
+    ["", '{"city": ', '"Par', 'is", "unit": "cel', 'sius"}'],
+    ['{"city": "Rome", ', '"unit": "celsius"}'],
+)
+A_TOOLS_BODY = {
+    "id": "msg_01",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-sonnet-4-5",
+    "content": [
+        {"type": "thinking", "thinking": THOUGHT, "signature": SIGNATURE},
+        {"type": "text", "text": SAID},
+        {
+            "type": "tool_use",
+            "id": "toolu_01",
+            "name": "weather",
+            "input": {"city": "Paris", "unit": "celsius"},
+        },
+        {
+            "type": "tool_use",
+            "id": "toolu_02",
+            "name": "weather",
+            "input": {"city": "Rome", "unit": "celsius"},
+        },
+    ],
+    "stop_reason": "tool_use",
+    "stop_sequence": None,
+    "usage": {
+        "input_tokens": 472,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 100,
+        "output_tokens": 89,
+    },
+}
+
+
+def test_anthropic_stream_equals_the_whole_response() -> None:
+    anthropic = pytest.importorskip("anthropic")
+    conversation = check_equivalent("anthropic", A_TOOLS, A_TOOLS_BODY)
+    head = conversation[0]
+    reasoning = head.content[0]  # type: ignore[attr-defined]
+    assert reasoning.signature == SIGNATURE and reasoning.text == THOUGHT
+    assert head.metadata is not None and head.metadata.finish_reason == "tool_calls"
+    assert head.metadata.usage is not None and head.metadata.usage.output_tokens == 89
+    assert head.metadata.usage.input_tokens == 572
+    assert [c.arguments for c in conversation[1:]] == [  # type: ignore[attr-defined]
+        {"city": "Paris", "unit": "celsius"},
+        {"city": "Rome", "unit": "celsius"},
+    ]
+    rendered = providers.get("anthropic").render_response(conversation)
+    assert rendered == A_TOOLS_BODY
+    anthropic.types.Message.model_validate(rendered)
+
+
+def test_anthropic_text_and_citations() -> None:
+    citation = {
+        "type": "char_location",
+        "cited_text": "The grass is green.",
+        "document_index": 0,
+        "document_title": "Facts",
+        "start_char_index": 0,
+        "end_char_index": 19,
+    }
+    events = [
+        A_START,
+        a_block(0, {"type": "text", "text": ""}),
+        a_delta(0, type="text_delta", text="The grass "),
+        a_delta(0, type="citations_delta", citation=citation),
+        a_delta(0, type="text_delta", text="is green."),
+        a_stop(0),
+        *a_end("end_turn", 12),
+    ]
+    body = {
+        **A_TOOLS_BODY,
+        "content": [
+            {"type": "text", "text": "The grass is green.", "citations": [citation]}
+        ],
+        "stop_reason": "end_turn",
+        "usage": {**A_TOOLS_BODY["usage"], "output_tokens": 12},
+    }
+    conversation = check_equivalent("anthropic", events, body)
+    assert providers.get("anthropic").render_response(conversation) == body
+
+
+def test_anthropic_redacted_thinking_and_final_usage_counts() -> None:
+    events = [
+        A_START,
+        a_block(0, {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix"}),
+        a_stop(0),
+        a_block(1, {"type": "text", "text": ""}),
+        a_delta(1, type="text_delta", text="Done."),
+        a_stop(1),
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            "usage": {
+                "output_tokens": 7,
+                "input_tokens": 500,
+                "cache_read_input_tokens": None,
+            },
+        },
+        {"type": "message_stop"},
+    ]
+    body = {
+        **A_TOOLS_BODY,
+        "content": [
+            {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix"},
+            {"type": "text", "text": "Done."},
+        ],
+        "stop_reason": "end_turn",
+        "usage": {**A_TOOLS_BODY["usage"], "input_tokens": 500, "output_tokens": 7},
+    }
+    check_equivalent("anthropic", events, body)
+
+
+def test_anthropic_sdk_event_objects() -> None:
+    pytest.importorskip("anthropic")
+    import pydantic
+    from anthropic.types import RawMessageStreamEvent
+
+    adapter: Any = pydantic.TypeAdapter(RawMessageStreamEvent)
+    # The SDK's stream drops pings before they become objects.
+    objects = [adapter.validate_python(e) for e in A_TOOLS if e["type"] != "ping"]
+    check_equivalent("anthropic", objects, A_TOOLS_BODY)
+
+
+def test_anthropic_accumulator() -> None:
+    check_accumulator_semantics("anthropic", A_TOOLS)
+    accumulator = providers.get("anthropic").accumulator()  # type: ignore[attr-defined]
+    assert accumulator.snapshot() == Conversation()
+    # Up to the middle of the Paris arguments: '{"city": "Par'.
+    cut = next(
+        n
+        for n, e in enumerate(A_TOOLS)
+        if e.get("delta", {}).get("partial_json") == '"Par'
+    )
+    for event in A_TOOLS[: cut + 1]:
+        accumulator.feed(event)
+    snapshot = accumulator.snapshot()
+    assert snapshot[0].content == (  # type: ignore[attr-defined]
+        snapshot[0].content[0],  # type: ignore[attr-defined]
+        Text(SAID),
+    )
+    call = snapshot[1]
+    assert isinstance(call, Invocation) and call.arguments == {}
+    assert call.extras["anthropic"]["partial_arguments"] == '{"city": "Par'
+    assert snapshot[0].metadata.finish_reason is None  # type: ignore[union-attr]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(st.integers(0, 200), max_size=6),
+    st.lists(st.integers(0, 200), max_size=6),
+    st.lists(st.integers(0, 200), max_size=6),
+)
+def test_anthropic_any_split_gives_the_same_reply(
+    thinking: list[int], text: list[int], arguments: list[int]
+) -> None:
+    events = anthropic_tools_stream(
+        split(THOUGHT, thinking), split(SAID, text), split(PARIS, arguments), [ROME]
+    )
+    check_equivalent("anthropic", events, A_TOOLS_BODY)
+
+
+def test_anthropic_bad_streams() -> None:
+    name = "anthropic"
+    bad(name, [A_START, "oops"], "$[1]", "expected an object")
+    bad(
+        name,
+        [a_block(0, {"type": "text", "text": ""})],
+        "$[0].type",
+        "before message_start",
+    )
+    bad(name, [A_START, A_START], "$[1].type", "a second message_start")
+    bad(
+        name,
+        [A_START, a_delta(0, type="text_delta", text="x")],
+        "$[1].index",
+        "never started",
+    )
+    bad(
+        name,
+        [A_START, a_block(1, {"type": "text", "text": ""})],
+        "$[1].index",
+        "out of order",
+    )
+    text_block = [A_START, a_block(0, {"type": "text", "text": ""})]
+    bad(
+        name,
+        [*text_block, a_stop(0), a_delta(0, type="text_delta", text="x")],
+        "$[3].index",
+        "after its content_block_stop",
+    )
+    bad(
+        name,
+        [*text_block, a_delta(0, type="input_json_delta", partial_json="{")],
+        "$[2].delta.type",
+        "input_json_delta for a 'text' block",
+    )
+    bad(
+        name,
+        [*text_block, a_delta(0, type="thinking_delta", thinking="x")],
+        "$[2].delta.type",
+        "thinking_delta for a 'text' block",
+    )
+    bad(
+        name,
+        [*text_block, a_delta(0, type="sparkle_delta")],
+        "$[2].delta.type",
+        "unknown delta type",
+    )
+    bad(
+        name,
+        [*text_block, a_delta(0, type="text_delta", text=3)],
+        "$[2].delta.text",
+        "expected a string",
+    )
+    bad(name, [*text_block, {"type": "message_stop"}], "$[2]", "block 0 is still open")
+    tool = [
+        A_START,
+        a_block(0, {"type": "tool_use", "id": "t", "name": "f", "input": {}}),
+    ]
+    bad(
+        name,
+        [*tool, a_delta(0, type="input_json_delta", partial_json='{"a": '), a_stop(0)],
+        "$[3]",
+        "not valid JSON",
+    )
+    bad(
+        name,
+        [*tool, a_delta(0, type="input_json_delta", partial_json="[1]"), a_stop(0)],
+        "$[3]",
+        "not a JSON object",
+    )
+    overloaded = {
+        "type": "error",
+        "error": {"type": "overloaded_error", "message": "Overloaded"},
+    }
+    bad(name, [A_START, overloaded], "$[1].error", "overloaded_error: Overloaded")
+    bad(name, A_TOOLS[:-1], f"$[{len(A_TOOLS) - 1}]", "before message_stop")
+    bad(name, [*A_TOOLS, {"type": "ping"}], f"$[{len(A_TOOLS)}]", "after the end")
+    with pytest.raises(MalformedPayload):
+        providers.get(name).parse_stream("data: {}")  # type: ignore[attr-defined]
+    # A newer event type is skipped, as Anthropic asks of clients.
+    newer = [A_TOOLS[0], {"type": "sparkle", "index": 9}, *A_TOOLS[1:]]
+    check_equivalent(name, newer, A_TOOLS_BODY)
+
+
+def test_accumulator_refuses_events_after_a_failure() -> None:
+    accumulator = providers.get("anthropic").accumulator()  # type: ignore[attr-defined]
+    with pytest.raises(MalformedPayload):
+        accumulator.feed(a_stop(0))
+    with pytest.raises(ProviderError, match="failed at an earlier event"):
+        accumulator.feed(A_START)
+    with pytest.raises(ProviderError, match="truncated must be"):
+        providers.get("anthropic").accumulator().finish(truncated="maybe")  # type: ignore[attr-defined]
+
+
+def test_anthropic_truncated_stream_kept_with_a_report() -> None:
+    # Cut in the middle of the Paris call: the thinking and the text are complete.
+    cut = next(
+        n
+        for n, e in enumerate(A_TOOLS)
+        if e.get("delta", {}).get("partial_json") == '"Par'
+    )
+    report = Report()
+    conversation = providers.get(
+        "anthropic"
+    ).parse_stream(  # type: ignore[attr-defined]
+        A_TOOLS[: cut + 1], truncated="keep", report=report
+    )
+    body = {
+        **A_TOOLS_BODY,
+        "content": A_TOOLS_BODY["content"][:2],
+        "stop_reason": None,
+        "usage": A_START["message"]["usage"],
+    }
+    assert anonymous(conversation) == anonymous(
+        providers.get("anthropic").parse_response(body)
+    )
+    assert [event.kind for event in report.events] == ["cut", "cut"]
+    assert report.events[0].where == f"$[{cut + 1}]"
+    assert "before message_stop" in report.events[0].detail
+    assert report.events[1].where == "block 2 (tool_use)"
+    empty = Report()
+    assert (
+        providers.get("anthropic").parse_stream([], truncated="keep", report=empty)
+        == Conversation()
+    )  # type: ignore[attr-defined]
+    assert [event.kind for event in empty.events] == ["cut"]
+
+
+# OpenAI Chat -------------------------------------------------------------------------
+
+
+def chunk(choices: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1741569952,
+        "model": "gpt-4.1-2025-04-14",
+        "service_tier": "default",
+        "system_fingerprint": "fp_1",
+        "choices": choices,
+        **extra,
+    }
+
+
+def c_delta(
+    delta: dict[str, Any], finish: str | None = None, index: int = 0
+) -> dict[str, Any]:
+    return {"index": index, "delta": delta, "logprobs": None, "finish_reason": finish}
+
+
+USAGE = {
+    "prompt_tokens": 82,
+    "completion_tokens": 41,
+    "total_tokens": 123,
+    "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+    "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0},
+}
+
+
+def call_delta(
+    index: int, call_id: str | None, name: str | None, arguments: str
+) -> dict[str, Any]:
+    delta: dict[str, Any] = {"index": index}
+    if call_id is not None:
+        delta.update(id=call_id, type="function")
+        delta["function"] = {"name": name, "arguments": arguments}
+    else:
+        delta["function"] = {"arguments": arguments}
+    return delta
+
+
+def chat_tools_stream(
+    text: list[str], paris: list[str], rome: list[str]
+) -> list[dict[str, Any]]:
+    """Text, then two parallel calls whose argument pieces interleave; usage last."""
+    events = [
+        chunk(
+            [c_delta({"role": "assistant", "content": "", "refusal": None})], usage=None
+        )
+    ]
+    events += [chunk([c_delta({"content": piece})], usage=None) for piece in text]
+    events.append(
+        chunk(
+            [c_delta({"tool_calls": [call_delta(0, "call_P", "weather", "")]})],
+            usage=None,
+        )
+    )
+    events.append(
+        chunk(
+            [c_delta({"tool_calls": [call_delta(1, "call_R", "weather", "")]})],
+            usage=None,
+        )
+    )
+    for number in range(max(len(paris), len(rome))):
+        pieces = (
+            [call_delta(0, None, None, paris[number])] if number < len(paris) else []
+        )
+        if number < len(rome):
+            pieces.append(call_delta(1, None, None, rome[number]))
+        events.append(chunk([c_delta({"tool_calls": pieces})], usage=None))
+    events.append(chunk([c_delta({}, "tool_calls")], usage=None))
+    events.append(chunk([], usage=USAGE))
+    return events
+
+
+C_TOOLS = chat_tools_stream(
+    ["Let me check", " the weather."],
+    ['{"ci', 'ty": "Paris", ', '"unit": "celsius"}'],
+    ['{"city": "Rome", "unit": "celsius"}'],
+)
+C_TOOLS_BODY = {
+    "id": "chatcmpl-1",
+    "object": "chat.completion",
+    "created": 1741569952,
+    "model": "gpt-4.1-2025-04-14",
+    "service_tier": "default",
+    "system_fingerprint": "fp_1",
+    "choices": [
+        {
+            "index": 0,
+            "message": {
+                "role": "assistant",
+                "content": "Let me check the weather.",
+                "refusal": None,
+                "tool_calls": [
+                    {
+                        "id": "call_P",
+                        "type": "function",
+                        "function": {"name": "weather", "arguments": PARIS},
+                    },
+                    {
+                        "id": "call_R",
+                        "type": "function",
+                        "function": {"name": "weather", "arguments": ROME},
+                    },
+                ],
+            },
+            "logprobs": None,
+            "finish_reason": "tool_calls",
+        }
+    ],
+    "usage": USAGE,
+}
+
+
+def test_openai_chat_stream_equals_the_whole_response() -> None:
+    openai = pytest.importorskip("openai")
+    conversation = check_equivalent("openai-chat", C_TOOLS, C_TOOLS_BODY)
+    head = conversation[0]
+    assert head.metadata is not None and head.metadata.usage is not None
+    assert head.metadata.usage.input_tokens == 82
+    assert head.metadata.finish_reason == "tool_calls"
+    assert [c.invocation_id for c in conversation[1:]] == ["call_P", "call_R"]  # type: ignore[attr-defined]
+    rendered = providers.get("openai-chat").render_response(conversation)
+    assert rendered == C_TOOLS_BODY
+    openai.types.chat.ChatCompletion.model_validate(rendered)
+    chunks = [openai.types.chat.ChatCompletionChunk.model_validate(e) for e in C_TOOLS]
+    check_equivalent("openai-chat", chunks, C_TOOLS_BODY)
+
+
+def test_openai_chat_two_choices_without_usage() -> None:
+    events = [
+        chunk(
+            [
+                c_delta({"role": "assistant", "content": ""}, index=0),
+                c_delta({"role": "assistant", "content": ""}, index=1),
+            ]
+        ),
+        chunk([c_delta({"content": "Hel"}, index=1)]),
+        chunk([c_delta({"content": "Bonj"}, index=0)]),
+        chunk([c_delta({"content": "lo"}, "stop", index=1)]),
+        chunk([c_delta({"content": "our"}, index=0)]),
+        chunk([c_delta({}, "length", index=0)]),
+    ]
+    body = {
+        **{k: v for k, v in C_TOOLS_BODY.items() if k != "usage"},
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "Bonjour"},
+                "logprobs": None,
+                "finish_reason": "length",
+            },
+            {
+                "index": 1,
+                "message": {"role": "assistant", "content": "Hello"},
+                "logprobs": None,
+                "finish_reason": "stop",
+            },
+        ],
+    }
+    check_equivalent("openai-chat", events, body)
+    check_accumulator_semantics("openai-chat", events)
+
+
+def test_openai_chat_refusal_logprobs_and_trailing_usage() -> None:
+    token = {"token": "No", "logprob": -0.1, "bytes": [78, 111], "top_logprobs": []}
+    events = [
+        chunk(
+            [
+                {
+                    **c_delta({"role": "assistant", "refusal": ""}),
+                    "logprobs": {"content": [], "refusal": [token]},
+                }
+            ]
+        ),
+        chunk([c_delta({"refusal": "I can't help with that."}, "stop")]),
+        # Some servers send the usage chunk without announcing it.
+        chunk([], usage=USAGE),
+    ]
+    body = {
+        **C_TOOLS_BODY,
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "refusal": "I can't help with that.",
+                },
+                "logprobs": {"content": [], "refusal": [token]},
+                "finish_reason": "stop",
+            }
+        ],
+    }
+    check_equivalent("openai-chat", events, body)
+    accumulator = providers.get("openai-chat").accumulator()  # type: ignore[attr-defined]
+    assert accumulator.feed(events[0]) == ()
+    assert accumulator.feed(events[1])  # the reply is complete without the usage
+    assert accumulator.feed(events[2]) == ()
+    head = accumulator.finish()[0]
+    assert head.metadata is not None and head.metadata.usage is not None
+
+
+def test_openai_chat_accumulator() -> None:
+    check_accumulator_semantics("openai-chat", C_TOOLS)
+    accumulator = providers.get("openai-chat").accumulator()  # type: ignore[attr-defined]
+    for event in C_TOOLS[:6]:  # both calls started, one argument piece each
+        accumulator.feed(event)
+    snapshot = accumulator.snapshot()
+    assert snapshot[0].content == (Text("Let me check the weather."),)  # type: ignore[attr-defined]
+    paris, rome = snapshot[1], snapshot[2]
+    assert paris.extras["openai-chat"]["partial_arguments"] == '{"ci'  # type: ignore[union-attr]
+    assert rome.arguments == {"city": "Rome", "unit": "celsius"}  # type: ignore[union-attr]
+    assert "partial_arguments" not in rome.extras.get("openai-chat", {})
+    # Finished but waiting for the announced usage chunk.
+    accumulator = providers.get("openai-chat").accumulator()  # type: ignore[attr-defined]
+    for event in C_TOOLS[:-1]:
+        assert accumulator.feed(event) == ()
+    with pytest.raises(MalformedPayload, match="the chunk with the usage"):
+        accumulator.finish()
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(st.integers(0, 200), max_size=6),
+    st.lists(st.integers(0, 200), max_size=8),
+    st.lists(st.integers(0, 200), max_size=8),
+)
+def test_openai_chat_any_split_gives_the_same_reply(
+    text: list[int], paris: list[int], rome: list[int]
+) -> None:
+    events = chat_tools_stream(
+        split("Let me check the weather.", text), split(PARIS, paris), split(ROME, rome)
+    )
+    check_equivalent("openai-chat", events, C_TOOLS_BODY)
+
+
+def test_openai_chat_bad_streams() -> None:
+    name = "openai-chat"
+    bad(
+        name, [chunk([c_delta({"role": "assistant"})]), 7], "$[1]", "expected an object"
+    )
+    orphan = chunk(
+        [c_delta({"tool_calls": [{"index": 2, "function": {"arguments": "{}"}}]})]
+    )
+    bad(
+        name,
+        [orphan],
+        "$[0].choices[0].delta.tool_calls[0].index",
+        "tool call 2, never started",
+    )
+    late = chunk([c_delta({"content": "more"})])
+    bad(
+        name,
+        [chunk([c_delta({"content": "x"}, "stop")], usage=None), late],
+        "$[1].choices[0].delta",
+        "after its finish_reason",
+    )
+    bad(
+        name,
+        [chunk([{"index": "0", "delta": {}}])],
+        "$[0].choices[0].index",
+        "invalid choice index",
+    )
+    error = {"error": {"message": "The server had an error", "type": "server_error"}}
+    bad(
+        name,
+        [chunk([c_delta({"content": "x"})]), error],
+        "$[1].error",
+        "server_error: The server had an error",
+    )
+    bad(name, C_TOOLS[:3], "$[3]", "a finish_reason for every choice")
+    broken = chat_tools_stream(["x"], ['{"a": '], ["{}"])
+    bad(name, broken, f"$[{len(broken) - 1}]", "arguments are not valid JSON")
+    report = Report()
+    kept = providers.get(name).parse_stream(
+        C_TOOLS[:6], truncated="keep", report=report
+    )  # type: ignore[attr-defined]
+    assert [c.invocation_id for c in kept[1:]] == ["call_R"]  # type: ignore[attr-defined]
+    assert [e.where for e in report.events] == ["$[6]", "choice 0, tool call 0"]
+    assert kept[0].content == (Text("Let me check the weather."),)  # type: ignore[attr-defined]
+
+
+# Shared ------------------------------------------------------------------------------
+
+
+def test_streaming_normalizer_protocol() -> None:
+    for name in ("anthropic", "openai-chat"):
+        normalizer = providers.get(name)
+        assert isinstance(normalizer, providers.StreamingNormalizer), name
+        assert isinstance(normalizer.accumulator(), streams.Accumulator)
+
+    class Plain:
+        name = "plain"
+
+        def parse_request(self, body: Any) -> Conversation:
+            return Conversation()
+
+        def render_request(
+            self, conversation: Conversation, **options: Any
+        ) -> dict[str, Any]:
+            return {}
+
+        def parse_response(self, body: Any) -> Conversation:
+            return Conversation()
+
+        def render_response(
+            self, conversation: Conversation, **options: Any
+        ) -> dict[str, Any]:
+            return {}
+
+    assert isinstance(Plain(), providers.Normalizer)
+    assert not isinstance(Plain(), providers.StreamingNormalizer)
+
+
+def test_stream_error_texts() -> None:
+    assert (
+        str(streams.stream_error("boom", "$[2]"))
+        == "$[2]: the provider sent an error: boom"
+    )
+    assert "code: 7" not in str(streams.stream_error({"code": 7}, "$[0]"))
+    assert "{'detail': 'x'}" in str(streams.stream_error({"detail": "x"}, "$[0]"))
+    assert streams.fresh({"a": [{"b": 1}]}) == {"a": [{"b": 1}]}
+
+
+def test_recorder_records_each_completed_canister(tmp_path: Any) -> None:
+    from canisters import User
+    from canisters.recording import Recorder, resume
+    from canisters.storage import open_store
+
+    store = open_store(str(tmp_path))
+    recorder = Recorder(store, "run")
+    recorder.record(User("Weather in Paris and Rome?"))
+    accumulator = providers.get("anthropic").accumulator()  # type: ignore[attr-defined]
+    written: list[int] = []
+    for event in A_TOOLS:
+        recorder.record_all(accumulator.feed(event))
+        written.append(len(store.load("run")))
+    # Nothing but the user message until the stream ended, then the whole reply.
+    assert written[:-1] == [1] * (len(A_TOOLS) - 1) and written[-1] == 4
+    stored = store.load("run")
+    assert [c.id for c in stored[1:]] == [c.id for c in accumulator.finish()]
+    assert [c.invocation_id for c in resume(store, "run").pending] == [
+        "toolu_01",
+        "toolu_02",
+    ]
