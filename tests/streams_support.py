@@ -16,6 +16,7 @@ documented rules (Gemini, Ollama: their SDKs accumulate nothing).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,9 @@ DIRECTORY = Path(__file__).parent / "data" / "streams"
 PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "gemini", "ollama")
 SUFFIXES = (".sse", ".ndjson", ".json")
 PAIRED = ".response.json"
+LINES = re.compile(r"\r\n|\r|\n")
+"""What ends a line of SSE or NDJSON (not str.splitlines' other separators,
+which may stand unescaped inside a JSON string)."""
 
 
 @attrs.frozen
@@ -93,10 +97,10 @@ def wire_events(raw: bytes, suffix: str) -> list[dict[str, Any]]:
         array: list[dict[str, Any]] = json.loads(text)
         return array
     if suffix == ".ndjson":
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
+        return [json.loads(line) for line in LINES.split(text) if line.strip()]
     events: list[dict[str, Any]] = []
     data: list[str] = []
-    for line in [*text.splitlines(), ""]:
+    for line in [*LINES.split(text), ""]:
         if line == "":
             payload = "\n".join(data)
             data = []

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
+
+from canisters import Conversation, Reasoning, Text, providers
+from canisters.protocols import Canister
+from canisters.providers import MalformedPayload, Normalizer
 
 from .streams_support import (
     DIRECTORY,
@@ -12,12 +17,40 @@ from .streams_support import (
     REFERENCES,
     Stream,
     all_streams,
+    comparable,
     reference_body,
+    sdk_events,
+    stream_text,
     streams,
     validation_errors,
 )
 
 STREAMS = all_streams()
+
+# The providers whose normalizer reads streams so far (issue 15 lands them one
+# by one); the corpus tests below hold every provider.
+STREAMED = ("openai-chat", "anthropic")
+
+# Real streams the implementation does not read yet, each with what goes wrong
+# (strict: the mark goes when the fix lands).
+DISAGREES = {
+    "openai-chat/moderation-trailing-chunk": (
+        "the OpenAI Chat accumulator refuses the chunk a moderated stream sends "
+        "after its usage chunk (choices [], usage null, the moderation results): "
+        "MalformedPayload '$[5]: an event after the end of the stream'"
+    ),
+}
+PARSED = [
+    pytest.param(
+        stream,
+        marks=[pytest.mark.xfail(strict=True, reason=DISAGREES[stream.id])]
+        if stream.id in DISAGREES
+        else [],
+        id=stream.id,
+    )
+    for stream in STREAMS
+    if stream.provider in STREAMED
+]
 
 
 def by_id(stream: Stream) -> str:
@@ -58,3 +91,115 @@ def test_reference_is_a_response_the_sdk_accepts(stream: Stream) -> None:
 )
 def test_paired_body_is_what_the_stream_ends_with(stream: Stream) -> None:
     assert REFERENCES[stream.provider](stream.events()) == stream.paired_body()
+
+
+# ------------------------------------------------ what canisters makes of them
+
+
+def normalizer(stream: Stream) -> Normalizer:
+    return providers.get(stream.provider)
+
+
+def texts(conversation: Conversation) -> list[tuple[str, str]]:
+    """Per canister: its answer text and its reasoning text."""
+    result = []
+    for canister in conversation:
+        answer, reasoning = [], []
+        for part in getattr(canister, "content", ()):
+            if isinstance(part, Text):
+                answer.append(part.text)
+            elif isinstance(part, Reasoning):
+                reasoning.append(part.text)
+        result.append(("".join(answer), "".join(reasoning)))
+    return result
+
+
+def grows(before: list[tuple[str, str]], after: list[tuple[str, str]]) -> bool:
+    """Whether every canister's text in ``after`` continues its text in ``before``."""
+    return len(after) >= len(before) and all(
+        now[0].startswith(then[0]) and now[1].startswith(then[1])
+        for then, now in zip(before, after, strict=False)
+    )
+
+
+def the_end(stream: Stream, events: list[dict[str, Any]]) -> int:
+    """The index of the event that completes the response.
+
+    The last event, except that an OpenAI Chat stream may go on after its
+    last choice's ``finish_reason`` with chunks without choices (the usage,
+    moderation results); without ``[DONE]``, which is no event, a stream cut
+    among those cannot be told from a whole one.
+    """
+    if stream.provider == "openai-chat":
+        return max(i for i, event in enumerate(events) if event.get("choices"))
+    return len(events) - 1
+
+
+@pytest.mark.parametrize("stream", PARSED)
+def test_parse_stream_equals_the_non_streamed_parse(stream: Stream) -> None:
+    parsed = normalizer(stream).parse_stream(stream.events())
+    expected = normalizer(stream).parse_response(reference_body(stream))
+    assert comparable(parsed) == comparable(expected)
+
+
+@pytest.mark.parametrize("stream", PARSED)
+def test_parse_stream_takes_the_sdk_event_objects(stream: Stream) -> None:
+    from_sdk = normalizer(stream).parse_stream(sdk_events(stream))
+    from_json = normalizer(stream).parse_stream(stream.events())
+    assert comparable(from_sdk) == comparable(from_json)
+
+
+@pytest.mark.parametrize("stream", PARSED)
+def test_rendered_stream_is_a_response_the_sdk_accepts(stream: Stream) -> None:
+    conversation = normalizer(stream).parse_stream(stream.events())
+    rendered = normalizer(stream).render_response(conversation)
+    assert validation_errors(stream.provider, rendered) <= validation_errors(
+        stream.provider, reference_body(stream)
+    )
+    assert stream_text(rendered, stream.provider) == stream_text(
+        reference_body(stream), stream.provider
+    )
+
+
+@pytest.mark.parametrize("stream", PARSED)
+def test_accumulator_grows_to_the_parse(stream: Stream) -> None:
+    events = stream.events()
+    accumulator = normalizer(stream).accumulator()
+    seen: list[tuple[str, str]] = []
+    handed: list[Canister] = []
+    for event in events:
+        handed.extend(accumulator.feed(event))
+        now = texts(accumulator.snapshot())
+        assert grows(seen, now), (seen, now)
+        seen = now
+    final = accumulator.finish()
+    assert comparable(final) == comparable(normalizer(stream).parse_stream(events))
+    assert texts(final) == seen
+    # Each canister was handed out once, as it is in the end (a usage-only
+    # chunk after the finish may still add usage to its metadata).
+    assert [c.id for c in handed] == [c.id for c in final]
+    assert texts(Conversation(handed)) == texts(final)
+
+
+def cuts(stream: Stream, events: list[dict[str, Any]]) -> list[int]:
+    """Where to cut a stream: after its first event, a third and half way in,
+    and just before the event that completes it."""
+    end = the_end(stream, events)
+    return sorted({1, end // 3, end // 2, end} - {0})
+
+
+@pytest.mark.parametrize("stream", PARSED)
+def test_truncated_stream_raises_or_keeps_what_was_complete(stream: Stream) -> None:
+    events = stream.events()
+    whole = texts(normalizer(stream).parse_stream(events))
+    for cut in cuts(stream, events):
+        with pytest.raises(MalformedPayload, match=re.escape(f"$[{cut}]")):
+            normalizer(stream).parse_stream(events[:cut])
+        report = providers.Report()
+        kept = normalizer(stream).parse_stream(
+            events[:cut], truncated="keep", report=report
+        )
+        assert isinstance(kept, Conversation)
+        assert report.events, f"cut after {cut} events, nothing reported"
+        assert all(event.provider == stream.provider for event in report.events)
+        assert grows(texts(kept), whole)
