@@ -99,17 +99,25 @@ def capture(call: Callable[[], Any]) -> dict[str, Any]:
 
 
 def write(
-    provider: str, library: str, model: str, case: str, notes: str, body: dict[str, Any]
+    provider: str,
+    library: str,
+    model: str,
+    case: str,
+    notes: str,
+    body: dict[str, Any],
+    *,
+    out: Path = OUT,
+    by: str = "record_peer_bodies.py",
 ) -> None:
     slug = library.split()[0]
-    path = OUT / provider / f"peer-{slug}-{case}-request.json"
+    path = out / provider / f"peer-{slug}-{case}-request.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
     document = {
         "provider": provider,
         "kind": "request",
         "source": (
             f"{library} {model}, request body recorded through a mocked httpx "
-            "transport by "
-            f".auxiliary/scripts/record_peer_bodies.py (case {case})"
+            f"transport by .auxiliary/scripts/{by} (case {case})"
         ),
         "notes": notes,
         "payload": body,
@@ -319,8 +327,11 @@ def pydantic_ai_cases() -> list[tuple[str, str, Any]]:
     return cases
 
 
-def run_pydantic_ai() -> None:
-    from pydantic_ai.direct import model_request_sync
+def pydantic_ai_models(
+    responses: str = "gpt-4o",
+) -> tuple[list[tuple[str, Any, str]], Any, str]:
+    """pydantic-ai's four models (provider, model, description), the request
+    parameters (one function tool) and the library's name and version."""
     from pydantic_ai.models import ModelRequestParameters
     from pydantic_ai.models.anthropic import AnthropicModel
     from pydantic_ai.models.google import GoogleModel
@@ -350,7 +361,7 @@ def run_pydantic_ai() -> None:
         ),
         (
             "openai-responses",
-            OpenAIResponsesModel("gpt-4o", provider=OpenAIProvider(api_key="x")),
+            OpenAIResponsesModel(responses, provider=OpenAIProvider(api_key="x")),
             f"OpenAIResponsesModel (openai {version('openai')})",
         ),
         (
@@ -369,6 +380,13 @@ def run_pydantic_ai() -> None:
             f"GoogleModel (google-genai {version('google-genai')})",
         ),
     ]
+    return models, parameters, lib
+
+
+def run_pydantic_ai() -> None:
+    from pydantic_ai.direct import model_request_sync
+
+    models, parameters, lib = pydantic_ai_models()
     for provider, model, model_name in models:
         for case, notes, history in pydantic_ai_cases():
             try:
