@@ -95,7 +95,8 @@ def check_recorded_round_trip(
         assert rendered == fields(body, request_fields)
         again = normalizer.parse_request(rendered)
         assert anonymous(again) == anonymous(conversation)
-        if check_rendered is not None:
+        if check_rendered is not None and "sdk_refuses" not in case:
+            # (a peer body the SDK's types refuse goes back as it came all the same)
             check_rendered(rendered)
     elif is_error(body):
         with pytest.raises(providers.MalformedPayload):

@@ -404,3 +404,16 @@ def test_user_message_after_answered_calls_stays_in_place() -> None:
     report = providers.Report()
     assert chat.render_request(chat.parse_request(body), report=report) == body
     assert report.events == []
+
+
+def test_bodies_marked_sdk_refused_are_refused_by_the_sdk_types() -> None:
+    from pydantic import ValidationError
+
+    from .test_providers_matrix import validate
+
+    marked = [path for path in CASES if "sdk_refuses" in load(path)]
+    assert marked
+    for path in marked:
+        case = load(path)
+        with pytest.raises(ValidationError):
+            validate(case["provider"], case["payload"], replay=True)

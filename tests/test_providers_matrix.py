@@ -118,7 +118,10 @@ def test_every_pair_converts(path: Path, target: str) -> None:
                     target, normalizer.render_request(conversation, unsupported=policy)
                 )
         return
-    validate(target, body, replay=path.parent.name == target)
+    replay = path.parent.name == target
+    if replay and "sdk_refuses" in json.loads(path.read_text()):
+        return  # a peer body the SDK's types refuse, given back as it came
+    validate(target, body, replay=replay)
 
 
 def test_the_matrix_covers_every_provider() -> None:

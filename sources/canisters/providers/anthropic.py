@@ -185,9 +185,11 @@ def _parse_media(block: Mapping[str, Any], path: str, kind: str) -> Content:
 
 
 def _parse_text(block: Mapping[str, Any], path: str) -> Text:
+    text = expect_str(block.get("text"), f"{path}.text")
+    # An empty text block, left out when rendering from elsewhere (the API refuses
+    # it), goes back to Anthropic as it came.
     return Text(
-        expect_str(block.get("text"), f"{path}.text"),
-        extras=_extras(block=common.rest(block, _TEXT_KEYS)),
+        text, extras=_extras(block=common.rest(block, _TEXT_KEYS), empty=not text)
     )
 
 
@@ -244,7 +246,7 @@ def _parse_result(
     if "content" in block:
         value = block["content"]
         if isinstance(value, str):
-            parts, form = [Text(value)], "string"
+            parts, form = [Text(value, extras=_extras(empty=not value))], "string"
         else:
             form = "list"
             for number, raw in enumerate(expect_list(value, f"{path}.content")):
@@ -261,7 +263,11 @@ def _parse_result(
                     )
     error = None
     if flagged is True:
-        if parts and parts[0].type == "text" and not mine(parts[0], NAME):
+        if (
+            parts
+            and parts[0].type == "text"
+            and mine(parts[0], NAME).keys() <= {"empty"}
+        ):
             error = common.decode_error_text(parts[0].text, flagged=True)  # type: ignore[attr-defined]
             parts = parts[1:]
         else:
@@ -577,7 +583,7 @@ class _Renderer:
         if kind == "text":
             if extras.get("document"):
                 return self.text_document(part, extras)
-            if not part.text and not block:  # type: ignore[attr-defined]
+            if not part.text and not block and not extras.get("empty"):  # type: ignore[attr-defined]
                 # Rule: text content blocks must be non-empty.
                 self.options.note("dropped", NAME, where, "empty text block")
                 return None

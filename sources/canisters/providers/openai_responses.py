@@ -326,6 +326,7 @@ class _Parser:
                 item_id = expect_str(item_id, f"{path}.id")
             else:
                 used.discard("id")
+                extras["no_id"] = True  # no id synthesized going back
             other = rest(item, frozenset(used))
             if other:
                 extras["item"] = other
@@ -565,7 +566,7 @@ class _Renderer:
         item: dict[str, Any] = {"type": "reasoning"}
         if part.id is not None:
             item["id"] = part.id
-        elif "item" not in extras:
+        elif "item" not in extras and not extras.get("no_id"):
             item["id"] = synthesize_id("rs_", index, part.text, part.redacted)
         if "summary" in extras:
             item["summary"] = extras["summary"]
