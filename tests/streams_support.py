@@ -400,26 +400,32 @@ def _without_nulls(value: Any) -> Any:
 
 
 def sdk_events(stream: Stream) -> list[Any]:
-    """The stream's events as the provider SDK's own event objects (what its
-    streaming client yields)."""
+    """The stream's events as the provider SDK's own event objects, built the
+    way its streaming client builds them (the OpenAI and Anthropic clients
+    construct without validating; google-genai and ollama validate)."""
     from pydantic import ValidationError
-
-    from .providers_support import adapter
 
     events = stream.events()
     if stream.provider == "openai-chat":
+        from openai._models import construct_type
         from openai.types.chat import ChatCompletionChunk
 
-        return [ChatCompletionChunk.model_validate(event) for event in events]
+        return [
+            construct_type(type_=ChatCompletionChunk, value=event) for event in events
+        ]
     if stream.provider == "openai-responses":
+        from openai._models import construct_type
         from openai.types.responses import ResponseStreamEvent
 
-        return [adapter(ResponseStreamEvent).validate_python(event) for event in events]
+        return [
+            construct_type(type_=ResponseStreamEvent, value=event) for event in events
+        ]
     if stream.provider == "anthropic":
+        from anthropic._models import construct_type as construct
         from anthropic.types import RawMessageStreamEvent
 
         return [
-            adapter(RawMessageStreamEvent).validate_python(event)
+            construct(type_=RawMessageStreamEvent, value=event)
             for event in events
             if event.get("type") in KNOWN_ANTHROPIC_EVENTS
         ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 from typing import Any
 
@@ -11,6 +12,7 @@ from canisters import Conversation, Reasoning, Text, providers
 from canisters.protocols import Canister
 from canisters.providers import MalformedPayload, Normalizer
 
+from .providers_support import fields
 from .streams_support import (
     DIRECTORY,
     PROVIDERS,
@@ -153,11 +155,20 @@ def test_parse_stream_takes_the_sdk_event_objects(stream: Stream) -> None:
 def test_rendered_stream_is_a_response_the_sdk_accepts(stream: Stream) -> None:
     conversation = normalizer(stream).parse_stream(stream.events())
     rendered = normalizer(stream).render_response(conversation)
+    reference = reference_body(stream)
+    # Where a normalizer renders only the response's conversation fields (the
+    # Responses API echoes the request's tools, ...), the reference is held to
+    # those same fields.
+    module = importlib.import_module(
+        f"canisters.providers.{stream.provider.replace('-', '_')}"
+    )
+    names = getattr(module, "RESPONSE_FIELDS", None)
+    expected = reference if names is None else fields(reference, names)
     assert validation_errors(stream.provider, rendered) <= validation_errors(
-        stream.provider, reference_body(stream)
+        stream.provider, expected
     )
     assert stream_text(rendered, stream.provider) == stream_text(
-        reference_body(stream), stream.provider
+        reference, stream.provider
     )
 
 
