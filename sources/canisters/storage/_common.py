@@ -411,13 +411,16 @@ class Codec:
         self,
         record: dict[str, Any],
         memo: dict[tuple[str, str], str | bytes] | None = None,
+        fetch: Callable[[str], bytes] | None = None,
     ) -> None:
         """Put the stored fields of ``record``'s parts back in place.
 
         Text comes back as ``str`` and media ``data`` as ``bytes`` (which the
         structure hooks take as they are). ``memo`` maps ``(field, content_id)``
         to the value already hydrated during one load, so that every part naming
-        one blob shares one object whatever the cache keeps.
+        one blob shares one object whatever the cache keeps. ``fetch`` reads a
+        blob the cache lacks instead of the codec's own (blobs a backend fetched
+        ahead, several per round trip).
         """
         parts = record.get("content")
         if type(parts) is not list:
@@ -435,19 +438,32 @@ class Codec:
                 key = (field, content_id)
                 value = memo.get(key) if memo is not None else None
                 if value is None:
-                    value = self._value(key)
+                    value = self._value(key, fetch or self._fetch)
                     if memo is not None:
                         memo[key] = value
                 part[field] = value
 
-    def _value(self, key: tuple[str, str]) -> str | bytes:
+    def cached(self, content_id: str) -> bytes | None:
+        """Return the bytes of ``content_id`` when the cache holds its value."""
+        cache = self._cache
+        if cache is None:
+            return None
+        data = cache.get(("data", content_id))
+        if type(data) is bytes:
+            return data
+        text = cache.get(("text", content_id))
+        return text.encode("utf-8") if type(text) is str else None
+
+    def _value(
+        self, key: tuple[str, str], fetch: Callable[[str], bytes]
+    ) -> str | bytes:
         """Return the hydrated value of ``(field, content_id)``, through the cache."""
         cache = self._cache
         value = cache.get(key) if cache is not None else None
         if value is not None:
             return value
         field, content_id = key
-        data = self._fetch(content_id)
+        data = fetch(content_id)
         if field == "text":
             try:
                 value = data.decode("utf-8")
@@ -606,6 +622,7 @@ class Chain:
         "codec",
         "conversation_id",
         "count",
+        "fetch",
         "kept",
         "label",
         "memo",
@@ -628,6 +645,8 @@ class Chain:
         self.torn = False
         self.kept: tuple[int, str] | None = None
         self.label: Callable[[int], str] = str
+        # Reads the blobs the codec's cache lacks (None: the codec's own fetch).
+        self.fetch: Callable[[str], bytes] | None = None
         # The values hydrated so far, shared by every part naming the same blob.
         # What load returns holds them anyway; verify keeps nothing, so it goes
         # through the bounded cache alone.
@@ -683,6 +702,22 @@ class Chain:
                 )
             if canister is not None:
                 yield canister
+
+    def numbered(
+        self, rows: Iterable[tuple[object, bytes]], label: Callable[[int], str]
+    ) -> Iterator[bytes]:
+        """Yield the lines of a database's ``(seq, line)`` rows, reporting a row
+        whose ``seq`` is not the one its record holds (a row renumbered by hand
+        reads in place but misleads appends and ordering)."""
+        for number, (seq, line) in enumerate(rows, 1):
+            link = record_link(line)
+            if link is not None and link[0] != seq:
+                self.problem(
+                    label(number),
+                    "chain",
+                    f"the row is numbered {_excerpt(seq)} but holds record {link[0]}",
+                )
+            yield line
 
     def problem(self, where: int | str, code: str, message: str) -> None:
         """Report a problem as the mode says (``where``: a line number or a label)."""
@@ -841,7 +876,7 @@ class Chain:
             if type(record) is not dict:
                 raise SerializationError("expected a canister object", "$.canister")
             if STORED_MARK in line:
-                self.codec.hydrate(record, self.memo)
+                self.codec.hydrate(record, self.memo, self.fetch)
             return structure_canister(record)
         except (IntegrityError, LookupError) as error:
             if self.mode == "strict":

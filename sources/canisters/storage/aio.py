@@ -9,28 +9,179 @@ Every method of :class:`~canisters.storage.Store` has a coroutine twin on
         await store.append("chat-1", canister)
         conversation = await store.load("chat-1")
 
-Each call runs the store's own method in a worker thread (``asyncio.to_thread``),
-so the event loop never waits on a disk or a server. For PostgreSQL the store
-keeps a pool of connections (``pool_size``): that many calls run on the server
-at once, the rest queue for a connection. The embedded backends serialize
-writers as they always do.
+A PostgreSQL URL opens :class:`~canisters.storage.postgres.AsyncPostgresStore`,
+native coroutines on psycopg's asyncio connections: up to ``pool_size`` calls
+run on the server at once, the rest queue for a connection, and no thread is
+involved (except for blobs in S3: boto3 blocks, so those calls run in worker
+threads). The embedded backends (a directory, SQLite) open a
+:class:`ThreadedStore`, which runs each call of the synchronous store in a
+worker thread (``asyncio.to_thread``) so the event loop never waits on the
+disk; their writers are serialized as they always are.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, Protocol, runtime_checkable
 
 from ..conversation import Conversation
 from ..protocols import Canister
 from ._common import GarbageReport, Progress, StoragePolicy, StoreStats, Verification
 
-__all__ = ["AsyncContentStore", "AsyncSidecar", "AsyncStore", "open_async_store"]
+__all__ = [
+    "AsyncContentStore",
+    "AsyncSidecar",
+    "AsyncStore",
+    "ThreadedContentStore",
+    "ThreadedSidecar",
+    "ThreadedStore",
+    "open_async_store",
+]
 
 
-class AsyncContentStore:
+@runtime_checkable
+class AsyncContentStore(Protocol):
     """:class:`~canisters.storage.ContentStore` as coroutines."""
+
+    __slots__ = ()
+
+    async def put(self, data: bytes) -> str:
+        """Store ``data`` once and return its ``sha256:`` id."""
+        ...
+
+    async def get(self, content_id: str) -> bytes:
+        """Return the bytes of ``content_id`` (verified against the id)."""
+        ...
+
+    async def has(self, content_id: str) -> bool:
+        """Tell whether the blob is stored."""
+        ...
+
+    async def ids(self) -> list[str]:
+        """Return the id of every stored blob."""
+        ...
+
+
+@runtime_checkable
+class AsyncSidecar(Protocol):
+    """:class:`~canisters.storage.Sidecar` as coroutines."""
+
+    __slots__ = ()
+
+    @property
+    def conversation_id(self) -> str:
+        """The conversation this side file belongs to."""
+        ...
+
+    @property
+    def name(self) -> str:
+        """The side file's name."""
+        ...
+
+    async def append_line(self, line: str) -> None:
+        """Append one line; durable when this returns."""
+        ...
+
+    async def read_lines(self) -> list[str]:
+        """Return every complete line, oldest first."""
+        ...
+
+
+@runtime_checkable
+class AsyncStore(Protocol):
+    """A :class:`~canisters.storage.Store` whose methods are coroutines (the
+    same arguments, the same values, the same errors)."""
+
+    __slots__ = ()
+
+    @property
+    def content(self) -> AsyncContentStore:
+        """The content store, as coroutines."""
+        ...
+
+    @property
+    def policy(self) -> StoragePolicy:
+        """Which parts are stored by hash."""
+        ...
+
+    async def append(self, conversation_id: str, canister: Canister) -> None:
+        """Append one canister; durable when this returns."""
+        ...
+
+    async def extend(self, conversation_id: str, canisters: Iterable[Canister]) -> None:
+        """Append several canisters at once."""
+        ...
+
+    async def load(
+        self, conversation_id: str, *, salvage: bool = False
+    ) -> Conversation:
+        """Return the conversation, hydrated and checked."""
+        ...
+
+    async def conversations(self) -> list[str]:
+        """Return the id of every conversation, sorted."""
+        ...
+
+    async def exists(self, conversation_id: str) -> bool:
+        """Tell whether the conversation exists."""
+        ...
+
+    async def fork(self, conversation_id: str, at: str) -> str:
+        """Start a new conversation sharing the prefix up to canister ``at``."""
+        ...
+
+    async def delete(self, conversation_id: str) -> None:
+        """Delete the conversation and its side files."""
+        ...
+
+    async def verify(self, conversation_id: str) -> Verification:
+        """Check the conversation's hash chain and blobs."""
+        ...
+
+    async def head(self, conversation_id: str) -> tuple[int, str]:
+        """Return the number of records and the digest of the last one."""
+        ...
+
+    def sidecar(self, conversation_id: str, name: str) -> AsyncSidecar:
+        """Return the side file ``name`` of the conversation, as coroutines."""
+        ...
+
+    async def sidecar_names(self, conversation_id: str) -> list[str]:
+        """Return the name of every side file of the conversation, sorted."""
+        ...
+
+    async def referenced_content(self) -> set[str]:
+        """Return every content id a log or side file mentions."""
+        ...
+
+    async def collect_garbage(
+        self,
+        *,
+        dry_run: bool = False,
+        older_than: float = 0.0,
+        progress: Progress | None = None,
+    ) -> GarbageReport:
+        """Remove blobs nothing references (see ``Store.collect_garbage``)."""
+        ...
+
+    async def stats(self, *, progress: Progress | None = None) -> StoreStats:
+        """Count conversations, records, blobs and references."""
+        ...
+
+    async def close(self) -> None:
+        """Release the store's files and connections."""
+        ...
+
+    async def __aenter__(self) -> AsyncStore: ...
+
+    async def __aexit__(self, *exc_info: object) -> None: ...
+
+
+class ThreadedContentStore:
+    """A synchronous :class:`~canisters.storage.ContentStore` as coroutines,
+    each call in a worker thread."""
 
     __slots__ = ("_content",)
 
@@ -57,8 +208,9 @@ class AsyncContentStore:
         return await asyncio.to_thread(lambda: list(self._content.ids()))
 
 
-class AsyncSidecar:
-    """:class:`~canisters.storage.Sidecar` as coroutines."""
+class ThreadedSidecar:
+    """A synchronous :class:`~canisters.storage.Sidecar` as coroutines, each
+    call in a worker thread."""
 
     __slots__ = ("_sidecar",)
 
@@ -87,8 +239,9 @@ class AsyncSidecar:
         return result
 
 
-class AsyncStore:
-    """A :class:`~canisters.storage.Store` whose methods are coroutines.
+class ThreadedStore:
+    """An :class:`AsyncStore` over a synchronous
+    :class:`~canisters.storage.Store`, each call in a worker thread.
 
     ``store`` is the synchronous store it drives (:attr:`sync`).
     """
@@ -97,7 +250,7 @@ class AsyncStore:
 
     def __init__(self, store: Any) -> None:
         self._store = store
-        self._content = AsyncContentStore(store.content)
+        self._content = ThreadedContentStore(store.content)
 
     @property
     def sync(self) -> Any:
@@ -105,7 +258,7 @@ class AsyncStore:
         return self._store
 
     @property
-    def content(self) -> AsyncContentStore:
+    def content(self) -> ThreadedContentStore:
         """The content store, as coroutines."""
         return self._content
 
@@ -122,7 +275,7 @@ class AsyncStore:
         """Append one canister; durable when this returns."""
         await self._run("append", conversation_id, canister)
 
-    async def extend(self, conversation_id: str, canisters: list[Canister]) -> None:
+    async def extend(self, conversation_id: str, canisters: Iterable[Canister]) -> None:
         """Append several canisters at once."""
         await self._run("extend", conversation_id, list(canisters))
 
@@ -162,9 +315,9 @@ class AsyncStore:
         result: tuple[int, str] = await self._run("head", conversation_id)
         return result
 
-    def sidecar(self, conversation_id: str, name: str) -> AsyncSidecar:
+    def sidecar(self, conversation_id: str, name: str) -> ThreadedSidecar:
         """Return the side file ``name`` of the conversation, as coroutines."""
-        return AsyncSidecar(self._store.sidecar(conversation_id, name))
+        return ThreadedSidecar(self._store.sidecar(conversation_id, name))
 
     async def sidecar_names(self, conversation_id: str) -> list[str]:
         """Return the name of every side file of the conversation, sorted."""
@@ -201,14 +354,14 @@ class AsyncStore:
         """Release the store's files and connections."""
         await self._run("close")
 
-    async def __aenter__(self) -> AsyncStore:
+    async def __aenter__(self) -> ThreadedStore:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
     def __repr__(self) -> str:
-        return f"AsyncStore({self._store!r})"
+        return f"ThreadedStore({self._store!r})"
 
 
 async def open_async_store(
@@ -216,8 +369,17 @@ async def open_async_store(
 ) -> AsyncStore:
     """Open the store at ``location`` (as :func:`~canisters.storage.open_store`
     does, same options) without blocking the event loop, as an
-    :class:`AsyncStore`."""
-    from . import open_store
+    :class:`AsyncStore`: native coroutines for PostgreSQL
+    (:class:`~canisters.storage.postgres.AsyncPostgresStore`), a
+    :class:`ThreadedStore` for the embedded backends."""
+    from . import POSTGRES_SCHEMES, open_store
 
+    if isinstance(location, str) and location.startswith(POSTGRES_SCHEMES):
+        from .postgres import AsyncPostgresStore
+
+        # Made in a thread (its S3 client reads the AWS settings' files), then
+        # connected on the event loop.
+        native = await asyncio.to_thread(AsyncPostgresStore, location, **options)
+        return await native.open()
     store = await asyncio.to_thread(open_store, location, **options)
-    return AsyncStore(store)
+    return ThreadedStore(store)

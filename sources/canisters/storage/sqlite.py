@@ -499,10 +499,11 @@ class SQLiteStore:
                 "ORDER BY seq",
                 (current,),
             )
-            lines = _numbered(chain, current, cursor)
+            label = functools.partial(_label, current)
+            lines = chain.numbered(((seq, _bytes(line)) for seq, line in cursor), label)
             yield from chain.walk(
                 lines,
-                functools.partial(_label, current),
+                label,
                 stop=stop,
                 terminated=False,
             )
@@ -841,20 +842,3 @@ def _label(conversation_id: str, number: int) -> str:
 def _bytes(value: object) -> bytes:
     """A value read through ``CAST(... AS BLOB)`` as bytes (NULL as empty)."""
     return value if type(value) is bytes else b""
-
-
-def _numbered(
-    chain: Chain, conversation_id: str, rows: Iterable[tuple[object, object]]
-) -> Iterator[bytes]:
-    """Yield the lines of ``rows``, reporting a row whose ``seq`` is not the one
-    its record holds (a renumbered row reads in place but misleads appends)."""
-    for number, (seq, line) in enumerate(rows, 1):
-        data = _bytes(line)
-        link = record_link(data)
-        if link is not None and link[0] != seq:
-            chain.problem(
-                f"{conversation_id} record {number}",
-                "chain",
-                f"the row is numbered {_excerpt(seq)} but holds record {link[0]}",
-            )
-        yield data

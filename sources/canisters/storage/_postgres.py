@@ -1,0 +1,693 @@
+"""What the PostgreSQL backend does, apart from how its statements run.
+
+Each operation of the store is a *plan*: a generator that yields the statements
+to run (:class:`Query`, :class:`Many`, :class:`Pipeline`) and the blocking calls
+to make (:class:`Call`: the S3 client's), receives each one's result, and
+returns the operation's value. The synchronous store (:class:`PostgresStore`)
+and the asyncio one (:class:`AsyncPostgresStore`) drive the same plans over one
+pooled connection each, a plain one or an asyncio one, so both faces share every
+statement, the hash chain, the kept head, forks, salvage and the hybrid policy;
+they differ only in how they wait. Nothing here touches a connection.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable, Generator, Iterable
+from typing import Any, Final, TypeAlias, TypeVar
+
+import attrs
+
+from ..canisters import new_id
+from ..conversation import Conversation
+from ..exceptions import (
+    CanisterNotFound,
+    ContentNotFound,
+    ConversationNotFound,
+    IntegrityError,
+    StorageError,
+)
+from ..protocols import Canister
+from ._common import (
+    STORED_MARK,
+    Chain,
+    Codec,
+    GarbageReport,
+    Progress,
+    StoragePolicy,
+    StoreStats,
+    Verification,
+    check_bytes,
+    check_content_id,
+    check_id,
+    check_line,
+    content_id_of,
+    encode_record,
+    references,
+    sweep,
+)
+from .s3 import S3ContentStore
+
+T = TypeVar("T")
+
+SCHEMA_VERSION: Final = 1
+# Rows fetched per round trip while streaming a log.
+STREAM_ROWS: Final = 2000
+# Blobs fetched per round trip while hydrating a log.
+_FETCH_BLOBS: Final = 64
+# Advisory lock keys: one for creating the schema, one that writers hold shared
+# and garbage collection exclusive.
+_SCHEMA_LOCK: Final = 0x63616E6973746572
+_GC_LOCK: Final = 0x63616E6973746572 + 1
+_SCHEMA: Final = (
+    "CREATE TABLE IF NOT EXISTS canisters_meta "
+    "(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS canisters_blobs (id TEXT PRIMARY KEY, "
+    "data BYTEA NOT NULL, created DOUBLE PRECISION NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS canisters_conversations (id TEXT PRIMARY KEY, "
+    "parent TEXT, fork_seq BIGINT, fork_head TEXT, fork_at TEXT, "
+    "length BIGINT NOT NULL DEFAULT 0, head TEXT NOT NULL DEFAULT '')",
+    "CREATE INDEX IF NOT EXISTS canisters_conversations_parent "
+    "ON canisters_conversations (parent)",
+    "CREATE TABLE IF NOT EXISTS canisters_records (conversation TEXT NOT NULL, "
+    "seq BIGINT NOT NULL, line BYTEA NOT NULL, PRIMARY KEY (conversation, seq))",
+    "CREATE TABLE IF NOT EXISTS canisters_sidecars (n BIGSERIAL PRIMARY KEY, "
+    "conversation TEXT NOT NULL, name TEXT NOT NULL, line TEXT NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS canisters_sidecars_name "
+    "ON canisters_sidecars (conversation, name, n)",
+)
+_LOCK_SHARED: Final = "SELECT pg_advisory_xact_lock_shared(%s)"
+_REFERENCING: Final = (
+    "SELECT line FROM canisters_records WHERE position('sha256:'::bytea in line) > 0"
+)
+
+Row: TypeAlias = tuple[Any, ...]
+
+
+@attrs.frozen
+class Query:
+    """Run one statement; the result is its rows (empty when it returns none)."""
+
+    sql: str
+    params: tuple[Any, ...] | None = None
+    binary: bool = False
+
+
+@attrs.frozen
+class Many:
+    """Run one statement once per row of parameters; the result is ``None``."""
+
+    sql: str
+    rows: list[Row]
+
+
+@attrs.frozen
+class Pipeline:
+    """Send statements together (one round trip); the result is each one's rows."""
+
+    steps: tuple[Query | Many, ...]
+
+
+@attrs.frozen
+class Call:
+    """Call a blocking function (the S3 client); the result is what it returns."""
+
+    function: Callable[..., Any]
+    args: tuple[Any, ...] = ()
+
+
+Op: TypeAlias = Query | Many | Pipeline | Call
+Plan: TypeAlias = Generator[Op, Any, T]
+
+
+@attrs.frozen
+class Backend:
+    """What the plans of one store need: its codec and its bucket, if any."""
+
+    codec: Codec
+    external: S3ContentStore | None
+
+
+def backend(policy: StoragePolicy, external: S3ContentStore | None) -> Backend:
+    """Return what the plans of a store with ``policy`` and ``external`` need."""
+    return Backend(Codec(policy, _read_ahead), external)
+
+
+def _read_ahead(content_id: str) -> bytes:
+    # The plans read every blob a walk needs ahead (several per round trip) and
+    # hand them to the walk (Chain.fetch): the codec never reads one itself.
+    raise ContentNotFound(content_id)
+
+
+# --------------------------------------------------------------------------- #
+# Schema, blobs and side files
+
+
+def create_schema() -> Plan[None]:
+    yield Query("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+    for statement in _SCHEMA:
+        yield Query(statement)
+    rows = yield Query("SELECT value FROM canisters_meta WHERE key = 'schema'")
+    if not rows:
+        yield Query(
+            "INSERT INTO canisters_meta (key, value) VALUES ('schema', %s)",
+            (str(SCHEMA_VERSION),),
+        )
+    elif rows[0][0] != str(SCHEMA_VERSION):
+        raise StorageError(
+            f"store schema version {rows[0][0]} is not supported "
+            f"(this library reads version {SCHEMA_VERSION})"
+        )
+
+
+def _checked(content_id: str, data: bytes | None) -> bytes | StorageError:
+    """Return the blob's bytes when they match its id, else the error to raise."""
+    if data is None:
+        return ContentNotFound(content_id)
+    data = bytes(data)
+    if content_id_of(data) != content_id:
+        return IntegrityError(
+            f"blob {content_id} no longer matches its id (tampered or corrupt)"
+        )
+    return data
+
+
+def put(data: bytes) -> Plan[str]:
+    data = check_bytes(data)
+    content_id = content_id_of(data)
+    yield Pipeline(
+        (
+            Query(_LOCK_SHARED, (_GC_LOCK,)),
+            Query(
+                "INSERT INTO canisters_blobs (id, data, created) VALUES (%s, %s, %s) "
+                "ON CONFLICT (id) DO UPDATE SET created = excluded.created",
+                (content_id, data, time.time()),
+            ),
+        )
+    )
+    return content_id
+
+
+def get(content_id: str) -> Plan[bytes]:
+    check_content_id(content_id)
+    rows = yield Query(
+        "SELECT data FROM canisters_blobs WHERE id = %s", (content_id,), binary=True
+    )
+    found = _checked(content_id, rows[0][0] if rows else None)
+    if isinstance(found, StorageError):
+        raise found
+    return found
+
+
+def has(content_id: str) -> Plan[bool]:
+    check_content_id(content_id)
+    rows = yield Query("SELECT 1 FROM canisters_blobs WHERE id = %s", (content_id,))
+    return bool(rows)
+
+
+def ids() -> Plan[list[str]]:
+    rows = yield Query("SELECT id FROM canisters_blobs")
+    return [content_id for (content_id,) in rows]
+
+
+def append_line(conversation_id: str, name: str, line: str) -> Plan[None]:
+    check_line(line)
+    yield Pipeline(
+        (
+            Query(_LOCK_SHARED, (_GC_LOCK,)),
+            Query(
+                "INSERT INTO canisters_sidecars (conversation, name, line) "
+                "VALUES (%s, %s, %s)",
+                (conversation_id, name, line),
+            ),
+        )
+    )
+
+
+def read_lines(conversation_id: str, name: str) -> Plan[list[str]]:
+    rows = yield Query(
+        "SELECT line FROM canisters_sidecars "
+        "WHERE conversation = %s AND name = %s ORDER BY n",
+        (conversation_id, name),
+    )
+    return [line for (line,) in rows]
+
+
+# --------------------------------------------------------------------------- #
+# Writing
+
+
+def extend(
+    backend: Backend, conversation_id: str, canisters: Iterable[Canister]
+) -> Plan[None]:
+    """Append in one transaction that locks the conversation's row: three round
+    trips (statements sent together), the commit included."""
+    check_id(conversation_id)
+    dehydrate = backend.codec.dehydrate
+    records = []
+    blobs: dict[str, bytes] = {}
+    for canister in canisters:
+        record, found = dehydrate(canister)
+        records.append(record)
+        blobs.update(found)
+    results = yield Pipeline(
+        (
+            Query(_LOCK_SHARED, (_GC_LOCK,)),
+            Query(
+                "INSERT INTO canisters_conversations (id) VALUES (%s) "
+                "ON CONFLICT (id) DO NOTHING",
+                (conversation_id,),
+            ),
+            Query(
+                "SELECT length, head FROM canisters_conversations "
+                "WHERE id = %s FOR UPDATE",
+                (conversation_id,),
+            ),
+        )
+    )
+    length, prev = results[2][0]
+    external = backend.external
+    if blobs and external is not None:
+        # Every blob before the record naming it.
+        for key in sorted(blobs):
+            yield Call(external.store, (key, blobs[key]))
+    seq = length
+    rows = []
+    for record in records:
+        line, prev = encode_record(seq, prev, record)
+        rows.append((conversation_id, seq, line[:-1]))
+        seq += 1
+    steps: list[Query | Many] = []
+    if blobs and external is None:
+        # Sorted, so that two writers sharing blobs never deadlock.
+        now = time.time()
+        steps.append(
+            Many(
+                "INSERT INTO canisters_blobs (id, data, created) "
+                "VALUES (%s, %s, %s) ON CONFLICT (id) DO NOTHING",
+                [(key, blobs[key], now) for key in sorted(blobs)],
+            )
+        )
+    if rows:
+        steps.append(
+            Many(
+                "INSERT INTO canisters_records (conversation, seq, line) "
+                "VALUES (%s, %s, %s)",
+                rows,
+            )
+        )
+        steps.append(
+            Query(
+                "UPDATE canisters_conversations SET length = %s, head = %s "
+                "WHERE id = %s",
+                (seq, prev, conversation_id),
+            )
+        )
+    if steps:
+        yield Pipeline(tuple(steps))
+
+
+# --------------------------------------------------------------------------- #
+# Reading
+
+
+def _lineage(conversation_id: str) -> Plan[list[tuple[str, int, str, int, str]]]:
+    """The conversation and its ancestors, root first: ``(id, fork seq, fork
+    head, length, kept head)``."""
+    lineage: list[tuple[str, int, str, int, str]] = []
+    current: str | None = conversation_id
+    seen: set[str] = set()
+    while current is not None:
+        if current in seen:
+            raise IntegrityError(f"{conversation_id!r}: forks form a cycle")
+        seen.add(current)
+        rows = yield Query(
+            "SELECT parent, fork_seq, fork_head, length, head "
+            "FROM canisters_conversations WHERE id = %s",
+            (current,),
+        )
+        if not rows:
+            raise ConversationNotFound(current)
+        parent, seq, head, length, last = rows[0]
+        lineage.append((current, seq or 0, head or "", length, last))
+        current = parent
+    lineage.reverse()
+    return lineage
+
+
+def _fetch_external(
+    external: S3ContentStore, wanted: list[str]
+) -> dict[str, bytes | StorageError]:
+    """Read blobs from the bucket, each checked, an error standing for a bad one."""
+    found: dict[str, bytes | StorageError] = {}
+    for content_id in wanted:
+        try:
+            found[content_id] = external.get(content_id)
+        except (ContentNotFound, IntegrityError) as error:
+            found[content_id] = error
+    return found
+
+
+def _fetch(
+    backend: Backend, wanted: list[str]
+) -> Plan[dict[str, bytes | StorageError]]:
+    """Read blobs (one round trip), each checked, an error standing for a bad one."""
+    if backend.external is not None:
+        found: dict[str, bytes | StorageError] = yield Call(
+            _fetch_external, (backend.external, wanted)
+        )
+        return found
+    rows = yield Query(
+        "SELECT id, data FROM canisters_blobs WHERE id = ANY(%s)",
+        (wanted,),
+        binary=True,
+    )
+    stored = dict(rows)
+    return {key: _checked(key, stored.get(key)) for key in wanted}
+
+
+def _supplier(supply: dict[str, bytes | StorageError]) -> Callable[[str], bytes]:
+    def fetch(content_id: str) -> bytes:
+        found = supply.get(content_id)
+        if found is None:
+            raise ContentNotFound(content_id)
+        if isinstance(found, StorageError):
+            raise found
+        return found
+
+    return fetch
+
+
+def _read(
+    backend: Backend,
+    chain: Chain,
+    rows: list[tuple[object, bytes]],
+    label: Callable[[int], str],
+    stop: int | None,
+    sink: Callable[[Canister], bool],
+) -> Plan[bool]:
+    """Walk ``rows`` (``(seq, line)``, a batch of one log), fetching the blobs
+    they name a few dozen per round trip; ``True`` once ``sink`` asked to stop."""
+    codec = backend.codec
+    memo = chain.memo
+    start = 0
+    while start < len(rows):
+        # The lines up to the next few dozen blobs that neither this load nor
+        # the cache holds (what the cache holds is copied: another load may
+        # evict it meanwhile).
+        supply: dict[str, bytes | StorageError] = {}
+        wanted: list[str] = []
+        end = start
+        while end < len(rows) and len(wanted) < _FETCH_BLOBS:
+            line = rows[end][1]
+            end += 1
+            if STORED_MARK not in line:
+                continue
+            for content_id in references(line):
+                if content_id in supply or content_id in wanted:
+                    continue
+                if memo is not None and (
+                    ("text", content_id) in memo or ("data", content_id) in memo
+                ):
+                    continue
+                cached = codec.cached(content_id)
+                if cached is not None:
+                    supply[content_id] = cached
+                else:
+                    wanted.append(content_id)
+        if wanted:
+            supply.update((yield from _fetch(backend, wanted)))
+        chain.fetch = _supplier(supply)
+        shifted = functools.partial(_shifted, label, start)
+        for canister in chain.walk(
+            chain.numbered(rows[start:end], shifted),
+            shifted,
+            stop=stop,
+            terminated=False,
+        ):
+            if sink(canister):
+                return True
+        start = end
+    return False
+
+
+def _walk(
+    backend: Backend,
+    chain: Chain,
+    conversation_id: str,
+    sink: Callable[[Canister], bool],
+) -> Plan[bool]:
+    """Walk the conversation's log, its ancestors' prefix first, handing each
+    canister to ``sink``; ``True`` when ``sink`` stopped the walk."""
+    # One snapshot for the heads and the records, whatever commits meanwhile.
+    yield Query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+    lineage = yield from _lineage(conversation_id)
+    where = f"{conversation_id} kept head"
+    chain.keep((lineage[-1][3], lineage[-1][4]), where)
+    for index, (current, seq, head, _length, _last) in enumerate(lineage):
+        if index:
+            chain.fork_point(f"{current} fork point", seq, head)
+        stop = lineage[index + 1][1] if index + 1 < len(lineage) else None
+        cursor = f"walk{index}"
+        yield _declare(
+            cursor,
+            "SELECT seq, line FROM canisters_records WHERE conversation = %s "
+            + ("AND seq < %s " if stop is not None else "")
+            + "ORDER BY seq",
+            (current, stop) if stop is not None else (current,),
+        )
+        done = 0
+        while rows := (yield _next(cursor)):
+            batch = [(seq, bytes(line)) for seq, line in rows]
+            label = functools.partial(_label, current, done)
+            done += len(batch)
+            if (yield from _read(backend, chain, batch, label, stop, sink)):
+                return True
+        if stop is not None and chain.seq < stop:
+            chain.problem(
+                f"{current} end",
+                "fork-point",
+                f"the log ends after record {chain.seq - 1}, before its "
+                f"fork point at record {stop}",
+            )
+    chain.reach(where)
+    return False
+
+
+def _label(conversation_id: str, offset: int, number: int) -> str:
+    return f"{conversation_id} record {offset + number}"
+
+
+def _shifted(label: Callable[[int], str], offset: int, number: int) -> str:
+    return label(offset + number)
+
+
+def load(backend: Backend, conversation_id: str, salvage: bool) -> Plan[Conversation]:
+    chain = Chain(
+        check_id(conversation_id), backend.codec, "salvage" if salvage else "strict"
+    )
+    canisters: list[Canister] = []
+
+    def keep(canister: Canister) -> bool:
+        canisters.append(canister)
+        return False
+
+    yield from _walk(backend, chain, conversation_id, keep)
+    return Conversation(tuple(canisters))
+
+
+def verify(backend: Backend, conversation_id: str) -> Plan[Verification]:
+    chain = Chain(check_id(conversation_id), backend.codec, "verify")
+    yield from _walk(backend, chain, conversation_id, lambda canister: False)
+    return Verification(
+        conversation_id, chain.seq, chain.prev, tuple(chain.problems), chain.torn
+    )
+
+
+def head(conversation_id: str) -> Plan[tuple[int, str]]:
+    check_id(conversation_id)
+    rows = yield Query(
+        "SELECT length, head FROM canisters_conversations WHERE id = %s",
+        (conversation_id,),
+    )
+    if not rows:
+        raise ConversationNotFound(conversation_id)
+    return int(rows[0][0]), str(rows[0][1])
+
+
+def exists(conversation_id: str) -> Plan[bool]:
+    check_id(conversation_id)
+    rows = yield Query(
+        "SELECT 1 FROM canisters_conversations WHERE id = %s", (conversation_id,)
+    )
+    return bool(rows)
+
+
+def conversations() -> Plan[list[str]]:
+    rows = yield Query('SELECT id FROM canisters_conversations ORDER BY id COLLATE "C"')
+    return [conversation_id for (conversation_id,) in rows]
+
+
+# --------------------------------------------------------------------------- #
+# Forks, deletion, side files
+
+
+def fork(backend: Backend, conversation_id: str, at: str) -> Plan[str]:
+    chain = Chain(check_id(conversation_id), backend.codec, "strict")
+    if not (yield from _walk(backend, chain, conversation_id, lambda x: x.id == at)):
+        raise CanisterNotFound(at)
+    child = new_id()
+    yield Query(
+        "INSERT INTO canisters_conversations (id, parent, fork_seq, "
+        "fork_head, fork_at, length, head) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+        (child, conversation_id, chain.seq, chain.prev, at, chain.seq, chain.prev),
+    )
+    return child
+
+
+def delete(conversation_id: str) -> Plan[None]:
+    check_id(conversation_id)
+    rows = yield Query(
+        "SELECT 1 FROM canisters_conversations WHERE id = %s FOR UPDATE",
+        (conversation_id,),
+    )
+    if not rows:
+        raise ConversationNotFound(conversation_id)
+    rows = yield Query(
+        "SELECT id FROM canisters_conversations WHERE parent = %s ORDER BY id",
+        (conversation_id,),
+    )
+    if rows:
+        raise StorageError(
+            f"conversation {conversation_id!r} has forks "
+            f"({', '.join(child for (child,) in rows)}); delete them first"
+        )
+    yield Pipeline(
+        tuple(
+            Query(f"DELETE FROM {table} WHERE {column} = %s", (conversation_id,))
+            for table, column in (
+                ("canisters_records", "conversation"),
+                ("canisters_sidecars", "conversation"),
+                ("canisters_conversations", "id"),
+            )
+        )
+    )
+
+
+def sidecar_names(conversation_id: str) -> Plan[list[str]]:
+    check_id(conversation_id)
+    rows = yield Query(
+        'SELECT DISTINCT name COLLATE "C" FROM canisters_sidecars '
+        "WHERE conversation = %s ORDER BY 1",
+        (conversation_id,),
+    )
+    return [name for (name,) in rows]
+
+
+# --------------------------------------------------------------------------- #
+# Maintenance
+
+
+def _declare(cursor: str, sql: str, params: tuple[Any, ...] | None = None) -> Query:
+    """Declare a cursor over ``sql`` (in the running transaction)."""
+    return Query(f"DECLARE {cursor} NO SCROLL CURSOR FOR {sql}", params)
+
+
+def _next(cursor: str) -> Query:
+    """Fetch the next rows of a declared cursor (none once it is exhausted)."""
+    return Query(f"FETCH FORWARD {STREAM_ROWS} FROM {cursor}", binary=True)
+
+
+def referenced_content() -> Plan[set[str]]:
+    found: set[str] = set()
+    yield _declare("refs", _REFERENCING)
+    while rows := (yield _next("refs")):
+        for (line,) in rows:
+            found |= references(bytes(line))
+    rows = yield Query(
+        "SELECT line FROM canisters_sidecars WHERE strpos(line, 'sha256:') > 0"
+    )
+    for (line,) in rows:
+        found |= references(line.encode("utf-8"))
+    return found
+
+
+def collect_garbage(
+    backend: Backend, dry_run: bool, older_than: float, progress: Progress | None
+) -> Plan[GarbageReport]:
+    """Sweep while holding the lock every writer takes shared, exclusively."""
+    if progress is not None:
+        progress(0, 2)
+    yield Query("SELECT pg_advisory_xact_lock(%s)", (_GC_LOCK,))
+    referenced = yield from referenced_content()
+    if progress is not None:
+        progress(1, 2)
+    external = backend.external
+    entries = yield (
+        Call(external.entries)
+        if external is not None
+        else Query("SELECT id, length(data), created FROM canisters_blobs")
+    )
+    removed: list[str] = []
+    report = sweep(
+        entries,
+        referenced,
+        older_than=older_than,
+        dry_run=dry_run,
+        delete=removed.extend,
+    )
+    if removed:
+        yield (
+            Call(external.delete, (removed,))
+            if external is not None
+            else Query("DELETE FROM canisters_blobs WHERE id = ANY(%s)", (removed,))
+        )
+    if progress is not None:
+        progress(2, 2)
+    return report
+
+
+def stats(backend: Backend, progress: Progress | None) -> Plan[StoreStats]:
+    if progress is not None:
+        progress(0, 2)
+    results = yield Pipeline(
+        (
+            Query("SELECT count(*) FROM canisters_conversations"),
+            Query(
+                "SELECT count(*), coalesce(sum(length(line)) + count(*), 0) "
+                "FROM canisters_records"
+            ),
+        )
+    )
+    conversations = results[0][0][0]
+    records, log_bytes = results[1][0]
+    external = backend.external
+    if external is not None:
+        entries = yield Call(external.entries)
+        sizes: dict[str, int] = {key: size for key, size, _ in entries}
+    else:
+        sizes = dict((yield Query("SELECT id, length(data) FROM canisters_blobs")))
+    blobs, blob_bytes = len(sizes), sum(sizes.values())
+    if progress is not None:
+        progress(1, 2)
+    count = referenced = 0
+    yield _declare("stats", _REFERENCING)
+    while rows := (yield _next("stats")):
+        for (line,) in rows:
+            for content_id in references(bytes(line)):
+                size = sizes.get(content_id)
+                if size is not None:
+                    count += 1
+                    referenced += size
+    if progress is not None:
+        progress(2, 2)
+    return StoreStats(
+        int(conversations),
+        int(records),
+        int(log_bytes),
+        int(blobs),
+        int(blob_bytes),
+        count,
+        referenced,
+    )
