@@ -123,6 +123,7 @@ def test_protocol_names() -> None:
         "canisters.providers.streams",
         "canisters.providers.anthropic",
         "canisters.providers.openai_chat",
+        "canisters.providers.openai_responses",
         "canisters.storage",
         "canisters.interop.pydantic_ai",
         "canisters.interop.langchain",

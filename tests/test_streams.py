@@ -732,7 +732,7 @@ def test_openai_chat_bad_streams() -> None:
 
 
 def test_streaming_normalizer_protocol() -> None:
-    for name in ("anthropic", "openai-chat"):
+    for name in ("anthropic", "openai-chat", "openai-responses"):
         normalizer = providers.get(name)
         assert isinstance(normalizer, providers.StreamingNormalizer), name
         assert isinstance(normalizer.accumulator(), streams.Accumulator)
@@ -791,3 +791,408 @@ def test_recorder_records_each_completed_canister(tmp_path: Any) -> None:
         "toolu_01",
         "toolu_02",
     ]
+
+
+# OpenAI Responses --------------------------------------------------------------------
+
+ENCRYPTED = "gAAAAABoX" + "Zk1" * 40 + "=="
+R_ENVELOPE = {
+    "id": "resp_01",
+    "object": "response",
+    "created_at": 1756476884,
+    "status": "in_progress",
+    "error": None,
+    "incomplete_details": None,
+    "model": "gpt-5-2025-08-07",
+    "output": [],
+    "usage": None,
+}
+R_USAGE = {
+    "input_tokens": 120,
+    "input_tokens_details": {"cached_tokens": 64},
+    "output_tokens": 300,
+    "output_tokens_details": {"reasoning_tokens": 192},
+    "total_tokens": 420,
+}
+R_OUTPUT = [
+    {
+        "id": "rs_01",
+        "type": "reasoning",
+        "summary": [{"type": "summary_text", "text": "**Weather**\n\nTwo cities."}],
+        "encrypted_content": ENCRYPTED,
+    },
+    {
+        "id": "msg_01",
+        "type": "message",
+        "status": "completed",
+        "role": "assistant",
+        "content": [
+            {"type": "output_text", "annotations": [], "logprobs": [], "text": SAID}
+        ],
+    },
+    {
+        "id": "fc_01",
+        "type": "function_call",
+        "status": "completed",
+        "call_id": "call_P",
+        "name": "weather",
+        "arguments": PARIS,
+    },
+    {
+        "id": "fc_02",
+        "type": "function_call",
+        "status": "completed",
+        "call_id": "call_R",
+        "name": "weather",
+        "arguments": ROME,
+    },
+]
+R_BODY = {**R_ENVELOPE, "status": "completed", "output": R_OUTPUT, "usage": R_USAGE}
+
+
+def r_event(kind: str, **fields: Any) -> dict[str, Any]:
+    return {"type": kind, **fields}
+
+
+def responses_stream(
+    summary: list[str], text: list[str], paris: list[str], *, whole: bool = True
+) -> list[dict[str, Any]]:
+    reasoning, message, call_p, call_r = R_OUTPUT
+    events = [
+        r_event("response.created", response=R_ENVELOPE),
+        r_event("response.in_progress", response=R_ENVELOPE),
+        r_event(
+            "response.output_item.added",
+            output_index=0,
+            item={"id": "rs_01", "type": "reasoning", "summary": []},
+        ),
+        r_event(
+            "response.reasoning_summary_part.added",
+            item_id="rs_01",
+            output_index=0,
+            summary_index=0,
+            part={"type": "summary_text", "text": ""},
+        ),
+        *(
+            r_event(
+                "response.reasoning_summary_text.delta",
+                item_id="rs_01",
+                output_index=0,
+                summary_index=0,
+                delta=piece,
+            )
+            for piece in summary
+        ),
+        r_event("response.output_item.done", output_index=0, item=reasoning),
+        r_event(
+            "response.output_item.added",
+            output_index=1,
+            item={
+                "id": "msg_01",
+                "type": "message",
+                "status": "in_progress",
+                "role": "assistant",
+                "content": [],
+            },
+        ),
+        r_event(
+            "response.content_part.added",
+            item_id="msg_01",
+            output_index=1,
+            content_index=0,
+            part={"type": "output_text", "annotations": [], "logprobs": [], "text": ""},
+        ),
+        *(
+            r_event(
+                "response.output_text.delta",
+                item_id="msg_01",
+                output_index=1,
+                content_index=0,
+                delta=piece,
+                logprobs=[],
+            )
+            for piece in text
+        ),
+        r_event("response.output_item.done", output_index=1, item=message),
+        r_event(
+            "response.output_item.added",
+            output_index=2,
+            item={**call_p, "status": "in_progress", "arguments": ""},
+        ),
+        r_event(
+            "response.output_item.added",
+            output_index=3,
+            item={**call_r, "status": "in_progress", "arguments": ""},
+        ),
+        *(
+            r_event(
+                "response.function_call_arguments.delta",
+                item_id="fc_01",
+                output_index=2,
+                delta=piece,
+            )
+            for piece in paris
+        ),
+        r_event(
+            "response.function_call_arguments.delta",
+            item_id="fc_02",
+            output_index=3,
+            delta=ROME,
+        ),
+        r_event("response.output_item.done", output_index=2, item=call_p),
+        r_event("response.output_item.done", output_index=3, item=call_r),
+        r_event(
+            "response.completed",
+            response=R_BODY if whole else {**R_BODY, "output": None},
+        ),
+    ]
+    for number, event in enumerate(events):
+        event["sequence_number"] = number
+    return events
+
+
+R_STREAM = responses_stream(
+    ["**Weather**", "\n\nTwo ", "cities."],
+    ["Let me check", " the weather in Paris and in Rome."],
+    ['{"city": ', '"Paris", "unit": "celsius"}'],
+)
+
+
+def test_openai_responses_stream_equals_the_whole_response() -> None:
+    openai = pytest.importorskip("openai")
+    conversation = check_equivalent("openai-responses", R_STREAM, R_BODY)
+    reasoning = conversation[0].content[0]  # type: ignore[attr-defined]
+    assert reasoning.redacted == ENCRYPTED and reasoning.id == "rs_01"
+    head = conversation[0]
+    assert head.metadata is not None and head.metadata.usage is not None
+    assert head.metadata.usage.output_tokens == 300
+    assert head.metadata.finish_reason == "tool_calls"
+    rendered = providers.get("openai-responses").render_response(conversation)
+    assert rendered == R_BODY
+    import pydantic
+
+    # Response itself also requires the request's echo (tools, tool_choice...),
+    # which a response render leaves to the caller: its output items are checked.
+    items: Any = pydantic.TypeAdapter(list[openai.types.responses.ResponseOutputItem])
+    items.validate_python(rendered["output"])
+
+    from openai._models import construct_type
+
+    # As the SDK's own stream builds them from the wire (without validation).
+    kind: Any = openai.types.responses.ResponseStreamEvent
+    objects = [construct_type(type_=kind, value=event) for event in R_STREAM]
+    assert type(objects[-1]).__name__ == "ResponseCompletedEvent"
+    check_equivalent("openai-responses", objects, R_BODY)
+
+
+def test_openai_responses_items_accumulated_when_the_end_leaves_them_out() -> None:
+    # Some servers end with a response whose output is null: the items count.
+    events = responses_stream(
+        ["**Weather**\n\nTwo cities."], [SAID], [PARIS], whole=False
+    )
+    check_equivalent("openai-responses", events, R_BODY)
+    check_accumulator_semantics("openai-responses", events)
+
+
+def test_openai_responses_incomplete_and_refusal() -> None:
+    refusal = {
+        "id": "msg_02",
+        "type": "message",
+        "status": "incomplete",
+        "role": "assistant",
+        "content": [{"type": "refusal", "refusal": "I can't."}],
+    }
+    incomplete = {
+        **R_ENVELOPE,
+        "status": "incomplete",
+        "incomplete_details": {"reason": "max_output_tokens"},
+        "output": None,
+        "usage": R_USAGE,
+    }
+    events = [
+        r_event("response.created", response=R_ENVELOPE),
+        r_event(
+            "response.output_item.added",
+            output_index=0,
+            item={**refusal, "status": "in_progress", "content": []},
+        ),
+        r_event(
+            "response.content_part.added",
+            output_index=0,
+            content_index=0,
+            part={"type": "refusal", "refusal": ""},
+        ),
+        r_event(
+            "response.refusal.delta", output_index=0, content_index=0, delta="I can"
+        ),
+        r_event("response.refusal.delta", output_index=0, content_index=0, delta="'t."),
+        r_event(
+            "response.refusal.done", output_index=0, content_index=0, refusal="I can't."
+        ),
+        r_event("response.output_item.done", output_index=0, item=refusal),
+        r_event("response.incomplete", response=incomplete),
+    ]
+    conversation = check_equivalent(
+        "openai-responses", events, {**incomplete, "output": [refusal]}
+    )
+    assert conversation[0].metadata.finish_reason == "length"  # type: ignore[union-attr]
+
+
+def test_openai_responses_accumulator_snapshot() -> None:
+    accumulator = providers.get("openai-responses").accumulator()  # type: ignore[attr-defined]
+    cut = next(n for n, e in enumerate(R_STREAM) if e.get("delta") == '{"city": ')
+    for event in R_STREAM[: cut + 1]:
+        assert accumulator.feed(event) == ()
+    snapshot = accumulator.snapshot()
+    assert snapshot[0].content[1].text == SAID  # type: ignore[attr-defined]
+    paris, rome = snapshot[1], snapshot[2]
+    assert paris.extras["openai-responses"]["partial_arguments"] == '{"city": '  # type: ignore[union-attr]
+    assert paris.arguments == {} and rome.arguments == {}  # type: ignore[union-attr]
+    report = Report()
+    kept = providers.get("openai-responses").parse_stream(
+        R_STREAM[: cut + 1], truncated="keep", report=report
+    )  # type: ignore[attr-defined]
+    assert [c.role.value for c in kept] == ["assistant"]
+    assert [e.where for e in report.events] == [
+        f"$[{cut + 1}]",
+        "output item 2 (function_call)",
+        "output item 3 (function_call)",
+    ]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(st.integers(0, 200), max_size=6),
+    st.lists(st.integers(0, 200), max_size=6),
+    st.lists(st.integers(0, 200), max_size=6),
+)
+def test_openai_responses_any_split_gives_the_same_reply(
+    summary: list[int], text: list[int], paris: list[int]
+) -> None:
+    events = responses_stream(
+        split("**Weather**\n\nTwo cities.", summary),
+        split(SAID, text),
+        split(PARIS, paris),
+        whole=False,
+    )
+    # The items as the deltas built them (output_item.done left out).
+    events = [e for e in events if e["type"] != "response.output_item.done"]
+    accumulator = providers.get("openai-responses").accumulator()  # type: ignore[attr-defined]
+    for event in events[:-1]:
+        accumulator.feed(event)
+    snapshot = accumulator.snapshot()
+    unsigned = {k: v for k, v in R_OUTPUT[0].items() if k != "encrypted_content"}
+    open_items = [
+        unsigned,
+        *({**item, "status": "in_progress"} for item in R_OUTPUT[1:]),
+    ]
+    whole = providers.get("openai-responses").parse_response(
+        {**R_ENVELOPE, "output": open_items}
+    )
+    assert anonymous(snapshot) == anonymous(whole)
+
+
+def test_openai_responses_bad_streams() -> None:
+    name = "openai-responses"
+    created = r_event("response.created", response=R_ENVELOPE)
+    bad(
+        name,
+        [
+            r_event(
+                "response.output_text.delta", output_index=0, content_index=0, delta="x"
+            )
+        ],
+        "$[0].type",
+        "before response.created",
+    )
+    bad(
+        name,
+        [
+            created,
+            r_event(
+                "response.output_text.delta", output_index=0, content_index=0, delta="x"
+            ),
+        ],
+        "$[1].output_index",
+        "never added",
+    )
+    added = r_event(
+        "response.output_item.added",
+        output_index=0,
+        item={"id": "m", "type": "message", "role": "assistant", "content": []},
+    )
+    bad(name, [created, added, added], "$[2].output_index", "added twice")
+    bad(
+        name,
+        [
+            created,
+            added,
+            r_event(
+                "response.output_text.delta", output_index=0, content_index=0, delta="x"
+            ),
+        ],
+        "$[2].content_index",
+        "never added",
+    )
+    bad(
+        name,
+        [
+            created,
+            added,
+            r_event(
+                "response.content_part.added",
+                output_index=0,
+                content_index=1,
+                part={"type": "output_text", "text": ""},
+            ),
+        ],
+        "$[2].content_index",
+        "out of order",
+    )
+    done = r_event(
+        "response.output_item.done",
+        output_index=0,
+        item={"id": "m", "type": "message", "role": "assistant", "content": []},
+    )
+    bad(
+        name,
+        [created, added, done, done],
+        "$[3].output_index",
+        "after its response.output_item.done",
+    )
+    bad(
+        name,
+        [created, added, r_event("response.completed", response=R_BODY)],
+        "$[2]",
+        "output item 0 is still open",
+    )
+    failed = r_event(
+        "response.failed",
+        response={
+            **R_ENVELOPE,
+            "status": "failed",
+            "error": {"code": "server_error", "message": "The model failed"},
+        },
+    )
+    bad(
+        name, [created, failed], "$[1].response.error", "server_error: The model failed"
+    )
+    bad(
+        name,
+        [
+            created,
+            r_event(
+                "error", code="rate_limit_exceeded", message="Slow down", param=None
+            ),
+        ],
+        "$[1]",
+        "rate_limit_exceeded: Slow down",
+    )
+    bad(name, R_STREAM[:-1], f"$[{len(R_STREAM) - 1}]", "before response.completed")
+    # Progress events of server tools are skipped.
+    skipped = [
+        *R_STREAM[:2],
+        r_event("response.web_search_call.searching", output_index=9),
+        *R_STREAM[2:],
+    ]
+    check_equivalent(name, skipped, R_BODY)

@@ -1209,12 +1209,7 @@ class OpenAIChatAccumulator(streams.Accumulator):
                 function = call.get("function")
                 if isinstance(function, dict):
                     arguments = function.get("arguments")
-                    if (
-                        mode != "final"
-                        and isinstance(arguments, str)
-                        and arguments.strip()
-                        and not streams.parses(arguments)
-                    ):
+                    if mode != "final" and streams.unfinished(arguments):
                         if mode == "cut":
                             note(
                                 f"choice {index}, tool call {number}",

@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeGuard
 
 import attrs
 
@@ -325,10 +325,14 @@ def parse_json_arguments(text: str, path: str) -> Any:
         ) from None
 
 
-def parses(text: str) -> bool:
-    """Whether ``text`` is complete JSON."""
-    try:
-        json.loads(text)
-    except (ValueError, RecursionError):
+def unfinished(arguments: object) -> TypeGuard[str]:
+    """Whether streamed tool-call ``arguments`` are text that is not JSON yet
+    (an empty string counts as finished: some servers send it for no
+    arguments)."""
+    if not isinstance(arguments, str) or not arguments.strip():
         return False
-    return True
+    try:
+        json.loads(arguments)
+    except (ValueError, RecursionError):
+        return True
+    return False
