@@ -3,6 +3,7 @@ failure is the library's own error, and tampering is seen."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sqlite3
 from collections.abc import Iterator
@@ -252,6 +253,90 @@ def test_salvage_logs_what_it_skips(
     assert image.id not in {x.id for x in salvaged}
     assert content_id in caplog.text
     assert image.id in caplog.text
+
+
+# PostgreSQL rows edited behind the store's back ----------------------------------
+
+_CHANGED = (
+    "UPDATE canisters_records SET line = overlay(line placing 'X'::bytea "
+    "from position('message 1'::bytea in line) + 8) WHERE seq = 1"
+)
+
+
+@pytest.mark.parametrize(
+    ("statement", "codes", "salvaged"),
+    [
+        pytest.param(_CHANGED, ["digest"], [0, 2], id="content-changed"),
+        pytest.param(
+            "UPDATE canisters_records SET line = 'not a record'::bytea WHERE seq = 1",
+            ["unreadable", "chain"],
+            [0, 2],
+            id="record-replaced",
+        ),
+        pytest.param(
+            "DELETE FROM canisters_records WHERE seq >= 1",
+            ["head"],
+            [0],
+            id="last-records-deleted",
+        ),
+        pytest.param(
+            "DELETE FROM canisters_records WHERE seq = 1",
+            ["chain"],
+            [0, 2],
+            id="middle-record-deleted",
+        ),
+        pytest.param(
+            "UPDATE canisters_records SET seq = 10 WHERE seq = 2",
+            ["chain"],
+            [0, 1, 2],
+            id="seq-changed",
+        ),
+        pytest.param(
+            "UPDATE canisters_records SET seq = seq + 5 WHERE seq < 2",
+            ["chain", "chain", "chain", "chain", "head"],
+            [2, 0, 1],
+            id="rows-reordered",
+        ),
+        pytest.param(
+            "UPDATE canisters_conversations SET head = repeat('0', 64)",
+            ["head"],
+            [0, 1, 2],
+            id="kept-head-changed",
+        ),
+        pytest.param(
+            "UPDATE canisters_conversations SET length = 7",
+            ["head"],
+            [0, 1, 2],
+            id="kept-length-changed",
+        ),
+    ],
+)
+def test_postgres_rows_edited_with_sql_are_seen(
+    postgres_location: str, statement: str, codes: list[str], salvaged: list[int]
+) -> None:
+    """Rows changed with SQL behind the store's back: verify names each problem,
+    load refuses, salvage keeps what holds; the async face sees the same."""
+    import psycopg
+
+    with open_store(postgres_location) as store:
+        canisters = _three(store)
+        with psycopg.connect(postgres_location, autocommit=True) as connection:
+            assert connection.execute(statement).rowcount > 0
+        report = store.verify("chat")
+        assert [p.code for p in report.problems] == codes, report.problems
+        with pytest.raises(c.IntegrityError, match="salvage"):
+            store.load("chat")
+        expected = [canisters[n] for n in salvaged]
+        assert store.load("chat", salvage=True) == expected
+
+    async def through_the_async_face() -> None:
+        async with await storage.open_async_store(postgres_location) as native:
+            assert await native.verify("chat") == report
+            with pytest.raises(c.IntegrityError, match="salvage"):
+                await native.load("chat")
+            assert await native.load("chat", salvage=True) == expected
+
+    asyncio.run(through_the_async_face())
 
 
 # Tampering a chain cannot show: records cut from the end ------------------------

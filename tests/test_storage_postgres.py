@@ -41,19 +41,6 @@ def test_an_unknown_schema_version_is_refused(postgres_location: str) -> None:
         open_store(postgres_location)
 
 
-def test_records_removed_from_the_end_are_detected(postgres_location: str) -> None:
-    with open_store(postgres_location) as store:
-        store.extend("chat", [c.User(f"message {n}") for n in range(4)])
-        with psycopg.connect(postgres_location, autocommit=True) as connection:
-            connection.execute("DELETE FROM canisters_records WHERE seq >= 2")
-        report = store.verify("chat")
-        assert [p.code for p in report.problems] == ["head"]
-        assert "removed from its end" in str(report.problems[0])
-        with pytest.raises(c.IntegrityError, match="head"):
-            store.load("chat")
-        assert len(store.load("chat", salvage=True)) == 2
-
-
 def test_an_unreachable_server_is_a_storage_error_without_the_password() -> None:
     location = "postgresql://someone:secret@127.0.0.1:1/nothing?connect_timeout=1"
     with pytest.raises(c.StorageError) as raised:
