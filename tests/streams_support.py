@@ -232,7 +232,8 @@ def gemini_reference(events: list[dict[str, Any]]) -> dict[str, Any]:
     ``GenerateContentResponse`` holding the next parts of the candidate; text
     parts continue the previous text part of the same kind (thought or not);
     a ``thoughtSignature`` belongs to the part it arrives with (or, on an
-    otherwise empty text part, to the text it ends); the last chunk's
+    otherwise empty text part, to the text it ends); an empty text part with
+    nothing else adds nothing; the last chunk's
     ``finishReason``, ``usageMetadata`` and metadata hold for the whole.
     """
     parts: list[dict[str, Any]] = []
@@ -261,6 +262,8 @@ def gemini_reference(events: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _add_gemini_part(parts: list[dict[str, Any]], part: dict[str, Any]) -> None:
+    if part == {"text": ""}:
+        return  # an empty piece of text adds nothing (a last chunk may hold one)
     previous = parts[-1] if parts else None
     if (
         previous is not None

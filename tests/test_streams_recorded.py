@@ -31,7 +31,7 @@ STREAMS = all_streams()
 
 # The providers whose normalizer reads streams so far (issue 15 lands them one
 # by one); the corpus tests below hold every provider.
-STREAMED = ("openai-chat", "anthropic")
+STREAMED = ("openai-chat", "anthropic", "openai-responses")
 
 # Real streams the implementation does not read yet, each with what goes wrong
 # (strict: the mark goes when the fix lands).
