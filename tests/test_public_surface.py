@@ -124,6 +124,8 @@ def test_protocol_names() -> None:
         "canisters.providers.anthropic",
         "canisters.providers.openai_chat",
         "canisters.providers.openai_responses",
+        "canisters.providers.gemini",
+        "canisters.providers.ollama",
         "canisters.storage",
         "canisters.interop.pydantic_ai",
         "canisters.interop.langchain",

@@ -9,6 +9,7 @@ providers' documentation of their streams.
 
 from __future__ import annotations
 
+import base64
 import itertools
 from collections.abc import Iterable
 from typing import Any
@@ -732,7 +733,7 @@ def test_openai_chat_bad_streams() -> None:
 
 
 def test_streaming_normalizer_protocol() -> None:
-    for name in ("anthropic", "openai-chat", "openai-responses"):
+    for name in ("anthropic", "openai-chat", "openai-responses", "gemini", "ollama"):
         normalizer = providers.get(name)
         assert isinstance(normalizer, providers.StreamingNormalizer), name
         assert isinstance(normalizer.accumulator(), streams.Accumulator)
@@ -1196,3 +1197,312 @@ def test_openai_responses_bad_streams() -> None:
         *R_STREAM[2:],
     ]
     check_equivalent(name, skipped, R_BODY)
+
+
+# Gemini ------------------------------------------------------------------------------
+
+G_SIGNATURE = base64.b64encode(bytes(range(7, 77))).decode()  # ends with "=="
+G_META = {"modelVersion": "gemini-2.5-flash", "responseId": "resp-g1"}
+
+
+def g_chunk(
+    parts: list[dict[str, Any]], finish: str | None = None, **top: Any
+) -> dict[str, Any]:
+    candidate: dict[str, Any] = {
+        "content": {"parts": parts, "role": "model"},
+        "index": 0,
+    }
+    if finish is not None:
+        candidate["finishReason"] = finish
+    return {"candidates": [candidate], **G_META, **top}
+
+
+G_USAGE = {
+    "promptTokenCount": 31,
+    "candidatesTokenCount": 25,
+    "thoughtsTokenCount": 40,
+    "totalTokenCount": 96,
+}
+
+
+def gemini_stream(thought: list[str], text: list[str]) -> list[dict[str, Any]]:
+    return [
+        *(g_chunk([{"text": piece, "thought": True}]) for piece in thought),
+        *(g_chunk([{"text": piece}]) for piece in text),
+        g_chunk([{"text": "", "thoughtSignature": G_SIGNATURE}]),
+        g_chunk(
+            [
+                {"functionCall": {"name": "weather", "args": {"city": "Paris"}}},
+                {"functionCall": {"name": "weather", "args": {"city": "Rome"}}},
+            ]
+        ),
+        g_chunk([{"text": ""}], "STOP", usageMetadata=G_USAGE),
+    ]
+
+
+G_STREAM = gemini_stream(
+    ["The user wants ", "both cities."], ["Let me check", " the weather."]
+)
+G_BODY = {
+    "candidates": [
+        {
+            "content": {
+                "parts": [
+                    {"text": "The user wants both cities.", "thought": True},
+                    {
+                        "text": "Let me check the weather.",
+                        "thoughtSignature": G_SIGNATURE,
+                    },
+                    {"functionCall": {"name": "weather", "args": {"city": "Paris"}}},
+                    {"functionCall": {"name": "weather", "args": {"city": "Rome"}}},
+                    {"text": ""},
+                ],
+                "role": "model",
+            },
+            "index": 0,
+            "finishReason": "STOP",
+        }
+    ],
+    **G_META,
+    "usageMetadata": G_USAGE,
+}
+
+
+def test_gemini_stream_equals_the_whole_response() -> None:
+    genai = pytest.importorskip("google.genai")
+    conversation = check_equivalent("gemini", G_STREAM, G_BODY)
+    head = conversation[0]
+    assert head.metadata is not None and head.metadata.finish_reason == "tool_calls"
+    assert head.metadata.usage is not None and head.metadata.usage.input_tokens == 31
+    assert [c.arguments for c in conversation if isinstance(c, Invocation)] == [
+        {"city": "Paris"},
+        {"city": "Rome"},
+    ]
+    rendered = providers.get("gemini").render_response(conversation)
+    assert rendered == G_BODY
+    genai.types.GenerateContentResponse.model_validate(rendered)
+    # The SDK holds signatures as bytes and gives them back URL-safe: the
+    # stream of SDK objects parses as the SDK's whole response does.
+    sdk = genai.types.GenerateContentResponse
+    objects = [sdk.model_validate(chunk) for chunk in G_STREAM]
+    normalizer = providers.get("gemini")
+    streamed = normalizer.parse_stream(objects)  # type: ignore[attr-defined]
+    whole = normalizer.parse_response(sdk.model_validate(G_BODY))
+    assert anonymous(streamed) == anonymous(whole)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(st.integers(0, 200), max_size=6), st.lists(st.integers(0, 200), max_size=6)
+)
+def test_gemini_any_split_gives_the_same_reply(
+    thought: list[int], text: list[int]
+) -> None:
+    events = gemini_stream(
+        split("The user wants both cities.", thought),
+        split("Let me check the weather.", text),
+    )
+    check_equivalent("gemini", events, G_BODY)
+
+
+def test_gemini_accumulator_and_blocked_prompt() -> None:
+    check_accumulator_semantics("gemini", G_STREAM)
+    accumulator = providers.get("gemini").accumulator()  # type: ignore[attr-defined]
+    for event in G_STREAM[:3]:
+        accumulator.feed(event)
+    snapshot = accumulator.snapshot()
+    assert [part.text for part in snapshot[0].content] == [
+        "The user wants both cities.",
+        "Let me check",
+    ]  # type: ignore[attr-defined]
+    blocked = {
+        "promptFeedback": {"blockReason": "SAFETY"},
+        "usageMetadata": {"promptTokenCount": 8, "totalTokenCount": 8},
+        **G_META,
+    }
+    check_equivalent("gemini", [blocked], blocked)
+    # A usage-only chunk after the end is still taken.
+    late = [
+        *G_STREAM[:-1],
+        g_chunk([{"text": ""}], "STOP"),
+        {"usageMetadata": G_USAGE, **G_META},
+    ]
+    conversation = providers.get("gemini").parse_stream(late)  # type: ignore[attr-defined]
+    assert conversation[0].metadata.usage.output_tokens == 65  # type: ignore[union-attr]
+
+
+def test_gemini_bad_streams() -> None:
+    name = "gemini"
+    bad(name, [G_STREAM[0], [G_STREAM[1]]], "$[1]", "expected an object")
+    error = {
+        "error": {
+            "code": 429,
+            "message": "Resource exhausted",
+            "status": "RESOURCE_EXHAUSTED",
+        }
+    }
+    bad(
+        name,
+        [G_STREAM[0], error],
+        "$[1].error",
+        "RESOURCE_EXHAUSTED: Resource exhausted",
+    )
+    bad(
+        name,
+        G_STREAM[:-1],
+        f"$[{len(G_STREAM) - 1}]",
+        "a finishReason for every candidate",
+    )
+    bad(
+        name,
+        [*G_STREAM, g_chunk([{"text": "more"}])],
+        f"$[{len(G_STREAM)}]",
+        "after the end",
+    )
+    bad(
+        name,
+        [{"candidates": [{"index": "0", "content": {"parts": []}}]}],
+        "$[0].candidates[0].index",
+        "invalid candidate index",
+    )
+    bad(
+        name,
+        [g_chunk([{"text": "a"}]), g_chunk([{"text": 5}])],
+        "$[1].candidates[0].content.parts[0].text",
+        "expected a string",
+    )
+    report = Report()
+    kept = providers.get(name).parse_stream(
+        G_STREAM[:4], truncated="keep", report=report
+    )  # type: ignore[attr-defined]
+    assert [e.kind for e in report.events] == ["cut"]
+    assert kept[0].metadata.finish_reason is None  # type: ignore[union-attr]
+
+
+# Ollama ------------------------------------------------------------------------------
+
+O_TOP = {"model": "qwen3:8b", "created_at": "2025-07-01T10:00:00.000000Z"}
+O_FINAL = {
+    "done": True,
+    "done_reason": "stop",
+    "total_duration": 5191566416,
+    "load_duration": 2154458,
+    "prompt_eval_count": 26,
+    "prompt_eval_duration": 383809000,
+    "eval_count": 298,
+    "eval_duration": 4799921000,
+}
+
+
+def ollama_stream(thinking: list[str], text: list[str]) -> list[dict[str, Any]]:
+    return [
+        *(
+            {
+                **O_TOP,
+                "message": {"role": "assistant", "content": "", "thinking": piece},
+                "done": False,
+            }
+            for piece in thinking
+        ),
+        *(
+            {**O_TOP, "message": {"role": "assistant", "content": piece}, "done": False}
+            for piece in text
+        ),
+        {
+            **O_TOP,
+            "message": {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {"function": {"name": "weather", "arguments": {"city": "Paris"}}}
+                ],
+            },
+            "done": False,
+        },
+        {
+            **O_TOP,
+            "message": {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {"function": {"name": "weather", "arguments": {"city": "Rome"}}}
+                ],
+            },
+            "done": False,
+        },
+        {**O_TOP, "message": {"role": "assistant", "content": ""}, **O_FINAL},
+    ]
+
+
+O_STREAM = ollama_stream(
+    ["The user wants", " both cities."], ["Let me check", " the weather."]
+)
+O_BODY = {
+    **O_TOP,
+    "message": {
+        "role": "assistant",
+        "content": "Let me check the weather.",
+        "thinking": "The user wants both cities.",
+        "tool_calls": [
+            {"function": {"name": "weather", "arguments": {"city": "Paris"}}},
+            {"function": {"name": "weather", "arguments": {"city": "Rome"}}},
+        ],
+    },
+    **O_FINAL,
+}
+
+
+def test_ollama_stream_equals_the_whole_response() -> None:
+    ollama = pytest.importorskip("ollama")
+    conversation = check_equivalent("ollama", O_STREAM, O_BODY)
+    head = conversation[0]
+    assert head.metadata is not None and head.metadata.usage is not None
+    assert head.metadata.usage.output_tokens == 298
+    assert head.metadata.finish_reason == "tool_calls"
+    rendered = providers.get("ollama").render_response(conversation)
+    assert rendered == O_BODY
+    ollama.ChatResponse.model_validate(rendered)
+    objects = [ollama.ChatResponse.model_validate(event) for event in O_STREAM]
+    check_equivalent("ollama", objects, O_BODY)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(st.integers(0, 200), max_size=6), st.lists(st.integers(0, 200), max_size=6)
+)
+def test_ollama_any_split_gives_the_same_reply(
+    thinking: list[int], text: list[int]
+) -> None:
+    events = ollama_stream(
+        split("The user wants both cities.", thinking),
+        split("Let me check the weather.", text),
+    )
+    check_equivalent("ollama", events, O_BODY)
+
+
+def test_ollama_accumulator_and_bad_streams() -> None:
+    check_accumulator_semantics("ollama", O_STREAM)
+    name = "ollama"
+    bad(name, [O_STREAM[0], "x"], "$[1]", "expected an object")
+    bad(
+        name,
+        [O_STREAM[0], {"error": "model 'qwen9' not found"}],
+        "$[1].error",
+        "model 'qwen9' not found",
+    )
+    bad(name, O_STREAM[:-1], f"$[{len(O_STREAM) - 1}]", '"done": true')
+    bad(
+        name,
+        [
+            O_STREAM[0],
+            {**O_TOP, "message": {"role": "assistant", "content": 7}, "done": False},
+        ],
+        "$[1].message.content",
+        "expected a string",
+    )
+    report = Report()
+    kept = providers.get(name).parse_stream(
+        O_STREAM[:3], truncated="keep", report=report
+    )  # type: ignore[attr-defined]
+    assert kept[0].content[-1] == Text("Let me check")  # type: ignore[attr-defined]
+    assert [e.kind for e in report.events] == ["cut"]

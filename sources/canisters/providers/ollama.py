@@ -28,6 +28,7 @@ from ..content import Image, Reasoning, Text
 from ..conversation import Conversation
 from ..exceptions import MalformedPayload, _excerpt
 from ..protocols import Canister, Role
+from . import streams
 from ._common import (
     ASSISTANT,
     DOCUMENT,
@@ -59,7 +60,7 @@ from ._common import (
     positions as common_positions,
 )
 
-__all__ = ["NAME", "NORMALIZER", "OllamaNormalizer"]
+__all__ = ["NAME", "NORMALIZER", "OllamaAccumulator", "OllamaNormalizer"]
 
 NAME = "ollama"
 """The provider name."""
@@ -433,8 +434,72 @@ def _render_request(
 _FINISH = {"stop": "stop", "length": "length"}
 
 
-class OllamaNormalizer:
-    """The ``ollama`` normalizer (``/api/chat`` request and response bodies)."""
+# Streams -----------------------------------------------------------------------------
+
+
+class OllamaAccumulator(streams.Accumulator):
+    """Accumulates an ``/api/chat`` NDJSON stream: every object but the last
+    carries the next piece of ``message.content`` (and ``message.thinking``) or
+    whole ``tool_calls``; the last (``"done": true``) carries the finish reason,
+    counts and durations, and ends the stream. An ``error`` object raises."""
+
+    provider = NAME
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last: Mapping[str, Any] = {}
+        self._role: Any = "assistant"
+        self._content: list[str] = []
+        self._thinking: list[str] = []
+        self._calls: list[Any] = []
+
+    def _expected(self) -> str:
+        return 'the object with "done": true'
+
+    def _parse(self, body: Mapping[str, Any]) -> Conversation:
+        return NORMALIZER.parse_response(body)
+
+    def _absorb(self, event: Mapping[str, Any], path: str) -> bool:
+        if "error" in event:
+            raise streams.stream_error(event["error"], f"{path}.error")
+        self._last = event
+        piece = event.get("message")
+        if piece is not None:
+            where = f"{path}.message"
+            piece = expect_mapping(piece, where)
+            self._role = piece.get("role", self._role)
+            content = piece.get("content")
+            if content:
+                self._content.append(expect_str(content, f"{where}.content"))
+            thinking = piece.get("thinking")
+            if thinking:
+                self._thinking.append(expect_str(thinking, f"{where}.thinking"))
+            calls = piece.get("tool_calls")
+            if calls:
+                self._calls.extend(
+                    streams.fresh(expect_list(calls, f"{where}.tool_calls"))
+                )
+        return event.get("done") is True
+
+    def _body(
+        self, mode: str, note: streams.Note
+    ) -> tuple[Mapping[str, Any], dict[str, str]]:
+        message: dict[str, Any] = {
+            "role": self._role,
+            "content": "".join(self._content),
+        }
+        if self._thinking:
+            message["thinking"] = "".join(self._thinking)
+        if self._calls:
+            message["tool_calls"] = self._calls
+        envelope = {key: v for key, v in self._last.items() if key != "message"}
+        return {**envelope, "message": message}, {}
+
+
+class OllamaNormalizer(streams.Streaming):
+    """The ``ollama`` normalizer (``/api/chat`` request and response bodies);
+    streams are read by :class:`OllamaAccumulator` (objects as dicts or
+    ``ollama.ChatResponse``)."""
 
     __slots__ = ()
 
@@ -553,6 +618,10 @@ class OllamaNormalizer:
             if nanoseconds - nanoseconds == 0:  # not NaN nor an infinity
                 body["total_duration"] = int(nanoseconds)
         return body
+
+    def accumulator(self) -> OllamaAccumulator:
+        """A fresh accumulator for one ``/api/chat`` stream."""
+        return OllamaAccumulator()
 
     def __repr__(self) -> str:
         return f"<normalizer {NAME}>"

@@ -62,7 +62,7 @@ def stream_error(error: object, path: str) -> MalformedPayload:
     text; the message says what the provider said, the path names the event.
     """
     if isinstance(error, Mapping):
-        kind = error.get("type") or error.get("code") or error.get("status")
+        kind = error.get("type") or error.get("status") or error.get("code")
         message = error.get("message")
         text = f"{kind}: {message}" if kind and message else str(message or kind)
         if not message and not kind:
