@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from canisters import Conversation, from_json, providers, to_json
+from canisters import Conversation, UnsupportedContent, from_json, providers, to_json
 from canisters.providers import gemini, ollama, openai_responses
 from canisters.storage import open_store
 
@@ -417,3 +417,35 @@ def test_bodies_marked_sdk_refused_are_refused_by_the_sdk_types() -> None:
         case = load(path)
         with pytest.raises(ValidationError):
             validate(case["provider"], case["payload"], replay=True)
+
+
+def test_media_in_an_assistant_turn_is_refused_by_openai_responses() -> None:
+    # A Gemini model turn holding a generated image (pydantic-ai's FilePart).
+    body = load(DATA / "gemini" / "peer-pydantic-ai-slim-file-part-request.json")
+    conversation = providers.get("gemini").parse_request(body["payload"])
+    responses = providers.get("openai-responses")
+    with pytest.raises(UnsupportedContent, match="image in an assistant message"):
+        responses.render_request(conversation)
+    rendered = responses.render_request(conversation, unsupported="placeholder")
+    # A request's assistant message takes one output text: one message each.
+    assert [(item["role"], item["content"]) for item in rendered["input"]] == [
+        ("user", "Draw"),
+        ("assistant", "[image omitted: image in an assistant message]"),
+        ("assistant", "Here."),
+        ("user", "Nice"),
+    ]
+
+
+def test_anthropic_search_result_in_a_tool_result_goes_back_to_anthropic_only() -> None:
+    path = DATA / "anthropic" / "peer-langchain-search-result-request.json"
+    conversation = providers.get("anthropic").parse_request(load(path)["payload"])
+    report = providers.Report()
+    chat = providers.get("openai-chat").render_request(conversation, report=report)
+    assert chat["messages"][-1] == {
+        "role": "tool",
+        "tool_call_id": "call_v",
+        "content": "",
+    }
+    assert [(e.kind, e.detail) for e in report.events] == [
+        ("dropped", "anthropic-only search_result not sent to openai-chat")
+    ]

@@ -468,15 +468,189 @@ def pydantic_ai_cases() -> list[tuple[str, str, Any]]:
             "two user prompt parts in one request",
             [request(user("First"), user("Second"))],
         ),
+        (
+            "instructions",
+            "a request with instructions and a system prompt",
+            [m.ModelRequest(parts=[sys1, user("Hi")], instructions="Use short words.")],
+        ),
+        (
+            "thinking-plain",
+            "a thinking part without signature or provider in history",
+            [
+                request(user("Hi")),
+                response(m.ThinkingPart("Hmm, a greeting."), m.TextPart("Hello")),
+                request(user("Again")),
+            ],
+        ),
+        (
+            "thinking-openai-chat",
+            "a thinking part sent back to an OpenAI-compatible chat model",
+            [
+                request(user("Hi")),
+                response(
+                    m.ThinkingPart(
+                        "Hmm.", provider_name="openai", id="reasoning_content"
+                    ),
+                    m.TextPart("Hello"),
+                    provider="openai",
+                ),
+                request(user("Again")),
+            ],
+        ),
+        (
+            "thinking-openai-summaries",
+            "an OpenAI reasoning item split in two summaries, no encrypted content",
+            [
+                request(user("Hi")),
+                response(
+                    m.ThinkingPart("First.", id="rs_9", provider_name="openai"),
+                    m.ThinkingPart("Second.", id="rs_9", provider_name="openai"),
+                    m.TextPart("Hello", id="msg_9", provider_name="openai"),
+                    provider="openai",
+                ),
+                request(user("Again")),
+            ],
+        ),
+        (
+            "file-part",
+            "a model-generated image (FilePart) in history",
+            [
+                request(user("Draw")),
+                response(
+                    m.FilePart(m.BinaryContent(PNG, media_type="image/png")),
+                    m.TextPart("Here."),
+                ),
+                request(user("Nice")),
+            ],
+        ),
+        (
+            "uploaded-file",
+            "an uploaded file reference",
+            [
+                request(
+                    user(
+                        "Read",
+                        m.UploadedFile(
+                            file_id="file-abc123",
+                            provider_name="openai",
+                            media_type="application/pdf",
+                        ),
+                    )
+                )
+            ],
+        ),
+        (
+            "binary-image-detail",
+            "inline image bytes with detail",
+            [
+                request(
+                    user(
+                        "What?",
+                        m.BinaryContent(
+                            PNG,
+                            media_type="image/png",
+                            vendor_metadata={"detail": "low"},
+                        ),
+                    )
+                )
+            ],
+        ),
+        (
+            "return-image-only",
+            "a tool return that is only an image",
+            tool_round(m.BinaryContent(PNG, media_type="image/png")),
+        ),
+        (
+            "return-nested-unicode",
+            "a tool return dict with unicode keys and floats",
+            tool_round({"ключ": 1.0, "emoji🚀": [0.1, 1e-07, 12345678901234567890]}),
+        ),
+        (
+            "retry-then-answer",
+            "a retried call, its second attempt and the answer",
+            [
+                request(user("Weather?")),
+                response(call("get_weather", {"town": "Paris"}, "call_1")),
+                request(
+                    m.RetryPromptPart(
+                        content="city is required",
+                        tool_name="get_weather",
+                        tool_call_id="call_1",
+                    )
+                ),
+                response(call("get_weather", {"city": "Paris"}, "call_2")),
+                request(ret("get_weather", "Sunny", "call_2")),
+                response(m.TextPart("Sunny.")),
+                request(user("Thanks")),
+            ],
+        ),
+        (
+            "cache-point-tool",
+            "a CachePoint after a tool return's request",
+            [
+                request(user("Run")),
+                response(call("run", {}, "call_c")),
+                request(
+                    ret("run", "done", "call_c"), user("Next", m.CachePoint(ttl="1h"))
+                ),
+            ],
+        ),
     ]
     return cases
+
+
+def pydantic_ai_settings_cases() -> list[tuple[str, str, Any, dict[str, Any]]]:
+    """Cases run with model settings that change the conversation fields."""
+    from pydantic_ai import messages as m
+
+    history = [
+        m.ModelRequest(
+            parts=[m.SystemPromptPart(content="Rules."), m.UserPromptPart("Hi")]
+        ),
+        m.ModelResponse(parts=[m.TextPart("Hello")]),
+        m.ModelRequest(parts=[m.UserPromptPart("Weather?")]),
+        m.ModelResponse(
+            parts=[
+                m.ToolCallPart(
+                    tool_name="get_weather", args={"city": "Oslo"}, tool_call_id="t1"
+                )
+            ]
+        ),
+        m.ModelRequest(
+            parts=[
+                m.ToolReturnPart(
+                    tool_name="get_weather", content="Snow", tool_call_id="t1"
+                )
+            ]
+        ),
+    ]
+    return [
+        (
+            "cache-settings",
+            "anthropic_cache_instructions and anthropic_cache_messages",
+            history,
+            {"anthropic_cache_instructions": True, "anthropic_cache_messages": "1h"},
+        ),
+        (
+            "send-reasoning-ids",
+            "openai_send_reasoning_ids off",
+            history,
+            {"openai_send_reasoning_ids": False},
+        ),
+    ]
 
 
 def run_pydantic_ai(directory: Path) -> None:
     from pydantic_ai.direct import model_request_sync
 
     models, parameters, lib = rec.pydantic_ai_models(responses="gpt-5")
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    o3 = OpenAIChatModel("o3", provider=OpenAIProvider(api_key="x"))
+    models.append(("openai-chat", o3, "OpenAIChatModel('o3')"))
     for provider, model, model_name in models:
+        prefix = "o3-" if model is o3 else ""
         for case, notes, history in pydantic_ai_cases():
             try:
                 body = rec.capture(
@@ -487,7 +661,23 @@ def run_pydantic_ai(directory: Path) -> None:
             except Exception as error:
                 print("not recorded:", provider, "pydantic-ai", case, repr(error)[:200])
                 continue
-            write(directory, provider, lib, model_name, case, notes, body)
+            write(directory, provider, lib, model_name, prefix + case, notes, body)
+        for case, notes, history, settings in pydantic_ai_settings_cases():
+            try:
+                body = rec.capture(
+                    lambda model=model, history=history, settings=settings: (
+                        model_request_sync(
+                            model,
+                            history,
+                            model_settings=settings,
+                            model_request_parameters=parameters,
+                        )
+                    )
+                )
+            except Exception as error:
+                print("not recorded:", provider, "pydantic-ai", case, repr(error)[:200])
+                continue
+            write(directory, provider, lib, model_name, prefix + case, notes, body)
 
 
 # ------------------------------------------------------------------------- LangChain
@@ -750,6 +940,77 @@ def langchain_cases(provider: str) -> list[tuple[str, str, list[Any]]]:
             ],
         ),
     ]
+    cases += [
+        (
+            "names",
+            "human and AI messages with a name",
+            [
+                HumanMessage("Hi", name="alice"),
+                AIMessage("Hello", name="bot"),
+                HumanMessage("Bye", name="alice"),
+            ],
+        ),
+        (
+            "consecutive-humans",
+            "two human messages in a row",
+            [
+                HumanMessage("One"),
+                HumanMessage("Two"),
+                AIMessage("Ok"),
+                HumanMessage("3"),
+            ],
+        ),
+        (
+            "ai-calls-no-text-blocks",
+            "an AI message with an empty list content and a call",
+            [
+                HumanMessage("Weather?"),
+                AIMessage(
+                    content=[],
+                    tool_calls=[
+                        {
+                            "name": "get_weather",
+                            "args": {},
+                            "id": "call_e",
+                            "type": "tool_call",
+                        }
+                    ],
+                ),
+                ToolMessage("Sunny", tool_call_id="call_e", name="get_weather"),
+            ],
+        ),
+        (
+            "result-json-object",
+            "a tool result that is a JSON object with nesting and unicode",
+            tool_round('{"temp": 21.0, "city": "Zürich", "tags": ["a", null]}'),
+        ),
+        (
+            "result-artifact",
+            "a tool message with an artifact and a name",
+            [
+                HumanMessage("Run it"),
+                ai_call("run", {"x": 1}, "call_v"),
+                ToolMessage(
+                    "done", tool_call_id="call_v", name="run", artifact={"raw": 1}
+                ),
+            ],
+        ),
+        (
+            "human-image-text-order",
+            "an image before text in a human message",
+            [
+                HumanMessage(
+                    [
+                        {
+                            "type": "image_url",
+                            "image_url": {"url": f"data:image/jpeg;base64,{PNG_B64}"},
+                        },
+                        {"type": "text", "text": "What?"},
+                    ]
+                )
+            ],
+        ),
+    ]
     if provider == "anthropic":
         cases += [
             (
@@ -909,6 +1170,82 @@ def langchain_cases(provider: str) -> list[tuple[str, str, list[Any]]]:
                             {"type": "text", "text": "Summarize"},
                         ]
                     )
+                ],
+            ),
+            (
+                "native-image-base64",
+                "Anthropic-native base64 image in a human message and a tool result",
+                [
+                    HumanMessage(
+                        [
+                            {
+                                "type": "image",
+                                "source": {
+                                    "type": "base64",
+                                    "media_type": "image/png",
+                                    "data": PNG_B64,
+                                },
+                            },
+                            {"type": "text", "text": "and?"},
+                        ]
+                    ),
+                    ai_call("chart", {}, "toolu_img"),
+                    ToolMessage(
+                        [
+                            {
+                                "type": "image",
+                                "source": {
+                                    "type": "base64",
+                                    "media_type": "image/png",
+                                    "data": PNG_B64,
+                                },
+                            }
+                        ],
+                        tool_call_id="toolu_img",
+                    ),
+                ],
+            ),
+            (
+                "search-result",
+                "a tool result holding a search_result block",
+                tool_round(
+                    [
+                        {
+                            "type": "search_result",
+                            "source": "https://e.com",
+                            "title": "E",
+                            "content": [{"type": "text", "text": "found"}],
+                            "citations": {"enabled": True},
+                        }
+                    ]
+                ),
+            ),
+            (
+                "thinking-only-call",
+                "thinking then a tool_use only, empty text",
+                [
+                    HumanMessage("Weather?"),
+                    AIMessage(
+                        content=[
+                            {"type": "thinking", "thinking": "", "signature": SIG},
+                            {"type": "text", "text": ""},
+                            {
+                                "type": "tool_use",
+                                "id": "toolu_t",
+                                "name": "get_weather",
+                                "input": {"city": "X"},
+                            },
+                        ],
+                        tool_calls=[
+                            {
+                                "name": "get_weather",
+                                "args": {"city": "X"},
+                                "id": "toolu_t",
+                                "type": "tool_call",
+                            }
+                        ],
+                    ),
+                    ToolMessage("ok", tool_call_id="toolu_t"),
                 ],
             ),
             (
@@ -1209,6 +1546,36 @@ def run_langchain(directory: Path) -> None:
             f"langchain-ollama {version('langchain-ollama')} ChatOllama",
             lambda: ChatOllama(model="llama3.2"),
         ),
+        (
+            "openai-chat",
+            "o3-",
+            f"langchain-openai {version('langchain-openai')} ChatOpenAI(model='o3')",
+            lambda: ChatOpenAI(model="o3", api_key="x", max_retries=0),
+        ),
+        (
+            "anthropic",
+            "v1-",
+            f"langchain-anthropic {version('langchain-anthropic')} "
+            "ChatAnthropic(output_version='v1')",
+            lambda: ChatAnthropic(
+                model="claude-sonnet-4-5",
+                api_key="x",
+                max_retries=0,
+                output_version="v1",
+            ),
+        ),
+        (
+            "gemini",
+            "v1-",
+            f"langchain-google-genai {version('langchain-google-genai')} "
+            "ChatGoogleGenerativeAI(output_version='v1')",
+            lambda: ChatGoogleGenerativeAI(
+                model="gemini-3-pro-preview",
+                google_api_key="x",
+                max_retries=0,
+                output_version="v1",
+            ),
+        ),
     ]
     lib = f"langchain (langchain-core {version('langchain-core')})"
     for provider, prefix, model_name, make in models:
@@ -1342,6 +1709,87 @@ def run_ollama(directory: Path) -> None:
                     "tool_calls": [{"function": {"name": "now", "arguments": {}}}],
                 },
                 {"role": "tool", "content": "12:00", "tool_name": "now"},
+            ],
+        ),
+    ]
+    cases += [
+        (
+            "thinking-and-calls",
+            "an assistant message with thinking, content and two tool calls",
+            [
+                {"role": "user", "content": "Weather?"},
+                {
+                    "role": "assistant",
+                    "content": "Checking.",
+                    "thinking": "Two cities.",
+                    "tool_calls": [
+                        call,
+                        {"function": {"name": "get_weather", "arguments": {}}},
+                    ],
+                },
+                {"role": "tool", "content": "Sunny", "tool_name": "get_weather"},
+                {"role": "tool", "content": "", "tool_name": "get_weather"},
+            ],
+        ),
+        (
+            "assistant-images",
+            "an assistant message with an image and a user message with only images",
+            [
+                {"role": "user", "content": "", "images": [PNG_B64]},
+                {"role": "assistant", "content": "An image", "images": [PNG_B64]},
+            ],
+        ),
+        (
+            "nested-args",
+            "tool call arguments with nesting, floats, unicode and null",
+            [
+                {"role": "user", "content": "Book"},
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [
+                        {
+                            "function": {
+                                "name": "book",
+                                "arguments": {
+                                    "who": "Zoë",
+                                    "seats": [1, 2.5],
+                                    "meta": {"vip": None, "ok": True},
+                                },
+                            }
+                        }
+                    ],
+                },
+                {"role": "tool", "content": '{"ok": true}', "tool_name": "book"},
+            ],
+        ),
+        (
+            "tool-index",
+            "tool calls carrying an index",
+            [
+                {"role": "user", "content": "Weather?"},
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [
+                        {
+                            "function": {
+                                "index": 0,
+                                "name": "get_weather",
+                                "arguments": {"city": "A"},
+                            }
+                        },
+                        {
+                            "function": {
+                                "index": 1,
+                                "name": "get_weather",
+                                "arguments": {"city": "B"},
+                            }
+                        },
+                    ],
+                },
+                {"role": "tool", "content": "1", "tool_name": "get_weather"},
+                {"role": "tool", "content": "2", "tool_name": "get_weather"},
             ],
         ),
     ]
@@ -1589,6 +2037,125 @@ def run_genai(directory: Path) -> None:
                         }
                     ],
                 },
+            ],
+            None,
+        ),
+    ]
+    cases += [
+        (
+            "content-object",
+            "contents as one Content object",
+            content("user", t.Part(text="Hi")),
+            None,
+        ),
+        (
+            "no-role",
+            "a Content with no role and a string system instruction as Content",
+            [t.Content(parts=[t.Part(text="Hi")])],
+            t.GenerateContentConfig(
+                system_instruction=t.Content(parts=[t.Part(text="Be terse.")])
+            ),
+        ),
+        (
+            "empty-signed-text",
+            "a model turn ending with an empty text part carrying a signature",
+            [
+                content("user", t.Part(text="Hi")),
+                content(
+                    "model",
+                    t.Part(text="Hello"),
+                    t.Part(text="", thought_signature=sig),
+                ),
+                content("user", t.Part(text="Again")),
+            ],
+            None,
+        ),
+        (
+            "call-no-args",
+            "function calls with no args and empty args, responses of odd shapes",
+            [
+                content("user", t.Part(text="Now?")),
+                content(
+                    "model",
+                    t.Part(function_call=t.FunctionCall(name="now")),
+                    t.Part(function_call=t.FunctionCall(name="now", args={})),
+                ),
+                content(
+                    "user",
+                    t.Part(
+                        function_response=t.FunctionResponse(name="now", response={})
+                    ),
+                    t.Part(
+                        function_response=t.FunctionResponse(
+                            name="now",
+                            response={"result": [1, 2], "meta": {"x": 1.0}},
+                        )
+                    ),
+                ),
+            ],
+            None,
+        ),
+        (
+            "media-resolution",
+            "inline data with a media resolution and display name",
+            [
+                content(
+                    "user",
+                    t.Part(
+                        inline_data=t.Blob(
+                            mime_type="image/png", data=PNG, display_name="dot.png"
+                        ),
+                        media_resolution=t.PartMediaResolution(
+                            level="MEDIA_RESOLUTION_HIGH"
+                        ),
+                    ),
+                    t.Part(text="What?"),
+                )
+            ],
+            None,
+        ),
+        (
+            "function-response-scheduling",
+            "a function response with will_continue and scheduling",
+            [
+                content("user", t.Part(text="Go")),
+                content("model", fc),
+                content(
+                    "user",
+                    t.Part(
+                        function_response=t.FunctionResponse(
+                            name="get_weather",
+                            response={"output": "partial"},
+                            will_continue=False,
+                            scheduling="WHEN_IDLE",
+                        )
+                    ),
+                ),
+            ],
+            None,
+        ),
+        (
+            "function-role",
+            "function responses in a turn with role function, text after",
+            [
+                content("user", t.Part(text="Go")),
+                content("model", fc),
+                content("function", fr),
+                content("model", t.Part(text="Done")),
+            ],
+            None,
+        ),
+        (
+            "thought-part-signed",
+            "a thought part with its signature and an empty function args",
+            [
+                content("user", t.Part(text="Hi")),
+                content(
+                    "model",
+                    t.Part(text="Deep thought.", thought=True, thought_signature=sig),
+                    t.Part(text="Hello"),
+                ),
+                content("user", t.Part(text="Again")),
             ],
             None,
         ),

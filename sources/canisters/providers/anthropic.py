@@ -242,6 +242,7 @@ def _parse_result(
     if "is_error" in block and flagged is not True:
         rest["is_error"] = flagged
     parts: list[Content] = []
+    opaque: list[list[Any]] = []  # search_result blocks and the like
     form = "absent"
     if "content" in block:
         value = block["content"]
@@ -257,6 +258,8 @@ def _parse_result(
                     parts.append(_parse_text(item, where))
                 elif kind in ("image", "document"):
                     parts.append(_parse_media(item, where, kind))
+                elif type(kind) is str and kind in _OPAQUE:
+                    opaque.append([len(parts), dict(item)])
                 else:
                     raise MalformedPayload(
                         f"unknown block type {_excerpt(kind)}", f"{where}.type"
@@ -283,6 +286,9 @@ def _parse_result(
             block=rest,
             content=None if form == default else form,
             id=common.unfit_tool_id(call_id),
+            opaque=opaque,
+            # Such blocks go back to Anthropic only.
+            **{common.BOUND: sorted({item["type"] for _, item in opaque})},
         ),
     )
 

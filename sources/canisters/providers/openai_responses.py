@@ -495,11 +495,13 @@ class _Renderer:
             return rendered
         return self.refuse(where, f"the Responses API cannot take {part.type} here")
 
-    def refuse(self, where: str, reason: str) -> dict[str, Any] | None:
+    def refuse(
+        self, where: str, reason: str, *, output: bool = False
+    ) -> dict[str, Any] | None:
         text = unsupported(self.options, NAME, where, reason)
         if text is None:
             return None
-        return {"type": "input_text", "text": text}
+        return {"type": "output_text" if output else "input_text", "text": text}
 
     def parts(
         self, canister: Any, index: int, parts: Any, *, output: bool, tool: bool = False
@@ -519,6 +521,13 @@ class _Renderer:
                     wire = {"type": "input_text", "text": part.text}
                 wire.update(extras.get("part", {}))
                 rendered.append(wire)
+            elif part.type in ("image", "file", "audio", "video") and output:
+                # Rule: an assistant message holds output_text and refusal only.
+                media = self.refuse(
+                    where, f"{part.type} in an assistant message", output=True
+                )
+                if media is not None:
+                    rendered.append(media)
             elif part.type in ("image", "file", "audio", "video"):
                 media = self.media(part, where, tool=tool)
                 if media is not None:
@@ -528,7 +537,9 @@ class _Renderer:
                 if action == "text":
                     rendered.append({"type": "input_text", "text": part.text})
             else:
-                media = self.refuse(where, f"unknown part type {_excerpt(part.type)}")
+                media = self.refuse(
+                    where, f"unknown part type {_excerpt(part.type)}", output=output
+                )
                 if media is not None:
                     rendered.append(media)
         return rendered
@@ -612,9 +623,10 @@ class _Renderer:
             elif not run:
                 info = {}
             run.append((number, part))
-            if not info and not self.response and part.type == "text":
+            if not info and not self.response:
                 # A request's assistant message takes one output_text only, unless
-                # it is a whole output item (id, status): one message per text.
+                # it is a whole output item (id, status): one message per text
+                # (or per placeholder of media, which it refuses).
                 close()
         close()
         if not items and not canister.content and not (self.response and not extras):
