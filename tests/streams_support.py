@@ -402,10 +402,12 @@ def _without_nulls(value: Any) -> Any:
     return value
 
 
-def sdk_events(stream: Stream) -> list[Any]:
+def sdk_events(stream: Stream) -> tuple[list[Any], list[dict[str, Any]]]:
     """The stream's events as the provider SDK's own event objects, built the
     way its streaming client builds them (the OpenAI and Anthropic clients
-    construct without validating; google-genai and ollama validate)."""
+    construct without validating; google-genai and ollama validate), and the
+    event dicts those objects stand for (without the fields the installed
+    google-genai does not know, which its objects cannot hold)."""
     from pydantic import ValidationError
 
     events = stream.events()
@@ -413,42 +415,38 @@ def sdk_events(stream: Stream) -> list[Any]:
         from openai._models import construct_type
         from openai.types.chat import ChatCompletionChunk
 
-        return [
-            construct_type(type_=ChatCompletionChunk, value=event) for event in events
-        ]
+        objects = [construct_type(type_=ChatCompletionChunk, value=e) for e in events]
+        return objects, events
     if stream.provider == "openai-responses":
         from openai._models import construct_type
         from openai.types.responses import ResponseStreamEvent
 
-        return [
-            construct_type(type_=ResponseStreamEvent, value=event) for event in events
-        ]
+        objects = [construct_type(type_=ResponseStreamEvent, value=e) for e in events]
+        return objects, events
     if stream.provider == "anthropic":
         from anthropic._models import construct_type as construct
         from anthropic.types import RawMessageStreamEvent
 
-        return [
-            construct(type_=RawMessageStreamEvent, value=event)
-            for event in events
-            if event.get("type") in KNOWN_ANTHROPIC_EVENTS
-        ]
+        kept = [e for e in events if e.get("type") in KNOWN_ANTHROPIC_EVENTS]
+        return [construct(type_=RawMessageStreamEvent, value=e) for e in kept], kept
     if stream.provider == "ollama":
         from ollama import ChatResponse
 
-        return [ChatResponse.model_validate(event) for event in events]
+        return [ChatResponse.model_validate(e) for e in events], events
     from google.genai.types import GenerateContentResponse
 
-    chunks = []
+    chunks, dicts = [], []
     for event in events:
         try:
             chunks.append(GenerateContentResponse.model_validate(event))
+            dicts.append(event)
         except ValidationError as error:
             # A field newer than the installed google-genai: set it aside.
             newer = [e["loc"] for e in error.errors() if e["type"] == "extra_forbidden"]
-            chunks.append(
-                GenerateContentResponse.model_validate(_without(event, newer))
-            )
-    return chunks
+            known = _without(event, newer)
+            chunks.append(GenerateContentResponse.model_validate(known))
+            dicts.append(known)
+    return chunks, dicts
 
 
 def _without(body: Any, locations: list[tuple[int | str, ...]]) -> Any:
