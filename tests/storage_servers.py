@@ -1,20 +1,23 @@
-"""Real servers for the storage tests, started once per test session (per
-pytest-xdist worker): PostgreSQL through ``pgserver`` (listening on a Unix
-socket in a fresh directory, so workers never collide) and an S3-compatible
-endpoint through moto's server mode on 127.0.0.1 and a port the system picks.
+"""Real servers for the storage tests: PostgreSQL through ``pgserver``, one
+server a test run's pytest-xdist workers share (listening on a Unix socket in
+its own directory), and an S3-compatible endpoint through moto's server mode on
+127.0.0.1 and a port the system picks, one per worker.
 
-Each test gets a database schema of its own (``postgres_location``) or a
-bucket of its own (``s3_blobs``), so tests never see each other's data.
+Each test gets a database schema of its own (``postgres_location``, named after
+its worker's process) or a bucket of its own (``s3_blobs``), so tests never see
+each other's data.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import shutil
 import tempfile
 import warnings
 from collections.abc import Iterator
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -26,22 +29,59 @@ def _unique(prefix: str) -> str:
     return f"{prefix}{os.getpid()}x{next(_names)}"
 
 
+# Settings of the test server: what a crash of the server itself would lose is
+# not what these tests look at (they kill clients, never the server), so it does
+# not wait for the disk. A shutdown then has next to nothing to flush.
+_SERVER_SETTINGS = {
+    "fsync": "off",
+    "full_page_writes": "off",
+    "synchronous_commit": "off",
+}
+
+
+def _scratch() -> str:
+    """Where the server keeps its files: Linux's shared memory when it has a
+    gigabyte free (the server's thousands of small files are then created and
+    removed at memory speed, not the disk's), else the temporary directory."""
+    memory = "/dev/shm"
+    try:
+        if shutil.disk_usage(memory).free >= 1 << 30 and os.access(memory, os.W_OK):
+            return memory
+    except OSError:
+        pass
+    return tempfile.gettempdir()
+
+
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[str]:
-    """The URL of a PostgreSQL server of this session."""
+    """The URL of a PostgreSQL server of this test run: pytest-xdist's workers
+    share one (the last one out stops it), each test having a schema of its own."""
     with warnings.catch_warnings():
         # platformdirs warns where XDG_RUNTIME_DIR is unset (containers, CI).
         warnings.simplefilter("ignore")
         import pgserver  # the test extra installs it
+    import psycopg
 
-    # A short directory: the server's Unix socket lives in it (108-byte limit).
-    directory = tempfile.mkdtemp(prefix="pg")
-    server = pgserver.get_server(directory, cleanup_mode="stop")
+    # A short directory (the server's Unix socket lives in it: a 108-byte
+    # limit), in memory where the machine has room for it.
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run:
+        directory = os.path.join(_scratch(), f"pg{run[:12]}")
+        os.makedirs(directory, exist_ok=True)
+    else:
+        directory = tempfile.mkdtemp(prefix="pg", dir=_scratch())
+    # "delete": the last handle (of every worker) stops the server and removes
+    # its directory.
+    server = pgserver.get_server(directory, cleanup_mode="delete")
     try:
-        yield str(server.get_uri())
+        uri = str(server.get_uri())
+        with psycopg.connect(uri, autocommit=True) as connection:
+            for name, value in _SERVER_SETTINGS.items():
+                connection.execute(f"ALTER SYSTEM SET {name} = {value}")
+            connection.execute("SELECT pg_reload_conf()")
+        yield uri
     finally:
         server.cleanup()
-        shutil.rmtree(directory, ignore_errors=True)
 
 
 def schema_location(server: str, schema: str) -> str:
@@ -88,12 +128,18 @@ def s3_endpoint() -> Iterator[str]:
         server.stop()
 
 
-def new_bucket(endpoint: str) -> str:
-    """Create a fresh bucket and return its name."""
+@functools.cache
+def _client(endpoint: str) -> Any:
+    """One S3 client per endpoint (making one takes tens of milliseconds)."""
     import boto3
 
+    return boto3.client("s3", endpoint_url=endpoint)
+
+
+def new_bucket(endpoint: str) -> str:
+    """Create a fresh bucket and return its name."""
     name = _unique("b")
-    boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket=name)
+    _client(endpoint).create_bucket(Bucket=name)
     return name
 
 

@@ -520,6 +520,20 @@ _canisters = st.one_of(
 )
 
 
+@pytest.fixture
+def every_backend(tmp_path: Path, postgres_location: str) -> Iterator[list[Store]]:
+    """A store of each backend, opened once for every example of a property."""
+    locations = [
+        _location(tmp_path, "files"),
+        _location(tmp_path, "sqlite"),
+        postgres_location,
+    ]
+    stores = [open_store(location, durability="flush") for location in locations]
+    yield stores
+    for store in stores:
+        store.close()
+
+
 @settings(
     max_examples=40,
     deadline=None,
@@ -527,10 +541,12 @@ _canisters = st.one_of(
 )
 @given(st.lists(_canisters, max_size=6), st.integers(0, 6))
 def test_any_conversation_round_trips(
-    tmp_path: Path, backend: str, canisters: list[c.Canister], split: int
+    every_backend: list[Store], canisters: list[c.Canister], split: int
 ) -> None:
-    with open_store(_location(tmp_path, backend, "prop"), durability="flush") as store:
-        name = c.new_id()
+    """Each conversation drawn goes through every backend (a fresh conversation
+    of the same stores each time)."""
+    name = c.new_id()
+    for store in every_backend:
         store.extend(name, canisters[:split])
         for canister in canisters[split:]:
             store.append(name, canister)
