@@ -4,8 +4,11 @@ through canisters' JSON and a store.
 "Exactly" is JSON-exact: the same values of the same JSON types (``10.0`` is not
 ``10``, ``true`` is not ``1``), every string the same (arguments strings included),
 object keys compared as sets. The ``peer-*`` bodies were sent by pydantic-ai's and
-LangChain's own models (see their ``source``; recorded by
-``.auxiliary/scripts/record_peer_bodies.py``).
+LangChain's own models, the ``ollama`` client and the ``google-genai`` SDK (see
+their ``source``; recorded by ``.auxiliary/scripts/record_peer_bodies.py`` and
+``explore_peer_bodies.py``). A body marked ``sdk_refuses`` is one a peer sends
+although the provider SDK's request types refuse it: it is held to the exact round
+trip all the same.
 """
 
 from __future__ import annotations

@@ -355,7 +355,7 @@ def pydantic_ai_cases() -> list[tuple[str, str, Any]]:
                 response(
                     m.NativeToolCallPart(
                         tool_name="web_search",
-                        args={"query": "news"},
+                        args={"type": "search", "query": "news"},
                         tool_call_id="ws_01",
                         provider_name="openai",
                     ),
@@ -683,7 +683,11 @@ def run_pydantic_ai(directory: Path) -> None:
 # ------------------------------------------------------------------------- LangChain
 
 
-def langchain_cases(provider: str) -> list[tuple[str, str, list[Any]]]:
+def langchain_cases(
+    provider: str, *, everywhere: bool = True
+) -> list[tuple[str, str, list[Any]]]:
+    """The histories; with ``everywhere``, each provider's own shapes are given
+    to every model (a history recorded with one provider, sent to another)."""
     from langchain_core.messages import (
         AIMessage,
         HumanMessage,
@@ -1011,7 +1015,7 @@ def langchain_cases(provider: str) -> list[tuple[str, str, list[Any]]]:
             ],
         ),
     ]
-    if provider == "anthropic":
+    if provider == "anthropic" or everywhere:
         cases += [
             (
                 "thinking",
@@ -1264,7 +1268,7 @@ def langchain_cases(provider: str) -> list[tuple[str, str, list[Any]]]:
                 ],
             ),
         ]
-    if provider == "openai-responses":
+    if provider == "openai-responses" or everywhere:
         cases += [
             (
                 "reasoning-items",
@@ -1369,7 +1373,7 @@ def langchain_cases(provider: str) -> list[tuple[str, str, list[Any]]]:
                 ],
             ),
         ]
-    if provider == "gemini":
+    if provider == "gemini" or everywhere:
         cases += [
             (
                 "thought-signature",
@@ -1429,7 +1433,7 @@ def langchain_cases(provider: str) -> list[tuple[str, str, list[Any]]]:
                 ],
             ),
         ]
-    if provider == "ollama":
+    if provider == "ollama" or everywhere:
         cases += [
             (
                 "images-two",
