@@ -32,7 +32,7 @@ STREAMS = all_streams()
 
 # The providers whose normalizer reads streams so far (issue 15 lands them one
 # by one); the corpus tests below hold every provider.
-STREAMED = ("openai-chat", "anthropic", "openai-responses")
+STREAMED = ("openai-chat", "anthropic", "openai-responses", "gemini", "ollama")
 
 # Real streams the implementation does not read yet, with what goes wrong:
 # for every test of the stream (key: the stream) or for one test (key: the
