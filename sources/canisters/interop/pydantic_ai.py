@@ -33,6 +33,8 @@ content ids, other providers' extras, ...) is listed in ``report``.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
@@ -124,6 +126,19 @@ _OUTCOME_OF_CODE = {code: outcome for outcome, (code, _) in _ERROR_OUTCOMES.item
 def _adapter() -> Any:
     messages = require("pydantic_ai.messages", "pydantic-ai")
     return messages.ModelMessagesTypeAdapter
+
+
+@functools.cache
+def _has_retried_outcome() -> bool:
+    """Whether the installed pydantic-ai has a tool return ``outcome`` of
+    ``"retried"`` (newer releases); older ones send retry feedback as a
+    ``RetryPromptPart``."""
+    messages = require("pydantic_ai.messages", "pydantic-ai")
+    for cls in messages.ToolReturnPart.__mro__:
+        outcome = inspect.get_annotations(cls).get("outcome")
+        if outcome is not None:
+            return "retried" in str(outcome)
+    return False
 
 
 def _message_types() -> tuple[type, ...]:
@@ -532,7 +547,11 @@ def _write_response_envelope(canister: Canister, message: dict[str, Any]) -> Non
             message["finish_reason"] = finish
         if metadata.usage is not None:
             for theirs, ours in _USAGE.items():
-                usage[theirs] = getattr(metadata.usage, ours)
+                # Zero is every count's default: left out, the usage equals one
+                # that never set it on every pydantic-ai release (some compare
+                # the attributes set, and older ones lack some counts).
+                if value := getattr(metadata.usage, ours):
+                    usage[theirs] = value
     if usage:
         message["usage"] = usage
 
@@ -600,6 +619,13 @@ def _write_return(
     part["content"] = value
     if error is not None and "outcome" not in rest:
         part["outcome"] = _OUTCOME_OF_CODE.get(error.code, "failed")
+    if part.get("outcome") == "retried" and not _has_retried_outcome():
+        # Older pydantic-ai: retry feedback is a RetryPromptPart, whose content
+        # is text (other values go as their JSON text).
+        del part["outcome"]
+        part["part_kind"] = "retry-prompt"
+        if not isinstance(value, str):
+            part["content"] = json.dumps(value, ensure_ascii=False)
     return part
 
 
