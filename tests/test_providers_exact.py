@@ -452,3 +452,29 @@ def test_anthropic_search_result_in_a_tool_result_goes_back_to_anthropic_only() 
     assert [(e.kind, e.detail) for e in report.events] == [
         ("dropped", "anthropic-only search_result not sent to openai-chat")
     ]
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "name"),
+    [
+        ("anthropic", "openai-chat", "peer-langchain-human-between-request.json"),
+        (
+            "openai-chat",
+            "anthropic",
+            "peer-pydantic-ai-slim-user-before-result-request.json",
+        ),
+    ],
+)
+def test_user_content_between_call_and_result_stays_only_for_its_provider(
+    source: str, target: str, name: str
+) -> None:
+    # The provider's own body goes back as it came (the exact test); for the
+    # other, which wants results right after their calls, the user content moves.
+    conversation = providers.get(source).parse_request(
+        load(DATA / source / name)["payload"]
+    )
+    report = providers.Report()
+    providers.get(target).render_request(conversation, report=report)
+    assert [(e.kind, e.where) for e in report.events] == [
+        ("moved", "canister 2 (user)")
+    ]

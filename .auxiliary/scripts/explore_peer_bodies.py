@@ -585,6 +585,49 @@ def pydantic_ai_cases() -> list[tuple[str, str, Any]]:
             ],
         ),
         (
+            "results-swapped",
+            "two calls answered in reverse order",
+            [
+                request(user("A and B?")),
+                response(call("f", {"n": 1}, "call_1"), call("f", {"n": 2}, "call_2")),
+                request(ret("f", "two", "call_2"), ret("f", "one", "call_1")),
+            ],
+        ),
+        (
+            "unanswered-call",
+            "a call with no result, then a new user prompt",
+            [
+                request(user("Go")),
+                response(call("f", {}, "call_u")),
+                request(user("Never mind")),
+            ],
+        ),
+        (
+            "orphan-result",
+            "a tool return whose call is not in the history",
+            [request(ret("f", "late", "call_gone"), user("And?"))],
+        ),
+        (
+            "duplicate-ids",
+            "two rounds reusing the same call id",
+            [
+                request(user("Go")),
+                response(call("f", {"n": 1}, "same")),
+                request(ret("f", "1", "same")),
+                response(call("f", {"n": 2}, "same")),
+                request(ret("f", "2", "same")),
+            ],
+        ),
+        (
+            "user-before-result",
+            "a user prompt before the tool return in one request",
+            [
+                request(user("Go")),
+                response(call("f", {}, "call_o")),
+                request(user("Also this"), ret("f", "ok", "call_o")),
+            ],
+        ),
+        (
             "cache-point-tool",
             "a CachePoint after a tool return's request",
             [
@@ -945,6 +988,52 @@ def langchain_cases(
         ),
     ]
     cases += [
+        (
+            "results-swapped",
+            "two calls answered in reverse order",
+            [
+                HumanMessage("A and B?"),
+                AIMessage(
+                    content="",
+                    tool_calls=[
+                        {
+                            "name": "f",
+                            "args": {"n": 1},
+                            "id": "c1",
+                            "type": "tool_call",
+                        },
+                        {
+                            "name": "f",
+                            "args": {"n": 2},
+                            "id": "c2",
+                            "type": "tool_call",
+                        },
+                    ],
+                ),
+                ToolMessage("two", tool_call_id="c2"),
+                ToolMessage("one", tool_call_id="c1"),
+            ],
+        ),
+        (
+            "unanswered-call",
+            "a call with no result, then a new human message",
+            [HumanMessage("Go"), ai_call("f", {}, "c_u"), HumanMessage("Never mind")],
+        ),
+        (
+            "orphan-result",
+            "a tool message whose call is not in the history",
+            [HumanMessage("Go"), ToolMessage("late", tool_call_id="gone")],
+        ),
+        (
+            "human-between",
+            "a human message between a call and its result",
+            [
+                HumanMessage("Go"),
+                ai_call("f", {}, "c_b"),
+                HumanMessage("Hurry"),
+                ToolMessage("ok", tool_call_id="c_b"),
+            ],
+        ),
         (
             "names",
             "human and AI messages with a name",
@@ -1797,6 +1886,39 @@ def run_ollama(directory: Path) -> None:
             ],
         ),
     ]
+    cases += [
+        (
+            "orphan-and-unanswered",
+            "a tool result without a call and a call without a result",
+            [
+                {"role": "tool", "content": "late", "tool_name": "f"},
+                {"role": "user", "content": "Go"},
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [{"function": {"name": "g", "arguments": {}}}],
+                },
+                {"role": "user", "content": "Never mind"},
+            ],
+        ),
+        (
+            "results-swapped",
+            "results in an order other than the calls'",
+            [
+                {"role": "user", "content": "Go"},
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [
+                        {"function": {"name": "a", "arguments": {}}},
+                        {"function": {"name": "b", "arguments": {}}},
+                    ],
+                },
+                {"role": "tool", "content": "B", "tool_name": "b"},
+                {"role": "tool", "content": "A", "tool_name": "a"},
+            ],
+        ),
+    ]
     for case, notes, messages in cases:
         try:
             body = rec.capture(
@@ -2160,6 +2282,67 @@ def run_genai(directory: Path) -> None:
                     t.Part(text="Hello"),
                 ),
                 content("user", t.Part(text="Again")),
+            ],
+            None,
+        ),
+    ]
+    cases += [
+        (
+            "helpers",
+            "UserContent/ModelContent and Part.from_* helpers, strings mixed in",
+            [
+                t.UserContent(
+                    parts=[
+                        "Hi",
+                        t.Part.from_uri(
+                            file_uri="gs://b/a.pdf", mime_type="application/pdf"
+                        ),
+                    ]
+                ),
+                t.ModelContent(
+                    parts=[t.Part.from_function_call(name="f", args={"x": 1.5})]
+                ),
+                t.UserContent(
+                    parts=[t.Part.from_function_response(name="f", response={"y": [1]})]
+                ),
+            ],
+            None,
+        ),
+        (
+            "thought-false",
+            "parts with thought=False and an image before a function response",
+            [
+                content("user", t.Part(text="Plot", thought=False)),
+                content(
+                    "model", t.Part(function_call=t.FunctionCall(name="plot", args={}))
+                ),
+                content(
+                    "user",
+                    t.Part.from_bytes(data=PNG, mime_type="image/png"),
+                    t.Part(
+                        function_response=t.FunctionResponse(
+                            name="plot", response={"output": "ok"}
+                        )
+                    ),
+                ),
+            ],
+            None,
+        ),
+        (
+            "mixed-list",
+            "a list mixing strings and Parts",
+            ["Describe", t.Part.from_bytes(data=PNG, mime_type="image/png"), "briefly"],
+            t.GenerateContentConfig(system_instruction=t.Part(text="Be terse.")),
+        ),
+        (
+            "unanswered-call",
+            "a function call without a response, then text",
+            [
+                content("user", t.Part(text="Go")),
+                content(
+                    "model", t.Part(function_call=t.FunctionCall(name="f", args={}))
+                ),
+                content("user", t.Part(text="Never mind")),
             ],
             None,
         ),

@@ -64,6 +64,8 @@ __all__ = [
     "joins_step",
     "json_object",
     "media_bytes",
+    "INTERPOSED",
+    "mark_interposed",
     "media_mime",
     "mime_from_url",
     "mine",
@@ -687,6 +689,43 @@ def request_canisters(
     return request
 
 
+INTERPOSED = "interposed"
+"""The ``extras[provider]`` key of a user canister that the provider's own body
+placed between calls and their results (see :func:`mark_interposed`)."""
+
+
+def mark_interposed(canisters: list[Canister], provider: str) -> list[Canister]:
+    """Mark, in place, the user canisters a ``provider``'s body placed between
+    calls and their results, so that :func:`request_canisters` leaves them where
+    they stood when rendering back to that provider (which decides whether it
+    accepts them); for any other provider they move as usual."""
+    held: list[int] = []
+    marked: list[int] = []
+    open_calls: set[str] = set()
+    for index, canister in enumerate(canisters):
+        role = canister.role
+        if role is RESULT and canister.invocation_id in open_calls:  # type: ignore[attr-defined]
+            open_calls.discard(canister.invocation_id)  # type: ignore[attr-defined]
+            marked.extend(held)
+            if not open_calls:
+                held.clear()
+        elif role is USER and open_calls:
+            held.append(index)
+        else:
+            held.clear()
+            if role is INVOCATION:
+                open_calls.add(canister.invocation_id)  # type: ignore[attr-defined]
+            elif role is not RESULT:
+                open_calls.clear()
+    for index in dict.fromkeys(marked):
+        canister = canisters[index]
+        own = {**canister.extras.get(provider, {}), INTERPOSED: True}
+        canisters[index] = attrs.evolve(  # type: ignore[misc]
+            canister, extras={**canister.extras, provider: own}
+        )
+    return canisters
+
+
 def _results_first(
     canisters: list[Canister], options: Options, provider: str
 ) -> list[Canister]:
@@ -718,7 +757,11 @@ def _results_first(
             passed.update(index for index, _ in held)
             if not open_calls:
                 release()
-        elif role is Role.User and open_calls:
+        elif (
+            role is Role.User
+            and open_calls
+            and not mine(canister, provider).get(INTERPOSED)
+        ):
             held.append((index, canister))
         else:
             release()

@@ -459,7 +459,7 @@ def parse_request(body: object) -> Conversation:
         items[0] = _with(items[0], **marks)
         canisters.extend(items)
         previous = role
-    return Conversation(canisters)
+    return Conversation(common.mark_interposed(canisters, NAME))
 
 
 def _message_form(items: list[Canister]) -> str:

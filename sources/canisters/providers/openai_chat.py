@@ -217,7 +217,7 @@ def parse_request(body: object) -> Conversation:
     """Read the ``messages`` of a Chat Completions request body (or SDK params)."""
     mapping = common.as_mapping(body)
     messages = expect_list(mapping.get("messages"), "$.messages")
-    return Conversation(_parse_messages(messages))
+    return Conversation(common.mark_interposed(_parse_messages(messages), NAME))
 
 
 def _parse_messages(messages: Any) -> list[Canister]:
