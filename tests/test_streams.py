@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import base64
 import itertools
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -1506,3 +1508,177 @@ def test_ollama_accumulator_and_bad_streams() -> None:
     )  # type: ignore[attr-defined]
     assert kept[0].content[-1] == Text("Let me check")  # type: ignore[attr-defined]
     assert [e.kind for e in report.events] == ["cut"]
+
+
+# Reading the wire --------------------------------------------------------------------
+
+
+def as_sse(
+    events: list[dict[str, Any]],
+    *,
+    names: bool = True,
+    crlf: bool = False,
+    done: bool = True,
+) -> bytes:
+    """Server-sent events as the providers write them."""
+    end = "\r\n" if crlf else "\n"
+    lines = [": a comment the reader skips"]
+    for event in events:
+        if names and "type" in event:
+            lines.append(f"event: {event['type']}")
+        lines.append(f"data: {json.dumps(event)}")
+        lines.append("")
+    if done:
+        lines += ["data: [DONE]", "", 'data: {"after": "done"}', ""]
+    return end.join(lines).encode()
+
+
+def as_ndjson(events: list[dict[str, Any]]) -> bytes:
+    return b"".join(json.dumps(event).encode() + b"\n" for event in events)
+
+
+def test_read_events_formats() -> None:
+    assert list(streams.read_events(as_sse(A_TOOLS))) == A_TOOLS
+    assert list(streams.read_events(as_sse(C_TOOLS, names=False, crlf=True))) == C_TOOLS
+    assert list(streams.read_events(as_ndjson(O_STREAM))) == O_STREAM
+    array = (
+        "[\n" + ",\n".join(json.dumps(chunk, indent=1) for chunk in G_STREAM) + "\n]\n"
+    )
+    assert list(streams.read_events(array)) == G_STREAM
+    assert list(streams.read_events(array.encode("utf-8-sig"))) == G_STREAM
+    # Multi-line data, CR line ends, an event name standing for the type, no
+    # blank line at the end.
+    wire = 'event: ping\rdata: {\rdata:  "a": 1}\r\rid: 7\rretry: 10\rdata: {"b": 2}'
+    assert list(streams.read_events(wire)) == [{"a": 1, "type": "ping"}, {"b": 2}]
+    assert list(streams.read_events(b"")) == []
+    assert list(streams.read_events(b" \n ")) == []
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(1, 4000), max_size=12))
+def test_read_events_any_chunking(cuts: list[int]) -> None:
+    for wire, events in (
+        (as_sse(A_TOOLS, crlf=True), A_TOOLS),
+        (as_ndjson(O_STREAM), O_STREAM),
+        (("[" + ",".join(json.dumps(c) for c in G_STREAM) + "]").encode(), G_STREAM),
+    ):
+        # Cut inside CR LF pairs and multi-byte characters too.
+        wire = wire.replace(b"check", "ch\u00e9ck".encode())
+        pieces = [
+            wire[a:b]
+            for a, b in itertools.pairwise(
+                sorted({0, len(wire), *(c % len(wire) for c in cuts)})
+            )
+        ]
+        expected = list(streams.read_events(wire))
+        assert list(streams.read_events(pieces)) == expected
+        assert len(expected) == len(events)
+
+
+def test_read_events_is_lazy() -> None:
+    def endless() -> Iterator[bytes]:
+        yield as_ndjson(O_STREAM[:2])
+        while True:
+            yield b'{"model": "m", "done": false}\n'
+
+    events = streams.read_events(endless())
+    assert [next(events), next(events)] == O_STREAM[:2]
+
+    class Source:
+        reads = 0
+
+        def read(self, size: int) -> bytes:
+            self.reads += 1
+            return as_sse(A_TOOLS[:1])
+
+    source = Source()
+    first = next(streams.read_events(source))
+    assert first == A_START and source.reads <= 2
+
+
+def test_read_events_refuses_bad_wire() -> None:
+    def refused(data: object, where: str, words: str, **options: Any) -> None:
+        with pytest.raises(MalformedPayload) as caught:
+            list(streams.read_events(data, **options))
+        assert caught.value.path == where, str(caught.value)
+        assert words in str(caught.value)
+
+    refused(b'data: {"a": 1}\n\ndata: {oops}\n\n', "line 3", "not JSON")
+    refused(b"data: 1\n\nweird line\n", "line 3", "not a server-sent event field")
+    refused(b'{"a": 1}\n{"b": 2}\n{"c": \n', "line 3", "unfinished JSON value")
+    refused(b'{"a": 1}\n\n{"b" 2}\n', "line 3", "Expecting ':' delimiter")
+    refused(b'[{"a": 1}\n {"b": 2}]', "line 2", "expected ',' or ']'")
+    refused(b'[{"a": 1},\n', "line 2", "never closed")
+    refused(b'[{"a": 1}] {"b": 2}', "line 1", "after the end of the array")
+    refused(b'{"a": "\xff"}', "$", "not UTF-8")
+    refused(b'{"a": "' + b"x" * 100 + b'"}', "line 1", "longer than 50", limit=50)
+    refused(b"data: " + b"x" * 100, "line 1", "longer than 50", limit=50)
+    refused([b"{}", 5], "$", "chunk 1 of the stream is int")
+    refused(12, "$", "expected the stream as bytes")
+    with pytest.raises(ProviderError, match="limit must be"):
+        list(streams.read_events(b"{}", limit=0))
+
+
+def test_is_stream() -> None:
+    assert streams.is_stream(as_sse(A_TOOLS))
+    assert streams.is_stream(as_ndjson(O_STREAM))
+    assert streams.is_stream(json.dumps(G_STREAM))
+    assert not streams.is_stream(json.dumps(A_TOOLS_BODY, indent=2))
+    assert not streams.is_stream(json.dumps(O_BODY).encode())
+    assert not streams.is_stream(b'{"a": ')
+    assert not streams.is_stream("plain words")
+    assert not streams.is_stream("[")  # no JSON at all: read as a (bad) body
+    assert not streams.is_stream("[1]") and not streams.is_stream("[]")
+
+
+# The command line --------------------------------------------------------------------
+
+
+def test_cli_reads_saved_streams(tmp_path: Path) -> None:
+    from .test_cli import canisters_cmd
+
+    cases = [
+        ("anthropic", as_sse(A_TOOLS), A_TOOLS_BODY),
+        ("openai-chat", as_sse(C_TOOLS, names=False), C_TOOLS_BODY),
+        ("openai-responses", as_sse(R_STREAM), R_BODY),
+        ("gemini", json.dumps(G_STREAM).encode(), G_BODY),
+        ("ollama", as_ndjson(O_STREAM), O_BODY),
+    ]
+    for name, wire, body in cases:
+        streamed = tmp_path / f"{name}.stream"
+        streamed.write_bytes(wire)
+        whole = tmp_path / f"{name}.json"
+        whole.write_text(json.dumps(body))
+        out = canisters_cmd("convert", "--from", name, "--to", name, str(streamed))
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout) == body, name
+    shown = canisters_cmd(
+        "show", "--from", "anthropic", str(tmp_path / "anthropic.stream")
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "weather" in shown.stdout and "89 out" in shown.stdout
+
+
+def test_cli_refuses_bad_streams(tmp_path: Path) -> None:
+    from .test_cli import canisters_cmd
+
+    cut = tmp_path / "cut.sse"
+    cut.write_bytes(as_sse(A_TOOLS[:5], done=False))
+    out = canisters_cmd("show", "--from", "anthropic", str(cut))
+    assert out.returncode == 2
+    assert "$[5]: the stream ended after 5 event(s), before message_stop" in out.stderr
+    out = canisters_cmd(
+        "convert",
+        "--from",
+        "anthropic",
+        "--to",
+        "openai-chat",
+        "--kind",
+        "request",
+        str(cut),
+    )
+    assert out.returncode == 2 and "holds a response" in out.stderr
+    broken = tmp_path / "broken.ndjson"
+    broken.write_bytes(as_ndjson(O_STREAM[:2]) + b'{"model": \n')
+    out = canisters_cmd("show", "--from", "ollama", str(broken))
+    assert out.returncode == 2 and "line 3: an unfinished JSON value" in out.stderr

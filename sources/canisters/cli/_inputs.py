@@ -16,6 +16,7 @@ from .. import providers, recording, storage
 from ..conversation import Conversation
 from ..exceptions import CanistersError, SerializationError
 from ..protocols import Canister, Role
+from ..providers import streams
 from ..serialization import (
     CANISTER_FORMAT,
     CONVERSATION_FORMAT,
@@ -249,6 +250,8 @@ def load(source: str, provider: str | None, kind: str) -> tuple[Conversation, st
             )
             kind = "response" if only_replies else "request"
         return conversation, kind
+    if streams.is_stream(data):
+        return read_stream(name, normalizer, data, kind), "response"
     body = read_body(name, data)
     if kind == "auto":
         kind = detect_kind(name, body)
@@ -256,6 +259,21 @@ def load(source: str, provider: str | None, kind: str) -> tuple[Conversation, st
         if kind == "request":
             return normalizer.parse_request(body), kind
         return normalizer.parse_response(body), kind
+    except CanistersError as error:
+        raise Failure(f"{name}: {error}") from None
+
+
+def read_stream(
+    name: str, normalizer: providers.Normalizer, data: bytes, kind: str
+) -> Conversation:
+    """Read a saved stream (server-sent events, NDJSON or a JSON array of chunks)
+    with the normalizer's ``parse_stream``: the reply it streamed."""
+    if kind == "request":
+        raise Failure(f"{name}: this is a stream, which holds a response")
+    if not isinstance(normalizer, providers.StreamingNormalizer):
+        raise Failure(f"{name}: the {normalizer.name} normalizer reads no streams")
+    try:
+        return normalizer.parse_stream(streams.read_events(data))
     except CanistersError as error:
         raise Failure(f"{name}: {error}") from None
 

@@ -12,7 +12,9 @@ Every built-in normalizer reads a streamed response two ways::
     conversation = accumulator.finish()
 
 ``events`` are the stream's decoded event objects in order, as the provider
-sends them (dicts, or the provider SDK's event objects). An accumulator builds,
+sends them (dicts, or the provider SDK's event objects); :func:`read_events`
+decodes them from the raw bytes of a stream (server-sent events, NDJSON, or a
+JSON array of chunks). An accumulator builds,
 from the events, the response body the provider would have sent without
 streaming and reads it with the normalizer's ``parse_response``: the result of
 a complete stream equals the non-streamed parse, signatures and usage included.
@@ -27,8 +29,11 @@ event saying what was left out.
 
 from __future__ import annotations
 
+import codecs
+import itertools
 import json
-from collections.abc import Callable, Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any, ClassVar, Literal, TypeGuard
 
@@ -40,11 +45,18 @@ from ..protocols import Canister, Role
 from ._common import STRAY, Report, expect_mapping
 
 __all__ = [
+    "MAX_EVENT_BYTES",
     "Accumulator",
+    "Note",
     "Streaming",
     "Truncated",
+    "fresh",
+    "is_stream",
+    "parse_json_arguments",
     "parse_stream",
+    "read_events",
     "stream_error",
+    "unfinished",
 ]
 
 Truncated = Literal["raise", "keep"]
@@ -336,3 +348,281 @@ def unfinished(arguments: object) -> TypeGuard[str]:
     except (ValueError, RecursionError):
         return True
     return False
+
+
+# Reading the wire --------------------------------------------------------------------
+
+MAX_EVENT_BYTES = 64 * 1024 * 1024
+"""The default bound of :func:`read_events` on one event: an SSE line, an NDJSON
+value or an array item larger than this is refused, so that a stream without
+line breaks cannot fill the memory."""
+
+_CHUNK = 64 * 1024
+_SSE_FIELDS = ("data:", "event:", "id:", "retry:", ":")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_SPACE = frozenset(" \t\r\n")
+
+
+def _wire(line: int, message: str) -> MalformedPayload:
+    """The error for a bad stream at ``line`` (counted from 1)."""
+    return MalformedPayload(message, f"line {line}")
+
+
+def _byte_chunks(data: object) -> Iterator[bytes]:
+    """The bytes of ``data`` in pieces, read lazily from a file or iterable."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        yield bytes(data)
+        return
+    if isinstance(data, str):
+        yield data.encode("utf-8", "surrogatepass")
+        return
+    read = getattr(data, "read", None)
+    if callable(read):
+        while True:
+            piece = read(_CHUNK)
+            if not piece:
+                return
+            if isinstance(piece, str):
+                piece = piece.encode("utf-8", "surrogatepass")
+            if not isinstance(piece, (bytes, bytearray)):
+                raise MalformedPayload(
+                    f"the stream's read() gave {type(piece).__name__}, not bytes"
+                )
+            yield bytes(piece)
+    if isinstance(data, Iterable):
+        for number, piece in enumerate(data):
+            if isinstance(piece, str):
+                piece = piece.encode("utf-8", "surrogatepass")
+            if not isinstance(piece, (bytes, bytearray, memoryview)):
+                raise MalformedPayload(
+                    f"chunk {number} of the stream is {type(piece).__name__},"
+                    " not bytes or text"
+                )
+            yield bytes(piece)
+        return
+    raise MalformedPayload(
+        "expected the stream as bytes, text, a binary file or an iterable of"
+        f" chunks, got {type(data).__name__}"
+    )
+
+
+def _text_chunks(data: object) -> Iterator[str]:
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    first = True
+    offset = 0
+    try:
+        for piece in _byte_chunks(data):
+            text = decoder.decode(piece)
+            if first and text:
+                text = text.removeprefix("\ufeff")
+                first = False
+            offset += len(piece)
+            if text:
+                yield text
+        tail = decoder.decode(b"", final=True)
+    except UnicodeDecodeError as error:
+        raise MalformedPayload(
+            f"not UTF-8 text: {error.reason} (near byte {offset + error.start})"
+        ) from None
+    if tail:
+        yield tail
+
+
+def _lines(chunks: Iterator[str], limit: int) -> Iterator[str]:
+    """Split text into lines at CR LF, LF or CR, as server-sent events do."""
+    buffer = ""
+    number = 0
+    for chunk in chunks:
+        buffer += chunk
+        while True:
+            match = _LINE_BREAK.search(buffer)
+            if match is None:
+                break
+            if match.group() == "\r" and match.end() == len(buffer):
+                break  # perhaps the first half of a CR LF: wait for more
+            number += 1
+            yield buffer[: match.start()]
+            buffer = buffer[match.end() :]
+        if len(buffer) > limit:
+            raise _wire(number + 1, f"longer than {limit:,} characters")
+    if buffer:
+        yield buffer.removesuffix("\r")
+
+
+def _sse(chunks: Iterator[str], limit: int) -> Iterator[Any]:
+    data: list[str] = []
+    name = ""
+    number = 0
+    start = 0
+    size = 0
+    for line in _lines(chunks, limit):
+        number += 1
+        if line == "":
+            if data:
+                text = "\n".join(data)
+                if text.strip() == "[DONE]":
+                    return
+                yield _event(text, name, start)
+            data, name, size = [], "", 0
+            continue
+        if line.startswith(":"):
+            continue
+        field, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if field == "data":
+            if not data:
+                start = number
+            data.append(value)
+            size += len(value)
+            if size > limit:
+                raise _wire(number, f"the event is longer than {limit:,} characters")
+        elif field == "event":
+            name = value
+        elif field not in ("id", "retry"):
+            raise _wire(number, f"not a server-sent event field: {_excerpt(line)}")
+    if data:
+        text = "\n".join(data)
+        if text.strip() != "[DONE]":
+            yield _event(text, name, start)
+
+
+def _event(text: str, name: str, line: int) -> Any:
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as error:
+        raise _wire(line, f"the event's data is not JSON: {error}") from None
+    if name and name != "message" and isinstance(value, dict) and "type" not in value:
+        value["type"] = name
+    return value
+
+
+def _json_values(chunks: Iterator[str], limit: int, array: bool) -> Iterator[Any]:
+    """JSON values one after another (NDJSON), or the items of one JSON array."""
+    decoder = json.JSONDecoder()
+    buffer = ""
+    line = 1
+    done = False
+    state = "open" if array else "item"  # open, item, first, after, closed
+    source = iter(chunks)
+    while True:
+        position = 0
+        while position < len(buffer) and buffer[position] in _SPACE:
+            position += 1
+        line += buffer.count("\n", 0, position)
+        buffer = buffer[position:]
+        if not buffer:
+            if done:
+                break
+            try:
+                buffer = next(source)
+            except StopIteration:
+                done = True
+            continue
+        head = buffer[0]
+        if state == "open":
+            if head != "[":
+                raise _wire(line, "expected a JSON array")
+            buffer, state = buffer[1:], "first"
+            continue
+        if state in ("first", "after") and head == "]":
+            buffer, state = buffer[1:], "closed"
+            continue
+        if state == "after":
+            if head != ",":
+                raise _wire(line, "expected ',' or ']' between the array's items")
+            buffer, state = buffer[1:], "item"
+            continue
+        if state == "closed":
+            raise _wire(line, "data after the end of the array")
+        try:
+            value, end = decoder.raw_decode(buffer)
+        except RecursionError:
+            raise _wire(line, "nested too deeply") from None
+        except ValueError as error:
+            if not done and len(buffer) <= limit:
+                try:
+                    buffer += next(source)
+                except StopIteration:
+                    done = True
+                continue
+            if len(buffer) > limit:
+                raise _wire(
+                    line, f"an event longer than {limit:,} characters"
+                ) from None
+            if isinstance(error, json.JSONDecodeError):
+                if error.pos >= len(buffer.rstrip()):
+                    raise _wire(line, "an unfinished JSON value") from None
+                where = line + error.lineno - 1
+                message = f"not JSON: {error.msg} (column {error.colno})"
+                raise _wire(where, message) from None
+            raise _wire(line, f"not JSON: {error}") from None
+        if end > limit:
+            raise _wire(line, f"an event longer than {limit:,} characters")
+        yield value
+        line += buffer.count("\n", 0, end)
+        buffer = buffer[end:]
+        if array:
+            state = "after"
+    if array and state != "closed":
+        raise _wire(line, "the array never closed")
+
+
+def read_events(data: object, *, limit: int | None = None) -> Iterator[Any]:
+    """Yield the decoded events of a raw stream, as ``parse_stream`` takes them.
+
+    ``data`` is the stream's bytes or text, a binary file, or an iterable of
+    byte or text chunks (an HTTP response's ``iter_bytes()``); it is read lazily,
+    one piece at a time. The format is told from the first characters:
+
+    - server-sent events (``data:``, ``event:``, ``id:``, ``retry:`` or a ``:``
+      comment first), as OpenAI, Anthropic and Gemini (``alt=sse``) stream:
+      ``data:`` lines (several make one multi-line value), a blank line ends an
+      event, ``data: [DONE]`` ends the stream, comments are skipped, line ends
+      may be CR LF, LF or CR. An ``event:`` name becomes the object's ``type``
+      when the data has none;
+    - a JSON array (``[{...}, {...}]``), as Gemini's ``streamGenerateContent``
+      sends without ``alt=sse``: its items;
+    - otherwise JSON values one after another, as Ollama's NDJSON.
+
+    Bytes that are not UTF-8, data that is not JSON or a value longer than
+    ``limit`` characters (default :data:`MAX_EVENT_BYTES`) raise
+    :class:`~canisters.providers.MalformedPayload` naming the line.
+    """
+    bound = MAX_EVENT_BYTES if limit is None else limit
+    if type(bound) is not int or bound <= 0:
+        raise ProviderError(f"limit must be a positive int, got {_excerpt(limit)}")
+    chunks = _text_chunks(data)
+    head = ""
+    for chunk in chunks:
+        head += chunk
+        if head.strip() and (len(head.lstrip()) >= 8 or "\n" in head.lstrip()):
+            break
+    rest = itertools.chain([head], chunks)
+    start = head.lstrip()
+    if start.startswith(_SSE_FIELDS):
+        yield from _sse(rest, bound)
+    else:
+        yield from _json_values(rest, bound, array=start.startswith("["))
+
+
+def is_stream(data: bytes | str) -> bool:
+    """Whether ``data`` holds a stream (server-sent events, a JSON array of
+    objects, or more than one JSON value) rather than one JSON body. Text that
+    is not JSON in any of these forms is no stream."""
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    start = text.lstrip("\ufeff \t\r\n")
+    if start.startswith(_SSE_FIELDS):
+        return True
+    if not start.startswith(("{", "[")):
+        return False
+    try:
+        value = json.loads(start)
+    except json.JSONDecodeError as error:
+        return start.startswith("{") and error.msg == "Extra data"
+    except (ValueError, RecursionError):
+        return False
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(item, dict) for item in value)
+    )
