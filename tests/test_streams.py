@@ -1257,7 +1257,6 @@ G_BODY = {
                     },
                     {"functionCall": {"name": "weather", "args": {"city": "Paris"}}},
                     {"functionCall": {"name": "weather", "args": {"city": "Rome"}}},
-                    {"text": ""},
                 ],
                 "role": "model",
             },
@@ -1283,14 +1282,14 @@ def test_gemini_stream_equals_the_whole_response() -> None:
     rendered = providers.get("gemini").render_response(conversation)
     assert rendered == G_BODY
     genai.types.GenerateContentResponse.model_validate(rendered)
-    # The SDK holds signatures as bytes and gives them back URL-safe: the
-    # stream of SDK objects parses as the SDK's whole response does.
+    # google-genai holds signatures as bytes and dumps them URL-safe; they come
+    # back as the API sent them.
+    assert "/" in G_SIGNATURE
     sdk = genai.types.GenerateContentResponse
     objects = [sdk.model_validate(chunk) for chunk in G_STREAM]
-    normalizer = providers.get("gemini")
-    streamed = normalizer.parse_stream(objects)  # type: ignore[attr-defined]
-    whole = normalizer.parse_response(sdk.model_validate(G_BODY))
-    assert anonymous(streamed) == anonymous(whole)
+    streamed = check_equivalent("gemini", objects, G_BODY)
+    parts = providers.get("gemini").render_response(streamed)["candidates"][0]
+    assert parts["content"]["parts"][1]["thoughtSignature"] == G_SIGNATURE
 
 
 @settings(max_examples=30, deadline=None)
@@ -1682,3 +1681,15 @@ def test_cli_refuses_bad_streams(tmp_path: Path) -> None:
     broken.write_bytes(as_ndjson(O_STREAM[:2]) + b'{"model": \n')
     out = canisters_cmd("show", "--from", "ollama", str(broken))
     assert out.returncode == 2 and "line 3: an unfinished JSON value" in out.stderr
+
+
+def test_openai_chat_moderation_chunk_after_the_usage() -> None:
+    # A moderated stream sends its moderation results after the usage chunk.
+    moderation = {"input": {"flagged": False}, "output": {"flagged": False}}
+    events = [*C_TOOLS, chunk([], usage=None, moderation=moderation)]
+    body = {**C_TOOLS_BODY, "moderation": moderation}
+    conversation = check_equivalent("openai-chat", events, body)
+    head = conversation[0]
+    assert head.metadata is not None and head.metadata.usage is not None
+    assert head.metadata.usage.input_tokens == 82
+    bad("openai-chat", [*events, C_TOOLS[1]], f"$[{len(events)}]", "after the end")

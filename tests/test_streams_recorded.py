@@ -47,28 +47,11 @@ STREAMED = ("openai-chat", "anthropic", "openai-responses", "gemini", "ollama")
 # for every test of the stream (key: the stream) or for one test (key: the
 # test's name and the stream). Strict: a mark goes when its fix lands.
 DISAGREES = {
-    "openai-chat/moderation-trailing-chunk": (
-        "the OpenAI Chat accumulator refuses the chunk a moderated stream sends "
-        "after its usage chunk (choices [], usage null, the moderation results): "
-        "MalformedPayload '$[5]: an event after the end of the stream'"
+    ("parse", "openai-chat/moderation-trailing-chunk"): (
+        "the reference, openai's ChatCompletionStreamState, takes the trailing "
+        "moderation chunk's 'usage': null over the usage chunk before it; the "
+        "accumulator keeps the usage the stream sent"
     ),
-    ("parse", "gemini/function-call-thought-signature"): (
-        "the last chunk's empty text part ({'text': ''}, no signature) becomes an "
-        "Assistant canister holding Text('') after the Invocation; the "
-        "non-streamed response has the function call only"
-    ),
-    **{
-        ("sdk", stream): (
-            "from google-genai's objects a thoughtSignature comes out URL-safe "
-            "base64 ('-', '_'), not the text the API sent ('+', '/'): the "
-            "signature is not byte-exact"
-        )
-        for stream in (
-            "gemini/function-call-thought-signature",
-            "gemini/thought-parts",
-            "gemini/vertex-thought-signature",
-        )
-    },
 }
 
 # Streams the provider SDK's own client cannot read (so no SDK objects).

@@ -985,7 +985,10 @@ def _finish_of(candidate: Mapping[str, Any]) -> Any:
 def _add_part(parts: list[dict[str, Any]], part: dict[str, Any], path: str) -> None:
     """Add a streamed part: text continues the text part before it of the same
     kind (thought or not), a signature joining the text it ends, unless both
-    carry one; every other part stands alone."""
+    carry one; an empty text part with nothing else adds nothing; every other
+    part stands alone."""
+    if part == {"text": ""}:
+        return  # an empty piece of text adds nothing (a last chunk may hold one)
     previous = parts[-1] if parts else None
     if (
         previous is not None
@@ -1019,7 +1022,9 @@ class GeminiAccumulator(streams.Accumulator):
     ``finishReason``, ``usageMetadata`` and metadata hold for the whole. The
     stream ends when every candidate has a ``finishReason`` (or the prompt was
     blocked); chunks without parts after that are still taken. An ``error``
-    chunk raises.
+    chunk raises. An empty text part with nothing else adds nothing. From
+    google-genai's objects, signatures (which it keeps as bytes) come back in the
+    standard base64 the API sends.
     """
 
     provider = NAME
@@ -1036,6 +1041,21 @@ class GeminiAccumulator(streams.Accumulator):
 
     def _parse(self, body: Mapping[str, Any]) -> Conversation:
         return NORMALIZER.parse_response(body)
+
+    def _mapping(self, event: object, path: str) -> Mapping[str, Any]:
+        mapping = expect_mapping(event, path)
+        if mapping is not event:
+            # google-genai holds signatures as bytes and dumps them URL-safe:
+            # written back in the standard alphabet the API sends.
+            for candidate in mapping.get("candidates") or ():
+                content = candidate.get("content") or {}
+                for part in content.get("parts") or ():
+                    for key in _SIGNATURES:
+                        value = part.get(key)
+                        if isinstance(value, str):
+                            data, _ = b64decode_exact(value, path)
+                            part[key] = b64encode(data)
+        return mapping
 
     def _after_end(self, event: Mapping[str, Any], path: str) -> bool:
         for candidate in event.get("candidates") or ():

@@ -1069,7 +1069,8 @@ class OpenAIChatAccumulator(streams.Accumulator):
     ``index``; text and arguments grow by concatenation. The stream ends when
     every choice has a ``finish_reason``, or, when the chunks announce usage
     (``"usage": null``, as ``stream_options={"include_usage": true}`` makes
-    them), with the chunk carrying it; a usage-only chunk after that end is
+    them), with the chunk carrying it; chunks without choices after that end
+    (an unannounced usage, a moderated stream's ``moderation`` results) are
     still taken.
     """
 
@@ -1098,9 +1099,11 @@ class OpenAIChatAccumulator(streams.Accumulator):
         return all(choice.finish for choice in self._choices.values())
 
     def _after_end(self, event: Mapping[str, Any], path: str) -> bool:
-        if event.get("choices") or event.get("usage") is None:
+        # Chunks without choices may still come: the usage (when not announced),
+        # a moderated stream's moderation results.
+        if event.get("choices"):
             return False
-        self._usage = dict(expect_mapping(event["usage"], f"{path}.usage"))
+        self._absorb(event, path)
         return True
 
     def _absorb(self, event: Mapping[str, Any], path: str) -> bool:

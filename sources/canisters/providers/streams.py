@@ -132,6 +132,10 @@ class Accumulator:
         """Name the event that ends a stream, for the truncation error."""
         raise NotImplementedError
 
+    def _mapping(self, event: object, path: str) -> Mapping[str, Any]:
+        """The event as a JSON object (SDK objects converted), else raise."""
+        return expect_mapping(event, path)
+
     def _after_end(self, event: Mapping[str, Any], path: str) -> bool:
         """Take an event that came after the end, when the provider may send one
         (return True), or refuse it (False)."""
@@ -167,7 +171,7 @@ class Accumulator:
         if self._failed:
             raise ProviderError("the stream failed at an earlier event")
         self._failed = True
-        mapping = expect_mapping(event, path)
+        mapping = self._mapping(event, path)
         self._count += 1
         try:
             if self._done:
