@@ -102,6 +102,37 @@ def test_sdk_content_objects_in_a_request() -> None:
     assert call.extras[NAME]["thoughtSignature"] == "-_8="  # type: ignore[attr-defined]
 
 
+def test_sdk_response_objects_read_as_the_body_the_api_sent() -> None:
+    """google-genai dumps bytes URL-safe; the API sends the standard alphabet."""
+    from google.genai import types
+
+    body = {
+        "candidates": [
+            {
+                "content": {
+                    "role": "model",
+                    "parts": [
+                        {
+                            "functionCall": {"name": "f", "args": {"a": 1}},
+                            "thoughtSignature": "+/8=",
+                        },
+                        {"inlineData": {"mimeType": "image/png", "data": "+/8="}},
+                    ],
+                },
+                "finishReason": "STOP",
+            }
+        ],
+    }
+    sdk = types.GenerateContentResponse.model_validate(body)
+    from_sdk = normalizer().parse_response(sdk)
+    from_json = normalizer().parse_response(body)
+    assert anonymous(from_sdk) == anonymous(from_json)
+    assert from_sdk[0].extras[NAME]["thoughtSignature"] == "+/8="  # type: ignore[index]
+    assert normalizer().render_response(from_sdk) == normalizer().render_response(
+        from_json
+    )
+
+
 def test_snake_case_mixed_and_single_objects() -> None:
     body = {
         "system_instruction": {"parts": {"text": "be brief"}},

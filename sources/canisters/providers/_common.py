@@ -262,12 +262,17 @@ def guarded(function: _F) -> _F:
     return wrapper  # type: ignore[return-value]
 
 
-def as_mapping(body: object, path: str = "$") -> Mapping[str, Any]:
+def as_mapping(
+    body: object, path: str = "$", *, received: bool = False
+) -> Mapping[str, Any]:
     """Return ``body`` as a JSON mapping, converting provider SDK objects.
 
     Pydantic models (the OpenAI and Anthropic SDKs' responses and messages) are
     dumped with ``model_dump(mode="json", exclude_unset=True)`` so that only the
     fields the provider sent come back; ``to_dict()`` is tried next.
+    ``received`` says the object holds what a provider sent (a response, a
+    stream chunk): google-genai's bytes then read in the standard base64 the API
+    sent, not the URL-safe form its models dump (and its client sends).
     """
     if type(body) is dict or isinstance(body, Mapping):
         return body
@@ -278,6 +283,9 @@ def as_mapping(body: object, path: str = "$") -> Mapping[str, Any]:
         except TypeError:
             dumped = dump()
         if isinstance(dumped, Mapping):
+            if received and type(body).__module__.startswith("google.genai"):
+                raw = dump(mode="python", exclude_unset=True, by_alias=True)
+                return _standard_base64(dumped, raw)  # type: ignore[no-any-return]
             return dumped
     to_dict = getattr(body, "to_dict", None)
     if callable(to_dict):
@@ -285,6 +293,25 @@ def as_mapping(body: object, path: str = "$") -> Mapping[str, Any]:
         if isinstance(dumped, Mapping):
             return dumped
     raise MalformedPayload(f"expected an object, got {type(body).__name__}", path)
+
+
+def _standard_base64(dumped: Any, raw: Any) -> Any:
+    """``dumped`` with every value that is bytes in ``raw`` (the same model dumped
+    without converting) written in standard base64.
+
+    google-genai's models dump bytes (inline data, thought signatures) in
+    URL-safe base64; the REST API sends and takes the standard alphabet, so an
+    SDK object reads as the body the API sent.
+    """
+    if isinstance(raw, bytes):
+        return b64encode(raw)
+    if isinstance(raw, dict) and isinstance(dumped, dict):
+        return {
+            key: _standard_base64(value, raw.get(key)) for key, value in dumped.items()
+        }
+    if isinstance(raw, list) and isinstance(dumped, list) and len(raw) == len(dumped):
+        return [_standard_base64(d, r) for d, r in zip(dumped, raw, strict=True)]
+    return dumped
 
 
 def expect_mapping(value: object, path: str) -> Mapping[str, Any]:

@@ -1162,7 +1162,7 @@ class GeminiNormalizer(streams.Streaming):
     @guarded
     def parse_response(self, body: Any) -> Conversation:
         """Read the first candidate, usage, model version and response id."""
-        body = as_mapping(body)
+        body = as_mapping(body, received=True)
         reader = _Reader()
         candidates = reader.get(body, "candidates")
         extras: dict[str, Any] = {}
