@@ -1043,19 +1043,11 @@ class GeminiAccumulator(streams.Accumulator):
         return NORMALIZER.parse_response(body)
 
     def _mapping(self, event: object, path: str) -> Mapping[str, Any]:
-        mapping = expect_mapping(event, path)
-        if mapping is not event:
-            # google-genai holds signatures as bytes and dumps them URL-safe:
-            # written back in the standard alphabet the API sends.
-            for candidate in mapping.get("candidates") or ():
-                content = candidate.get("content") or {}
-                for part in content.get("parts") or ():
-                    for key in _SIGNATURES:
-                        value = part.get(key)
-                        if isinstance(value, str):
-                            data, _ = b64decode_exact(value, path)
-                            part[key] = b64encode(data)
-        return mapping
+        if hasattr(event, "model_dump"):
+            # A google-genai chunk reads as the chunk the API sent: its bytes in
+            # the standard base64 alphabet, not the URL-safe one the SDK dumps.
+            return as_mapping(event, path, received=True)
+        return expect_mapping(event, path)
 
     def _after_end(self, event: Mapping[str, Any], path: str) -> bool:
         for candidate in event.get("candidates") or ():
