@@ -17,6 +17,7 @@ import pytest
 from canisters import (
     Conversation,
     Image,
+    IntegrityError,
     Invocation,
     MalformedPayload,
     ModelError,
@@ -145,6 +146,95 @@ def nested(depth: int) -> str:
     return "[" * depth + "]" * depth
 
 
+def deep(levels: int) -> list[Any]:
+    """A list nesting ``levels`` levels (built without recursion)."""
+    value: list[Any] = []
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
+def wrapped(text: str, field: str) -> str:
+    """``text`` (a JSON document) with the value of every ``field`` put one
+    level deeper: a document just beyond the bound, written by json.dumps."""
+    document = json.loads(text)
+    stack = [document]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if field in item:
+                item[field] = [item[field]]
+                continue
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return json.dumps(document)
+
+
+# A value in a canister's extras sits four levels down in a conversation
+# document ({"canisters": [{"extras": {"v": ...}}]}), one in a part's extras six.
+AT_BOUND = serialization.MAX_DEPTH - 4
+
+
+@pytest.mark.parametrize("backend", ["files", "sqlite"])
+def test_the_depth_bound_is_one_for_every_form_and_every_python(
+    backend: str, tmp_path: Path
+) -> None:
+    """MAX_DEPTH counted in the conversation document: each form (document,
+    canister document, content document, JSONL, a store, a snapshot) accepts a
+    value at the bound and refuses one level more, writing and reading."""
+    at_bound = User("hi", extras={"v": deep(AT_BOUND)})
+    beyond = User("hi", extras={"v": deep(AT_BOUND + 1)})
+    part = Text("a", extras={"v": deep(AT_BOUND - 2)})
+    part_beyond = Text("a", extras={"v": deep(AT_BOUND - 1)})
+    conversation = Conversation((at_bound, User((part,))))
+    for value, field in ((conversation, "v"), (at_bound, "v"), (part, "v")):
+        text = written(value)
+        assert serialization.from_json(text) == value
+        assert serialization.from_json(text.encode()) == value
+        with pytest.raises(SerializationError, match="nested too deeply"):
+            serialization.from_json(wrapped(text, field))
+    for value in (Conversation((beyond,)), beyond, part_beyond):
+        with pytest.raises(SerializationError, match="nested too deeply"):
+            written(value)  # type: ignore[arg-type]
+    lines = serialization.to_jsonl(conversation)
+    assert serialization.from_jsonl(lines) == conversation
+    with pytest.raises(SerializationError, match="nested too deeply") as caught:
+        serialization.from_jsonl(
+            "\n".join(wrapped(line, "v") for line in lines.splitlines())
+        )
+    assert caught.value.path == "line 2"
+    with pytest.raises(SerializationError, match="nested too deeply"):
+        serialization.to_jsonl([beyond])
+    location = (
+        str(tmp_path / "store")
+        if backend == "files"
+        else f"sqlite:///{tmp_path / 'store.db'}"
+    )
+    with open_store(location) as store:
+        store.extend("c", conversation)
+        with pytest.raises(SerializationError, match="nested too deeply"):
+            store.append("c", beyond)
+        assert store.load("c") == conversation
+        assert store.verify("c").ok
+        snapshot = recording.snapshot(store, "c")
+        with open_store(tmp_path / "other") as other:
+            recording.restore(other, snapshot)
+            assert other.load("c") == conversation
+
+
+def test_a_stored_record_nesting_too_deeply_is_unreadable(tmp_path: Path) -> None:
+    with open_store(tmp_path / "store") as store:
+        store.append("c", User("hi", extras={"v": deep(AT_BOUND)}))
+        log = tmp_path / "store" / "conversations" / "c" / "messages.jsonl"
+        line = log.read_bytes()
+        # One level more, as a hand edit would put it (the digest no longer
+        # matters: the depth is seen first).
+        log.write_bytes(line.replace(b'"v":[', b'"v":[[', 1).replace(b"]}", b"]]}", 1))
+        with pytest.raises(IntegrityError, match="nested too deeply"):
+            store.load("c")
+
+
 def test_json_nested_ten_thousand_deep_is_refused_by_every_reader() -> None:
     deep = nested(10_000)
     with pytest.raises(SerializationError, match="nested too deeply"):
@@ -167,11 +257,112 @@ def test_json_nested_ten_thousand_deep_is_refused_by_every_reader() -> None:
     assert "nested too deeply" in str(refused.value)
 
 
+PROVIDER_DATA = Path(__file__).parent / "data" / "providers"
+
+
+def _first_bodies() -> list[tuple[str, str, dict[str, Any]]]:
+    """The first recorded request and response body of each provider that parses."""
+    found = {}
+    for path in sorted(PROVIDER_DATA.glob("*/*.json")):
+        case = json.loads(path.read_text(encoding="utf-8"))
+        name, kind = path.parent.name, case["kind"]
+        if kind not in ("request", "response") or (name, kind) in found:
+            continue
+        normalizer = providers.get(name)
+        parse = (
+            normalizer.parse_request if kind == "request" else normalizer.parse_response
+        )
+        try:
+            parse(case["payload"])
+        except ProviderError:  # an error body
+            continue
+        found[name, kind] = case["payload"]
+    return [(name, kind, body) for (name, kind), body in sorted(found.items())]
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "body"), _first_bodies(), ids=lambda value: str(value)[:20]
+)
+def test_provider_bodies_are_held_to_one_depth_bound(
+    name: str, kind: str, body: dict[str, Any]
+) -> None:
+    """A body given as Python objects nesting 10,000 levels is refused at the
+    path of the deep value (not $, never RecursionError); one at BODY_DEPTH
+    parses and round-trips; one level more is refused."""
+    normalizer = providers.get(name)
+    parse = normalizer.parse_request if kind == "request" else normalizer.parse_response
+    for where, levels in (("$.x.a", 10_000), ("$.x", common.BODY_DEPTH + 1)):
+        value: Any = "leaf"
+        for _ in range(levels - 1):
+            value = {"a": value}
+        with pytest.raises(MalformedPayload, match="nested too deeply") as caught:
+            parse({**body, "x": value})
+        assert caught.value.path.startswith(where)
+    fits = deep(common.BODY_DEPTH - 1)
+    conversation = parse({**body, "x": fits})
+    document = written(conversation)
+    assert written(serialization.from_json(document)) == document
+    assert serialization.from_jsonl(serialization.to_jsonl(conversation)) == (
+        serialization.from_json(document)
+    )
+
+
+def test_tool_call_arguments_are_held_to_their_bound() -> None:
+    """An argument string holding the deepest arguments the model can write
+    parses; one level more is refused at its path, as when written."""
+
+    def body(levels: int) -> dict[str, Any]:
+        call = {
+            "id": "c",
+            "type": "function",
+            "function": {"name": "f", "arguments": json.dumps({"a": deep(levels - 1)})},
+        }
+        return {
+            "messages": [
+                {"role": "assistant", "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "c", "content": "ok"},
+            ]
+        }
+
+    chat = providers.get("openai-chat")
+    at_bound = body(common.ARGUMENTS_DEPTH)
+    conversation = chat.parse_request(at_bound)
+    assert serialization.from_json(written(conversation)) == conversation
+    rendered = chat.render_request(conversation)["messages"][0]["tool_calls"][0]
+    sent = at_bound["messages"][0]["tool_calls"][0]["function"]["arguments"]
+    assert json.loads(rendered["function"]["arguments"]) == json.loads(sent)
+    with pytest.raises(MalformedPayload, match="nested too deeply") as caught:
+        chat.parse_request(body(common.ARGUMENTS_DEPTH + 1))
+    assert caught.value.path == "$.messages[0].tool_calls[0].function.arguments"
+    arguments = {"a": deep(common.ARGUMENTS_DEPTH)}
+    too_deep = Conversation(
+        (
+            User("hi"),
+            Invocation(name="f", arguments=arguments, invocation_id="c"),
+            Result(invocation_id="c", name="f", content=(Text("ok"),)),
+        )
+    )
+    with pytest.raises(ProviderError, match="nested too deeply"):
+        chat.render_request(too_deep)
+
+
 def test_values_nested_beyond_orjsons_limit_are_written_and_read() -> None:
-    value = json.loads(nested(600))
+    # A content document holds the part's extras three levels down: with
+    # {"v": [...]} around it, a value nesting MAX_DEPTH - 6 levels (beyond
+    # orjson's 254) sits at the bound, in that document as in a conversation's.
+    value = json.loads(nested(serialization.MAX_DEPTH - 6))
     part = Text("a", extras={"v": value})
     document = written(part)
     assert serialization.from_json(document) == part
+    conversation = Conversation((User((part,)),))
+    assert serialization.from_json(written(conversation)) == conversation
+    lines = serialization.to_jsonl(conversation)
+    assert serialization.from_jsonl(lines) == conversation
+    deeper = Text("a", extras={"v": [value]})
+    with pytest.raises(SerializationError, match="nested too deeply"):
+        written(deeper)
+    with pytest.raises(SerializationError, match="nested too deeply"):
+        serialization.to_jsonl(Conversation((User((deeper,)),)))
 
 
 def test_a_value_too_deep_to_write_raises_the_librarys_error() -> None:

@@ -49,22 +49,33 @@ def fast() -> w._Fast:
 
 def same(a: Any, b: Any) -> bool:
     """Equal, and of the same types all the way down (1 is not 1.0, dict is not
-    FrozenDict, list is not tuple), with the same keys in the same order."""
-    if type(a) is not type(b):
-        return False
-    if attrs.has(type(a)):
-        return all(
-            same(getattr(a, f.name), getattr(b, f.name)) for f in attrs.fields(type(a))
-        )
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(map(same, a, b))
-    if isinstance(a, float):
-        return repr(a) == repr(b)
-    if isinstance(a, datetime):
-        return repr(a) == repr(b)
-    return bool(a == b)
+    FrozenDict, list is not tuple), with the same keys in the same order.
+
+    A walk with a stack, not recursion: values nest up to MAX_DEPTH levels, more
+    than some Pythons' recursion allows beside pytest's own frames."""
+    pending = [(a, b)]
+    while pending:
+        a, b = pending.pop()
+        if type(a) is not type(b):
+            return False
+        if attrs.has(type(a)):
+            pending.extend(
+                (getattr(a, f.name), getattr(b, f.name)) for f in attrs.fields(type(a))
+            )
+        elif isinstance(a, dict):
+            if list(a) != list(b):
+                return False
+            pending.extend((a[k], b[k]) for k in a)
+        elif isinstance(a, (list, tuple)):
+            if len(a) != len(b):
+                return False
+            pending.extend(zip(a, b, strict=True))
+        elif isinstance(a, (float, datetime)):
+            if repr(a) != repr(b):
+                return False
+        elif not bool(a == b):
+            return False
+    return True
 
 
 def outcome(function: Callable[[], Any]) -> tuple[str, Any]:
@@ -446,3 +457,70 @@ def test_timestamps_read_alike_on_every_python(text: str, moment: datetime) -> N
         slow = c.from_json(document)
     assert fast.timestamp == slow.timestamp == moment
     assert fast.timestamp.utcoffset() == moment.utcoffset()
+
+
+# --------------------------------------------------------------------------- #
+# The depth bound: the fast path and the hooks accept and refuse the same
+
+
+def _deep(levels: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
+def _one_deeper(text: str) -> str:
+    """``text`` (a document, or JSONL) with every value of a ``"v"`` key one
+    level deeper."""
+    if text.count("\n") > 1:
+        return "\n".join(_one_deeper(line) for line in text.splitlines())
+    document = json.loads(text)
+    stack = [document]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if "v" in item:
+                item["v"] = [item["v"]]
+            else:
+                stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return json.dumps(document)
+
+
+# Each place the model holds a JSON value, holding one ({"v": ...}) that reaches
+# MAX_DEPTH in the conversation document: the deeper the place, the shallower.
+AT_THE_BOUND = [
+    c.User("hi", extras={"v": _deep(s.MAX_DEPTH - 4)}),
+    c.Invocation(name="f", arguments={"v": _deep(s.MAX_DEPTH - 4)}, invocation_id="i"),
+    c.Assistant("hi", metadata=c.Metadata(custom={"v": _deep(s.MAX_DEPTH - 5)})),
+    c.Result(
+        invocation_id="i",
+        name="f",
+        error=c.ErrorInfo(code="x", message="m", details={"v": _deep(s.MAX_DEPTH - 5)}),
+    ),
+    c.User((c.Text("a", extras={"v": _deep(s.MAX_DEPTH - 6)}),)),
+]
+
+
+@pytest.mark.parametrize(
+    "canister", AT_THE_BOUND, ids=["extras", "arguments", "custom", "details", "part"]
+)
+def test_fast_path_and_hooks_hold_values_to_the_same_depth(
+    canister: c.Canister,
+) -> None:
+    texts = [
+        (c.to_json(c.Conversation((canister,))), c.from_json),
+        (c.to_json(canister), c.from_json),
+        (c.to_jsonl([canister]), c.from_jsonl),
+    ]
+    if len(getattr(canister, "content", ())) == 1 and canister.content[0].extras:  # type: ignore[attr-defined]
+        texts.append((c.to_json(canister.content[0]), c.from_json))  # type: ignore[attr-defined]
+    for text, reader in texts:
+        check_against_hooks(text, reader)
+        assert outcome(lambda text=text, reader=reader: reader(text))[0] == "value"
+        deeper = _one_deeper(text)
+        check_against_hooks(deeper, reader)
+        refused = outcome(lambda text=deeper, reader=reader: reader(text))
+        assert refused[0] == "error" and "nested too deeply" in refused[1][1]

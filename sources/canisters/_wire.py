@@ -32,6 +32,7 @@ from .serialization import (
     CONTENT_FORMAT,
     CONVERSATION_FORMAT,
     FORMAT_VERSION,
+    _fast_too_deep,
     _intern,
     _new_metadata,
     _shadow,
@@ -426,6 +427,8 @@ class _Fast:
 
     def from_json(self, text: str | bytes) -> Conversation | Canister | Content:
         value: Conversation | Canister | Content = self.document(_utf8(text)).build()
+        if _fast_too_deep(text, value):
+            raise ValueError("perhaps nested too deeply: the hooks decide")
         return value
 
     def from_jsonl(self, text: str | bytes) -> Conversation:
@@ -442,9 +445,12 @@ class _Fast:
             raise ValueError("not a current header")
         decode = self.canister
         memo: dict[Any, Any] = {}
-        return self.new_conversation(
+        value = self.new_conversation(
             tuple([decode(line).build(memo) for line in lines[1:]])
         )
+        if _fast_too_deep(text, value):
+            raise ValueError("perhaps nested too deeply: the hooks decide")
+        return value
 
 
 _FAST: list[_Fast | None] = []

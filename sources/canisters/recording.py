@@ -91,7 +91,7 @@ from .lineage import (
     with_trace,
 )
 from .protocols import Canister, InvocationCanister, Role
-from .serialization import _dumps, _loads, from_json, to_json
+from .serialization import MAX_DEPTH, _dumps, _loads, from_json, to_json
 from .storage import Store
 from .storage._common import check_id, check_line
 
@@ -759,7 +759,12 @@ def snapshot(store: Store, conversation_id: str) -> str:
             if (lines := store.sidecar(conversation_id, name).read_lines())
         },
     }
-    return _dumps(document)
+    return _dumps(document, _SNAPSHOT_DEPTH)
+
+
+# A snapshot holds the conversation document one level below its root (see
+# serialization.MAX_DEPTH).
+_SNAPSHOT_DEPTH: Final = MAX_DEPTH + 1
 
 
 def _restore_error(message: str) -> SnapshotRestoreError:
@@ -819,7 +824,7 @@ def _checked(check: Callable[..., object], *args: object, where: str) -> None:
 
 def _read_snapshot(text: str | bytes) -> _Snapshot:
     try:
-        document = _loads(text)
+        document = _loads(text, limit=_SNAPSHOT_DEPTH)
     except SerializationError as error:
         raise _restore_error(error.reason) from error
     if not isinstance(document, dict) or document.get("format") != SNAPSHOT_FORMAT:

@@ -78,6 +78,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FORMAT_VERSION",
+    "MAX_DEPTH",
     "converter",
     "from_json",
     "from_jsonl",
@@ -100,6 +101,25 @@ FORMAT_VERSION: Final = 2
 CONVERSATION_FORMAT: Final = "canisters.conversation"
 CANISTER_FORMAT: Final = "canisters.canister"
 CONTENT_FORMAT: Final = "canisters.content"
+
+MAX_DEPTH: Final = 500
+"""The deepest nesting of arrays and objects a value may have, counted in the
+conversation document that holds it, on every Python version.
+
+Every form is held to the same place: a canister document's record sits one
+level higher than in a conversation document (so it may nest 499 levels below
+its root), a content document's part three (497), a JSONL line's record two
+(498); a snapshot holds the conversation document one level lower (501). Deeper
+input raises :class:`~canisters.SerializationError` ("nested too deeply"), and
+:func:`to_json` / :func:`to_jsonl` refuse to write it, so that whatever is
+written is read back. Provider bodies are bounded likewise (see the reliability
+page).
+"""
+
+# How much higher than in a conversation document each form holds its values
+# (see MAX_DEPTH): the bound of each form is MAX_DEPTH minus its shift.
+_SHIFTS: Final = {CONVERSATION_FORMAT: 0, CANISTER_FORMAT: 1, CONTENT_FORMAT: 3}
+_LINE_SHIFT: Final = 2  # a JSONL line holds one record
 
 T = TypeVar("T")
 Record = dict[str, Any]
@@ -1397,6 +1417,23 @@ def _read_fast(text: object, reader: str) -> Any:
         return None
 
 
+# The wire structs hold JSON values only where the model holds them (extras,
+# arguments, ...): a part's extras object sits six levels down in a conversation
+# document, five above its own first level. The fast path refuses a document
+# holding such a value nesting more than MAX_DEPTH - _OPAQUE_BASE levels, which
+# may be too deep for the form read: the hooks decide it exactly.
+_OPAQUE_BASE: Final = 5
+
+
+def _fast_too_deep(text: str | bytes, read: Any) -> bool:
+    """Whether the fast path must leave what it ``read`` from ``text`` to the
+    hooks, as possibly too deep (see :data:`MAX_DEPTH`)."""
+    if not _may_nest_deeper(text, MAX_DEPTH - max(_SHIFTS.values())):
+        return False
+    values = read if isinstance(read, Conversation) else (read,)
+    return _opaque_nest_deeper(values, MAX_DEPTH - _OPAQUE_BASE)
+
+
 def _utf8(text: str | bytes) -> str | bytes:
     """Text for msgspec: a str beyond ASCII as bytes, as msgspec (like orjson)
     would otherwise keep a UTF-8 copy attached to the caller's string."""
@@ -1434,9 +1471,10 @@ def _may_hold_long_integer(raw: bytes) -> bool:
 _ORJSON_REFUSALS: Final = ("64-bit", "surrogates", "Recursion limit")
 
 
-def _encode_json(value: Any) -> tuple[bytes, bool]:
+def _encode_json(value: Any, limit: int = MAX_DEPTH) -> tuple[bytes, bool]:
     """Return the JSON bytes of ``value``, and whether the standard library wrote
-    them.
+    them; a value nesting more than ``limit`` levels (which the readers would
+    refuse) raises :class:`SerializationError`.
 
     orjson writes almost everything; the standard library takes over where
     orjson cannot be exact (see "Inputs" on the reliability page): integers
@@ -1459,6 +1497,9 @@ def _encode_json(value: Any) -> tuple[bytes, bool]:
         if b"null" not in encoded or not _holds_non_finite(value, len(encoded)):
             return encoded, False
         del encoded
+    # orjson writes 254 levels at most, fewer than any bound: only here can the
+    # value be too deep.
+    _check_depth(value, limit)
     try:
         text = json.dumps(
             value, ensure_ascii=False, separators=(",", ":"), default=_json_default
@@ -1481,7 +1522,89 @@ _RECORD_PATH: Final = re.compile(r"\$\.canisters\[(\d+)\](.*)")
 _SPLIT_PAIR: Final = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 
 
-_TOO_DEEP: Final = "nested too deeply (about 900 levels at most)"
+_TOO_DEEP: Final = (
+    f"nested too deeply (more than {MAX_DEPTH} levels of arrays and objects)"
+)
+_NESTED: Final = (dict, list, tuple)
+
+
+def _nests_deeper(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests arrays and objects (dicts, lists, tuples) more than
+    ``limit`` levels deep; a walk level by level, never recursion, whose work is
+    bounded even for a value that holds itself."""
+    if not isinstance(value, _NESTED):
+        return False
+    level = [value]
+    for _ in range(limit):
+        level = [
+            item
+            for container in level
+            for item in (
+                container.values() if isinstance(container, dict) else container
+            )
+            if isinstance(item, _NESTED)
+        ]
+        if not level:
+            return False
+        if len(level) > 4096:  # the same value reached many times: count it once
+            level = list({id(item): item for item in level}.values())
+    return True
+
+
+def _deep_steps(value: Any, limit: int) -> tuple[Any, ...]:
+    """The keys and indexes leading to a container nested more than ``limit``
+    levels deep in ``value`` (``()`` when there is none); iterative."""
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(value, ())]
+    while stack:
+        container, steps = stack.pop()
+        if not isinstance(container, _NESTED):
+            continue
+        if len(steps) >= limit:
+            return steps
+        items = (
+            container.items() if isinstance(container, dict) else enumerate(container)
+        )
+        stack.extend((item, (*steps, key)) for key, item in items)
+    return ()
+
+
+def _may_nest_deeper(text: str | bytes, limit: int) -> bool:
+    """Whether JSON ``text`` may nest more than ``limit`` levels: it cannot when
+    it is too short to hold that many brackets."""
+    return len(text) > 2 * limit
+
+
+def _check_depth(value: Any, limit: int, where: str | None = None) -> None:
+    """Raise :class:`SerializationError` if ``value`` nests more than ``limit``
+    levels: as JSON read at ``where``, else as a value to write."""
+    if _nests_deeper(value, limit):
+        if where is None:
+            raise SerializationError(_TOO_DEEP)
+        raise SerializationError(f"not JSON: {_TOO_DEEP}", where)
+
+
+def _opaque_nest_deeper(values: Iterable[Any], limit: int) -> bool:
+    """Whether a JSON value held by the canisters or parts ``values`` (extras,
+    arguments, metadata's custom, an error's details) nests more than ``limit``
+    levels below the object holding it."""
+    held: list[Any] = []
+    add = held.append
+    for value in values:
+        if value.extras:
+            add(value.extras)
+        arguments = getattr(value, "arguments", None)
+        if arguments:
+            add(arguments)
+        metadata = getattr(value, "metadata", None)
+        if metadata is not None and metadata.custom:
+            add(metadata.custom)
+        error = getattr(value, "error", None)
+        if error is not None and error.details:
+            add(error.details)
+        for part in getattr(value, "content", ()):
+            if part.extras:
+                add(part.extras)
+    return bool(held) and _nests_deeper(held, limit + 1)
 
 
 def _holds_non_finite(value: Any, size: int) -> bool:
@@ -1529,11 +1652,12 @@ _PACK_AT_MOST: Final = 1 << 20
 _NON_FINITE_PACKED: Final = re.compile(b"\\xcb[\\x7f\\xff][\\xf0-\\xff]")
 
 
-def _dumps(value: Any) -> str:
+def _dumps(value: Any, limit: int = MAX_DEPTH) -> str:
     """The JSON text of ``value``, which the caller hands over: it is released
     before the bytes become text, so that the base64 of a large media part
-    exists twice at most (see "Memory" on the reliability page)."""
-    encoded = _encode_json(value)[0]
+    exists twice at most (see "Memory" on the reliability page). ``limit``: as
+    for :func:`_encode_json`."""
+    encoded = _encode_json(value, limit)[0]
     del value
     return encoded.decode()
 
@@ -1544,11 +1668,19 @@ def _json_default(value: object) -> str:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-def _loads(text: str | bytes, where: str = "$") -> Any:
+def _loads(text: str | bytes, where: str = "$", limit: int = MAX_DEPTH) -> Any:
     """Read one JSON value: what the standard library's :func:`json.loads` reads
     from UTF-8 (JSON with ``NaN``, ``Infinity``, ``-Infinity`` and lone surrogate
     escapes, integers of any size up to 4,300 digits), through msgspec (or orjson)
-    where they can read it, which is almost always."""
+    where they can read it, which is almost always; nesting more than ``limit``
+    levels raises :class:`SerializationError`, on every Python version."""
+    value = _decode(text, where)
+    if _may_nest_deeper(text, limit):
+        _check_depth(value, limit, where)
+    return value
+
+
+def _decode(text: str | bytes, where: str) -> Any:
     fast = _fast()
     if fast is not None and (type(text) is bytes or type(text) is str):
         try:
@@ -1588,7 +1720,8 @@ def _loads(text: str | bytes, where: str = "$") -> Any:
 def to_json(value: Conversation | Canister | Content) -> str:
     """Serialize a conversation, a canister or a content part to a JSON document."""
     # The document is handed to _dumps, not kept here: see _dumps.
-    return _dumps(_document(value))
+    document = _document(value)
+    return _dumps(document, MAX_DEPTH - _SHIFTS[document["format"]])
 
 
 def _document(value: Conversation | Canister | Content) -> Record:
@@ -1634,6 +1767,9 @@ def from_json(text: str | bytes) -> Conversation | Canister | Content:
         raise SerializationError(
             f"unknown document format {_excerpt(kind)}", "$.format"
         )
+    limit = MAX_DEPTH - _SHIFTS[kind]
+    if limit < MAX_DEPTH and _may_nest_deeper(text, limit):
+        _check_depth(document, limit, "$")
     if document.get("version") != FORMAT_VERSION:
         document = migrate(document)
     if kind == CONVERSATION_FORMAT:
@@ -1669,7 +1805,8 @@ def to_jsonl(conversation: Iterable[Canister]) -> str:
         lines.append(b"")
         encoded = b"\n".join(lines)
     if not lines or (b"null" in encoded and _holds_non_finite(records, len(encoded))):
-        lines = [header, *[_encode_json(record)[0] for record in records], b""]
+        limit = MAX_DEPTH - _LINE_SHIFT
+        lines = [header, *[_encode_json(r, limit)[0] for r in records], b""]
         encoded = b"\n".join(lines)
     return encoded.decode()
 
@@ -1690,7 +1827,8 @@ def from_jsonl(text: str | bytes) -> Conversation:
     if not lines:
         raise SerializationError("empty JSONL document: no header line", "line 1")
     number, first = lines[0]
-    header = _loads(first, f"line {number}")
+    limit = MAX_DEPTH - _LINE_SHIFT
+    header = _loads(first, f"line {number}", limit)
     if not isinstance(header, dict) or header.get("format") != CONVERSATION_FORMAT:
         raise SerializationError(
             f'the first line must be the header {{"format": "{CONVERSATION_FORMAT}", '
@@ -1699,7 +1837,7 @@ def from_jsonl(text: str | bytes) -> Conversation:
         )
     records = []
     for number, line in lines[1:]:
-        record = _loads(line, f"line {number}")
+        record = _loads(line, f"line {number}", limit)
         records.append(record)
     document = {**header, "canisters": records}
     if header.get("version") != FORMAT_VERSION:

@@ -35,6 +35,13 @@ from ..exceptions import (
     _excerpt,
 )
 from ..protocols import Canister, Content, Role
+from ..serialization import (
+    _TOO_DEEP,
+    MAX_DEPTH,
+    _deep_steps,
+    _may_nest_deeper,
+    _nests_deeper,
+)
 
 __all__ = [
     "Event",
@@ -250,6 +257,8 @@ def guarded(function: _F) -> _F:
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if args:
+            check_depth(args[-1])
         try:
             return function(*args, **kwargs)
         except ProviderError:
@@ -260,6 +269,33 @@ def guarded(function: _F) -> _F:
             raise MalformedPayload(f"{type(error).__name__}: {error}") from error
 
     return wrapper  # type: ignore[return-value]
+
+
+BODY_DEPTH = MAX_DEPTH - 8
+"""The deepest nesting of arrays and objects a provider body may have: the
+values it holds then sit within :data:`~canisters.serialization.MAX_DEPTH` in the
+conversation document, whichever field of the body they come from."""
+
+ARGUMENTS_DEPTH = MAX_DEPTH - 3
+"""The deepest nesting of a tool call's arguments as a JSON string (their object
+sits three levels down in the conversation document)."""
+
+_PATH_STEPS = 12  # a path cut to its first steps: an ancestor of the deep value
+
+
+def check_depth(body: object, limit: int = BODY_DEPTH, path: str = "$") -> None:
+    """Raise :class:`MalformedPayload` if ``body`` (dicts and lists) nests more
+    than ``limit`` levels, at the path of the value nesting too deeply (its
+    first steps), on every Python version and without recursion."""
+    if type(body) is not dict and type(body) is not list:
+        return
+    if not _nests_deeper(body, limit):
+        return
+    steps = _deep_steps(body, limit)[:_PATH_STEPS]
+    where = path + "".join(
+        f"[{step}]" if isinstance(step, int) else f".{step}" for step in steps
+    )
+    raise MalformedPayload(_TOO_DEEP, where)
 
 
 def as_mapping(
@@ -447,6 +483,8 @@ def encode_arguments(arguments: Mapping[str, Any]) -> str:
 
 
 def _encode_standard(arguments: Mapping[str, Any]) -> str:
+    if _nests_deeper(arguments, ARGUMENTS_DEPTH):  # which parse_arguments refuses
+        raise ProviderError(f"tool-call arguments are {_TOO_DEEP}")
     try:
         return _encode_compact(arguments)
     except RecursionError:
@@ -467,7 +505,7 @@ def render_arguments(arguments: Mapping[str, Any], kept: object = None) -> str:
         try:
             if json.loads(kept) == arguments:
                 return kept
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
     return encode_arguments(arguments)
 
@@ -491,8 +529,12 @@ def parse_arguments(raw: object, path: str) -> tuple[dict[str, Any], str | None]
         raise MalformedPayload(f"arguments are not valid JSON: {error}", path) from None
     except RecursionError:
         raise MalformedPayload(
-            "arguments are not valid JSON: nested too deeply", path
+            f"arguments are not valid JSON: {_TOO_DEEP}", path
         ) from None
+    if _may_nest_deeper(text, ARGUMENTS_DEPTH) and _nests_deeper(
+        value, ARGUMENTS_DEPTH
+    ):
+        raise MalformedPayload(f"arguments are not valid JSON: {_TOO_DEEP}", path)
     if not isinstance(value, dict):
         raise MalformedPayload("arguments must encode a JSON object", path)
     try:

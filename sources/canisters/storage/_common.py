@@ -42,8 +42,14 @@ from ..exceptions import (
 )
 from ..protocols import Canister, Role
 from ..serialization import (
+    _OPAQUE_BASE,
+    _TOO_DEEP,
     FORMAT_VERSION,
+    MAX_DEPTH,
     _encode_json,
+    _may_nest_deeper,
+    _nests_deeper,
+    _opaque_nest_deeper,
     migrate,
     structure_canister,
     unstructure_canister,
@@ -508,14 +514,19 @@ def _by_id(
 # Records and the hash chain
 
 
+# A log line holds its record one level below its root, one level higher than a
+# conversation document does (see serialization.MAX_DEPTH).
+_LINE_DEPTH: Final = MAX_DEPTH - 1
+
+
 def encode_record(seq: int, prev: str, record: dict[str, Any]) -> tuple[bytes, str]:
     """Return the log line (with its newline) of ``record`` and its digest."""
     document = {"seq": seq, "prev": prev, "v": FORMAT_VERSION, "canister": record}
-    body, exact = _encode_json(document)
+    body, exact = _encode_json(document, _LINE_DEPTH)
     if exact:
         # Integers beyond 64 bits: the leading member tells readers to parse the
         # line with the standard library too, which keeps them exact.
-        body, _ = _encode_json({"bigint": 1, **document})
+        body, _ = _encode_json({"bigint": 1, **document}, _LINE_DEPTH)
     digest = hashlib.sha256(body).hexdigest()
     return b"".join(
         (body[:-1], _DIGEST_SUFFIX, digest.encode("ascii"), b'"}\n')
@@ -796,8 +807,13 @@ class Chain:
                 document = json.loads(line)
             else:
                 document = orjson.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             document = None
+        if _may_nest_deeper(line, _LINE_DEPTH) and _nests_deeper(document, _LINE_DEPTH):
+            self.problem(where, "unreadable", f"the record is {_TOO_DEEP}")
+            if claimed is not None:
+                self.prev = claimed
+            return None
         if type(document) is not dict or claimed is None:
             self.problem(where, "unreadable", "the record is not a log record")
             if claimed is not None:
@@ -854,6 +870,10 @@ class Chain:
             canister: Canister = wire.canister.build({} if shared is None else shared)
         except Exception:  # read again by the general path
             return None
+        if _may_nest_deeper(line, _LINE_DEPTH) and _opaque_nest_deeper(
+            (canister,), MAX_DEPTH - _OPAQUE_BASE
+        ):
+            return None  # perhaps too deep: the general path decides
         self.prev = claimed
         self.seq += 1
         self.count += 1
