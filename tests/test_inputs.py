@@ -401,6 +401,41 @@ def test_an_ollama_duration_beyond_a_float_stays_in_the_envelope() -> None:
 
 
 @pytest.mark.parametrize(
+    "field",
+    [
+        "total_duration",
+        "load_duration",
+        "prompt_eval_count",
+        "prompt_eval_duration",
+        "eval_count",
+        "eval_duration",
+    ],
+)
+@pytest.mark.parametrize(
+    "value", [10**400, 2**64, -1, math.inf, -math.inf, math.nan, 1.5, True, "x"]
+)
+def test_ollama_counts_and_durations_of_any_value_are_kept(
+    field: str, value: Any
+) -> None:
+    """Huge, negative, fractional or non-finite: the reply parses, its envelope
+    keeps the value, and it is written, read back and rendered to every provider
+    (never OverflowError)."""
+    body = {
+        "model": "m",
+        "message": {"role": "assistant", "content": "hi"},
+        "done": True,
+        field: value,
+    }
+    reply = providers.get("ollama").parse_response(body)
+    document = written(reply)
+    assert written(serialization.from_json(document)) == document
+    rendered = providers.get("ollama").render_response(reply)
+    assert json.dumps(rendered[field]) == json.dumps(value)
+    for name in providers.names():
+        providers.get(name).render_response(reply)
+
+
+@pytest.mark.parametrize(
     ("document", "path"),
     [
         (

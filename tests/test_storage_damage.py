@@ -103,6 +103,18 @@ def test_sqlite_renumbered_last_row_is_seen_and_not_appended_to(
         assert store.load("chat", salvage=True) == canisters
 
 
+def test_sqlite_row_renumbered_in_the_middle_is_seen(tmp_path: Path) -> None:
+    # The case: UPDATE records SET seq=10 WHERE seq=4, of eight.
+    with open_store(f"sqlite:///{tmp_path / 's.db'}") as store:
+        store.extend("chat", [c.User(f"message {n}") for n in range(8)])
+        _sql(store, "UPDATE records SET seq = 10 WHERE seq = 4")
+        assert not store.verify("chat").ok
+        with pytest.raises(c.IntegrityError):
+            store.load("chat")
+        with pytest.raises(c.IntegrityError, match="misnumbered"):
+            store.append("chat", c.User("more"))
+
+
 @pytest.mark.parametrize(
     "statement",
     [
