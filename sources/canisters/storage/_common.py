@@ -56,6 +56,7 @@ from ..serialization import (
 )
 
 __all__ = [
+    "SidecarBase",
     "Durability",
     "GarbageReport",
     "IntegrityProblem",
@@ -305,6 +306,27 @@ class GarbageReport:
 
 # --------------------------------------------------------------------------- #
 # Cache and codec
+
+
+class SidecarBase:
+    """What every backend's side file holds: the conversation it belongs to and
+    its name (the backends add where its lines live)."""
+
+    __slots__ = ("_conversation_id", "_name")
+
+    def __init__(self, conversation_id: str, name: str) -> None:
+        self._conversation_id = conversation_id
+        self._name = name
+
+    @property
+    def conversation_id(self) -> str:
+        """The conversation this side file belongs to."""
+        return self._conversation_id
+
+    @property
+    def name(self) -> str:
+        """The side file's name."""
+        return self._name
 
 
 class BlobCache:

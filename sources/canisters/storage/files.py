@@ -59,6 +59,7 @@ from ._common import (
     Codec,
     GarbageReport,
     Progress,
+    SidecarBase,
     StoragePolicy,
     StoreStats,
     Verification,
@@ -342,29 +343,18 @@ class FileContentStore:
 # Side files
 
 
-class FileSidecar:
+class FileSidecar(SidecarBase):
     """A side file: ``conversations/<id>/sidecars/<name>.log``."""
 
-    __slots__ = ("_conversation_id", "_durable", "_locks", "_name", "_path")
+    __slots__ = ("_durable", "_locks", "_path")
 
     def __init__(
         self, path: Path, conversation_id: str, name: str, durable: bool, locks: Locks
     ) -> None:
+        super().__init__(conversation_id, name)
         self._path = path
         self._locks = locks
-        self._conversation_id = conversation_id
-        self._name = name
         self._durable = durable
-
-    @property
-    def conversation_id(self) -> str:
-        """The conversation this side file belongs to."""
-        return self._conversation_id
-
-    @property
-    def name(self) -> str:
-        """The side file's name."""
-        return self._name
 
     def _check(self) -> None:
         """Refuse links among the directories above the side file."""

@@ -43,6 +43,7 @@ from . import _postgres as plans
 from ._common import (
     GarbageReport,
     Progress,
+    SidecarBase,
     StoragePolicy,
     StoreStats,
     Verification,
@@ -284,27 +285,16 @@ class PostgresContentStore:
         return iter(_run(self._pool, plans.ids()))
 
 
-class PostgresSidecar:
+class PostgresSidecar(SidecarBase):
     """A side file: rows of the ``canisters_sidecars`` table."""
 
-    __slots__ = ("_conversation_id", "_name", "_pool")
+    __slots__ = ("_pool",)
 
     def __init__(
         self, pool: psycopg_pool.ConnectionPool[Any], conversation_id: str, name: str
     ) -> None:
+        super().__init__(conversation_id, name)
         self._pool = pool
-        self._conversation_id = conversation_id
-        self._name = name
-
-    @property
-    def conversation_id(self) -> str:
-        """The conversation this side file belongs to."""
-        return self._conversation_id
-
-    @property
-    def name(self) -> str:
-        """The side file's name."""
-        return self._name
 
     def append_line(self, line: str) -> None:
         """Append one line in its own transaction."""
@@ -464,10 +454,10 @@ class AsyncPostgresContentStore:
         return await _run_async(self._pool, plans.ids())
 
 
-class AsyncPostgresSidecar:
+class AsyncPostgresSidecar(SidecarBase):
     """:class:`PostgresSidecar` as coroutines, on asyncio connections."""
 
-    __slots__ = ("_conversation_id", "_name", "_pool")
+    __slots__ = ("_pool",)
 
     def __init__(
         self,
@@ -475,19 +465,8 @@ class AsyncPostgresSidecar:
         conversation_id: str,
         name: str,
     ) -> None:
+        super().__init__(conversation_id, name)
         self._pool = pool
-        self._conversation_id = conversation_id
-        self._name = name
-
-    @property
-    def conversation_id(self) -> str:
-        """The conversation this side file belongs to."""
-        return self._conversation_id
-
-    @property
-    def name(self) -> str:
-        """The side file's name."""
-        return self._name
 
     async def append_line(self, line: str) -> None:
         """Append one line in its own transaction."""

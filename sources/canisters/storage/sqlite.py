@@ -48,6 +48,7 @@ from ._common import (
     Codec,
     GarbageReport,
     Progress,
+    SidecarBase,
     StoragePolicy,
     StoreStats,
     Verification,
@@ -227,25 +228,14 @@ class SQLiteContentStore:
             yield content_id
 
 
-class SQLiteSidecar:
+class SQLiteSidecar(SidecarBase):
     """A side file: rows of the ``sidecars`` table."""
 
-    __slots__ = ("_conversation_id", "_database", "_name")
+    __slots__ = ("_database",)
 
     def __init__(self, database: Database, conversation_id: str, name: str) -> None:
+        super().__init__(conversation_id, name)
         self._database = database
-        self._conversation_id = conversation_id
-        self._name = name
-
-    @property
-    def conversation_id(self) -> str:
-        """The conversation this side file belongs to."""
-        return self._conversation_id
-
-    @property
-    def name(self) -> str:
-        """The side file's name."""
-        return self._name
 
     @_sqlite_errors
     def append_line(self, line: str) -> None:
