@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import warnings
 from datetime import datetime, timezone
 
 import attrs
@@ -135,3 +137,31 @@ def test_child_of_keeps_the_trace() -> None:
 def test_child_of_needs_a_parent_canister() -> None:
     with pytest.raises(c.ModelError, match="parent"):
         c.child_of(5, c.User("x"))  # type: ignore[arg-type]
+
+
+def test_new_ids_are_32_hex_digits_and_never_repeat() -> None:
+    made = [c.new_id() for _ in range(1000)]  # several batches of random bytes
+    assert len(set(made)) == len(made)
+    assert all(len(i) == 32 and int(i, 16) >= 0 for i in made)
+    assert len({c.User("x").id for _ in range(200)}) == 200
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_process_makes_ids_of_its_own() -> None:
+    c.new_id()  # ids are left over from the batch this took
+    reading, writing = os.pipe()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads
+        child = os.fork()
+    if child == 0:  # pragma: no cover - runs in the child
+        os.write(writing, "".join(c.new_id() for _ in range(3)).encode())
+        os._exit(0)
+    os.close(writing)
+    os.waitpid(child, 0)
+    theirs = os.read(reading, 200).decode()
+    os.close(reading)
+    ours = "".join(c.new_id() for _ in range(3))
+    assert len(theirs) == 96
+    assert {theirs[i : i + 32] for i in range(0, 96, 32)}.isdisjoint(
+        {ours[i : i + 32] for i in range(0, 96, 32)}
+    )

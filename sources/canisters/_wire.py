@@ -13,6 +13,7 @@ import attrs
 
 from ._compat import fromisoformat
 from ._frozen import EMPTY, FrozenDict, freeze
+from ._trusted import _shadow, _trusted
 from .canisters import (
     Assistant,
     Document,
@@ -35,8 +36,6 @@ from .serialization import (
     _fast_too_deep,
     _intern,
     _new_metadata,
-    _shadow,
-    _trusted,
     _unb64,
     _utf8,
 )

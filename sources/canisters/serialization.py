@@ -40,6 +40,7 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn
 
 from ._compat import fromisoformat
 from ._frozen import EMPTY, FrozenDict, freeze
+from ._trusted import _trusted
 from .canisters import (
     Assistant,
     Document,
@@ -135,77 +136,7 @@ _CANISTER_IN: dict[str, tuple[Role, _Structure]] = {}
 
 
 # --------------------------------------------------------------------------- #
-# Trusted constructors
-
-
-_SHADOWS: dict[type, type | None] = {}
-
-
-def _shadow(cls: type) -> type | None:
-    """Return a subclass of ``cls`` whose instances take plain attribute stores.
-
-    It adds no slot, so it has the layout of ``cls`` and its instances can become
-    ``cls`` instances by ``__class__`` assignment once every slot is set. It
-    restores the plain ``__setattr__`` that attrs' frozen classes refuse, and
-    the plain ``__init__``. A store to a slot is then a single specialised
-    bytecode, where ``object.__setattr__(obj, name, value)`` is a call looking
-    the name up: a trusted constructor built on it runs three to five times
-    faster. ``None`` when this Python refuses the ``__class__`` assignment.
-    One per class, made on first use.
-    """
-    if cls in _SHADOWS:
-        return _SHADOWS[cls]
-    shadow: type | None = type(
-        f"_Trusted{cls.__name__}",
-        (cls,),
-        {
-            "__slots__": (),
-            "__module__": __name__,
-            "__init__": object.__init__,
-            "__setattr__": object.__setattr__,
-            "__delattr__": object.__delattr__,
-        },
-    )
-    probe = shadow()  # type: ignore[misc]
-    try:
-        probe.__class__ = cls
-    except TypeError:  # pragma: no cover - CPython and PyPy accept it
-        shadow = None
-    _SHADOWS[cls] = shadow
-    return shadow
-
-
-def _trusted(cls: type[T]) -> Callable[..., T]:
-    """Return a constructor of ``cls`` taking every field positionally, in order.
-
-    It sets the slots directly, as attrs' own ``__init__`` does, but without
-    converters or ``__attrs_post_init__``: the structure hooks below check and
-    normalize every value first (tuples, read-only mappings, the envelope
-    rules), so running them again would only double the cost of parsing. Like
-    attrs, it is generated once; a field added to ``cls`` makes the hooks that
-    do not pass it fail loudly. The object is built as a :func:`_shadow` of
-    ``cls`` and becomes a ``cls`` at the end.
-    """
-    names = [field.name for field in attrs.fields(cls)]  # type: ignore[arg-type]
-    shadow = _shadow(cls)
-    lines = [f"def build({', '.join(names)}):"]
-    if shadow is not None:
-        lines.append("    obj = shadow()")
-        lines += [f"    obj.{name} = {name}" for name in names]
-        lines.append("    obj.__class__ = cls")
-    else:  # pragma: no cover - see _shadow
-        lines.append("    obj = new(cls)")
-        lines += [f"    setattr(obj, {name!r}, {name})" for name in names]
-    lines.append("    return obj")
-    namespace: dict[str, Any] = {
-        "cls": cls,
-        "shadow": shadow,
-        "new": object.__new__,
-        "setattr": object.__setattr__,
-    }
-    exec("\n".join(lines), namespace)
-    build: Callable[..., T] = namespace["build"]
-    return build
+# Trusted constructors (see canisters._trusted)
 
 
 _ENVELOPE: Final = (

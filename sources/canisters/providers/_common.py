@@ -23,9 +23,21 @@ from typing import Any, Literal, NamedTuple, TypeVar
 import attrs
 import orjson
 
-from ..canisters import ErrorCode, ErrorInfo, Metadata, Usage
+from .._frozen import EMPTY, FrozenDict
+from .._trusted import _fresh, _trusted
+from ..canisters import (
+    Assistant,
+    ErrorCode,
+    ErrorInfo,
+    Invocation,
+    Metadata,
+    Result,
+    Supervisor,
+    Usage,
+    User,
+)
 from ..content import _URL_SCHEME, Text
-from ..conversation import canisters_in
+from ..conversation import Conversation, canisters_in
 from ..exceptions import (
     CanistersError,
     MalformedPayload,
@@ -113,6 +125,56 @@ SUPERVISOR = Role.Supervisor
 DOCUMENT = Role.Document
 INVOCATION = Role.Invocation
 RESULT = Role.Result
+
+
+# Canisters of the common wire shapes -------------------------------------------------
+
+# The parsers read the commonest shapes (a message holding one text, a tool call
+# whose arguments are compact JSON) in a fast way that builds their canisters
+# through trusted constructors: every value is checked by the parser, and attrs'
+# converters and checks would only repeat it. A canister's constructor takes its
+# timestamp, its extras (frozen), then the class's own fields, in order; the id
+# is made fresh and the rest of the envelope left out.
+new_text = _trusted(Text)
+new_user = _fresh(User)
+new_assistant = _fresh(Assistant)
+new_supervisor = _fresh(Supervisor)
+new_invocation = _fresh(Invocation)
+new_result = _fresh(Result)
+new_conversation = _trusted(Conversation)
+"""``Conversation(canisters)`` for a tuple of canisters the caller has built."""
+
+
+def plain_text(text: str) -> Text:
+    """``Text(text)``, for a ``str`` the caller has checked."""
+    part: Text = new_text(text, "text/plain", None, EMPTY)
+    return part
+
+
+_loads = orjson.loads
+
+
+def compact_arguments(text: str) -> FrozenDict[str, Any] | None:
+    """The arguments ``text`` holds when it is exactly what
+    :func:`encode_arguments` writes for them (what :func:`parse_arguments` then
+    keeps nothing of), frozen; ``None`` for any other text, which
+    :func:`parse_arguments` reads.
+
+    orjson reads and writes the text back: when the bytes agree, the text was
+    canonical and orjson read it as the standard library does (an integer beyond
+    64 bits, a repeated key, an escaped lone surrogate or ``NaN`` never
+    round-trips).
+    """
+    try:
+        value = _loads(text)
+        if type(value) is not dict:
+            return None
+        encoded = _dumps(value)
+        if encoded != text.encode():
+            return None
+    except (ValueError, TypeError):
+        return None
+    return FrozenDict(value) if value else EMPTY
 
 
 # Options and the fidelity report -----------------------------------------------------

@@ -22,10 +22,12 @@ from __future__ import annotations
 import json
 import operator
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 import attrs
 
+from .._frozen import EMPTY, FrozenDict
 from ..canisters import (
     Assistant,
     Document,
@@ -35,6 +37,7 @@ from ..canisters import (
     Supervisor,
     Usage,
     User,
+    now,
 )
 from ..content import File, Image, Reasoning, Text
 from ..conversation import Conversation
@@ -53,6 +56,13 @@ from ._common import (
     expect_mapping,
     expect_str,
     mine,
+    new_assistant,
+    new_conversation,
+    new_invocation,
+    new_result,
+    new_supervisor,
+    new_user,
+    plain_text,
 )
 
 __all__ = ["NAME", "NORMALIZER", "Anthropic", "AnthropicAccumulator"]
@@ -420,18 +430,58 @@ def _system_form(parts: list[Content] | tuple[Content, ...]) -> str:
 
 
 _MESSAGE_KEYS = frozenset({"role", "content"})
+_TEXT_ROLES = (Role.User, Role.Assistant)
 
 
 @common.guarded
 def parse_request(body: object) -> Conversation:
     """Read ``system`` and ``messages`` of a Messages request body (or SDK params)."""
+    return _parse_request(body)
+
+
+def _parse_request(body: object, *, fast: bool = True) -> Conversation:
+    """:func:`parse_request`, unguarded; ``fast=False`` reads every message the
+    general way (what the fast way must give, exactly)."""
     mapping = common.as_mapping(body)
     canisters: list[Canister] = []
+    # The canisters the fast way builds share the moment the body was read.
+    moment = now()
     if "system" in mapping and mapping["system"] is not None:
-        canisters.append(_parse_system(mapping["system"]))
+        system = mapping["system"]
+        if fast and type(system) is str:
+            canisters.append(new_supervisor(moment, EMPTY, (plain_text(system),)))
+        else:
+            canisters.append(_parse_system(system))
     names: dict[str, str] = {}
     previous: str | None = None
     for index, raw in enumerate(expect_list(mapping.get("messages"), "$.messages")):
+        if fast and type(raw) is dict and len(raw) == 2:
+            # The common shapes, built the fast way: a user or assistant message
+            # of text, tool calls or tool results (see _parse_plain).
+            role, content = raw.get("role"), raw.get("content")
+            items = (
+                _parse_plain(role, content, moment, names)
+                if content and (role == "user" or role == "assistant")
+                else None
+            )
+            if items is not None:
+                # The marks _parse_blocks' callers give, below: the message's
+                # split from the one before, and a list holding a single text.
+                listed = (
+                    type(content) is list
+                    and len(items) == 1
+                    and items[0].role in _TEXT_ROLES
+                    and len(items[0].content) == 1  # type: ignore[attr-defined]
+                )
+                if listed or previous == role:
+                    flags = {
+                        "split": previous == role,
+                        "content": "list" if listed else None,
+                    }
+                    items[0] = _with(items[0], **flags)
+                canisters += items
+                previous = role
+                continue
         path = f"$.messages[{index}]"
         message = expect_mapping(raw, path)
         if "role" not in message:
@@ -447,19 +497,93 @@ def parse_request(body: object) -> Conversation:
             canisters.append(_with(supervisor, in_messages=True, message=extra))
             previous = role
             continue
-        items, form = _parse_blocks(role, message["content"], path, names)
+        content = message["content"]
+        items, form = _parse_blocks(role, content, path, names)
         if not items:
             items = [Assistant(()) if role == "assistant" else User(())]
         default = _message_form(items)
         marks: dict[str, Any] = {"message": extra, "split": previous == role}
         if form != default:
             marks["content"] = form
-        if not message["content"]:
+        if not content:
             marks["empty"] = True  # "" or []: given back to Anthropic as it came
-        items[0] = _with(items[0], **marks)
+        if any(marks.values()) or mine(items[0], NAME):
+            items[0] = _with(items[0], **marks)
         canisters.extend(items)
         previous = role
-    return Conversation(common.mark_interposed(canisters, NAME))
+    return new_conversation(tuple(common.mark_interposed(canisters, NAME)))
+
+
+def _parse_plain(
+    role: Any, content: Any, moment: datetime, names: dict[str, str]
+) -> list[Canister] | None:
+    """The canisters of a message's ``content`` when it has one of the common
+    shapes, built as :func:`_parse_blocks` would build them; ``None`` when it has
+    another shape.
+
+    The shapes: a string; a list of ``text`` blocks and, from the assistant,
+    ``tool_use`` blocks or, from the user, ``tool_result`` blocks answering with a
+    string, each block without other keys, with tool ids that fit Anthropic's
+    pattern.
+    """
+    build = new_assistant if role == "assistant" else new_user
+    if type(content) is str:
+        return [build(moment, EMPTY, (plain_text(content),))]
+    if type(content) is not list:
+        return None
+    made: list[Canister] = []
+    parts: list[Content] = []
+    found: list[tuple[str, str]] = []
+    fit = common.sanitize_tool_id
+    for block in content:
+        if type(block) is not dict:
+            return None
+        kind = block.get("type")
+        if kind == "text":
+            text = block.get("text")
+            if type(text) is not str or len(block) != 2:
+                return None
+            parts.append(plain_text(text))
+            continue
+        if kind == "tool_use" and role == "assistant":
+            call_id, name = block.get("id"), block.get("name")
+            arguments = block.get("input")
+            if (
+                len(block) != 4
+                or type(call_id) is not str
+                or type(name) is not str
+                or type(arguments) is not dict
+                or fit(call_id) != call_id
+            ):
+                return None
+            if parts:
+                made.append(build(moment, EMPTY, tuple(parts)))
+                parts = []
+            found.append((call_id, name))
+            frozen = FrozenDict(arguments) if arguments else EMPTY
+            made.append(new_invocation(moment, EMPTY, name, frozen, call_id))
+            continue
+        if kind == "tool_result" and role == "user":
+            call_id, value = block.get("tool_use_id"), block.get("content")
+            if (
+                len(block) != 3
+                or type(call_id) is not str
+                or type(value) is not str
+                or fit(call_id) != call_id
+            ):
+                return None
+            if parts:
+                made.append(build(moment, EMPTY, tuple(parts)))
+                parts = []
+            name = names.get(call_id, "")
+            text = (plain_text(value),)
+            made.append(new_result(moment, EMPTY, call_id, name, text, None))
+            continue
+        return None
+    if parts:
+        made.append(build(moment, EMPTY, tuple(parts)))
+    names.update(found)
+    return made
 
 
 def _message_form(items: list[Canister]) -> str:

@@ -27,7 +27,17 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from ..canisters import Assistant, Invocation, Metadata, Result, Supervisor, Usage, User
+from .._frozen import EMPTY, FrozenDict
+from ..canisters import (
+    Assistant,
+    Invocation,
+    Metadata,
+    Result,
+    Supervisor,
+    Usage,
+    User,
+    now,
+)
 from ..content import Audio, File, Image, Text
 from ..conversation import Conversation
 from ..exceptions import MalformedPayload, _excerpt
@@ -41,10 +51,18 @@ from ._common import (
     RESULT,
     Labeler,
     Options,
+    compact_arguments,
     expect_list,
     expect_mapping,
     expect_str,
     mine,
+    new_assistant,
+    new_conversation,
+    new_invocation,
+    new_result,
+    new_supervisor,
+    new_user,
+    plain_text,
 )
 
 __all__ = ["NAME", "NORMALIZER", "OpenAIChat", "OpenAIChatAccumulator"]
@@ -215,16 +233,38 @@ def _form(parts: list[Content], form: str, role: str) -> str | None:
 @common.guarded
 def parse_request(body: object) -> Conversation:
     """Read the ``messages`` of a Chat Completions request body (or SDK params)."""
+    return _parse_request(body)
+
+
+def _parse_request(body: object, *, fast: bool = True) -> Conversation:
+    """:func:`parse_request`, unguarded; ``fast=False`` reads every message the
+    general way (what the fast way must give, exactly)."""
     mapping = common.as_mapping(body)
     messages = expect_list(mapping.get("messages"), "$.messages")
-    return Conversation(common.mark_interposed(_parse_messages(messages), NAME))
+    return new_conversation(
+        tuple(common.mark_interposed(_parse_messages(messages, fast=fast), NAME))
+    )
 
 
-def _parse_messages(messages: Any) -> list[Canister]:
+def _parse_messages(messages: Any, *, fast: bool = True) -> list[Canister]:
+    """The canisters of ``messages``; ``fast=False`` reads every message the
+    general way (what the fast way must give, exactly)."""
     canisters: list[Canister] = []
     names: dict[str, str] = {}
     legacy: dict[str, list[str]] = {}
+    append = canisters.append
+    # The canisters of one body share the moment it was read.
+    moment = now()
     for index, raw in enumerate(messages):
+        # The common shapes are built here; anything else, the general way below.
+        if fast and type(raw) is dict:
+            built = _parse_plain(raw, moment, canisters, names)
+            if built is not None:
+                if type(built) is list:
+                    canisters += built
+                else:
+                    append(built)  # type: ignore[arg-type]
+                continue
         path = f"$.messages[{index}]"
         message = expect_mapping(raw, path)
         if "role" not in message:
@@ -273,6 +313,81 @@ def _parse_messages(messages: Any) -> list[Canister]:
             )
             canisters.append(_result(call_id, name, parts, form, extra, legacy=True))
     return canisters
+
+
+_PLAIN_ROLES = {"user": new_user, "system": new_supervisor, "assistant": new_assistant}
+_ERROR_START = '{"error"'  # what an error encoded in text starts with
+_SPLIT = FrozenDict({NAME: {"split": True}})
+
+
+def _parse_plain(
+    message: dict[str, Any],
+    moment: datetime,
+    before: list[Canister],
+    names: dict[str, str],
+) -> Canister | list[Canister] | None:
+    """The canisters of ``message`` when it has one of the common shapes, built as
+    the general way would build them (see ``_parse_messages``); ``None`` when it
+    has another shape.
+
+    The shapes: a system, user or assistant message holding one string; a tool
+    message answering with a string that is not an encoded error; an assistant
+    message with a string or ``null`` content and tool calls of the canonical
+    shape (``id``, ``type: "function"``, ``function`` with a name and compact
+    JSON arguments), and no other key.
+    """
+    content = message.get("content")
+    role = message.get("role")
+    size = len(message)
+    if type(content) is str:
+        if size == 2:
+            build = _PLAIN_ROLES.get(role)  # type: ignore[arg-type]
+            return (
+                None if build is None else build(moment, EMPTY, (plain_text(content),))
+            )
+        if size != 3:
+            return None
+        if role == "tool":
+            call_id = message.get("tool_call_id")
+            if type(call_id) is not str or content.startswith(_ERROR_START):
+                return None
+            name = names.get(call_id, "")
+            return new_result(
+                moment, EMPTY, call_id, name, (plain_text(content),), None
+            )
+    elif content is not None or size != 3 or "content" not in message:
+        return None
+    if role != "assistant":
+        return None
+    calls = message.get("tool_calls")
+    if type(calls) is not list or not calls:
+        return None
+    made: list[Canister] = []
+    if content is not None:
+        made.append(new_assistant(moment, EMPTY, (plain_text(content),)))
+    # The calls of a message of their own, after another assistant turn.
+    split = content is None and bool(before) and before[-1].role in _TURN
+    found: list[tuple[str, str]] = []
+    for call in calls:
+        if type(call) is not dict or len(call) != 3 or call.get("type") != "function":
+            return None
+        identifier, function = call.get("id"), call.get("function")
+        if type(identifier) is not str or type(function) is not dict:
+            return None
+        tool, text = function.get("name"), function.get("arguments")
+        if len(function) != 2 or type(tool) is not str or type(text) is not str:
+            return None
+        arguments = compact_arguments(text)
+        if arguments is None:
+            return None
+        found.append((identifier, tool))
+        extras = _SPLIT if split and len(found) == 1 else EMPTY
+        made.append(new_invocation(moment, extras, tool, arguments, identifier))
+    names.update(found)
+    return made
+
+
+_TURN = (Role.Assistant, Role.Invocation)
 
 
 def _result(

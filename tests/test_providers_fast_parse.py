@@ -1,0 +1,291 @@
+"""The fast way of parsing a request gives exactly what the general way gives.
+
+Parsers build the canisters of the commonest wire shapes (a message holding one
+string, tool calls with compact JSON arguments) in a fast way and everything else
+the general way. For every body both must agree: the same canisters (ids and
+timestamps aside, which are made fresh), with the same extras, or the same error.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from canisters import CanistersError, Conversation, providers
+from canisters.providers import _common as common
+from canisters.providers import anthropic, openai_chat
+
+from .test_providers_fast import _benchmark_corpus, any_conversation
+
+Parse = Callable[..., Conversation]
+
+PARSE: dict[str, Parse] = {
+    "anthropic": anthropic._parse_request,
+    "openai-chat": openai_chat._parse_request,
+}
+DATA = Path(__file__).parent / "data" / "providers"
+
+
+def _outcome(parse: Parse, body: Any, *, fast: bool) -> Any:
+    """What parsing ``body`` gives, with the ids and timestamps numbered."""
+    body = copy.deepcopy(body)  # a parser must not change its input
+    try:
+        conversation = common.guarded(parse)(body, fast=fast)
+    except CanistersError as error:
+        return ("error", type(error), str(error))
+    canisters = [
+        attrs.evolve(canister, id=str(index), timestamp=FIXED)  # type: ignore[misc]
+        for index, canister in enumerate(conversation)
+    ]
+    # repr tells a FrozenDict from a dict and shows the order of keys.
+    return ("canisters", canisters, repr(canisters))
+
+
+def check_same(name: str, body: Any) -> None:
+    parse = PARSE[name]
+    assert _outcome(parse, body, fast=True) == _outcome(parse, body, fast=False)
+
+
+FIXED = (
+    providers.get("openai-chat")
+    .parse_request({"messages": [{"role": "user", "content": "x"}]})[0]
+    .timestamp
+)
+
+
+def _rendered(name: str, conversation: Conversation) -> dict[str, Any]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return providers.get(name).render_request(
+                conversation, unsupported="placeholder", incomplete="keep"
+            )
+        except CanistersError:
+            return {"messages": []}
+
+
+# Messages near the common shapes: each one a step away from the fast way.
+texts = st.sampled_from(
+    ["", "hi", '{"error": "x"}', '{"error":{"code":"E","message":"m"}}']
+)
+canonical = st.sampled_from(
+    [
+        "{}",
+        '{"q":"cats"}',
+        '{"a":null}',
+        '{"f":1.0}',
+        '{"u":"é"}',
+        '{"d":{"a":[1,{"b":true}]}}',
+    ]
+)
+arguments = canonical | st.sampled_from(
+    [
+        '{"q": "cats"}',
+        '{"a":1,"a":2}',
+        '{"n":123456789012345678901234567890}',
+        '{"n":1e400}',
+        '{"x":NaN}',
+        '{"s":"\\ud800"}',
+        '{"u":"\\u00e9"}',
+        "",
+    ]
+)
+call_ids = st.sampled_from(["call_1", "call_2", "toolu-3"])
+
+
+@st.composite
+def tool_calls(draw: st.DrawFn) -> Any:
+    function: dict[str, Any] = {"name": draw(st.sampled_from(["f", "g"]))}
+    if draw(st.integers(0, 9)):
+        function["arguments"] = draw(arguments)
+    if not draw(st.integers(0, 9)):
+        function["strict"] = True
+    call: dict[str, Any] = {"id": draw(call_ids)}
+    kind = draw(st.integers(0, 9))
+    if kind:
+        call["type"] = "function" if kind > 1 or draw(st.integers(0, 3)) else "custom"
+    call["function"] = function if draw(st.integers(0, 30)) else "f"
+    if not draw(st.integers(0, 9)):
+        call["index"] = 0
+    return call
+
+
+@st.composite
+def messages(draw: st.DrawFn) -> Any:
+    role = draw(
+        st.sampled_from(
+            ["system", "user", "assistant", "assistant", "tool", "developer"]
+        )
+    )
+    message: dict[str, Any] = {"role": role}
+    shape = draw(st.integers(0, 9))
+    if shape < 7 and not (role == "assistant" and shape > 3):
+        message["content"] = draw(texts)
+    elif shape < 8:
+        message["content"] = None
+    elif shape == 8:
+        message["content"] = [{"type": "text", "text": draw(texts)}]
+    if role == "assistant" and draw(st.booleans()):
+        message["tool_calls"] = draw(st.lists(tool_calls(), max_size=3))
+    if role == "tool" and draw(st.integers(0, 29)):
+        message["tool_call_id"] = draw(call_ids)
+    if not draw(st.integers(0, 9)):
+        message["name"] = "someone"
+    if not draw(st.integers(0, 99)):
+        return draw(st.sampled_from(["not a message", {"role": "bot", "content": ""}]))
+    return message
+
+
+ids = st.sampled_from(["toolu_1", "toolu_2", "call 3"])
+
+
+@st.composite
+def blocks(draw: st.DrawFn, role: str) -> Any:
+    kind = draw(st.sampled_from(["text", "text", "tool", "tool", "image", "other"]))
+    block: dict[str, Any]
+    if kind == "text":
+        block = {"type": "text", "text": draw(texts)}
+    elif kind == "image":
+        source = {"type": "url", "url": "https://example.com/a.png"}
+        block = {"type": "image", "source": source}
+    elif kind == "other":
+        block = draw(st.sampled_from([{"type": "bogus"}, "text", {"text": "x"}]))
+    elif role == "assistant":
+        block = {"type": "tool_use", "id": draw(ids), "name": "f"}
+        block["input"] = draw(st.sampled_from([{}, {"q": "x"}, {"a": [1]}, "x"]))
+    else:
+        block = {"type": "tool_result", "tool_use_id": draw(ids)}
+        if draw(st.integers(0, 5)):
+            block["content"] = draw(
+                texts | st.just([{"type": "text", "text": "a"}]) | st.just(3)
+            )
+        if not draw(st.integers(0, 5)):
+            block["is_error"] = draw(st.booleans())
+    if isinstance(block, dict) and not draw(st.integers(0, 9)):
+        block["cache_control"] = {"type": "ephemeral"}
+    return block
+
+
+@st.composite
+def anthropic_messages(draw: st.DrawFn) -> Any:
+    role = draw(st.sampled_from(["user", "assistant", "user", "assistant", "system"]))
+    message: dict[str, Any] = {"role": role}
+    if draw(st.integers(0, 19)):
+        message["content"] = draw(
+            texts | st.lists(blocks(role), max_size=4) | st.just(None)
+        )
+    if not draw(st.integers(0, 9)):
+        message["name"] = "someone"
+    return message
+
+
+@st.composite
+def anthropic_bodies(draw: st.DrawFn) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "messages": draw(st.lists(anthropic_messages(), max_size=8))
+    }
+    if draw(st.booleans()):
+        body["system"] = draw(texts | st.just([{"type": "text", "text": "be brief"}]))
+    return body
+
+
+BODIES = {
+    "anthropic": anthropic_bodies(),
+    "openai-chat": st.lists(messages(), max_size=8).map(lambda m: {"messages": m}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PARSE))
+@settings(
+    max_examples=400,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(data=st.data())
+def test_fast_is_general(name: str, data: st.DataObject) -> None:
+    check_same(name, data.draw(BODIES[name]))
+
+
+@pytest.mark.parametrize("name", sorted(PARSE))
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(conversation=any_conversation)
+def test_fast_is_general_on_rendered_bodies(
+    name: str, conversation: Conversation
+) -> None:
+    check_same(name, _rendered(name, conversation))
+
+
+def _recorded() -> list[Path]:
+    """The recorded request bodies of the providers with a fast way."""
+    return sorted(
+        path
+        for name in PARSE
+        for path in (DATA / name).glob("*.json")
+        if json.loads(path.read_text(encoding="utf-8"))["kind"] == "request"
+    )
+
+
+@pytest.mark.parametrize("path", _recorded(), ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_fast_is_general_on_recorded_bodies(path: Path) -> None:
+    case = json.loads(path.read_text(encoding="utf-8"))
+    check_same(case["provider"], case["payload"])
+
+
+@pytest.mark.parametrize("name", sorted(PARSE))
+def test_fast_is_general_on_the_benchmark_corpus(name: str) -> None:
+    for conversation in _benchmark_corpus():
+        check_same(name, _rendered(name, conversation))
+
+
+def test_the_common_shapes_take_the_fast_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[object] = []
+    general = openai_chat._parse_assistant
+
+    def spy(*args: Any) -> Any:
+        calls.append(args)
+        return general(*args)
+
+    monkeypatch.setattr(openai_chat, "_parse_assistant", spy)
+    body = {
+        "messages": [
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "hello"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "f", "arguments": '{"q":"x"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_1", "content": "done"},
+        ]
+    }
+    conversation = providers.get("openai-chat").parse_request(body)
+    assert calls == []
+    assert conversation[3].extras == {"openai-chat": {"split": True}}
+    assert conversation[4].name == "f"  # type: ignore[attr-defined]
+    # Every canister of one body has the moment it was read.
+    assert len({canister.timestamp for canister in conversation}) == 1
+    # Pretty-printed arguments go the general way (which keeps the text).
+    body["messages"][3]["tool_calls"][0]["function"]["arguments"] = '{"q": "x"}'
+    conversation = providers.get("openai-chat").parse_request(body)
+    assert len(calls) == 1
+    assert conversation[3].extras["openai-chat"]["arguments"] == '{"q": "x"}'
