@@ -97,7 +97,9 @@ __all__ = [
     "reasoning_action",
     "ref_key",
     "Request",
+    "adopt",
     "request_canisters",
+    "trial_options",
     "render_arguments",
     "render_tool_id",
     "sanitize_tool_id",
@@ -768,6 +770,30 @@ def canisters_of(conversation: Iterable[Canister], provider: str) -> list[Canist
         return list(canisters_in(conversation, provider))
     except ModelError as error:
         raise ProviderError(str(error)) from error
+
+
+def trial_options(options: Options) -> Options | None:
+    """The options of a fast renderer's trial: a pass that renders the canisters
+    as they are, pairing invocations and results as it goes, and gives up (for
+    the usual way: :func:`request_canisters`, then rendering) when a canister
+    has extras or a pair is incomplete. What the trial notes goes to a report of
+    its own, which :func:`adopt` hands on once the trial succeeds. ``None`` when
+    no trial may run: a resolver (which a trial would call, for nothing when it
+    gives up) or ``unsupported="drop"`` (whose warnings it would give twice).
+    """
+    if options.resolver is not None or options.unsupported == "drop":
+        return None
+    if options.report is None:
+        return options
+    trial: Options = attrs.evolve(options, report=Report())
+    return trial
+
+
+def adopt(options: Options, trial: Options) -> None:
+    """Record in ``options``' report what a successful trial noted."""
+    if trial is not options and options.report is not None and trial.report:
+        for event in trial.report.events:
+            options.report.add(event.kind, event.provider, event.where, event.detail)
 
 
 def complete_pairs(

@@ -46,6 +46,7 @@ from ..protocols import Canister, Content, Role
 from . import _common as common
 from . import streams
 from ._common import (
+    ASSISTANT,
     DOCUMENT,
     INVOCATION,
     RESULT,
@@ -523,8 +524,8 @@ def _parse_plain(
 
     The shapes: a string; a list of ``text`` blocks and, from the assistant,
     ``tool_use`` blocks or, from the user, ``tool_result`` blocks answering with a
-    string, each block without other keys, with tool ids that fit Anthropic's
-    pattern.
+    string, each block without other keys, no text empty, with tool ids that fit
+    Anthropic's pattern.
     """
     build = new_assistant if role == "assistant" else new_user
     if type(content) is str:
@@ -541,8 +542,8 @@ def _parse_plain(
         kind = block.get("type")
         if kind == "text":
             text = block.get("text")
-            if type(text) is not str or len(block) != 2:
-                return None
+            if type(text) is not str or not text or len(block) != 2:
+                return None  # an empty text is marked the general way
             parts.append(plain_text(text))
             continue
         if kind == "tool_use" and role == "assistant":
@@ -569,6 +570,7 @@ def _parse_plain(
                 len(block) != 3
                 or type(call_id) is not str
                 or type(value) is not str
+                or not value
                 or fit(call_id) != call_id
             ):
                 return None
@@ -1074,7 +1076,8 @@ def _render_plain_messages(
         kind = canister.role
         if kind is SUPERVISOR:
             continue  # in the top-level system: without extras, every one is
-        wire = _WIRE_ROLE[kind]
+        # Not _WIRE_ROLE[kind]: an enum member hashes through a Python call.
+        wire = "assistant" if kind is ASSISTANT or kind is INVOCATION else "user"
         if wire == role:
             offset += 1
             at += 1

@@ -40,7 +40,7 @@ from ..canisters import (
 )
 from ..content import Audio, File, Image, Text
 from ..conversation import Conversation
-from ..exceptions import MalformedPayload, _excerpt
+from ..exceptions import CanistersError, MalformedPayload, _excerpt
 from ..protocols import Canister, Content, Role
 from . import _common as common
 from . import streams
@@ -49,6 +49,8 @@ from ._common import (
     DOCUMENT,
     INVOCATION,
     RESULT,
+    SUPERVISOR,
+    USER,
     Labeler,
     Options,
     compact_arguments,
@@ -341,7 +343,7 @@ def _parse_plain(
     size = len(message)
     if type(content) is str:
         if size == 2:
-            build = _PLAIN_ROLES.get(role)  # type: ignore[arg-type]
+            build = _PLAIN_ROLES.get(role) if type(role) is str else None
             return (
                 None if build is None else build(moment, EMPTY, (plain_text(content),))
             )
@@ -963,17 +965,26 @@ def _render_request(
     """:func:`render_request`; ``fast=False`` renders every message the general way
     (what the fast way must give, exactly)."""
     opts = common.options_from(options)
-    canisters, own, *_ = common.request_canisters(
-        conversation, opts, NAME, adjacent=True
-    )
+    given = common.canisters_of(conversation, NAME)
+    if fast:
+        trial = common.trial_options(opts)
+        if trial is not None:
+            try:
+                messages = _render_plain_messages(given, trial, trial=True)
+            except CanistersError:  # given again by the usual way, or not at all
+                messages = None
+            if messages is not None:
+                common.adopt(opts, trial)
+                return {"messages": messages}
+    canisters, own, *_ = common.request_canisters(given, opts, NAME, adjacent=True)
     if fast and not own:
         return {"messages": _render_plain_messages(canisters, opts)}
     return {"messages": _render_messages(canisters, opts)}
 
 
 def _render_plain_messages(
-    canisters: list[Canister], options: Options
-) -> list[dict[str, Any]]:
+    canisters: list[Canister], options: Options, *, trial: bool = False
+) -> list[dict[str, Any]] | None:
     """What :func:`_render_messages` gives when no canister has OpenAI Chat extras,
     in one pass.
 
@@ -981,16 +992,31 @@ def _render_plain_messages(
     their steps agree, and a message holding one text sends it as a string. Plain
     texts and invocations are written here; everything else goes through the
     general functions, with the same index.
+
+    As a ``trial`` (see :func:`~canisters.providers._common.trial_options`) it
+    takes the canisters before :func:`~canisters.providers._common.request_canisters`
+    and gives ``None`` as soon as one has extras, a result answers no earlier
+    invocation or a user canister comes before the results of calls, and at the
+    end when an invocation has no result: when the
+    canisters are complete pairs without extras, the trial renders them as they
+    are, and rendering saves the pass that pairs them.
     """
     renderer = _Renderer(options)
+    invoked: dict[str, bool] = {}  # in a trial: the invocations, whether answered
+    waiting = 0  # in a trial: how many of them are not answered yet
     encode = common.encode_arguments  # without extras, nothing kept to prefer
     messages: list[dict[str, Any]] = []
     turn: dict[str, Any] | None = None  # the assistant message invocations may join
     calls: list[dict[str, Any]] | None = None  # its tool calls, once it has some
     step = None  # the step of the canister before
     for index, canister in enumerate(canisters):
+        if trial and canister.extras:
+            return None
         kind = canister.role
         if kind is INVOCATION:
+            if trial and canister.invocation_id not in invoked:  # type: ignore[attr-defined]
+                invoked[canister.invocation_id] = False  # type: ignore[attr-defined]
+                waiting += 1
             call = {
                 "id": canister.invocation_id,  # type: ignore[attr-defined]
                 "type": "function",
@@ -1020,6 +1046,13 @@ def _render_plain_messages(
         part = content[0] if len(content) == 1 else None
         plain = type(part) is Text and not part.extras
         if kind is RESULT:
+            if trial:
+                answered = invoked.get(canister.invocation_id)  # type: ignore[attr-defined]
+                if answered is None:
+                    return None
+                if not answered:
+                    invoked[canister.invocation_id] = True  # type: ignore[attr-defined]
+                    waiting -= 1
             turn = None
             if plain and canister.error is None:  # type: ignore[attr-defined]
                 messages.append(
@@ -1035,7 +1068,10 @@ def _render_plain_messages(
         if renderer.moved:
             messages.append({"role": "user", "content": renderer.moved})
             renderer.moved = []
-        wire = _WIRE_ROLE[kind]
+        if trial and waiting and kind is USER:
+            return None  # between calls and their results: the usual way moves it
+        # Not _WIRE_ROLE[kind]: an enum member hashes through a Python call.
+        wire = "system" if kind is SUPERVISOR else "user"
         if kind is ASSISTANT:
             if plain:
                 turn = {"role": "assistant", "content": part.text}  # type: ignore[union-attr]
@@ -1049,6 +1085,8 @@ def _render_plain_messages(
             messages.append({"role": wire, "content": part.text})  # type: ignore[union-attr]
         else:
             messages.append(_render_plain(renderer, index, canister, wire))
+    if trial and waiting:
+        return None
     if renderer.moved:
         messages.append({"role": "user", "content": renderer.moved})
     return messages
