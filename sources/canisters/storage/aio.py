@@ -371,7 +371,7 @@ async def open_async_store(
     does, same options) without blocking the event loop, as an
     :class:`AsyncStore`: native coroutines for PostgreSQL
     (:class:`~canisters.storage.postgres.AsyncPostgresStore`), a
-    :class:`ThreadedStore` for the embedded backends."""
+    :class:`~canisters.storage.aio.ThreadedStore` for the embedded backends."""
     from . import POSTGRES_SCHEMES, open_store
 
     if isinstance(location, str) and location.startswith(POSTGRES_SCHEMES):
