@@ -31,9 +31,11 @@ from canisters import (
     serialization,
 )
 
+from .budget import examples
+
 EXAMPLES = int(os.environ.get("CANISTERS_FUZZ_EXAMPLES", "150"))
 FUZZ = settings(
-    max_examples=EXAMPLES,
+    max_examples=examples(EXAMPLES),
     deadline=None,
     derandomize=True,  # the same examples on every run: CI stays reproducible
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],

@@ -11,6 +11,7 @@ from canisters.providers import Report
 from tests.strategies import conversations
 
 from ._interop_support import assert_no_silent_loss, extra_named_without
+from .budget import examples
 
 lc = pytest.importorskip("langchain_core.messages")
 fake = pytest.importorskip("langchain_core.language_models.fake_chat_models")
@@ -175,7 +176,9 @@ def test_losses_are_reported() -> None:
     assert "canister 1 (user), part 0 (image)" in wheres
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=examples(40), deadline=None, suppress_health_check=list(HealthCheck)
+)
 @given(conversations)
 def test_generated_conversations_lose_nothing_silently(
     conversation: c.Conversation,
@@ -196,7 +199,9 @@ def test_missing_library_names_the_extra() -> None:
     assert extra_named_without("langchain_core", "langchain") == "langchain"
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=examples(30), deadline=None, suppress_health_check=list(HealthCheck)
+)
 @given(conversations)
 def test_messages_written_from_canisters_round_trip_exactly(
     conversation: c.Conversation,

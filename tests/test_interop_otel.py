@@ -16,6 +16,7 @@ from canisters.providers import Report
 from tests.strategies import conversations
 
 from ._interop_support import assert_no_silent_loss
+from .budget import examples
 
 DATA = Path(__file__).parent / "data" / "otel"
 SCHEMAS = {
@@ -199,7 +200,9 @@ def test_malformed_input_names_the_path(attributes: dict[str, Any], path: str) -
     assert caught.value.path == path
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=examples(40), deadline=None, suppress_health_check=list(HealthCheck)
+)
 @given(conversations)
 def test_generated_conversations_validate_and_lose_nothing_silently(
     conversation: c.Conversation,
@@ -210,7 +213,9 @@ def test_generated_conversations_validate_and_lose_nothing_silently(
     assert_no_silent_loss(conversation, otel.from_otel(attributes), report)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=examples(30), deadline=None, suppress_health_check=list(HealthCheck)
+)
 @given(conversations)
 def test_attributes_written_from_canisters_round_trip_exactly(
     conversation: c.Conversation,

@@ -16,6 +16,7 @@ from canisters.providers import Report
 from tests.strategies import conversations
 
 from ._interop_support import assert_no_silent_loss, extra_named_without
+from .budget import examples
 
 messages = pytest.importorskip("pydantic_ai.messages")
 pydantic_ai = pytest.importorskip("pydantic_ai")
@@ -259,7 +260,9 @@ def test_losses_are_reported() -> None:
     assert all(e.provider == "pydantic-ai" for e in report.events)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=examples(40), deadline=None, suppress_health_check=list(HealthCheck)
+)
 @given(conversations)
 def test_generated_conversations_lose_nothing_silently(
     conversation: c.Conversation,
@@ -294,7 +297,9 @@ def test_import_canisters_imports_no_interop_library() -> None:
     assert out.stdout.strip() == "[]"
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=examples(30), deadline=None, suppress_health_check=list(HealthCheck)
+)
 @given(conversations)
 def test_histories_written_from_canisters_round_trip_exactly(
     conversation: c.Conversation,

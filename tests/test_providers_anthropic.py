@@ -29,6 +29,7 @@ from canisters import (
     providers,
 )
 
+from .budget import examples
 from .providers_support import (
     Corpus,
     adapter,
@@ -322,7 +323,11 @@ def conversations(draw: st.DrawFn) -> Conversation:
     return Conversation(items)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=examples(150),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(conversations())
 def test_neutral_round_trip(conversation: Conversation) -> None:
     body = normalizer().render_request(conversation)
@@ -334,7 +339,7 @@ def test_neutral_round_trip(conversation: Conversation) -> None:
         adapter(str | list[TextBlockParam]).validate_python(body["system"])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     json_values
     | st.dictionaries(
@@ -386,7 +391,7 @@ blocks = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.lists(
         st.fixed_dictionaries(

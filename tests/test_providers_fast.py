@@ -33,6 +33,7 @@ from canisters.providers import (
 )
 
 from . import strategies
+from .budget import examples
 
 Render = Callable[..., dict[str, Any]]
 
@@ -229,7 +230,7 @@ any_conversation = (
 
 @pytest.mark.parametrize("name", sorted(FAST))
 @settings(
-    max_examples=600,
+    max_examples=examples(600),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )

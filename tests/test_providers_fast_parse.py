@@ -24,6 +24,7 @@ from canisters import CanistersError, Conversation, providers
 from canisters.providers import _common as common
 from canisters.providers import anthropic, openai_chat
 
+from .budget import examples
 from .test_providers_fast import _benchmark_corpus, any_conversation
 
 Parse = Callable[..., Conversation]
@@ -206,7 +207,7 @@ BODIES = {
 
 @pytest.mark.parametrize("name", sorted(PARSE))
 @settings(
-    max_examples=400,
+    max_examples=examples(400),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
@@ -217,7 +218,7 @@ def test_fast_is_general(name: str, data: st.DataObject) -> None:
 
 @pytest.mark.parametrize("name", sorted(PARSE))
 @settings(
-    max_examples=150,
+    max_examples=examples(150),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )

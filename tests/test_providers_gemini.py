@@ -30,6 +30,7 @@ from canisters import (
 )
 from canisters.providers import gemini
 
+from .budget import examples
 from .providers_support import (
     Corpus,
     anonymous,
@@ -416,7 +417,11 @@ def conversations(draw: st.DrawFn) -> Conversation:
     return Conversation(items)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=examples(150),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(conversations())
 def test_neutral_round_trip(conversation: Conversation) -> None:
     body = normalizer().render_request(conversation)
@@ -427,7 +432,7 @@ def test_neutral_round_trip(conversation: Conversation) -> None:
         types.Content.model_validate(turn)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(
     json_values
     | st.dictionaries(
@@ -466,7 +471,7 @@ part_like = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(
     st.lists(
         st.fixed_dictionaries(

@@ -28,6 +28,7 @@ from canisters import (
 )
 from canisters.providers import ollama
 
+from .budget import examples
 from .providers_support import (
     Corpus,
     anonymous,
@@ -219,7 +220,11 @@ def conversations(draw: st.DrawFn) -> Conversation:
     return Conversation(items)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=examples(100),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(conversations())
 def test_neutral_round_trip(conversation: Conversation) -> None:
     body = normalizer().render_request(conversation)
@@ -250,7 +255,7 @@ def validate(messages: list[dict[str, Any]]) -> None:
         Message.model_validate(message)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(
     json_values
     | st.dictionaries(

@@ -28,6 +28,7 @@ from canisters import (
     providers,
 )
 
+from .budget import examples
 from .providers_support import (
     Corpus,
     adapter,
@@ -341,7 +342,11 @@ def conversations(draw: st.DrawFn) -> Conversation:
     return Conversation(items)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=examples(150),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(conversations())
 def test_neutral_round_trip(conversation: Conversation) -> None:
     body = normalizer().render_request(conversation)
@@ -351,7 +356,7 @@ def test_neutral_round_trip(conversation: Conversation) -> None:
     adapter(list[ChatCompletionMessageParam]).validate_python(body["messages"])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     json_values
     | st.dictionaries(st.sampled_from(["messages", "role", "content"]), json_values)
@@ -403,7 +408,7 @@ message_like = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(message_like, max_size=4))
 def test_near_miss_requests_only_raise_provider_errors(messages: list[Any]) -> None:
     try:

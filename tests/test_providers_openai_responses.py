@@ -29,6 +29,7 @@ from canisters import (
 )
 from canisters.providers import openai_responses
 
+from .budget import examples
 from .providers_support import (
     Corpus,
     adapter,
@@ -261,7 +262,11 @@ def conversations(draw: st.DrawFn) -> Conversation:
     return Conversation(items)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=examples(150),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(conversations())
 def test_neutral_round_trip(conversation: Conversation) -> None:
     body = normalizer().render_request(conversation)
@@ -269,7 +274,7 @@ def test_neutral_round_trip(conversation: Conversation) -> None:
     validate_input(body)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(
     json_values
     | st.dictionaries(

@@ -23,6 +23,8 @@ from canisters.recording import Recorder, resume, run_pending
 from canisters.storage import Store, open_store
 from canisters.validation import validate
 
+from .budget import examples
+
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8
 
 
@@ -813,7 +815,7 @@ roles = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(roles)
 def test_step_rules_hold_for_any_sequence(
     tmp_path_factory: Any, plan: list[str]

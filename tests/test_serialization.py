@@ -17,19 +17,20 @@ from canisters import protocols as p
 from canisters import serialization as s
 
 from . import strategies
+from .budget import examples
 
 DATA = Path(__file__).parent / "data" / "serialization"
 WHEN = "2025-01-01T00:00:00+00:00"
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(strategies.conversations)
 def test_conversation_round_trip_is_exact(conversation: c.Conversation) -> None:
     assert c.from_json(c.to_json(conversation)) == conversation
     assert c.from_jsonl(c.to_jsonl(conversation)) == conversation
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(strategies.canisters_)
 def test_canister_round_trip_keeps_the_class(canister: Any) -> None:
     back = c.from_json(c.to_json(canister))
@@ -400,7 +401,7 @@ def test_non_serializable_values_raise_our_error() -> None:
         c.from_json(42)  # type: ignore[arg-type]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text() | st.binary())
 def test_arbitrary_input_raises_only_serialization_error(text: str | bytes) -> None:
     try:
@@ -413,7 +414,7 @@ def test_arbitrary_input_raises_only_serialization_error(text: str | bytes) -> N
         pass
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.dictionaries(
         st.sampled_from(

@@ -25,6 +25,7 @@ from canisters import _wire as w
 from canisters import serialization as s
 
 from . import strategies
+from .budget import examples
 
 WHEN = "2025-01-01T00:00:00+00:00"
 ENVELOPE = f'"id": "u", "timestamp": "{WHEN}"'
@@ -115,7 +116,7 @@ def canister_document(record: object) -> str:
 # Documents written by to_json / to_jsonl
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(strategies.conversations)
 def test_fast_path_reads_written_conversations_as_the_hooks_do(
     conversation: c.Conversation,
@@ -132,7 +133,7 @@ def test_fast_path_reads_written_conversations_as_the_hooks_do(
     assert same(c.from_jsonl(lines.encode()), read)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(strategies.canisters_)
 def test_fast_path_reads_written_canisters_as_the_hooks_do(canister: Any) -> None:
     text = c.to_json(canister)
@@ -228,7 +229,7 @@ def perturb(record: dict[str, Any], changes: list[tuple[str, Any]]) -> None:
             record[key] = value
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     strategies.canisters_,
     st.lists(
@@ -244,7 +245,7 @@ def test_perturbed_records_read_as_the_hooks_read_them(
     check_against_hooks(canister_document(record), c.from_json)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     strategies.parts,
     st.lists(
@@ -281,7 +282,7 @@ def test_perturbed_parts_read_as_the_hooks_read_them(
     check_against_hooks(canister_document({**GOOD, "content": [record]}), c.from_json)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.from_regex(
         r"-?\d{1,5}-\d{1,2}-\d{1,2}([T t_]\d{1,2}(:\d\d(:\d\d([.,]\d{0,12})?)?)?)?"
@@ -295,14 +296,14 @@ def test_timestamps_read_as_the_hooks_read_them(timestamp: str) -> None:
     )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(alphabet="AQgw+/=_-09 \n", max_size=12))
 def test_base64_reads_as_the_hooks_read_it(data: str) -> None:
     part = {"type": "image", "data": data, "mime_type": "image/png"}
     check_against_hooks(canister_document({**GOOD, "content": [part]}), c.from_json)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.sampled_from(
         [
@@ -342,7 +343,7 @@ def test_unusual_documents_read_as_the_hooks_read_them(frame: str, inner: str) -
     check_against_hooks((frame % inner).encode(), c.from_json)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text() | st.binary())
 def test_arbitrary_text_reads_as_the_hooks_read_it(text: str | bytes) -> None:
     check_against_hooks(text, c.from_json)
@@ -385,7 +386,7 @@ def test_json_edge_cases_read_as_before(text: str) -> None:
         assert got == expected if got[0] == "error" else same(got[1], expected[1])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(strategies.json_values)
 def test_json_values_read_as_before(value: Any) -> None:
     text = json.dumps(value, ensure_ascii=False)

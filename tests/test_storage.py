@@ -24,6 +24,8 @@ from canisters.storage._common import line_digest
 from canisters.storage.s3 import S3ContentStore
 from canisters.storage.testing import StoreConformance
 
+from .budget import examples
+
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
 PROMPT = "You are a careful assistant."
 
@@ -535,7 +537,7 @@ def every_backend(tmp_path: Path, postgres_location: str) -> Iterator[list[Store
 
 
 @settings(
-    max_examples=40,
+    max_examples=examples(40),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )

@@ -16,6 +16,7 @@ from canisters import storage
 from canisters.storage import open_store
 
 from . import strategies
+from .budget import examples
 from .test_serialization_fast import hooks_only, same
 
 
@@ -69,7 +70,7 @@ def _same_outcomes(store: Any, name: str) -> Any:
 
 
 SETTINGS = settings(
-    max_examples=40,
+    max_examples=examples(40),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from canisters import Conversation, Invocation, Text, providers
 from canisters.providers import MalformedPayload, ProviderError, Report, streams
 
+from .budget import examples
 from .providers_support import anonymous
 
 
@@ -302,7 +303,7 @@ def test_anthropic_accumulator() -> None:
     assert snapshot[0].metadata.finish_reason is None  # type: ignore[union-attr]
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(
     st.lists(st.integers(0, 200), max_size=6),
     st.lists(st.integers(0, 200), max_size=6),
@@ -670,7 +671,7 @@ def test_openai_chat_accumulator() -> None:
         accumulator.finish()
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(
     st.lists(st.integers(0, 200), max_size=6),
     st.lists(st.integers(0, 200), max_size=8),
@@ -1063,7 +1064,7 @@ def test_openai_responses_accumulator_snapshot() -> None:
     ]
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(
     st.lists(st.integers(0, 200), max_size=6),
     st.lists(st.integers(0, 200), max_size=6),
@@ -1292,7 +1293,7 @@ def test_gemini_stream_equals_the_whole_response() -> None:
     assert parts["content"]["parts"][1]["thoughtSignature"] == G_SIGNATURE
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(
     st.lists(st.integers(0, 200), max_size=6), st.lists(st.integers(0, 200), max_size=6)
 )
@@ -1467,7 +1468,7 @@ def test_ollama_stream_equals_the_whole_response() -> None:
     check_equivalent("ollama", objects, O_BODY)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(
     st.lists(st.integers(0, 200), max_size=6), st.lists(st.integers(0, 200), max_size=6)
 )
@@ -1553,7 +1554,7 @@ def test_read_events_formats() -> None:
     assert list(streams.read_events(b" \n ")) == []
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(st.lists(st.integers(1, 4000), max_size=12))
 def test_read_events_any_chunking(cuts: list[int]) -> None:
     for wire, events in (
