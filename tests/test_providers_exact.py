@@ -56,7 +56,7 @@ def load(path: Path) -> dict[str, Any]:
 
 
 def is_error(body: dict[str, Any]) -> bool:
-    return "error" in body or body.get("type") == "error"
+    return body.get("error") is not None or body.get("type") == "error"
 
 
 def trips(conversation: Conversation, tmp_path: Path) -> list[Conversation]:
