@@ -41,7 +41,7 @@ from ..canisters import (
 )
 from ..content import File, Image, Reasoning, Text
 from ..conversation import Conversation
-from ..exceptions import MalformedPayload, _excerpt
+from ..exceptions import CanistersError, MalformedPayload, _excerpt
 from ..protocols import Canister, Content, Role
 from . import _common as common
 from . import streams
@@ -51,6 +51,7 @@ from ._common import (
     INVOCATION,
     RESULT,
     SUPERVISOR,
+    USER,
     Labeler,
     Options,
     expect_list,
@@ -980,10 +981,24 @@ def _render_request(
     """:func:`render_request`; ``fast=False`` renders every message the general way
     (what the fast way must give, exactly)."""
     opts = common.options_from(options)
+    given = common.canisters_of(conversation, NAME)
+    # A trial (see OpenAI chat) renders the messages before the system prompt:
+    # not with media labels, which are numbered in the order they are written.
+    trial = None if not fast or opts.media_labels else common.trial_options(opts)
+    messages = None
+    if trial is not None:
+        try:
+            messages = _render_plain_messages(_Renderer(trial), given, trial=True)
+        except CanistersError:  # given again by the usual way, or not at all
+            messages = None
     renderer = _Renderer(opts)
-    canisters, own, supervisors, _ = common.request_canisters(
-        conversation, opts, NAME, adjacent=True
-    )
+    if messages is not None:
+        canisters, own = given, False
+        supervisors = [i for i, c in enumerate(given) if c.role is SUPERVISOR]
+    else:
+        canisters, own, supervisors, _ = common.request_canisters(
+            given, opts, NAME, adjacent=True
+        )
     system = [
         (index, canisters[index])
         for index in supervisors
@@ -1010,7 +1025,10 @@ def _render_request(
                     _render_system(renderer, index, supervisor, string_ok=False)
                 )
             body["system"] = blocks
-    if fast and not own:
+    if messages is not None:
+        common.adopt(opts, trial)  # type: ignore[arg-type]
+        body["messages"] = messages
+    elif fast and not own:
         body["messages"] = _render_plain_messages(renderer, canisters)
     else:
         body["messages"] = _without_empty(
@@ -1054,8 +1072,8 @@ def _render_messages(
 
 
 def _render_plain_messages(
-    renderer: _Renderer, canisters: list[Canister]
-) -> list[dict[str, Any]]:
+    renderer: _Renderer, canisters: list[Canister], *, trial: bool = False
+) -> list[dict[str, Any]] | None:
     """What :func:`_render_messages` and :func:`_without_empty` give when no
     canister has Anthropic extras, in one pass.
 
@@ -1072,10 +1090,28 @@ def _render_plain_messages(
     at = offset = 0
     single = False  # the open message is one canister whose one part is a text
     empty = False  # some message may be left without content
+    invoked: dict[str, bool] = {}  # in a trial: the invocations, whether answered
+    waiting = 0  # in a trial: how many of them are not answered yet
     for index, canister in enumerate(canisters):
+        if trial and canister.extras:
+            return None
         kind = canister.role
         if kind is SUPERVISOR:
             continue  # in the top-level system: without extras, every one is
+        if trial:
+            if kind is INVOCATION:
+                if canister.invocation_id not in invoked:  # type: ignore[attr-defined]
+                    invoked[canister.invocation_id] = False  # type: ignore[attr-defined]
+                    waiting += 1
+            elif kind is RESULT:
+                answered = invoked.get(canister.invocation_id)  # type: ignore[attr-defined]
+                if answered is None:
+                    return None
+                if not answered:
+                    invoked[canister.invocation_id] = True  # type: ignore[attr-defined]
+                    waiting -= 1
+            elif kind is USER and waiting:
+                return None  # between calls and their results: the usual way moves it
         # Not _WIRE_ROLE[kind]: an enum member hashes through a Python call.
         wire = "assistant" if kind is ASSISTANT or kind is INVOCATION else "user"
         if wire == role:
@@ -1150,6 +1186,8 @@ def _render_plain_messages(
                     and part.type == "text"
                     and not mine(part, NAME)
                 )
+    if trial and waiting:
+        return None
     if single:
         _string_content(message, blocks)
     return _without_empty(messages, renderer.options) if empty else messages
