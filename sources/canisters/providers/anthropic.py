@@ -955,6 +955,11 @@ def _all_empty(canister: Canister) -> bool:
 def _render_system(
     renderer: _Renderer, index: int, supervisor: Canister, *, string_ok: bool
 ) -> Any:
+    content = supervisor.content  # type: ignore[attr-defined]
+    if string_ok and len(content) == 1 and not supervisor.extras:
+        part = content[0]
+        if type(part) is Text and not part.extras and part.text:
+            return part.text  # what the rest gives for one plain text, sooner
     blocks = renderer.parts(index, supervisor, supervisor.content, "system")  # type: ignore[attr-defined]
     extras = mine(supervisor, NAME)
     form = extras.get("system") or (
@@ -986,24 +991,31 @@ def _render_request(
     # not with media labels, which are numbered in the order they are written.
     trial = None if not fast or opts.media_labels else common.trial_options(opts)
     messages = None
+    supervisors: list[int] = []
     if trial is not None:
+        renderer = _Renderer(trial)
         try:
-            messages = _render_plain_messages(_Renderer(trial), given, trial=True)
+            messages = _render_plain_messages(
+                renderer, given, trial=True, supervisors=supervisors
+            )
         except CanistersError:  # given again by the usual way, or not at all
             messages = None
-    renderer = _Renderer(opts)
     if messages is not None:
+        # Without extras, every supervisor goes to the top-level system prompt.
         canisters, own = given, False
-        supervisors = [i for i, c in enumerate(given) if c.role is SUPERVISOR]
+        system = [(index, given[index]) for index in supervisors]
+        if trial is not opts:  # the trial's renderer noted to the trial's report
+            renderer = _Renderer(opts)
     else:
+        renderer = _Renderer(opts)
         canisters, own, supervisors, _ = common.request_canisters(
             given, opts, NAME, adjacent=True
         )
-    system = [
-        (index, canisters[index])
-        for index in supervisors
-        if _top_level(canisters[index])
-    ]
+        system = [
+            (index, canisters[index])
+            for index in supervisors
+            if _top_level(canisters[index])
+        ]
     for number, (index, canister) in enumerate(system):
         if index != number:  # other canisters came before
             opts.note(
@@ -1072,7 +1084,11 @@ def _render_messages(
 
 
 def _render_plain_messages(
-    renderer: _Renderer, canisters: list[Canister], *, trial: bool = False
+    renderer: _Renderer,
+    canisters: list[Canister],
+    *,
+    trial: bool = False,
+    supervisors: list[int] | None = None,
 ) -> list[dict[str, Any]] | None:
     """What :func:`_render_messages` and :func:`_without_empty` give when no
     canister has Anthropic extras, in one pass.
@@ -1082,13 +1098,18 @@ def _render_plain_messages(
     Plain texts, invocations and plain results are written here; everything else
     goes through the general functions, with the index they get there (the
     first canister's index plus the offset in its turn, supervisors left out).
+    The positions of the supervisors go to ``supervisors``, when given.
+
+    A message that is one canister holding one text gets the text as its content
+    at once, and its list of blocks back when another canister joins it.
     """
     messages: list[dict[str, Any]] = []
     blocks: list[dict[str, Any]] = []
     message: dict[str, Any] = {}
     role = ""
     at = offset = 0
-    single = False  # the open message is one canister whose one part is a text
+    string = False  # the open message's content is a string, for now
+    found = [] if supervisors is None else supervisors
     empty = False  # some message may be left without content
     invoked: dict[str, bool] = {}  # in a trial: the invocations, whether answered
     waiting = 0  # in a trial: how many of them are not answered yet
@@ -1097,6 +1118,7 @@ def _render_plain_messages(
             return None
         kind = canister.role
         if kind is SUPERVISOR:
+            found.append(index)
             continue  # in the top-level system: without extras, every one is
         if trial:
             if kind is INVOCATION:
@@ -1117,28 +1139,27 @@ def _render_plain_messages(
         if wire == role:
             offset += 1
             at += 1
+            if string:
+                message["content"] = blocks
+                string = False
         else:
-            if single:
-                _string_content(message, blocks)
             blocks = []
             message = {"role": wire, "content": blocks}
             messages.append(message)
             role = wire
             at = index
             offset = 0
-        single = False
         if kind is INVOCATION:
+            identifier = canister.invocation_id  # type: ignore[attr-defined]
+            # Most ids fit as they are (sanitize_tool_id's first test), else:
+            if not (identifier.isascii() and identifier.isidentifier()):
+                identifier = common.render_tool_id(
+                    identifier, None, renderer.options, NAME, at, canister
+                )
             blocks.append(
                 {
                     "type": "tool_use",
-                    "id": common.render_tool_id(
-                        canister.invocation_id,  # type: ignore[attr-defined]
-                        None,
-                        renderer.options,
-                        NAME,
-                        at,
-                        canister,
-                    ),
+                    "id": identifier,
                     "name": canister.name,  # type: ignore[attr-defined]
                     "input": {**canister.arguments},  # type: ignore[attr-defined]
                 }
@@ -1152,17 +1173,15 @@ def _render_plain_messages(
                 and part.text
                 and canister.error is None  # type: ignore[attr-defined]
             ):
+                identifier = canister.invocation_id  # type: ignore[attr-defined]
+                if not (identifier.isascii() and identifier.isidentifier()):
+                    identifier = common.render_tool_id(
+                        identifier, None, renderer.options, NAME, at, canister
+                    )
                 blocks.append(
                     {
                         "type": "tool_result",
-                        "tool_use_id": common.render_tool_id(
-                            canister.invocation_id,  # type: ignore[attr-defined]
-                            None,
-                            renderer.options,
-                            NAME,
-                            at,
-                            canister,
-                        ),
+                        "tool_use_id": identifier,
                         "content": part.text,
                     }
                 )
@@ -1175,21 +1194,24 @@ def _render_plain_messages(
             content = canister.content  # type: ignore[attr-defined]
             part = content[0] if len(content) == 1 else None
             if type(part) is Text and not part.extras and part.text:
-                blocks.append({"type": "text", "text": part.text})
-                single = not offset
+                text = part.text
+                blocks.append({"type": "text", "text": text})
+                if not offset:
+                    message["content"] = text
+                    string = True
             else:
                 blocks.extend(renderer.parts(at, canister, content, wire))
                 empty = empty or not blocks
-                single = (
+                if (
                     not offset
                     and part is not None
                     and part.type == "text"
                     and not mine(part, NAME)
-                )
+                ):
+                    _string_content(message, blocks)
+                    string = message["content"] is not blocks
     if trial and waiting:
         return None
-    if single:
-        _string_content(message, blocks)
     return _without_empty(messages, renderer.options) if empty else messages
 
 
