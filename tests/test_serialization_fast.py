@@ -525,3 +525,53 @@ def test_fast_path_and_hooks_hold_values_to_the_same_depth(
         check_against_hooks(deeper, reader)
         refused = outcome(lambda text=deeper, reader=reader: reader(text))
         assert refused[0] == "error" and "nested too deeply" in refused[1][1]
+
+
+# --------------------------------------------------------------------------- #
+# JSON values nesting deeply, wherever the model holds them
+
+
+DEEP_PLACES: dict[str, Callable[[Any], c.Canister]] = {
+    "a canister's extras": lambda v: c.User("hi", extras={"v": v}),
+    "an invocation's arguments": lambda v: c.Invocation("f", {"v": v}, invocation_id="call"),
+    "metadata's custom": lambda v: c.Assistant(
+        "a", metadata=c.Metadata(model="m", custom={"v": v})
+    ),
+    "an error's details": lambda v: c.Result(
+        "call", "f", error=c.ErrorInfo("tool_error", "m", details={"v": v})
+    ),
+    "a text part's extras": lambda v: c.User((c.Text("a", extras={"v": v}),)),
+    "an image's extras": lambda v: c.User(
+        (c.Image(url="https://example.com/a.png", extras={"v": v}),)
+    ),
+    "a reasoning part's extras": lambda v: c.Assistant(
+        (c.Reasoning("r", extras={"v": v}),)
+    ),
+}
+
+
+@pytest.mark.parametrize("depth", [3, 488, 495, 500, 3000])
+@pytest.mark.parametrize("place", DEEP_PLACES)
+def test_values_nesting_deeply_anywhere_read_as_the_hooks_read_them(
+    place: str, depth: int
+) -> None:
+    """The fast path leaves every document holding a value that may nest too
+    deeply to the hooks, wherever the value is held; a value that may not, it
+    reads itself, as the hooks do."""
+    canister = DEEP_PLACES[place]("PLACEHOLDER")
+    nested = "[" * depth + "]" * depth
+    others = [c.User("before"), c.Assistant("after", metadata=c.Metadata(model="m"))]
+    conversation = c.Conversation((others[0], canister, others[1]))
+    for text, reader in (
+        (c.to_json(conversation), c.from_json),
+        (c.to_json(canister), c.from_json),
+        (c.to_jsonl(conversation), c.from_jsonl),
+    ):
+        deep_text = text.replace('"PLACEHOLDER"', nested)
+        check_against_hooks(deep_text, reader)
+        if depth == 3:  # far from the bound: the fast path reads it
+            wire = fast().from_json if reader is c.from_json else fast().from_jsonl
+            assert same(wire(deep_text), reader(deep_text))
+        if depth >= 500:  # beyond the bound in every form
+            with pytest.raises(c.SerializationError, match="nested too deeply"):
+                reader(deep_text)

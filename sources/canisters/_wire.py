@@ -29,12 +29,13 @@ from .content import Audio, File, Image, Media, Reasoning, Text, Video
 from .conversation import Conversation
 from .protocols import Canister, Content
 from .serialization import (
+    _OPAQUE_LIMIT,
     CANISTER_FORMAT,
     CONTENT_FORMAT,
     CONVERSATION_FORMAT,
     FORMAT_VERSION,
-    _fast_too_deep,
     _intern,
+    _nests_deeper,
     _new_metadata,
     _unb64,
     _utf8,
@@ -71,14 +72,18 @@ def build(wire, memo):
     value = wire.metadata
     obj.metadata = value if value is None else value.build(memo)
     value = wire.extras
-    obj.extras = FrozenDict(value) if value else EMPTY
+    if value:
+        obj.extras = FrozenDict(value)
+        memo[HELD].append(value)
+    else:
+        obj.extras = EMPTY
 """
 _WIRE_CONTENT: Final = """\
     parts = wire.content
     obj.content = (
-        (parts[0].build(),)
+        (parts[0].build(memo),)
         if len(parts) == 1
-        else tuple([part.build() for part in parts])
+        else tuple([part.build(memo) for part in parts])
     )
 """
 _WIRE_TAILS: Final[dict[Any, str]] = {
@@ -90,7 +95,11 @@ _WIRE_TAILS: Final[dict[Any, str]] = {
     Invocation: """\
     obj.name = intern(wire.name)
     value = wire.arguments
-    obj.arguments = FrozenDict(value) if value else EMPTY
+    if value:
+        obj.arguments = FrozenDict(value)
+        memo[HELD].append(value)
+    else:
+        obj.arguments = EMPTY
     value = wire.invocation_id
     obj.invocation_id = memo.setdefault(value, value)
 """,
@@ -102,17 +111,21 @@ _WIRE_TAILS: Final[dict[Any, str]] = {
     + _WIRE_CONTENT
     + """\
     value = wire.error
-    obj.error = value if value is None else value.build()
+    obj.error = value if value is None else value.build(memo)
 """,
 }
 _WIRE_TEXT: Final = """\
-def build(wire):
+def build(wire, memo):
     obj = shadow()
     obj.text = wire.text
     obj.mime_type = wire.mime_type
     obj.id = wire.id
     value = wire.extras
-    obj.extras = FrozenDict(value) if value else EMPTY
+    if value:
+        obj.extras = FrozenDict(value)
+        memo[HELD].append(value)
+    else:
+        obj.extras = EMPTY
     obj.__class__ = cls
     return obj
 """
@@ -130,17 +143,20 @@ def _generated(source: str, cls: type) -> Callable[..., Any]:
         "intern": _intern,
         "FrozenDict": FrozenDict,  # what freeze() makes of a non-empty dict
         "EMPTY": EMPTY,
+        "HELD": HELD,
     }
     exec(source, namespace)
     build: Callable[..., Any] = namespace["build"]
     return build
 
 
-def _media_from_wire(cls: type[Media]) -> Callable[[Any], Media]:
+def _media_from_wire(cls: type[Media]) -> Callable[[Any, dict[Any, Any]], Media]:
     with_filename = cls is File
 
-    def build(wire: Any) -> Media:
+    def build(wire: Any, memo: dict[Any, Any]) -> Media:
         data, refs, extras = wire.data, wire.refs, wire.extras
+        if extras:
+            memo[HELD].append(extras)
         extra = {"filename": wire.filename} if with_filename else {}
         return cls(
             data=data if data is None else _unb64(data, "data"),
@@ -157,8 +173,10 @@ def _media_from_wire(cls: type[Media]) -> Callable[[Any], Media]:
     return build
 
 
-def _reasoning_from_wire(wire: Any) -> Reasoning:
+def _reasoning_from_wire(wire: Any, memo: dict[Any, Any]) -> Reasoning:
     extras = wire.extras
+    if extras:
+        memo[HELD].append(extras)
     return Reasoning(
         wire.text,
         wire.signature,
@@ -192,6 +210,8 @@ def _metadata_from_wire(wire: Any, memo: dict[Any, Any]) -> Metadata:
                 model, None, None, None, None, None, finish_reason, EMPTY
             )
         return shared
+    if custom:
+        memo[HELD].append(custom)
     return _new_metadata(
         model,
         wire.latency_ms,
@@ -214,8 +234,11 @@ def _usage_from_wire(wire: Any) -> Usage:
     )
 
 
-def _error_from_wire(wire: Any) -> ErrorInfo:
-    return ErrorInfo(wire.code, wire.message, wire.retryable, wire.details)
+def _error_from_wire(wire: Any, memo: dict[Any, Any]) -> ErrorInfo:
+    details = wire.details
+    if details:
+        memo[HELD].append(details)
+    return ErrorInfo(wire.code, wire.message, wire.retryable, details)
 
 
 class _Fast:
@@ -378,8 +401,22 @@ class _Fast:
         new_conversation = _trusted(Conversation)
 
         def conversation_from_wire(wire: Any) -> Conversation:
-            memo: dict[Any, Any] = {}
-            return new_conversation(tuple([c.build(memo) for c in wire.canisters]))
+            memo = new_memo()
+            built = new_conversation(tuple([c.build(memo) for c in wire.canisters]))
+            check_held(memo)
+            return built
+
+        def canister_from_wire(wire: Any) -> Canister:
+            memo = new_memo()
+            built: Canister = wire.canister.build(memo)
+            check_held(memo)
+            return built
+
+        def content_from_wire(wire: Any) -> Content:
+            memo = new_memo()
+            built: Content = wire.content.build(memo)
+            check_held(memo)
+            return built
 
         documents = (
             struct(
@@ -392,20 +429,22 @@ class _Fast:
             | struct(
                 "CanisterDocument",
                 [("version", version), ("canister", canister)],
-                lambda wire: wire.canister.build({}),
+                canister_from_wire,
                 tag=CANISTER_FORMAT,
                 tag_field="format",
             )
             | struct(
                 "ContentDocument",
                 [("version", version), ("content", part)],
-                lambda wire: wire.content.build(),
+                content_from_wire,
                 tag=CONTENT_FORMAT,
                 tag_field="format",
             )
         )
         self.document = msgspec.json.Decoder(documents).decode
-        self.canister = msgspec.json.Decoder(canister).decode
+        decoder = msgspec.json.Decoder(canister)
+        self.canister = decoder.decode
+        self.canister_lines = decoder.decode_lines
         # A line of a store's log (see canisters.storage), whose record is read
         # here once its chain and digest are checked.
         self.log_record = msgspec.json.Decoder(
@@ -426,30 +465,45 @@ class _Fast:
 
     def from_json(self, text: str | bytes) -> Conversation | Canister | Content:
         value: Conversation | Canister | Content = self.document(_utf8(text)).build()
-        if _fast_too_deep(text, value):
-            raise ValueError("perhaps nested too deeply: the hooks decide")
         return value
 
     def from_jsonl(self, text: str | bytes) -> Conversation:
-        if type(text) is bytes:
-            text = text.decode("utf-8")
-        assert type(text) is str
-        lines = [line for line in text.split("\n") if line.strip()]
-        header = self.any(lines[0])
+        data = _utf8(text)
+        # The header line, then every canister line in one call: msgspec skips
+        # blank lines as the hooks do (and refuses one of other whitespace,
+        # which the hooks then read).
+        newline = data.find("\n" if type(data) is str else b"\n")  # type: ignore[arg-type]
+        header = self.any(data if newline < 0 else data[:newline])
         if (
             type(header) is not dict
             or header.get("format") != CONVERSATION_FORMAT
             or header.get("version") != FORMAT_VERSION
         ):
             raise ValueError("not a current header")
-        decode = self.canister
-        memo: dict[Any, Any] = {}
-        value = self.new_conversation(
-            tuple([decode(line).build(memo) for line in lines[1:]])
-        )
-        if _fast_too_deep(text, value):
-            raise ValueError("perhaps nested too deeply: the hooks decide")
+        wires = [] if newline < 0 else self.canister_lines(data[newline + 1 :])
+        memo = new_memo()
+        value = self.new_conversation(tuple([wire.build(memo) for wire in wires]))
+        check_held(memo)
         return value
+
+
+HELD: Final = object()
+"""The key of a build's memo under which the builders list the JSON values
+(extras, arguments, metadata's custom, an error's details) they set."""
+
+
+def new_memo() -> dict[Any, Any]:
+    """A memo for the builders: what they share within one document (a result's
+    invocation id, metadata naming only a model), and the JSON values they set."""
+    return {HELD: []}
+
+
+def check_held(memo: dict[Any, Any]) -> None:
+    """Raise ``ValueError`` when a JSON value the builders set may nest too deeply
+    for the form read: the hooks then read the document and decide exactly."""
+    held = memo[HELD]
+    if held and _nests_deeper(held, _OPAQUE_LIMIT + 1):
+        raise ValueError("perhaps nested too deeply: the hooks decide")
 
 
 _FAST: list[_Fast | None] = []

@@ -1354,15 +1354,7 @@ def _read_fast(text: object, reader: str) -> Any:
 # holding such a value nesting more than MAX_DEPTH - _OPAQUE_BASE levels, which
 # may be too deep for the form read: the hooks decide it exactly.
 _OPAQUE_BASE: Final = 5
-
-
-def _fast_too_deep(text: str | bytes, read: Any) -> bool:
-    """Whether the fast path must leave what it ``read`` from ``text`` to the
-    hooks, as possibly too deep (see :data:`MAX_DEPTH`)."""
-    if not _may_nest_deeper(text, MAX_DEPTH - max(_SHIFTS.values())):
-        return False
-    values = read if isinstance(read, Conversation) else (read,)
-    return _opaque_nest_deeper(values, MAX_DEPTH - _OPAQUE_BASE)
+_OPAQUE_LIMIT: Final = MAX_DEPTH - _OPAQUE_BASE
 
 
 def _utf8(text: str | bytes) -> str | bytes:
@@ -1512,30 +1504,6 @@ def _check_depth(value: Any, limit: int, where: str | None = None) -> None:
         if where is None:
             raise SerializationError(_TOO_DEEP)
         raise SerializationError(f"not JSON: {_TOO_DEEP}", where)
-
-
-def _opaque_nest_deeper(values: Iterable[Any], limit: int) -> bool:
-    """Whether a JSON value held by the canisters or parts ``values`` (extras,
-    arguments, metadata's custom, an error's details) nests more than ``limit``
-    levels below the object holding it."""
-    held: list[Any] = []
-    add = held.append
-    for value in values:
-        if value.extras:
-            add(value.extras)
-        arguments = getattr(value, "arguments", None)
-        if arguments:
-            add(arguments)
-        metadata = getattr(value, "metadata", None)
-        if metadata is not None and metadata.custom:
-            add(metadata.custom)
-        error = getattr(value, "error", None)
-        if error is not None and error.details:
-            add(error.details)
-        for part in getattr(value, "content", ()):
-            if part.extras:
-                add(part.extras)
-    return bool(held) and _nests_deeper(held, limit + 1)
 
 
 def _holds_non_finite(value: Any, size: int) -> bool:

@@ -31,6 +31,7 @@ from typing import Any, Final, Literal
 import attrs
 import orjson
 
+from .._wire import HELD, check_held, new_memo
 from .._wire import fast as _fast
 from ..content import Media, is_content_id
 from ..exceptions import (
@@ -42,14 +43,12 @@ from ..exceptions import (
 )
 from ..protocols import Canister, Role
 from ..serialization import (
-    _OPAQUE_BASE,
     _TOO_DEEP,
     FORMAT_VERSION,
     MAX_DEPTH,
     _encode_json,
     _may_nest_deeper,
     _nests_deeper,
-    _opaque_nest_deeper,
     migrate,
     structure_canister,
     unstructure_canister,
@@ -688,7 +687,7 @@ class Chain:
         )
         # Strings and metadata the records' canisters share (serialization's
         # fast path: a result's invocation id is its invocation's).
-        self.shared: dict[Any, Any] | None = None if mode == "verify" else {}
+        self.shared: dict[Any, Any] | None = None if mode == "verify" else new_memo()
 
     def walk(
         self,
@@ -888,14 +887,13 @@ class Chain:
         if hasher.hexdigest() != claimed:
             return None
         shared = self.shared
+        memo = new_memo() if shared is None else shared
+        memo[HELD].clear()  # the JSON values this record's canister sets
         try:
-            canister: Canister = wire.canister.build({} if shared is None else shared)
-        except Exception:  # read again by the general path
+            canister: Canister = wire.canister.build(memo)
+            check_held(memo)
+        except Exception:  # read again by the general path (too deep, perhaps)
             return None
-        if _may_nest_deeper(line, _LINE_DEPTH) and _opaque_nest_deeper(
-            (canister,), MAX_DEPTH - _OPAQUE_BASE
-        ):
-            return None  # perhaps too deep: the general path decides
         self.prev = claimed
         self.seq += 1
         self.count += 1
