@@ -32,7 +32,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Final, TypeVar, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, get_args, get_origin
 
 import attrs
 import cattrs
@@ -127,6 +127,14 @@ Record = dict[str, Any]
 
 _Unstructure = Callable[[Any], Record]
 _Structure = Callable[[Mapping[str, Any]], Any]
+_Add = Callable[[Any], None]
+
+
+class _OutHook(Protocol):
+    """A built-in class's out hook: see :data:`_COLLECTING`."""
+
+    def __call__(self, value: Any, add: _Add | None = None, /) -> Record: ...
+
 
 # Dispatch tables: exact class -> (tag, hook) and tag -> hook.
 _CONTENT_OUT: dict[type, tuple[str, _Unstructure]] = {}
@@ -239,7 +247,7 @@ def _mapping(record: Mapping[str, Any], key: str) -> FrozenDict[str, Any]:
 # Content hooks
 
 
-def _text_out(part: Text) -> Record:
+def _text_out(part: Text, add: _Add | None = None) -> Record:
     record: Record = {"type": "text", "text": part.text}
     if part.mime_type != "text/plain":
         record["mime_type"] = part.mime_type
@@ -247,6 +255,8 @@ def _text_out(part: Text) -> Record:
         record["id"] = part.id
     if part.extras:
         record["extras"] = part.extras
+    if add is not None:
+        add((part.mime_type, part.id, part.extras))
     return record
 
 
@@ -265,8 +275,8 @@ def _text_in(record: Mapping[str, Any]) -> Text:
     )
 
 
-def _media_out(tag: str) -> Callable[[Media], Record]:
-    def unstructure(part: Media) -> Record:
+def _media_out(tag: str) -> _OutHook:
+    def unstructure(part: Media, add: _Add | None = None) -> Record:
         record: Record = {"type": tag}
         if part.data is not None:
             record["data"] = _b64(part.data)
@@ -287,6 +297,9 @@ def _media_out(tag: str) -> Callable[[Media], Record]:
             record["filename"] = filename
         if part.extras:
             record["extras"] = part.extras
+        if add is not None:
+            # data, url, content_id and refs are checked to be bytes and strings
+            add((part.mime_type, part.hint, part.id, filename, part.extras))
         return record
 
     return unstructure
@@ -317,7 +330,7 @@ def _media_in(cls: type[Media]) -> Callable[[Mapping[str, Any]], Media]:
     return structure
 
 
-def _reasoning_out(part: Reasoning) -> Record:
+def _reasoning_out(part: Reasoning, add: _Add | None = None) -> Record:
     record: Record = {"type": "reasoning", "text": part.text}
     if part.signature is not None:
         record["signature"] = part.signature
@@ -329,6 +342,8 @@ def _reasoning_out(part: Reasoning) -> Record:
         record["id"] = part.id
     if part.extras:
         record["extras"] = part.extras
+    if add is not None:
+        add((part.signature, part.redacted, part.provider, part.id, part.extras))
     return record
 
 
@@ -403,7 +418,7 @@ def _guarded(hook: _Structure, record: Any, what: str) -> Any:
         raise SerializationError(f"invalid {what}: {error}") from error
 
 
-def _content_out(parts: tuple[Content, ...]) -> list[Record]:
+def _content_out(parts: tuple[Content, ...], add: _Add | None = None) -> list[Record]:
     table = _CONTENT_OUT
     out = []
     for part in parts:
@@ -419,7 +434,15 @@ def _content_out(parts: tuple[Content, ...]) -> list[Record]:
         entry = table.get(type(part))
         if entry is None:
             return [unstructure_content(part) for part in parts]
-        out.append(entry[1](part))
+        hook = entry[1]
+        if add is None:
+            out.append(hook(part))
+        elif hook in _COLLECTING:
+            out.append(hook(part, add))  # type: ignore[call-arg]
+        else:
+            record = hook(part)
+            add(record)
+            out.append(record)
     return out
 
 
@@ -474,18 +497,8 @@ def _usage_in(record: Mapping[str, Any]) -> Usage:
     )
 
 
-def _metadata_out(metadata: Metadata) -> Record:
-    if (
-        metadata.finish_reason is None
-        and metadata.usage is None
-        and metadata.latency_ms is None
-        and metadata.cache_hit is None
-        and metadata.retries is None
-        and metadata.quality is None
-        and not metadata.custom
-    ):
-        # Metadata naming only the model is the common case.
-        return {} if metadata.model is None else {"model": metadata.model}
+def _metadata_out(metadata: Metadata, add: _Add | None = None) -> Record:
+    # The canisters' hooks write metadata naming only a model themselves.
     record: Record = {}
     if metadata.model is not None:
         record["model"] = metadata.model
@@ -503,6 +516,8 @@ def _metadata_out(metadata: Metadata) -> Record:
         record["finish_reason"] = metadata.finish_reason
     if metadata.custom:
         record["custom"] = metadata.custom
+    if add is not None:
+        add(record)
     return record
 
 
@@ -580,7 +595,7 @@ def _error_in(record: object) -> ErrorInfo:
 # Canister hooks
 
 
-def _envelope_out(canister: Any, tag: str) -> Record:
+def _envelope_out(canister: Any, tag: str, add: _Add | None = None) -> Record:
     # A UTC timestamp stays a datetime here: orjson writes it exactly as
     # isoformat() would, much faster. unstructure_canister() turns it into text
     # for callers; to_json() and to_jsonl() hand it to orjson as is.
@@ -599,9 +614,11 @@ def _envelope_out(canister: Any, tag: str) -> Record:
     if canister.step is not None:
         record["step"] = canister.step
     if canister.metadata is not None:
-        record["metadata"] = _metadata_out(canister.metadata)
+        record["metadata"] = _metadata_out(canister.metadata, add)
     if canister.extras:
         record["extras"] = canister.extras
+    if add is not None:
+        add((canister.parent_id, canister.trace_id, canister.policy, canister.extras))
     return record
 
 
@@ -654,10 +671,14 @@ def _envelope_in(record: Mapping[str, Any], cls: type) -> tuple[Any, ...]:
 
 # The unstructure hooks of the built-in canisters are generated from one
 # template: a canister with no lineage, trace, policy or extras (most of them)
-# gets its envelope written inline, any other through _envelope_out; the keys
-# come in the same order either way. The tail writes the class's own fields.
+# gets its record written as one dict display (one of four, as it has a step
+# and metadata or not), any other gets its envelope through _envelope_out and
+# the class's own fields after it; the keys come in the same order either way.
+# ``prepare`` computes the class's own values first, ``fields`` names them (key,
+# expression), ``finish`` adds the optional ones at the end.
 _OUT_TEMPLATE: Final = """\
-def unstructure(canister):
+def unstructure(canister, add=None):
+{prepare}
     if (
         canister.parent_id is None
         and canister.trace_id is None
@@ -665,37 +686,79 @@ def unstructure(canister):
         and not canister.extras
     ):
         moment = canister.timestamp
-        record = {{
-            "role": {tag!r},
-            "id": canister.id,
-            "timestamp": moment if moment.tzinfo is _UTC else moment.isoformat(),
-        }}
+        if moment.tzinfo is not _UTC:
+            moment = moment.isoformat()
         step = canister.step
-        if step is not None:
-            record["step"] = step
         metadata = canister.metadata
-        if metadata is not None:
-            record["metadata"] = _metadata_out(metadata)
+        if metadata is None:
+            if step is None:
+                record = {{{head}, {fields}}}
+            else:
+                record = {{{head}, "step": step, {fields}}}
+        else:
+            # Metadata naming only a model is the common case.
+            if (
+                metadata.finish_reason is None
+                and metadata.usage is None
+                and metadata.latency_ms is None
+                and metadata.cache_hit is None
+                and metadata.retries is None
+                and metadata.quality is None
+                and not metadata.custom
+                and type(model := metadata.model) is str
+            ):
+                metadata = {{"model": model}}
+            else:
+                metadata = _metadata_out(metadata, add)
+            if step is None:
+                record = {{{head}, "metadata": metadata, {fields}}}
+            else:
+                record = {{{head}, "step": step, "metadata": metadata, {fields}}}
     else:
-        record = _envelope_out(canister, {tag!r})
-{tail}
+        record = _envelope_out(canister, {tag!r}, add)
+{assign}
+{finish}
     return record
 """
-_CONTENT_TAIL: Final = '    record["content"] = _content_out(canister.content)'
-_CALL_TAIL: Final = """\
-    record["invocation_id"] = canister.invocation_id
-    record["name"] = canister.name"""
+# The content of a canister, into ``parts``: a lone plain text part (the
+# commonest content) is written without a call.
+_CONTENT_PREPARE: Final = """\
+    content = canister.content
+    if (
+        len(content) == 1
+        and type(part := content[0]) is Text
+        and part.mime_type == "text/plain"
+        and part.id is None
+        and not part.extras
+    ):
+        parts = [{"type": "text", "text": part.text}]
+    else:
+        parts = _content_out(content, add)"""
+_CALL_FIELDS: Final = (
+    ("invocation_id", "canister.invocation_id"),
+    ("name", "canister.name"),
+)
 
 
-def _canister_out(tag: str, tail: str) -> Callable[[Any], Record]:
+def _canister_out(
+    tag: str, fields: tuple[tuple[str, str], ...], prepare: str, finish: str = ""
+) -> _OutHook:
+    source = _OUT_TEMPLATE.format(
+        tag=tag,
+        prepare=prepare,
+        head=f'"role": {tag!r}, "id": canister.id, "timestamp": moment',
+        fields=", ".join(f"{key!r}: {value}" for key, value in fields),
+        assign="\n".join(f"        record[{key!r}] = {value}" for key, value in fields),
+        finish=finish,
+    )
     namespace: dict[str, Any] = {}
-    exec(_OUT_TEMPLATE.format(tag=tag, tail=tail), globals(), namespace)
-    hook: Callable[[Any], Record] = namespace["unstructure"]
+    exec(source, globals(), namespace)
+    hook: _OutHook = namespace["unstructure"]
     return hook
 
 
-def _with_content_out(tag: str) -> Callable[[Any], Record]:
-    return _canister_out(tag, _CONTENT_TAIL)
+def _with_content_out(tag: str) -> _OutHook:
+    return _canister_out(tag, (("content", "parts"),), _CONTENT_PREPARE)
 
 
 def _with_content_in(
@@ -712,13 +775,15 @@ def _with_content_in(
     return structure
 
 
-def _document_out(canister: Document) -> Record:
-    record = _envelope_out(canister, "document")
-    record["content"] = _content_out(canister.content)
+def _document_out(canister: Document, add: _Add | None = None) -> Record:
+    record = _envelope_out(canister, "document", add)
+    record["content"] = _content_out(canister.content, add)
     if canister.title is not None:
         record["title"] = canister.title
     if canister.document_id is not None:
         record["document_id"] = canister.document_id
+    if add is not None:
+        add((canister.title, canister.document_id))
     return record
 
 
@@ -731,7 +796,11 @@ def _document_in(record: Mapping[str, Any]) -> Document:
 
 _invocation_out: Final = _canister_out(
     "invocation",
-    _CALL_TAIL + '\n    record["arguments"] = canister.arguments',
+    (*_CALL_FIELDS, ("arguments", "arguments")),
+    """\
+    arguments = canister.arguments
+    if add is not None and arguments:
+        add(arguments)""",
 )
 
 
@@ -751,11 +820,14 @@ def _invocation_in(record: Mapping[str, Any]) -> Invocation:
 
 _result_out: Final = _canister_out(
     "result",
-    f"""{_CALL_TAIL}
-{_CONTENT_TAIL}
+    (*_CALL_FIELDS, ("content", "parts")),
+    _CONTENT_PREPARE,
+    """\
     error = canister.error
     if error is not None:
-        record["error"] = _error_out(error)""",
+        record["error"] = error = _error_out(error)
+        if add is not None:
+            add(error)""",
 )
 
 
@@ -784,13 +856,28 @@ def unstructure_canister(canister: Canister) -> Record:
     return record
 
 
-def _records(canisters: Iterable[Canister]) -> list[Record]:
-    """:func:`_record` of each canister, dispatching through the table directly."""
+def _records(canisters: Iterable[Canister], add: _Add | None = None) -> list[Record]:
+    """:func:`_record` of each canister, dispatching through the table directly;
+    with ``add``, each value that may hold a float is handed to it (see
+    :data:`_COLLECTING`)."""
     table = _CANISTER_OUT
     records = []
+    if add is None:
+        for canister in canisters:
+            entry = table.get(type(canister))
+            records.append(_record(canister) if entry is None else entry[1](canister))
+        return records
+    collecting = _COLLECTING
     for canister in canisters:
         entry = table.get(type(canister))
-        records.append(_record(canister) if entry is None else entry[1](canister))
+        if entry is None:
+            records.append(_record(canister))  # raises
+        elif entry[1] in collecting:
+            records.append(entry[1](canister, add))  # type: ignore[call-arg]
+        else:
+            record = entry[1](canister)
+            add(record)
+            records.append(record)
     return records
 
 
@@ -863,6 +950,16 @@ _register_canister(
     Invocation, Role.Invocation, "invocation", _invocation_out, _invocation_in
 )
 _register_canister(Result, Role.Result, "result", _result_out, _result_in)
+# The built-in classes' out hooks, which take a collector: ``add(value)`` for
+# each value the record holds that may be (or hold) a float, so that to_json()
+# and to_jsonl() look for NaN and the infinities (which orjson writes as null)
+# in those values only, never in the texts. Every value a built-in class does
+# not check to be a string, an int, a bool, bytes or a datetime is handed over.
+# Any other hook (an application's, or one replacing a built-in class's) hands
+# over its whole record.
+_COLLECTING: Final[frozenset[Callable[..., Record]]] = frozenset(
+    out for _tag, out in (*_CONTENT_OUT.values(), *_CANISTER_OUT.values())
+)
 _BUILTIN_TAGS: Final = frozenset(_CANISTER_IN) | frozenset(_CONTENT_IN)
 
 
@@ -1394,10 +1491,15 @@ def _may_hold_long_integer(raw: bytes) -> bool:
 _ORJSON_REFUSALS: Final = ("64-bit", "surrogates", "Recursion limit")
 
 
-def _encode_json(value: Any, limit: int = MAX_DEPTH) -> tuple[bytes, bool]:
+def _encode_json(
+    value: Any, limit: int = MAX_DEPTH, floats: list[Any] | None = None
+) -> tuple[bytes, bool]:
     """Return the JSON bytes of ``value``, and whether the standard library wrote
     them; a value nesting more than ``limit`` levels (which the readers would
-    refuse) raises :class:`SerializationError`.
+    refuse) raises :class:`SerializationError`. ``floats``: every value within
+    ``value`` that may be or hold a float, where the search for NaN and the
+    infinities then looks instead of the whole output (see
+    :data:`_COLLECTING`).
 
     orjson writes almost everything; the standard library takes over where
     orjson cannot be exact (see "Inputs" on the reliability page): integers
@@ -1417,7 +1519,11 @@ def _encode_json(value: Any, limit: int = MAX_DEPTH) -> tuple[bytes, bool]:
                 f"value is not JSON-serializable: {message}"
             ) from error
     else:
-        if b"null" not in encoded or not _holds_non_finite(value, len(encoded)):
+        if floats is None:
+            exact = b"null" not in encoded or not _holds_non_finite(value, len(encoded))
+        else:
+            exact = not floats or not _holds_non_finite(floats, len(encoded))
+        if exact:
             return encoded, False
         del encoded
     # orjson writes 254 levels at most, fewer than any bound: only here can the
@@ -1551,13 +1657,13 @@ _PACK_AT_MOST: Final = 1 << 20
 _NON_FINITE_PACKED: Final = re.compile(b"\\xcb[\\x7f\\xff][\\xf0-\\xff]")
 
 
-def _dumps(value: Any, limit: int = MAX_DEPTH) -> str:
+def _dumps(value: Any, limit: int = MAX_DEPTH, floats: list[Any] | None = None) -> str:
     """The JSON text of ``value``, which the caller hands over: it is released
     before the bytes become text, so that the base64 of a large media part
-    exists twice at most (see "Memory" on the reliability page). ``limit``: as
-    for :func:`_encode_json`."""
-    encoded = _encode_json(value, limit)[0]
-    del value
+    exists twice at most (see "Memory" on the reliability page). ``limit`` and
+    ``floats``: as for :func:`_encode_json`."""
+    encoded = _encode_json(value, limit, floats)[0]
+    del value, floats
     return encoded.decode()
 
 
@@ -1619,29 +1725,36 @@ def _decode(text: str | bytes, where: str) -> Any:
 def to_json(value: Conversation | Canister | Content) -> str:
     """Serialize a conversation, a canister or a content part to a JSON document."""
     # The document is handed to _dumps, not kept here: see _dumps.
-    document = _document(value)
-    return _dumps(document, MAX_DEPTH - _SHIFTS[document["format"]])
+    floats: list[Any] = []
+    document = _document(value, floats.append)
+    return _dumps(document, MAX_DEPTH - _SHIFTS[document["format"]], floats)
 
 
-def _document(value: Conversation | Canister | Content) -> Record:
-    """The document :func:`to_json` writes for ``value``."""
+def _document(
+    value: Conversation | Canister | Content, add: _Add | None = None
+) -> Record:
+    """The document :func:`to_json` writes for ``value``; ``add``: as for
+    :func:`_records`."""
     if isinstance(value, Conversation):
         document: Record = {
             "format": CONVERSATION_FORMAT,
             "version": FORMAT_VERSION,
-            "canisters": _records(value.canisters),
+            "canisters": _records(value.canisters, add),
         }
     elif type(value) in _CANISTER_OUT or isinstance(getattr(value, "role", None), Role):
         document = {
             "format": CANISTER_FORMAT,
             "version": FORMAT_VERSION,
-            "canister": _record(value),  # type: ignore[arg-type]
+            "canister": _records((value,), add)[0],  # type: ignore[arg-type]
         }
     elif type(value) in _CONTENT_OUT or isinstance(getattr(value, "type", None), str):
+        content = unstructure_content(value)  # type: ignore[arg-type]
+        if add is not None:
+            add(content)
         document = {
             "format": CONTENT_FORMAT,
             "version": FORMAT_VERSION,
-            "content": unstructure_content(value),  # type: ignore[arg-type]
+            "content": content,
         }
     else:
         raise SerializationError(
@@ -1689,7 +1802,8 @@ def to_jsonl(conversation: Iterable[Canister]) -> str:
     import orjson  # on first use, as in _encode_json
 
     header = _encode_json({"format": CONVERSATION_FORMAT, "version": FORMAT_VERSION})[0]
-    records = _records(conversation)
+    floats: list[Any] = []
+    records = _records(conversation, floats.append)
     # One encoder call per line, bound once, and one decode for the document;
     # what orjson refuses or cannot write exactly goes line by line through
     # _encode_json, which writes it as it always did. The empty last item gives
@@ -1703,7 +1817,7 @@ def to_jsonl(conversation: Iterable[Canister]) -> str:
     else:
         lines.append(b"")
         encoded = b"\n".join(lines)
-    if not lines or (b"null" in encoded and _holds_non_finite(records, len(encoded))):
+    if not lines or (floats and _holds_non_finite(floats, len(encoded))):
         limit = MAX_DEPTH - _LINE_SHIFT
         lines = [header, *[_encode_json(r, limit)[0] for r in records], b""]
         encoded = b"\n".join(lines)

@@ -1,0 +1,245 @@
+"""to_json and to_jsonl look for NaN and the infinities only where a float can be.
+
+orjson writes NaN, Infinity and -Infinity as ``null``; the standard library then
+writes the value exactly. Which values are searched is decided while the records
+are built: the built-in classes hand over every value they do not check to be a
+string, an int, a bool, bytes or a datetime, any other hook its whole record.
+These tests hold the output to the way that searched the whole written text
+(``b"null" in`` the bytes, then a walk of the whole value), byte for byte, with
+a non-finite number, a big integer, a lone surrogate or a plain value put in each
+place that may hold one, and through registered classes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import canisters as c
+from canisters import serialization as s
+
+from . import strategies
+from .budget import examples
+
+
+def searched_json(value: Any) -> str:
+    """What to_json wrote before: the whole output searched for ``null``."""
+    document = s._document(value)
+    limit = s.MAX_DEPTH - s._SHIFTS[document["format"]]
+    return s._encode_json(document, limit)[0].decode()
+
+
+def searched_jsonl(conversation: c.Conversation) -> str:
+    """What to_jsonl wrote before: each line searched for ``null`` on its own."""
+    header = {"format": s.CONVERSATION_FORMAT, "version": s.FORMAT_VERSION}
+    lines = [s._encode_json(header)[0]]
+    for record in s._records(conversation):
+        lines.append(s._encode_json(record, s.MAX_DEPTH - s._LINE_SHIFT)[0])
+    lines.append(b"")
+    return b"\n".join(lines).decode()
+
+
+def assert_written_as_before(conversation: c.Conversation) -> None:
+    text = c.to_json(conversation)
+    assert text == searched_json(conversation)
+    lines = c.to_jsonl(conversation)
+    assert lines == searched_jsonl(conversation)
+    for canister in conversation:
+        assert c.to_json(canister) == searched_json(canister)
+    # Read back, the same text is written again (NaN != NaN, but its text is),
+    # where the classes take what was put in (a float is no token count).
+    try:
+        back = c.from_json(text)
+    except c.SerializationError:
+        return
+    assert c.to_json(back) == text
+    assert c.to_jsonl(c.from_jsonl(lines)) == lines
+
+
+ODD_VALUES = [
+    math.nan,
+    math.inf,
+    -math.inf,
+    1.5,
+    None,
+    10**30,
+    2**63,
+    "\ud800 lone",
+    "plain",
+]
+
+Place = Callable[[Any, Any], Any]
+
+
+def _part(part: Any) -> Place:
+    """Add ``part`` (built from the value) to a canister that holds content."""
+
+    def place(canister: Any, value: Any) -> Any:
+        if not hasattr(canister, "content"):
+            return canister
+        return attrs.evolve(canister, content=(*canister.content, part(value)))
+
+    return place
+
+
+def _metadata(**fields: Any) -> Place:
+    def place(canister: Any, value: Any) -> Any:
+        values = {
+            key: value if given is None else given(value)
+            for key, given in fields.items()
+        }
+        return attrs.evolve(canister, metadata=c.Metadata(**values))
+
+    return place
+
+
+def _only(cls: type, **fields: Callable[[Any], Any]) -> Place:
+    def place(canister: Any, value: Any) -> Any:
+        if type(canister) is not cls:
+            return canister
+        return attrs.evolve(canister, **{k: f(value) for k, f in fields.items()})
+
+    return place
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+# Every place of a built-in canister that a value not checked by the classes
+# can take (the fields typed str but not checked, and the JSON values).
+PLACES: dict[str, Place] = {
+    "parent_id": lambda x, v: attrs.evolve(x, parent_id=v),
+    "trace_id": lambda x, v: attrs.evolve(x, trace_id=v),
+    "policy": lambda x, v: attrs.evolve(x, policy=v),
+    "extras": lambda x, v: attrs.evolve(x, extras={"openai": {"k": [v]}}),
+    "extras and step": lambda x, v: attrs.evolve(x, step=3, extras={"o": v}),
+    "metadata.model": _metadata(model=None),
+    "metadata.latency_ms": _metadata(model=lambda v: "m", latency_ms=None),
+    "metadata.quality": _metadata(quality=None),
+    "metadata.custom": _metadata(model=lambda v: "m", custom=lambda v: {"a": {"b": v}}),
+    "metadata.finish_reason": _metadata(finish_reason=None),
+    "metadata.retries": _metadata(retries=None),
+    "metadata.cache_hit": _metadata(cache_hit=None),
+    "metadata.usage": _metadata(usage=lambda v: c.Usage(input_tokens=v)),
+    "arguments": _only(c.Invocation, arguments=lambda v: {"a": [1, {"b": v}]}),
+    "error.code": _only(c.Result, error=lambda v: c.ErrorInfo(v, "m")),
+    "error.message": _only(c.Result, error=lambda v: c.ErrorInfo("X", v)),
+    "error.retryable": _only(c.Result, error=lambda v: c.ErrorInfo("X", "m", v)),
+    "error.details": _only(
+        c.Result, error=lambda v: c.ErrorInfo("X", "m", details={"d": v})
+    ),
+    "document.title": _only(c.Document, title=_same),
+    "document.document_id": _only(c.Document, document_id=_same),
+    "text.mime_type": _part(lambda v: c.Text("t", v)),
+    "text.id": _part(lambda v: c.Text("t", id=v)),
+    "text.extras": _part(lambda v: c.Text("t", extras={"x": v})),
+    "media.mime_type": _part(lambda v: c.Image(data=b"\x89PNG", mime_type=v)),
+    "media.hint": _part(lambda v: c.Audio(url="https://a.test/x.wav", hint=v)),
+    "media.id": _part(lambda v: c.Video(refs={"openai": "file-1"}, id=v)),
+    "media.extras": _part(
+        lambda v: c.Image(url="https://a.test/i.png", extras={"e": [v]})
+    ),
+    "file.filename": _part(lambda v: c.File(data=b"%PDF", filename=v)),
+    "reasoning.signature": _part(lambda v: c.Reasoning("r", v, None, "anthropic")),
+    "reasoning.redacted": _part(lambda v: c.Reasoning("", None, v, "openai")),
+    "reasoning.provider": _part(lambda v: c.Reasoning("r", provider=v)),
+    "reasoning.id": _part(lambda v: c.Reasoning("r", id=v)),
+    "reasoning.extras": _part(lambda v: c.Reasoning("r", extras={"x": v})),
+}
+
+
+@settings(max_examples=examples(50), deadline=None)
+@given(
+    strategies.conversations,
+    st.data(),
+)
+def test_written_as_when_the_whole_text_was_searched(
+    conversation: c.Conversation, data: st.DataObject
+) -> None:
+    canisters = list(conversation)
+    for _ in range(data.draw(st.integers(0, 3))):
+        if not canisters:
+            break
+        index = data.draw(st.integers(0, len(canisters) - 1))
+        place = data.draw(st.sampled_from(sorted(PLACES)))
+        value = data.draw(st.sampled_from(ODD_VALUES))
+        canisters[index] = PLACES[place](canisters[index], value)
+    assert_written_as_before(c.Conversation(canisters))
+
+
+@pytest.mark.parametrize("value", ODD_VALUES, ids=repr)
+@pytest.mark.parametrize("place", sorted(PLACES))
+def test_every_place_that_may_hold_a_float(place: str, value: Any) -> None:
+    base = [
+        c.Supervisor("be brief"),
+        c.User(("hi", c.Image(data=b"\x89PNG\r\n")), step=1),
+        c.Assistant("hello", metadata=c.Metadata(model="m"), step=1),
+        c.Invocation("f", {"x": 1}, invocation_id="i1", step=2),
+        c.Result("i1", "f", "ok", step=2),
+        c.Document("notes", "title", "d1"),
+    ]
+    conversation = c.Conversation([PLACES[place](x, value) for x in base])
+    assert_written_as_before(conversation)
+    # A true-ish retryable is written as true.
+    if isinstance(value, float) and not math.isfinite(value) and "retry" not in place:
+        text = c.to_json(conversation)
+        assert ("NaN" if math.isnan(value) else "Infinity") in text
+
+
+@attrs.frozen
+class Reading(c.User):
+    """An application canister with a float of its own."""
+
+    score: float = 0.0
+
+
+@attrs.frozen
+class Gauge:
+    """An application content part with a float of its own."""
+
+    type = "gauge"
+    level: float = 0.0
+
+
+c.register_canister(Reading, "non-finite-reading")
+c.register_content(Gauge, "non-finite-gauge")
+
+
+@pytest.mark.parametrize("value", [math.nan, -math.inf, 0.5, 2.5e300], ids=repr)
+def test_registered_classes_hand_over_their_whole_records(value: float) -> None:
+    conversation = c.Conversation(
+        [
+            Reading("r", score=value),
+            c.User(("a", Gauge(value))),
+            c.Assistant((Gauge(value),), metadata=c.Metadata(model="m")),
+        ]
+    )
+    assert_written_as_before(conversation)
+    assert c.to_json(Gauge(value)) == searched_json(Gauge(value))
+
+
+def test_a_replaced_built_in_hook_hands_over_its_whole_record(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def out(part: c.Text) -> dict[str, Any]:
+        return {"type": "text", "text": part.text, "score": math.inf}
+
+    monkeypatch.setitem(s._CONTENT_OUT, c.Text, ("text", out))
+    monkeypatch.setitem(
+        s._CANISTER_OUT,
+        c.Result,
+        ("result", lambda x: {"role": "result", "n": math.nan}),
+    )
+    part = c.Text("t", mime_type="text/markdown")  # not the inline plain text
+    conversation = c.Conversation([c.User((part,)), c.Result("i", "f", "ok")])
+    text = c.to_json(conversation)
+    assert text == searched_json(conversation)
+    assert '"score":Infinity' in text and '"n":NaN' in text
+    assert c.to_jsonl(conversation) == searched_jsonl(conversation)
