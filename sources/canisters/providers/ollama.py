@@ -452,6 +452,7 @@ class OllamaAccumulator(streams.Accumulator):
         self._content: list[str] = []
         self._thinking: list[str] = []
         self._calls: list[Any] = []
+        self._logprobs: list[Any] | None = None
 
     def _expected(self) -> str:
         return 'the object with "done": true'
@@ -463,6 +464,13 @@ class OllamaAccumulator(streams.Accumulator):
         if "error" in event:
             raise streams.stream_error(event["error"], f"{path}.error")
         self._last = event
+        logprobs = event.get("logprobs")
+        if logprobs is not None:
+            # Each object has the log probabilities of its own tokens.
+            pieces = expect_list(logprobs, f"{path}.logprobs")
+            if self._logprobs is None:
+                self._logprobs = []
+            self._logprobs.extend(streams.fresh(list(pieces)))
         piece = event.get("message")
         if piece is not None:
             where = f"{path}.message"
@@ -493,6 +501,8 @@ class OllamaAccumulator(streams.Accumulator):
         if self._calls:
             message["tool_calls"] = self._calls
         envelope = {key: v for key, v in self._last.items() if key != "message"}
+        if self._logprobs is not None:
+            envelope["logprobs"] = self._logprobs
         return {**envelope, "message": message}, {}
 
 

@@ -1179,6 +1179,19 @@ _CHUNK_OWN = frozenset({"choices", "object", "usage", "obfuscation"})
 _CHOICE_OWN = frozenset({"index", "delta", "logprobs", "finish_reason"})
 
 
+def _fields(event: object) -> Any:
+    """The field names of a chunk or SDK event (a dict's keys)."""
+    if isinstance(event, Mapping):
+        return event
+    return getattr(type(event), "model_fields", None) or ()
+
+
+def _given(value: object) -> bool:
+    """Whether a chunk's field holds something: not null, ``""``, ``0``, ``{}``
+    or ``[]`` (``False`` counts as given)."""
+    return value is False or bool(value)
+
+
 def _merge(target: dict[str, Any], delta: Mapping[str, Any], path: str) -> None:
     """Merge one delta into ``target``: text grows, names fill gaps, objects merge."""
     for key, value in delta.items():
@@ -1251,6 +1264,26 @@ class OpenAIChatAccumulator(streams.Accumulator):
             return self._usage is not None
         return all(choice.finish for choice in self._choices.values())
 
+    def _mapping(self, event: object, path: str) -> Mapping[str, Any]:
+        # The SDK's stream helper (client.chat.completions.stream()) yields its
+        # own events: a "chunk" event wraps each chunk; the others
+        # ("content.delta", "tool_calls.function.arguments.done", ...) repeat
+        # what the chunks say and are skipped, without converting their
+        # snapshots.
+        kind = event.get("type") if isinstance(event, Mapping) else None
+        if not isinstance(event, Mapping):
+            kind = getattr(event, "type", None)
+        if isinstance(kind, str) and "choices" not in _fields(event):
+            if kind == "chunk":
+                chunk = (
+                    event.get("chunk")
+                    if isinstance(event, Mapping)
+                    else getattr(event, "chunk", None)
+                )
+                return expect_mapping(chunk, f"{path}.chunk")
+            return {"type": kind}
+        return expect_mapping(event, path)
+
     def _after_end(self, event: Mapping[str, Any], path: str) -> bool:
         # Chunks without choices may still come: the usage (when not announced),
         # a moderated stream's moderation results.
@@ -1262,8 +1295,13 @@ class OpenAIChatAccumulator(streams.Accumulator):
     def _absorb(self, event: Mapping[str, Any], path: str) -> bool:
         if "error" in event and "choices" not in event:
             raise streams.stream_error(event["error"], f"{path}.error")
+        if "type" in event and "choices" not in event:
+            return self._ended()  # an SDK helper's event (see _mapping)
         for key, value in event.items():
-            if key not in _CHUNK_OWN and self._top.get(key) is None:
+            # The first value holds, except that an empty one gives way: Azure
+            # OpenAI's first chunk (its prompt filter results) has "id": "",
+            # "model": "" and "created": 0, the chunks after it the real ones.
+            if key not in _CHUNK_OWN and not _given(self._top.get(key)):
                 self._top[key] = value
         if "object" in event:
             self._top.setdefault("object", "chat.completion")
@@ -1322,9 +1360,9 @@ class OpenAIChatAccumulator(streams.Accumulator):
                 )
                 choice.logprobs = merged
         for key, value in raw.items():
-            if key not in _CHOICE_OWN and (
-                value is not None or key not in choice.other
-            ):
+            # A later value replaces an earlier one unless it is empty (Azure's
+            # last chunk carries "content_filter_results": {}).
+            if key not in _CHOICE_OWN and (_given(value) or key not in choice.other):
                 choice.other[key] = value
         finish = raw.get("finish_reason")
         if finish is not None:
