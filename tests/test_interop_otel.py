@@ -234,6 +234,26 @@ def test_a_message_without_parts_keeps_its_place() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "conversation",
+    [
+        # Found by the property test above on Python 3.10: an empty reply after
+        # a call vanished inside the call's message.
+        [c.Invocation("f", invocation_id="1"), c.Assistant(), c.Assistant()],
+        [c.User("q"), c.Assistant(), c.Invocation("f", invocation_id="1")],
+        [c.User("q"), c.Invocation("f", invocation_id="1"), c.Assistant(), c.User()],
+    ],
+    ids=["empty replies after a call", "a call after an empty reply", "in input"],
+)
+def test_a_canister_without_parts_is_a_message_of_its_own(
+    conversation: list[c.Canister],
+) -> None:
+    attributes = otel.to_otel(conversation)
+    read = otel.from_otel(attributes)
+    assert [x.role for x in read] == [x.role for x in conversation]
+    assert otel.to_otel(read) == attributes
+
+
 def test_document_modality_reads_as_a_file() -> None:
     part = {
         "type": "uri",

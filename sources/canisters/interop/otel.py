@@ -19,6 +19,12 @@ conventions for generative AI, shaped as their JSON schemas define them:
 - ``gen_ai.output.messages``: the trailing assistant canisters and invocations
   (the reply), with a ``finish_reason``.
 
+A message holds one canister, except that invocations join the assistant
+message before them, results join the tool message before them, and an
+assistant canister joins the invocations before it, as providers group them. A
+canister without parts (an empty reply) is always a message of its own, so that
+it reads back as one.
+
 Parts: ``text``, ``reasoning``, ``tool_call`` (id, name, arguments),
 ``tool_call_response`` (id, response), and media as ``blob`` (inline bytes,
 base64), ``uri`` (a URL) or ``file`` (a provider file id), each with its
@@ -136,9 +142,14 @@ def _messages(
     groups: list[list[Canister]] = []
     for canister in canisters:
         role = _ROLE[canister.role]
+        parts = _parts(canister)
         previous = groups[-1][-1] if groups else None
+        # A canister without parts is a message of its own, which reads back
+        # as one empty canister: inside another message it would vanish.
         same = (
             previous is not None
+            and parts
+            and messages[-1]["parts"]
             and messages[-1]["role"] == role
             and (
                 canister.role in (Role.Invocation, Role.Result)
@@ -150,7 +161,7 @@ def _messages(
         if not same:
             messages.append({"role": role, "parts": []})
             groups.append([])
-        messages[-1]["parts"].extend(_parts(canister))
+        messages[-1]["parts"].extend(parts)
         groups[-1].append(canister)
     if output:
         for message, group in zip(messages, groups, strict=True):
