@@ -276,6 +276,25 @@ EDGES = {
         c.Assistant((c.Reasoning("hmm", signature="sig", provider="anthropic"),)),
         c.Assistant((c.Reasoning("hmm"), c.Text("x"))),
     ],
+    # User parts the one pass writes itself (texts and images), and their edges.
+    "user media": [
+        c.User((c.Text("a"), c.Image(url="https://example.com/a.png"))),
+        c.User((c.Image(data=b"\x89PNG\r\n\x1a\n", mime_type="image/png"),)),
+        c.User((c.Text("b"), c.Image(url="data:image/png;base64,iVBORw0KGgo="))),
+        c.User((c.Text("c"), c.Image(data=b"\x89PNG\r\n\x1a\n"))),
+        c.User((c.Image(data=b"\xff\xd8\xff", mime_type="image/jpeg", hint="x"),)),
+        c.User((c.Text(""), c.Text("f"))),
+        c.User((c.Text("g"), PNG)),
+        c.User((c.Text("h", extras={"gemini": {"thought": False}}), c.Text("i"))),
+        c.User(()),
+    ],
+    "user media refused": [
+        c.User((c.Text("a"), c.Image(url="https://example.com/a.png"))),
+        c.User((c.Image(data=b"BM0000", mime_type="image/bmp"), c.Text("d"))),
+        c.User((c.Image(url="gs://bucket/b.png"), c.Text("e"))),
+        c.User((c.Text("j"), c.Audio(data=b"RIFF0000WAVE"))),
+        c.Assistant((c.Text("k"), c.Image(url="https://example.com/k.png"))),
+    ],
 }
 
 

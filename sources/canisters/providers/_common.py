@@ -774,6 +774,17 @@ def canisters_of(conversation: Iterable[Canister], provider: str) -> list[Canist
         raise ProviderError(str(error)) from error
 
 
+def canisters_given(
+    conversation: Iterable[Canister], provider: str
+) -> Sequence[Canister]:
+    """:func:`canisters_of`, without the copy when ``conversation`` is a
+    :class:`~canisters.Conversation`: its own tuple, for a render that only reads
+    it."""
+    if type(conversation) is Conversation:
+        return conversation.canisters
+    return canisters_of(conversation, provider)
+
+
 def trial_options(options: Options) -> Options | None:
     """The options of a fast renderer's trial: a pass that renders the canisters
     as they are, pairing invocations and results as it goes, and gives up (for

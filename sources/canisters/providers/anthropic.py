@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import operator
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -986,7 +986,7 @@ def _render_request(
     """:func:`render_request`; ``fast=False`` renders every message the general way
     (what the fast way must give, exactly)."""
     opts = common.options_from(options)
-    given = common.canisters_of(conversation, NAME)
+    given = common.canisters_given(conversation, NAME)
     # A trial (see OpenAI chat) renders the messages before the system prompt:
     # not with media labels, which are numbered in the order they are written.
     trial = None if not fast or opts.media_labels else common.trial_options(opts)
@@ -1055,7 +1055,7 @@ def _top_level(supervisor: Canister) -> bool:
 
 
 def _render_messages(
-    renderer: _Renderer, canisters: list[Canister]
+    renderer: _Renderer, canisters: Sequence[Canister]
 ) -> list[dict[str, Any]]:
     """The messages, the general way: any extras, any canister."""
     rest = [
@@ -1085,7 +1085,7 @@ def _render_messages(
 
 def _render_plain_messages(
     renderer: _Renderer,
-    canisters: list[Canister],
+    canisters: Sequence[Canister],
     *,
     trial: bool = False,
     supervisors: list[int] | None = None,
@@ -1199,6 +1199,10 @@ def _render_plain_messages(
                 if not offset:
                     message["content"] = text
                     string = True
+                continue
+            rendered = _user_blocks(content) if kind is USER else None
+            if rendered is not None:
+                blocks.extend(rendered)
             else:
                 blocks.extend(renderer.parts(at, canister, content, wire))
                 empty = empty or not blocks
@@ -1213,6 +1217,39 @@ def _render_plain_messages(
     if trial and waiting:
         return None
     return _without_empty(messages, renderer.options) if empty else messages
+
+
+_URL_SCHEMES = ("http:", "https:")  # what an image URL is sent as
+
+
+def _user_blocks(parts: tuple[Content, ...]) -> list[dict[str, Any]] | None:
+    """The blocks of a user canister holding ``parts``, when they are non-empty
+    texts and images without extras or hint, written as :meth:`_Renderer.parts`
+    writes them (an image by its http(s) URL, else its bytes when its media type
+    is one Anthropic takes); ``None`` when there is no part or another one."""
+    blocks: list[dict[str, Any]] = []
+    for part in parts:
+        kind = type(part)
+        if part.extras:
+            return None
+        if kind is Text:
+            if not part.text:  # type: ignore[attr-defined]
+                return None  # dropped, and reported, by the general way
+            blocks.append({"type": "text", "text": part.text})  # type: ignore[attr-defined]
+            continue
+        if kind is not Image or part.hint is not None:  # type: ignore[attr-defined]
+            return None
+        url = part.url  # type: ignore[attr-defined]
+        if url is not None and url.startswith(_URL_SCHEMES):
+            source = {"type": "url", "url": url}
+        else:
+            data, mime = part.data, part.mime_type  # type: ignore[attr-defined]
+            if data is None or mime not in _IMAGE_TYPES:
+                return None
+            encoded = common.b64encode(bytes(data))
+            source = {"type": "base64", "media_type": mime, "data": encoded}
+        blocks.append({"type": "image", "source": source})
+    return blocks or None
 
 
 def _string_content(message: dict[str, Any], blocks: list[dict[str, Any]]) -> None:
@@ -1553,7 +1590,7 @@ class Anthropic(streams.Streaming):
     ) -> dict[str, Any]:
         """Render ``{"system": ..., "messages": [...]}``; see
         :class:`~canisters.providers.Options`."""
-        return render_request(conversation, **options)
+        return _render_request(conversation, options)
 
     def parse_response(self, body: Any) -> Conversation:
         """Read a response body or ``anthropic.types.Message``."""

@@ -23,7 +23,8 @@ they belong to:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import operator
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -965,7 +966,7 @@ def _render_request(
     """:func:`render_request`; ``fast=False`` renders every message the general way
     (what the fast way must give, exactly)."""
     opts = common.options_from(options)
-    given = common.canisters_of(conversation, NAME)
+    given = common.canisters_given(conversation, NAME)
     if fast:
         trial = common.trial_options(opts)
         if trial is not None:
@@ -983,7 +984,10 @@ def _render_request(
 
 
 def _render_plain_messages(
-    canisters: list[Canister], options: Options, *, trial: bool = False
+    canisters: Sequence[Canister],
+    options: Options,
+    *,
+    trial: bool = False,
 ) -> list[dict[str, Any]] | None:
     """What :func:`_render_messages` gives when no canister has OpenAI Chat extras,
     in one pass.
@@ -991,27 +995,30 @@ def _render_plain_messages(
     Without extras, an invocation joins the assistant turn just before it when
     their steps agree, and a message holding one text sends it as a string. Plain
     texts and invocations are written here; everything else goes through the
-    general functions, with the same index.
+    general functions, with the same index (and a renderer made for the first of
+    them).
 
     As a ``trial`` (see :func:`~canisters.providers._common.trial_options`) it
     takes the canisters before :func:`~canisters.providers._common.request_canisters`
-    and gives ``None`` as soon as one has extras, a result answers no earlier
+    and gives ``None`` when one has extras, as soon as a result answers no earlier
     invocation or a user canister comes before the results of calls, and at the
     end when an invocation has no result: when the
     canisters are complete pairs without extras, the trial renders them as they
     are, and rendering saves the pass that pairs them.
     """
-    renderer = _Renderer(options)
+    if trial and any(map(_EXTRAS, canisters)):
+        return None
+    renderer: _Renderer | None = None
+    held = False  # whether the renderer holds media moved out of tool messages
     invoked: dict[str, bool] = {}  # in a trial: the invocations, whether answered
     waiting = 0  # in a trial: how many of them are not answered yet
     encode = common.encode_arguments  # without extras, nothing kept to prefer
     messages: list[dict[str, Any]] = []
+    append = messages.append
     turn: dict[str, Any] | None = None  # the assistant message invocations may join
     calls: list[dict[str, Any]] | None = None  # its tool calls, once it has some
     step = None  # the step of the canister before
     for index, canister in enumerate(canisters):
-        if trial and canister.extras:
-            return None
         kind = canister.role
         if kind is INVOCATION:
             if trial and canister.invocation_id not in invoked:  # type: ignore[attr-defined]
@@ -1032,12 +1039,13 @@ def _render_plain_messages(
                 else:
                     calls.append(call)
             else:
-                if renderer.moved:
-                    messages.append({"role": "user", "content": renderer.moved})
-                    renderer.moved = []
+                if held:
+                    append({"role": "user", "content": renderer.moved})  # type: ignore[union-attr]
+                    renderer.moved = []  # type: ignore[union-attr]
+                    held = False
                 calls = [call]
                 turn = {"role": "assistant", "content": None, "tool_calls": calls}
-                messages.append(turn)
+                append(turn)
             step = this
             continue
         step = canister.step
@@ -1055,7 +1063,7 @@ def _render_plain_messages(
                     waiting -= 1
             turn = None
             if plain and canister.error is None:  # type: ignore[attr-defined]
-                messages.append(
+                append(
                     {
                         "role": "tool",
                         "tool_call_id": canister.invocation_id,  # type: ignore[attr-defined]
@@ -1063,33 +1071,74 @@ def _render_plain_messages(
                     }
                 )
             else:
-                messages.append(_render_result(renderer, index, canister))
+                if renderer is None:
+                    renderer = _Renderer(options)
+                append(_render_result(renderer, index, canister))
+                held = bool(renderer.moved)
             continue
-        if renderer.moved:
-            messages.append({"role": "user", "content": renderer.moved})
-            renderer.moved = []
+        if held:
+            append({"role": "user", "content": renderer.moved})  # type: ignore[union-attr]
+            renderer.moved = []  # type: ignore[union-attr]
+            held = False
         if trial and waiting and kind is USER:
             return None  # between calls and their results: the usual way moves it
-        # Not _WIRE_ROLE[kind]: an enum member hashes through a Python call.
-        wire = "system" if kind is SUPERVISOR else "user"
         if kind is ASSISTANT:
             if plain:
                 turn = {"role": "assistant", "content": part.text}  # type: ignore[union-attr]
             else:
+                if renderer is None:
+                    renderer = _Renderer(options)
                 turn = _render_assistant(renderer, index, [canister])
                 calls = turn.get("tool_calls")
-            messages.append(turn)
+            append(turn)
             continue
         turn = None
+        # Not _WIRE_ROLE[kind]: an enum member hashes through a Python call.
+        wire = "system" if kind is SUPERVISOR else "user"
         if plain and kind is not DOCUMENT:
-            messages.append({"role": wire, "content": part.text})  # type: ignore[union-attr]
+            append({"role": wire, "content": part.text})  # type: ignore[union-attr]
+            continue
+        rendered = _user_parts(content) if kind is USER else None
+        if rendered is not None:
+            append({"role": "user", "content": rendered})
         else:
-            messages.append(_render_plain(renderer, index, canister, wire))
+            if renderer is None:
+                renderer = _Renderer(options)
+            append(_render_plain(renderer, index, canister, wire))
     if trial and waiting:
         return None
-    if renderer.moved:
-        messages.append({"role": "user", "content": renderer.moved})
+    if held:
+        append({"role": "user", "content": renderer.moved})  # type: ignore[union-attr]
     return messages
+
+
+_EXTRAS = operator.attrgetter("extras")
+_URL_SCHEMES = ("http:", "https:", "data:")  # what an image URL is sent as
+
+
+def _user_parts(parts: tuple[Content, ...]) -> list[dict[str, Any]] | None:
+    """The content of a user message holding ``parts``, when they are texts and
+    images without extras or hint, written as :meth:`_Renderer.parts` writes
+    them (an image by its URL, else its bytes and media type as a data URL);
+    ``None`` when there is no part or another one."""
+    rendered: list[dict[str, Any]] = []
+    for part in parts:
+        kind = type(part)
+        if part.extras:
+            return None
+        if kind is Text:
+            rendered.append({"type": "text", "text": part.text})  # type: ignore[attr-defined]
+            continue
+        if kind is not Image or part.hint is not None:  # type: ignore[attr-defined]
+            return None
+        url = part.url  # type: ignore[attr-defined]
+        if url is None or not url.startswith(_URL_SCHEMES):
+            data, mime = part.data, part.mime_type  # type: ignore[attr-defined]
+            if data is None or not mime:
+                return None
+            url = common.data_url(mime, bytes(data))
+        rendered.append({"type": "image_url", "image_url": {"url": url}})
+    return rendered or None
 
 
 def render_response(conversation: Conversation, **options: Any) -> dict[str, Any]:
@@ -1446,7 +1495,7 @@ class OpenAIChat(streams.Streaming):
         self, conversation: Conversation, **options: Any
     ) -> dict[str, Any]:
         """Render ``{"messages": [...]}``; see :class:`~canisters.providers.Options`."""
-        return render_request(conversation, **options)
+        return _render_request(conversation, options)
 
     def parse_response(self, body: Any) -> Conversation:
         """Read a response body or ``ChatCompletion`` object."""
