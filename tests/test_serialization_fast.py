@@ -533,7 +533,9 @@ def test_fast_path_and_hooks_hold_values_to_the_same_depth(
 
 DEEP_PLACES: dict[str, Callable[[Any], c.Canister]] = {
     "a canister's extras": lambda v: c.User("hi", extras={"v": v}),
-    "an invocation's arguments": lambda v: c.Invocation("f", {"v": v}, invocation_id="call"),
+    "an invocation's arguments": lambda v: c.Invocation(
+        "f", {"v": v}, invocation_id="call"
+    ),
     "metadata's custom": lambda v: c.Assistant(
         "a", metadata=c.Metadata(model="m", custom={"v": v})
     ),
