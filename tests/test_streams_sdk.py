@@ -10,16 +10,25 @@ through ``parse_response``.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import ollama
+import pytest
 from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
+from openai.types.responses import Response
+from openai.types.responses import ResponseStreamEvent as ResponseStreamEventType
+from pydantic import TypeAdapter
 
 from canisters import providers
+from canisters.providers import MalformedPayload
+from canisters.providers.streams import read_events
 
 from .providers_support import anonymous
 from .test_streams import check_equivalent
+
+ResponseStreamEvent: TypeAdapter[Any] = TypeAdapter(ResponseStreamEventType)
 
 # OpenAI Chat ---------------------------------------------------------------------------
 
@@ -219,6 +228,21 @@ def test_openai_chat_stream_helper_events() -> None:
     assert anonymous(accumulator.finish()) == anonymous(reply)
 
 
+def test_openai_chat_error_event_with_an_sse_event_name() -> None:
+    # An error sent as "event: error" gets the type "error" from read_events;
+    # it is not taken for one of the SDK helper's events and skipped.
+    wire = (
+        b"data: "
+        + json.dumps(TOOL_CHUNKS[0]).encode()
+        + b"\n\nevent: error\ndata: "
+        + b'{"error": {"message": "overloaded", "type": "server_error"}}\n\n'
+    )
+    with pytest.raises(MalformedPayload) as caught:
+        providers.get("openai-chat").parse_stream(read_events(wire))
+    assert caught.value.path == "$[1].error"
+    assert "server_error: overloaded" in str(caught.value)
+
+
 # Ollama --------------------------------------------------------------------------------
 
 
@@ -257,3 +281,188 @@ def test_ollama_logprobs_of_every_chunk_are_kept() -> None:
     ollama.ChatResponse.model_validate(rendered)
     objects = [ollama.ChatResponse.model_validate(event) for event in events]
     check_equivalent("ollama", objects, body)
+
+
+# OpenAI Responses ----------------------------------------------------------------------
+
+R_USAGE = {
+    "input_tokens": 310,
+    "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+    "output_tokens": 96,
+    "output_tokens_details": {"reasoning_tokens": 64},
+    "total_tokens": 406,
+}
+
+
+def r_response(status: str, output: list[Any], usage: Any = None) -> dict[str, Any]:
+    return {
+        "id": "resp_9",
+        "object": "response",
+        "created_at": 1750000000,
+        "status": status,
+        "error": None,
+        "incomplete_details": None,
+        "model": "gpt-5-2025-08-07",
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [
+            {
+                "type": "function",
+                "name": "weather",
+                "parameters": {"type": "object", "properties": {}},
+                "strict": True,
+                "description": None,
+            }
+        ],
+        "usage": usage,
+    }
+
+
+R_REASONING = {
+    "type": "reasoning",
+    "id": "rs_9",
+    "summary": [{"type": "summary_text", "text": "Two cities: two calls."}],
+    "encrypted_content": "gAAAAABoEnc+/ZZ==",
+}
+R_CALLS = [
+    {
+        "type": "function_call",
+        "id": f"fc_{n}",
+        "call_id": f"call_{n}",
+        "name": "weather",
+        "arguments": arguments,
+        "status": "completed",
+    }
+    for n, arguments in enumerate(['{"city": "Oslo"}', '{"city": "Rome"}'])
+]
+
+
+def responses_events() -> list[dict[str, Any]]:
+    """A reasoning item (summary deltas, encrypted content in its done item) and
+    two function calls whose argument deltas interleave."""
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": r_response("in_progress", [])},
+        {"type": "response.in_progress", "response": r_response("in_progress", [])},
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": {"type": "reasoning", "id": "rs_9", "summary": []},
+        },
+        {
+            "type": "response.reasoning_summary_part.added",
+            "output_index": 0,
+            "item_id": "rs_9",
+            "summary_index": 0,
+            "part": {"type": "summary_text", "text": ""},
+        },
+    ]
+    for piece in ("Two cities", ": two calls."):
+        events.append(
+            {
+                "type": "response.reasoning_summary_text.delta",
+                "output_index": 0,
+                "item_id": "rs_9",
+                "summary_index": 0,
+                "delta": piece,
+            }
+        )
+    events.append(
+        {"type": "response.output_item.done", "output_index": 0, "item": R_REASONING}
+    )
+    for n, call in enumerate(R_CALLS, start=1):
+        added = {**call, "arguments": "", "status": "in_progress"}
+        events.append(
+            {"type": "response.output_item.added", "output_index": n, "item": added}
+        )
+    for half in (0, 1):
+        for n, call in enumerate(R_CALLS, start=1):
+            text = call["arguments"]
+            middle = len(text) // 2
+            events.append(
+                {
+                    "type": "response.function_call_arguments.delta",
+                    "output_index": n,
+                    "item_id": call["id"],
+                    "delta": text[:middle] if half == 0 else text[middle:],
+                }
+            )
+    for n, call in enumerate(R_CALLS, start=1):
+        events.append(
+            {
+                "type": "response.function_call_arguments.done",
+                "output_index": n,
+                "item_id": call["id"],
+                "arguments": call["arguments"],
+            }
+        )
+        events.append(
+            {"type": "response.output_item.done", "output_index": n, "item": call}
+        )
+    final = r_response("completed", [R_REASONING, *R_CALLS], R_USAGE)
+    events.append({"type": "response.completed", "response": final})
+    for number, event in enumerate(events):
+        event["sequence_number"] = number
+    return events
+
+
+def test_openai_responses_rendered_stream_is_a_response_the_sdk_accepts() -> None:
+    # The SDK's Response requires the fields echoing the request
+    # (parallel_tool_calls, tool_choice, tools): render_response keeps them.
+    events = responses_events()
+    body = events[-1]["response"]
+    reply = check_equivalent("openai-responses", events, body)
+    assert [c.role.value for c in reply] == ["assistant", "invocation", "invocation"]
+    assert [c.arguments for c in reply[1:]] == [  # type: ignore[attr-defined]
+        {"city": "Oslo"},
+        {"city": "Rome"},
+    ]
+    normalizer = providers.get("openai-responses")
+    rendered = normalizer.render_response(reply)
+    Response.model_validate(rendered)
+    assert rendered["tools"] == body["tools"]
+    objects = [ResponseStreamEvent.validate_python(event) for event in events]
+    check_equivalent("openai-responses", objects, body)
+
+
+def test_reply_of_another_provider_renders_as_a_valid_responses_body() -> None:
+    # A reply without a Responses envelope (here a streamed Anthropic one)
+    # renders with created_at and the request fields' defaults.
+    events: list[dict[str, Any]] = [
+        {
+            "type": "message_start",
+            "message": {
+                "id": "msg_9",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {"input_tokens": 12, "output_tokens": 1},
+            },
+        },
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "text", "text": ""},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "text_delta", "text": "Hi."},
+        },
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            "usage": {"output_tokens": 4},
+        },
+        {"type": "message_stop"},
+    ]
+    reply = providers.get("anthropic").parse_stream(events)
+    rendered = providers.get("openai-responses").render_response(reply)
+    parsed = Response.model_validate(rendered)
+    assert parsed.created_at == int(reply[0].timestamp.timestamp())
+    assert parsed.output_text == "Hi."
+    assert parsed.usage is not None and parsed.usage.output_tokens == 4

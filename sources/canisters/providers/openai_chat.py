@@ -1229,9 +1229,7 @@ _CHOICE_OWN = frozenset({"index", "delta", "logprobs", "finish_reason"})
 
 
 def _fields(event: object) -> Any:
-    """The field names of a chunk or SDK event (a dict's keys)."""
-    if isinstance(event, Mapping):
-        return event
+    """The field names of an SDK object's type."""
     return getattr(type(event), "model_fields", None) or ()
 
 
@@ -1317,19 +1315,16 @@ class OpenAIChatAccumulator(streams.Accumulator):
         # The SDK's stream helper (client.chat.completions.stream()) yields its
         # own events: a "chunk" event wraps each chunk; the others
         # ("content.delta", "tool_calls.function.arguments.done", ...) repeat
-        # what the chunks say and are skipped, without converting their
-        # snapshots.
-        kind = event.get("type") if isinstance(event, Mapping) else None
-        if not isinstance(event, Mapping):
-            kind = getattr(event, "type", None)
+        # what the chunks say and are skipped by _absorb, without converting
+        # their snapshots here.
+        if isinstance(event, Mapping):
+            if event.get("type") == "chunk" and "choices" not in event:
+                return expect_mapping(event.get("chunk"), f"{path}.chunk")
+            return event
+        kind = getattr(event, "type", None)
         if isinstance(kind, str) and "choices" not in _fields(event):
             if kind == "chunk":
-                chunk = (
-                    event.get("chunk")
-                    if isinstance(event, Mapping)
-                    else getattr(event, "chunk", None)
-                )
-                return expect_mapping(chunk, f"{path}.chunk")
+                return expect_mapping(getattr(event, "chunk", None), f"{path}.chunk")
             return {"type": kind}
         return expect_mapping(event, path)
 

@@ -105,8 +105,12 @@ RESPONSE_FIELDS = (
     "model",
     "output",
     "usage",
+    "parallel_tool_calls",
+    "tool_choice",
+    "tools",
 )
-"""The response fields :meth:`OpenAIResponses.render_response` produces."""
+"""The response fields :meth:`OpenAIResponses.render_response` produces (the last
+three echo the request; the SDK's ``Response`` requires them)."""
 
 _REF = ref_key(NAME)
 _AUDIO_FORMATS = {"wav": "audio/wav", "mp3": "audio/mpeg"}
@@ -1142,6 +1146,7 @@ class OpenAIResponses(streams.Streaming):
             if metadata.custom.get("response_id"):
                 body["id"] = metadata.custom["response_id"]
             body["object"] = "response"
+            body["created_at"] = int(canisters[0].timestamp.timestamp())
             if metadata.model:
                 body["model"] = metadata.model
             finish = metadata.finish_reason
@@ -1149,11 +1154,16 @@ class OpenAIResponses(streams.Streaming):
                 "incomplete" if finish in ("length", "content_filter") else "completed"
             )
         body["output"] = output
+        # What the request set, unknown here: the API's defaults.
+        body.update(parallel_tool_calls=True, tool_choice="auto", tools=[])
         if metadata is not None and metadata.usage is not None:
             usage = metadata.usage
             body["usage"] = {
                 "input_tokens": usage.input_tokens,
-                "input_tokens_details": {"cached_tokens": usage.cached_tokens},
+                "input_tokens_details": {
+                    "cached_tokens": usage.cached_tokens,
+                    "cache_write_tokens": usage.cache_write_tokens,
+                },
                 "output_tokens": usage.output_tokens,
                 "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
                 "total_tokens": usage.total_tokens,
