@@ -466,3 +466,98 @@ def test_reply_of_another_provider_renders_as_a_valid_responses_body() -> None:
     assert parsed.created_at == int(reply[0].timestamp.timestamp())
     assert parsed.output_text == "Hi."
     assert parsed.usage is not None and parsed.usage.output_tokens == 4
+
+
+def test_openai_chat_tool_calls_without_index() -> None:
+    # Gemini's and Ollama's OpenAI-compatible endpoints leave out the tool
+    # calls' index: a new id starts a call, a delta without one continues the
+    # call started last.
+    signature = {"google": {"thought_signature": "c2lnbmF0dXJl"}}
+    whole = [
+        {
+            "id": "call_1",
+            "type": "function",
+            "function": {"name": "weather", "arguments": '{"city": "Oslo"}'},
+            "extra_content": signature,
+        },
+        {
+            "id": "call_2",
+            "type": "function",
+            "function": {"name": "weather", "arguments": ""},
+        },
+    ]
+    events = [
+        chunk(
+            [
+                {
+                    "index": 0,
+                    "delta": {"role": "assistant", "tool_calls": whole},
+                    "finish_reason": None,
+                }
+            ]
+        ),
+        chunk(
+            [
+                {
+                    "index": 0,
+                    "delta": {"tool_calls": [{"function": {"arguments": '{"city"'}}]},
+                    "finish_reason": None,
+                }
+            ]
+        ),
+        chunk(
+            [
+                {
+                    "index": 0,
+                    "delta": {
+                        "tool_calls": [
+                            {"id": "call_2", "function": {"arguments": ': "Rome"}'}}
+                        ]
+                    },
+                    "finish_reason": "tool_calls",
+                }
+            ]
+        ),
+    ]
+    body = {
+        **{key: TOOL_BODY[key] for key in ("id", "object", "created", "model")},
+        "system_fingerprint": "fp_9",
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        whole[0],
+                        {
+                            **whole[1],
+                            "function": {
+                                "name": "weather",
+                                "arguments": '{"city": "Rome"}',
+                            },
+                        },
+                    ],
+                },
+                "finish_reason": "tool_calls",
+            }
+        ],
+    }
+    reply = check_equivalent("openai-chat", events, body)
+    assert [c.arguments for c in reply[1:]] == [  # type: ignore[attr-defined]
+        {"city": "Oslo"},
+        {"city": "Rome"},
+    ]
+    # Without an index and before any call started, the delta belongs nowhere.
+    lost = chunk(
+        [
+            {
+                "index": 0,
+                "delta": {"tool_calls": [{"function": {"arguments": "{}"}}]},
+                "finish_reason": "tool_calls",
+            }
+        ]
+    )
+    with pytest.raises(MalformedPayload) as caught:
+        providers.get("openai-chat").parse_stream([lost])
+    assert caught.value.path == "$[0].choices[0].delta.tool_calls[0].index"

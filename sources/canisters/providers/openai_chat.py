@@ -1228,6 +1228,19 @@ _CHUNK_OWN = frozenset({"choices", "object", "usage", "obfuscation"})
 _CHOICE_OWN = frozenset({"index", "delta", "logprobs", "finish_reason"})
 
 
+def _unindexed(choice: _Choice, item: Mapping[str, Any]) -> int | None:
+    """The index of a tool-call delta sent without one, as Gemini's and Ollama's
+    OpenAI-compatible endpoints send them: the call with its id, a new call
+    for a new id, else the call started last (None when none was)."""
+    identifier = item.get("id")
+    if identifier:
+        for number, call in choice.calls.items():
+            if call.get("id") == identifier:
+                return number
+        return max(choice.calls, default=-1) + 1
+    return max(choice.calls, default=None)
+
+
 def _fields(event: object) -> Any:
     """The field names of an SDK object's type."""
     return getattr(type(event), "model_fields", None) or ()
@@ -1414,6 +1427,13 @@ class OpenAIChatAccumulator(streams.Accumulator):
 
     def _call(self, choice: _Choice, item: Mapping[str, Any], path: str) -> None:
         index = item.get("index")
+        if index is None:
+            index = _unindexed(choice, item)
+            if index is None:
+                raise MalformedPayload(
+                    "a delta for a tool call without index or id, none started",
+                    f"{path}.index",
+                )
         if type(index) is not int:
             raise MalformedPayload(
                 f"invalid tool call index {_excerpt(index)}", f"{path}.index"
