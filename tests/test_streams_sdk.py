@@ -15,7 +15,9 @@ from typing import Any
 
 import ollama
 import pytest
+from openai import omit
 from openai.lib.streaming.chat import ChatCompletionStreamState
+from openai.lib.streaming.responses import ResponseStreamState
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.responses import Response
 from openai.types.responses import ResponseStreamEvent as ResponseStreamEventType
@@ -561,3 +563,92 @@ def test_openai_chat_tool_calls_without_index() -> None:
     with pytest.raises(MalformedPayload) as caught:
         providers.get("openai-chat").parse_stream([lost])
     assert caught.value.path == "$[0].choices[0].delta.tool_calls[0].index"
+
+
+def cut_message_events(end: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """A message cut off by max_output_tokens: its item has no
+    response.output_item.done (nor text or part .done); the final event holds it."""
+    message = {
+        "type": "message",
+        "id": "msg_9",
+        "status": "incomplete",
+        "role": "assistant",
+        "content": [
+            {"type": "output_text", "text": "The answer is", "annotations": []}
+        ],
+    }
+    status = "incomplete" if end == "response.incomplete" else "completed"
+    final = {
+        **r_response(status, [message], R_USAGE),
+        "incomplete_details": {"reason": "max_output_tokens"}
+        if status == "incomplete"
+        else None,
+    }
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": r_response("in_progress", [])},
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": {**message, "status": "in_progress", "content": []},
+        },
+        {
+            "type": "response.content_part.added",
+            "output_index": 0,
+            "item_id": "msg_9",
+            "content_index": 0,
+            "part": {"type": "output_text", "text": "", "annotations": []},
+        },
+        *(
+            {
+                "type": "response.output_text.delta",
+                "output_index": 0,
+                "item_id": "msg_9",
+                "content_index": 0,
+                "delta": piece,
+                "logprobs": [],
+            }
+            for piece in ("The ", "answer is")
+        ),
+        {"type": end, "response": final},
+    ]
+    for number, event in enumerate(events):
+        event["sequence_number"] = number
+    return events, final
+
+
+def test_openai_responses_final_event_holds_an_item_never_done() -> None:
+    # The SDK's stream state takes such a stream (the item is in the final
+    # event's output); so does parse_stream, and the reply is the final body's.
+    for end in ("response.incomplete", "response.completed"):
+        events, final = cut_message_events(end)
+        state: ResponseStreamState[None] = ResponseStreamState(
+            input_tools=omit, text_format=omit
+        )
+        for event in events:
+            state.handle_event(ResponseStreamEvent.validate_python(event))
+        reply = check_equivalent("openai-responses", events, final)
+        assert reply[0].content[0].text == "The answer is"  # type: ignore[attr-defined]
+        assert reply[0].metadata is not None
+        expected = "length" if end == "response.incomplete" else "stop"
+        assert reply[0].metadata.finish_reason == expected
+    # An open item the final event does not hold is still refused.
+    events, final = cut_message_events("response.completed")
+    other = {**final, "output": [{**final["output"][0], "id": "msg_other"}]}
+    events[-1] = {**events[-1], "response": other}
+    with pytest.raises(MalformedPayload) as caught:
+        providers.get("openai-responses").parse_stream(events)
+    assert caught.value.path == f"$[{len(events) - 1}]"
+    assert "output item 0 is still open" in str(caught.value)
+
+
+def test_openai_responses_error_event_with_a_nested_error() -> None:
+    events, _ = cut_message_events("response.completed")
+    error = {
+        "type": "error",
+        "sequence_number": 3,
+        "error": {"type": "server_error", "code": "server_error", "message": "Boom"},
+    }
+    with pytest.raises(MalformedPayload) as caught:
+        providers.get("openai-responses").parse_stream([*events[:3], error])
+    assert caught.value.path == "$[3].error"
+    assert "server_error: Boom" in str(caught.value)

@@ -942,6 +942,9 @@ class OpenAIResponsesAccumulator(streams.Accumulator):
     def _absorb(self, event: Mapping[str, Any], path: str) -> bool:
         kind = event.get("type")
         if kind == "error":
+            nested = event.get("error")  # some servers nest it as Chat does
+            if isinstance(nested, Mapping):
+                raise streams.stream_error(nested, f"{path}.error")
             raise streams.stream_error(
                 {key: event.get(key) for key in ("code", "message")}, path
             )
@@ -1015,12 +1018,25 @@ class OpenAIResponsesAccumulator(streams.Accumulator):
         return False
 
     def _complete(self, response: dict[str, Any], path: str) -> dict[str, Any]:
+        output = response.get("output")
+        final = {
+            (item.get("type"), item.get("id"))
+            for item in (output if isinstance(output, list) else ())
+            if isinstance(item, Mapping)
+        }
         for index in sorted(self._items):
-            if index not in self._finished:
+            item = self._items[index]
+            if index not in self._finished and (
+                (item.get("type"), item.get("id")) not in final or not item.get("id")
+            ):
+                # An item the final event holds whole may lack its
+                # response.output_item.done, as the SDK's stream state allows.
                 raise MalformedPayload(
                     f"the response ended while output item {index} is still open", path
                 )
-        if response.get("output") is None or (not response["output"] and self._items):
+        if output:
+            return response
+        if response.get("output") is None or self._items:
             # Servers that leave the output out of the final event: the items.
             response["output"] = [self._items[index] for index in sorted(self._items)]
         return response
