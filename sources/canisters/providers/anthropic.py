@@ -1095,8 +1095,8 @@ def _render_plain_messages(
 
     Without extras, turns of one wire role always merge and a message's content is
     a string only when it is one user or assistant canister holding one text.
-    Plain texts, invocations and plain results are written here; everything else
-    goes through the general functions, with the index they get there (the
+    Plain texts, invocations, plain results and user texts and images are written
+    here; everything else goes through the general functions, with the index they get there (the
     first canister's index plus the offset in its turn, supervisors left out).
     The positions of the supervisors go to ``supervisors``, when given.
 
@@ -1114,28 +1114,51 @@ def _render_plain_messages(
     invoked: dict[str, bool] = {}  # in a trial: the invocations, whether answered
     waiting = 0  # in a trial: how many of them are not answered yet
     for index, canister in enumerate(canisters):
-        if trial and canister.extras:
-            return None
+        # Each role has its own branch reading the canister's fields: Python reads
+        # an attribute faster where it always meets one class. Not _WIRE_ROLE[kind]:
+        # an enum member hashes through a Python call.
         kind = canister.role
-        if kind is SUPERVISOR:
-            found.append(index)
-            continue  # in the top-level system: without extras, every one is
-        if trial:
-            if kind is INVOCATION:
-                if canister.invocation_id not in invoked:  # type: ignore[attr-defined]
-                    invoked[canister.invocation_id] = False  # type: ignore[attr-defined]
+        if kind is INVOCATION:
+            identifier = canister.invocation_id  # type: ignore[attr-defined]
+            if trial:
+                if canister.extras:
+                    return None
+                if identifier not in invoked:
+                    invoked[identifier] = False
                     waiting += 1
-            elif kind is RESULT:
-                answered = invoked.get(canister.invocation_id)  # type: ignore[attr-defined]
+            wire = "assistant"
+        elif kind is RESULT:
+            identifier = canister.invocation_id  # type: ignore[attr-defined]
+            if trial:
+                if canister.extras:
+                    return None
+                answered = invoked.get(identifier)
                 if answered is None:
                     return None
                 if not answered:
-                    invoked[canister.invocation_id] = True  # type: ignore[attr-defined]
+                    invoked[identifier] = True
                     waiting -= 1
-            elif kind is USER and waiting:
-                return None  # between calls and their results: the usual way moves it
-        # Not _WIRE_ROLE[kind]: an enum member hashes through a Python call.
-        wire = "assistant" if kind is ASSISTANT or kind is INVOCATION else "user"
+            wire = "user"
+        elif kind is ASSISTANT:
+            if trial and canister.extras:
+                return None
+            content = canister.content  # type: ignore[attr-defined]
+            wire = "assistant"
+        elif kind is USER:
+            if trial and (waiting or canister.extras):
+                # Between calls and their results, the usual way moves it.
+                return None
+            content = canister.content  # type: ignore[attr-defined]
+            wire = "user"
+        elif kind is SUPERVISOR:
+            if trial and canister.extras:
+                return None
+            found.append(index)
+            continue  # in the top-level system: without extras, every one is
+        else:  # a document
+            if trial and canister.extras:
+                return None
+            wire = "user"
         if wire == role:
             offset += 1
             at += 1
@@ -1150,7 +1173,6 @@ def _render_plain_messages(
             at = index
             offset = 0
         if kind is INVOCATION:
-            identifier = canister.invocation_id  # type: ignore[attr-defined]
             # Most ids fit as they are (sanitize_tool_id's first test), else:
             if not (identifier.isascii() and identifier.isidentifier()):
                 identifier = common.render_tool_id(
@@ -1173,7 +1195,6 @@ def _render_plain_messages(
                 and part.text
                 and canister.error is None  # type: ignore[attr-defined]
             ):
-                identifier = canister.invocation_id  # type: ignore[attr-defined]
                 if not (identifier.isascii() and identifier.isidentifier()):
                     identifier = common.render_tool_id(
                         identifier, None, renderer.options, NAME, at, canister
@@ -1191,7 +1212,6 @@ def _render_plain_messages(
             blocks.extend(_render_document(renderer, at, canister))
             empty = empty or not blocks
         else:
-            content = canister.content  # type: ignore[attr-defined]
             part = content[0] if len(content) == 1 else None
             if type(part) is Text and not part.extras and part.text:
                 text = part.text

@@ -23,7 +23,6 @@ they belong to:
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
@@ -47,7 +46,6 @@ from . import _common as common
 from . import streams
 from ._common import (
     ASSISTANT,
-    DOCUMENT,
     INVOCATION,
     RESULT,
     SUPERVISOR,
@@ -994,20 +992,22 @@ def _render_plain_messages(
 
     Without extras, an invocation joins the assistant turn just before it when
     their steps agree, and a message holding one text sends it as a string. Plain
-    texts and invocations are written here; everything else goes through the
-    general functions, with the same index (and a renderer made for the first of
-    them).
+    texts, invocations, plain results and user texts and images are written here;
+    everything else goes through the general functions, with the same index (and
+    a renderer made for the first of them).
 
     As a ``trial`` (see :func:`~canisters.providers._common.trial_options`) it
     takes the canisters before :func:`~canisters.providers._common.request_canisters`
-    and gives ``None`` when one has extras, as soon as a result answers no earlier
+    and gives ``None`` as soon as one has extras, a result answers no earlier
     invocation or a user canister comes before the results of calls, and at the
     end when an invocation has no result: when the
     canisters are complete pairs without extras, the trial renders them as they
     are, and rendering saves the pass that pairs them.
+
+    Each role has its own branch reading the canister's fields: Python reads an
+    attribute faster where it always meets one class than where the class changes
+    from one canister to the next.
     """
-    if trial and any(map(_EXTRAS, canisters)):
-        return None
     renderer: _Renderer | None = None
     held = False  # whether the renderer holds media moved out of tool messages
     invoked: dict[str, bool] = {}  # in a trial: the invocations, whether answered
@@ -1021,11 +1021,15 @@ def _render_plain_messages(
     for index, canister in enumerate(canisters):
         kind = canister.role
         if kind is INVOCATION:
-            if trial and canister.invocation_id not in invoked:  # type: ignore[attr-defined]
-                invoked[canister.invocation_id] = False  # type: ignore[attr-defined]
-                waiting += 1
+            identifier = canister.invocation_id  # type: ignore[attr-defined]
+            if trial:
+                if canister.extras:
+                    return None
+                if identifier not in invoked:
+                    invoked[identifier] = False
+                    waiting += 1
             call = {
-                "id": canister.invocation_id,  # type: ignore[attr-defined]
+                "id": identifier,
                 "type": "function",
                 "function": {
                     "name": canister.name,  # type: ignore[attr-defined]
@@ -1048,27 +1052,27 @@ def _render_plain_messages(
                 append(turn)
             step = this
             continue
-        step = canister.step
         calls = None
-        content = canister.content  # type: ignore[attr-defined]
-        part = content[0] if len(content) == 1 else None
-        plain = type(part) is Text and not part.extras
         if kind is RESULT:
+            identifier = canister.invocation_id  # type: ignore[attr-defined]
             if trial:
-                answered = invoked.get(canister.invocation_id)  # type: ignore[attr-defined]
+                if canister.extras:
+                    return None
+                answered = invoked.get(identifier)
                 if answered is None:
                     return None
                 if not answered:
-                    invoked[canister.invocation_id] = True  # type: ignore[attr-defined]
+                    invoked[identifier] = True
                     waiting -= 1
+            step = canister.step
             turn = None
-            if plain and canister.error is None:  # type: ignore[attr-defined]
+            content = canister.content  # type: ignore[attr-defined]
+            part = content[0] if len(content) == 1 else None
+            if (
+                type(part) is Text and not part.extras and canister.error is None  # type: ignore[attr-defined]
+            ):
                 append(
-                    {
-                        "role": "tool",
-                        "tool_call_id": canister.invocation_id,  # type: ignore[attr-defined]
-                        "content": part.text,  # type: ignore[union-attr]
-                    }
+                    {"role": "tool", "tool_call_id": identifier, "content": part.text}
                 )
             else:
                 if renderer is None:
@@ -1080,11 +1084,14 @@ def _render_plain_messages(
             append({"role": "user", "content": renderer.moved})  # type: ignore[union-attr]
             renderer.moved = []  # type: ignore[union-attr]
             held = False
-        if trial and waiting and kind is USER:
-            return None  # between calls and their results: the usual way moves it
         if kind is ASSISTANT:
-            if plain:
-                turn = {"role": "assistant", "content": part.text}  # type: ignore[union-attr]
+            if trial and canister.extras:
+                return None
+            step = canister.step
+            content = canister.content  # type: ignore[attr-defined]
+            part = content[0] if len(content) == 1 else None
+            if type(part) is Text and not part.extras:
+                turn = {"role": "assistant", "content": part.text}
             else:
                 if renderer is None:
                     renderer = _Renderer(options)
@@ -1093,18 +1100,37 @@ def _render_plain_messages(
             append(turn)
             continue
         turn = None
-        # Not _WIRE_ROLE[kind]: an enum member hashes through a Python call.
+        if kind is USER:
+            if trial and (waiting or canister.extras):
+                # Between calls and their results, the usual way moves it.
+                return None
+            step = canister.step
+            content = canister.content  # type: ignore[attr-defined]
+            part = content[0] if len(content) == 1 else None
+            if type(part) is Text and not part.extras:
+                append({"role": "user", "content": part.text})
+                continue
+            rendered = _user_parts(content)
+            if rendered is not None:
+                append({"role": "user", "content": rendered})
+                continue
+        elif kind is SUPERVISOR:
+            if trial and canister.extras:
+                return None
+            step = canister.step
+            content = canister.content  # type: ignore[attr-defined]
+            part = content[0] if len(content) == 1 else None
+            if type(part) is Text and not part.extras:
+                append({"role": "system", "content": part.text})
+                continue
+        else:  # a document
+            if trial and canister.extras:
+                return None
+            step = canister.step
+        if renderer is None:
+            renderer = _Renderer(options)
         wire = "system" if kind is SUPERVISOR else "user"
-        if plain and kind is not DOCUMENT:
-            append({"role": wire, "content": part.text})  # type: ignore[union-attr]
-            continue
-        rendered = _user_parts(content) if kind is USER else None
-        if rendered is not None:
-            append({"role": "user", "content": rendered})
-        else:
-            if renderer is None:
-                renderer = _Renderer(options)
-            append(_render_plain(renderer, index, canister, wire))
+        append(_render_plain(renderer, index, canister, wire))
     if trial and waiting:
         return None
     if held:
@@ -1112,7 +1138,6 @@ def _render_plain_messages(
     return messages
 
 
-_EXTRAS = operator.attrgetter("extras")
 _URL_SCHEMES = ("http:", "https:", "data:")  # what an image URL is sent as
 
 
