@@ -243,3 +243,23 @@ def test_a_replaced_built_in_hook_hands_over_its_whole_record(
     assert text == searched_json(conversation)
     assert '"score":Infinity' in text and '"n":NaN' in text
     assert c.to_jsonl(conversation) == searched_jsonl(conversation)
+
+
+@pytest.mark.parametrize("size", [0, 1, 63, 64, 65, 129, 200])
+@pytest.mark.parametrize("odd", [None, math.nan, 10**30, "\ud800"], ids=repr)
+def test_long_conversations_are_written_line_for_line(size: int, odd: Any) -> None:
+    # to_jsonl joins the lines of long conversations 64 at a time.
+    items: list[Any] = []
+    for index in range(size):
+        if index % 3 == 0:
+            items.append(c.User(f"question {index}"))
+        elif index % 3 == 1:
+            items.append(c.Invocation("f", {"i": index}, invocation_id=f"i{index}"))
+        else:
+            items.append(c.Result(f"i{index - 1}", "f", f"answer {index}"))
+    if size and odd is not None:
+        items[size // 2 + 1 if size > 2 else 0] = c.Invocation("f", {"odd": odd})
+    conversation = c.Conversation(items)
+    lines = c.to_jsonl(conversation)
+    assert lines == searched_jsonl(conversation)
+    assert lines.count("\n") == size + 1 and lines.endswith("}\n")

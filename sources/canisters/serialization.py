@@ -1804,24 +1804,43 @@ def to_jsonl(conversation: Iterable[Canister]) -> str:
     header = _encode_json({"format": CONVERSATION_FORMAT, "version": FORMAT_VERSION})[0]
     floats: list[Any] = []
     records = _records(conversation, floats.append)
-    # One encoder call per line, bound once, and one decode for the document;
-    # what orjson refuses or cannot write exactly goes line by line through
-    # _encode_json, which writes it as it always did. The empty last item gives
-    # the final newline without copying the whole text again.
-    dumps = orjson.dumps
-    lines = [header]
+    # One encoder call per line and one decode for the document; what orjson
+    # refuses or cannot write exactly goes line by line through _encode_json,
+    # which writes it as it always did.
     try:
-        lines += [dumps(record) for record in records]
+        encoded: bytes | None = _lines(header, records, orjson.dumps)
     except TypeError:
-        lines = []
-    else:
-        lines.append(b"")
-        encoded = b"\n".join(lines)
-    if not lines or (floats and _holds_non_finite(floats, len(encoded))):
+        encoded = None
+    if encoded is None or (floats and _holds_non_finite(floats, len(encoded))):
         limit = MAX_DEPTH - _LINE_SHIFT
         lines = [header, *[_encode_json(r, limit)[0] for r in records], b""]
         encoded = b"\n".join(lines)
     return encoded.decode()
+
+
+_BATCH: Final = 64
+
+
+def _lines(
+    header: bytes, records: list[Record], dumps: Callable[[Any], bytes]
+) -> bytes:
+    """``header`` and the JSON of each record, each on a line of its own.
+
+    orjson holds about 4 KB for each text it returns, however short: thousands
+    of lines alive at once cost far more in memory traffic than writing them.
+    The lines of a long conversation are joined 64 at a time, so that few are
+    alive at once. The empty last item gives the final newline without copying
+    the whole text again.
+    """
+    if len(records) <= _BATCH:
+        lines = [header, *[dumps(record) for record in records], b""]
+    else:
+        lines = [header]
+        for start in range(0, len(records), _BATCH):
+            batch = [dumps(record) for record in records[start : start + _BATCH]]
+            lines.append(b"\n".join(batch))
+        lines.append(b"")
+    return b"\n".join(lines)
 
 
 def from_jsonl(text: str | bytes) -> Conversation:
