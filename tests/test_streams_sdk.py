@@ -11,6 +11,7 @@ through ``parse_response``.
 from __future__ import annotations
 
 import json
+import warnings
 from typing import Any
 
 import ollama
@@ -652,3 +653,60 @@ def test_openai_responses_error_event_with_a_nested_error() -> None:
         providers.get("openai-responses").parse_stream([*events[:3], error])
     assert caught.value.path == "$[3].error"
     assert "server_error: Boom" in str(caught.value)
+
+
+def test_openai_responses_stream_helper_events() -> None:
+    # client.responses.stream() yields the events of the SDK's stream state;
+    # its response.completed holds a ParsedResponse, whose "parsed" and
+    # "parsed_arguments" the API never sent: they are not kept, and reading
+    # it raises no pydantic serializer warnings.
+    events = responses_events()
+    text_item = {
+        "type": "message",
+        "id": "msg_9",
+        "status": "completed",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": "Cloudy.", "annotations": []}],
+    }
+    final = events[-1]["response"]
+    final["output"].append(text_item)
+    added = {**text_item, "status": "in_progress", "content": []}
+    part = {"type": "output_text", "text": "", "annotations": []}
+    where = {"output_index": 3, "item_id": "msg_9"}
+    events[-1:-1] = [
+        {"type": "response.output_item.added", "output_index": 3, "item": added},
+        {
+            "type": "response.content_part.added",
+            **where,
+            "content_index": 0,
+            "part": part,
+        },
+        {
+            "type": "response.output_text.delta",
+            **where,
+            "content_index": 0,
+            "delta": "Cloudy.",
+            "logprobs": [],
+        },
+        {"type": "response.output_item.done", "output_index": 3, "item": text_item},
+    ]
+    for number, event in enumerate(events):
+        event["sequence_number"] = number
+    state: ResponseStreamState[None] = ResponseStreamState(
+        input_tools=omit, text_format=omit
+    )
+    helper: list[Any] = []
+    for event in events:
+        helper.extend(state.handle_event(ResponseStreamEvent.validate_python(event)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reply = check_equivalent("openai-responses", helper, final)
+    assert [c.role.value for c in reply] == [
+        "assistant",
+        "invocation",
+        "invocation",
+        "assistant",
+    ]
+    rendered = providers.get("openai-responses").render_response(reply)
+    assert "parsed_arguments" not in rendered["output"][1]
+    assert "parsed" not in rendered["output"][3]["content"][0]

@@ -379,7 +379,11 @@ def as_mapping(
     dump = getattr(body, "model_dump", None)
     if callable(dump):
         try:
-            dumped = dump(mode="json", exclude_unset=True, by_alias=True)
+            # warnings=False: the OpenAI SDK's ParsedResponse (client.responses
+            # .parse() and .stream()) dumps fine but warns about its own types.
+            dumped = dump(
+                mode="json", exclude_unset=True, by_alias=True, warnings=False
+            )
         except TypeError:
             dumped = dump()
         if isinstance(dumped, Mapping):

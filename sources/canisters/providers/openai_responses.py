@@ -143,13 +143,20 @@ def _media_source(
     return {"url": url}, None
 
 
+# The keys a text part and a function call are read from; "parsed" and
+# "parsed_arguments" are the SDK's own (ParsedResponse, from client.responses.parse()
+# and .stream()), never sent by the API, and are left out.
+_TEXT_KNOWN = frozenset({"type", "text", "parsed"})
+_CALL_KNOWN = frozenset({"type", "call_id", "name", "arguments", "parsed_arguments"})
+
+
 def _parse_part(raw: Any, path: str) -> Any:
     part = expect_mapping(raw, path)
     kind = part.get("type")
     extras: dict[str, Any] = {}
     if kind in ("input_text", "output_text"):
         text = expect_str(part.get("text"), f"{path}.text")
-        other = rest(part, frozenset({"type", "text"}))
+        other = rest(part, _TEXT_KNOWN)
         if other:
             extras["part"] = other
         if kind == "output_text":
@@ -276,7 +283,7 @@ class _Parser:
             extras: dict[str, Any] = {}
             if kept is not None:
                 extras["arguments"] = kept
-            other = rest(item, frozenset({"type", "call_id", "name", "arguments"}))
+            other = rest(item, _CALL_KNOWN)
             if other:
                 extras["item"] = other
             self.names[call_id] = name
