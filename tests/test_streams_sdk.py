@@ -17,6 +17,7 @@ from typing import Any
 import ollama
 import pytest
 from openai import omit
+from openai._models import construct_type
 from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.lib.streaming.responses import ResponseStreamState
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
@@ -710,3 +711,30 @@ def test_openai_responses_stream_helper_events() -> None:
     rendered = providers.get("openai-responses").render_response(reply)
     assert "parsed_arguments" not in rendered["output"][1]
     assert "parsed" not in rendered["output"][3]["content"][0]
+
+
+def test_openai_responses_empty_added_event_leaves_a_gap() -> None:
+    # An output_item.added without its item is skipped, as the SDK's stream
+    # state skips it; the items after it keep their output_index.
+    events = responses_events()
+    gap = {"type": "response.output_item.added", "output_index": 0, "item": None}
+    for event in events:
+        if isinstance(event.get("output_index"), int):
+            event["output_index"] += 1
+    events.insert(2, gap)
+    state: ResponseStreamState[None] = ResponseStreamState(
+        input_tools=omit, text_format=omit
+    )
+    for number, event in enumerate(events):
+        event["sequence_number"] = number
+        # As the SDK's Stream builds its events from the wire: without
+        # validation, so that the empty item stays None.
+        state.handle_event(construct_type(type_=ResponseStreamEventType, value=event))
+    body = events[-1]["response"]
+    reply = check_equivalent("openai-responses", events, body)
+    assert [c.role.value for c in reply] == ["assistant", "invocation", "invocation"]
+    # The items, when the final event leaves them out, come in order too.
+    events[-1] = {**events[-1], "response": {**body, "output": None}}
+    assert anonymous(
+        providers.get("openai-responses").parse_stream(events)
+    ) == anonymous(reply)

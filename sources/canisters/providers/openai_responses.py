@@ -974,6 +974,10 @@ class OpenAIResponsesAccumulator(streams.Accumulator):
         if self._response is None:
             raise MalformedPayload(f"{kind} before response.created", f"{path}.type")
         if kind == "response.output_item.added":
+            if event.get("item") is None:
+                # An empty added event, which the SDK's stream state skips too:
+                # the output indexes then have a gap.
+                return False
             index = event.get("output_index")
             if type(index) is not int or index in self._items:
                 raise MalformedPayload(
