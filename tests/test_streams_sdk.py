@@ -10,6 +10,7 @@ through ``parse_response``.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import warnings
 from typing import Any
@@ -738,3 +739,25 @@ def test_openai_responses_empty_added_event_leaves_a_gap() -> None:
     assert anonymous(
         providers.get("openai-responses").parse_stream(events)
     ) == anonymous(reply)
+
+
+def test_async_stream_given_to_parse_stream_says_what_to_do() -> None:
+    async def replay() -> Any:
+        for raw in TOOL_CHUNKS:
+            yield raw
+
+    stream = replay()
+    with pytest.raises(MalformedPayload) as caught:
+        providers.get("openai-chat").parse_stream(stream)  # type: ignore[arg-type]
+    assert "async" in str(caught.value) and "accumulator()" in str(caught.value)
+
+    async def read() -> Any:
+        accumulator = providers.get("openai-chat").accumulator()
+        async for event in stream:
+            accumulator.feed(event)
+        return accumulator.finish()
+
+    reply = asyncio.run(read())
+    assert anonymous(reply) == anonymous(
+        providers.get("openai-chat").parse_response(TOOL_BODY)
+    )

@@ -285,6 +285,12 @@ def parse_stream(
     What every built-in normalizer's ``parse_stream`` does with its own
     accumulator.
     """
+    if not isinstance(events, Iterable) and hasattr(events, "__aiter__"):
+        raise MalformedPayload(
+            f"expected an iterable of events, got {type(events).__name__}, an async"
+            " one: feed its events to the normalizer's accumulator() from an"
+            " 'async for' loop, then call finish()"
+        )
     if isinstance(events, (str, bytes, bytearray, Mapping)) or not isinstance(
         events, Iterable
     ):
