@@ -761,3 +761,19 @@ def test_async_stream_given_to_parse_stream_says_what_to_do() -> None:
     assert anonymous(reply) == anonymous(
         providers.get("openai-chat").parse_response(TOOL_BODY)
     )
+
+
+def test_ollama_generate_stream_is_refused_not_read_as_empty() -> None:
+    # /api/generate streams "response" pieces, not messages: read as /api/chat
+    # they would give an empty reply; they raise as parse_response does.
+    events = [
+        {"model": "qwen3:8b", "created_at": "2025-06-01T10:00:00Z", "response": "Hi",
+         "done": False},
+        {"model": "qwen3:8b", "created_at": "2025-06-01T10:00:01Z", "response": "",
+         "done": True, "done_reason": "stop"},
+    ]  # fmt: skip
+    with pytest.raises(MalformedPayload) as caught:
+        providers.get("ollama").parse_stream(events)
+    assert caught.value.path == "$[0].message"
+    with pytest.raises(MalformedPayload):
+        providers.get("ollama").parse_response(events[-1])

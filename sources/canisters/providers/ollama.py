@@ -472,6 +472,13 @@ class OllamaAccumulator(streams.Accumulator):
                 self._logprobs = []
             self._logprobs.extend(streams.fresh(list(pieces)))
         piece = event.get("message")
+        if piece is None and "response" in event:
+            # Every /api/chat object has its message (ollama.ChatResponse
+            # requires it); /api/generate's have "response" instead.
+            raise MalformedPayload(
+                "an /api/generate object, not /api/chat: no message",
+                f"{path}.message",
+            )
         if piece is not None:
             where = f"{path}.message"
             piece = expect_mapping(piece, where)
