@@ -246,6 +246,12 @@ def test_openai_chat_error_event_with_an_sse_event_name() -> None:
         providers.get("openai-chat").parse_stream(read_events(wire))
     assert caught.value.path == "$[1].error"
     assert "server_error: overloaded" in str(caught.value)
+    # The data may be the error itself.
+    bare = wire.replace(b'{"error": {', b"{").replace(b"}}\n\n", b"}\n\n")
+    with pytest.raises(MalformedPayload) as caught:
+        providers.get("openai-chat").parse_stream(read_events(bare))
+    assert caught.value.path == "$[1]"
+    assert "server_error: overloaded" in str(caught.value)
 
 
 # Ollama --------------------------------------------------------------------------------
@@ -777,3 +783,13 @@ def test_ollama_generate_stream_is_refused_not_read_as_empty() -> None:
     assert caught.value.path == "$[0].message"
     with pytest.raises(MalformedPayload):
         providers.get("ollama").parse_response(events[-1])
+
+
+def test_openai_chat_refuses_the_events_of_another_api() -> None:
+    # A Responses stream handed to the openai-chat normalizer is named as such,
+    # not skipped like the SDK chat helper's events.
+    events = responses_events()
+    with pytest.raises(MalformedPayload) as caught:
+        providers.get("openai-chat").parse_stream(events)
+    assert caught.value.path == "$[0].type"
+    assert "'response.created'" in str(caught.value)

@@ -1253,6 +1253,13 @@ _CHUNK_OWN = frozenset({"choices", "object", "usage", "obfuscation"})
 _CHOICE_OWN = frozenset({"index", "delta", "logprobs", "finish_reason"})
 
 
+# The events of the SDK's chat stream helper beside its "chunk" events
+# (openai.lib.streaming.chat): content.delta, refusal.done,
+# tool_calls.function.arguments.delta, logprobs.content.done, ...
+_HELPER_EVENTS = frozenset({"chunk"})
+_HELPER_PREFIXES = ("content.", "refusal.", "tool_calls.", "logprobs.")
+
+
 def _unindexed(choice: _Choice, item: Mapping[str, Any]) -> int | None:
     """The index of a tool-call delta sent without one, as Gemini's and Ollama's
     OpenAI-compatible endpoints send them: the call with its id, a new call
@@ -1378,7 +1385,19 @@ class OpenAIChatAccumulator(streams.Accumulator):
         if "error" in event and "choices" not in event:
             raise streams.stream_error(event["error"], f"{path}.error")
         if "type" in event and "choices" not in event:
-            return self._ended()  # an SDK helper's event (see _mapping)
+            kind = event["type"]
+            if kind in _HELPER_EVENTS or (
+                isinstance(kind, str) and kind.startswith(_HELPER_PREFIXES)
+            ):
+                return self._ended()  # an SDK helper's event (see _mapping)
+            if kind == "error" or isinstance(event.get("message"), str):
+                # An SSE "event: error" whose data is the error itself.
+                raise streams.stream_error(event, path)
+            raise MalformedPayload(
+                f"not a chat.completion.chunk: an event of type {_excerpt(kind)}"
+                " (the stream of another API?)",
+                f"{path}.type",
+            )
         for key, value in event.items():
             # The first value holds, except that an empty one gives way: Azure
             # OpenAI's first chunk (its prompt filter results) has "id": "",
