@@ -177,7 +177,7 @@ _intern: Final = sys.intern
 
 
 def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
+    return binascii.b2a_base64(data, newline=False).decode("ascii")
 
 
 def _unb64(text: object, key: str) -> bytes:
@@ -1801,7 +1801,7 @@ def to_jsonl(conversation: Iterable[Canister]) -> str:
     """Serialize a conversation as JSONL: a header line, then one canister per line."""
     import orjson  # on first use, as in _encode_json
 
-    header = _encode_json({"format": CONVERSATION_FORMAT, "version": FORMAT_VERSION})[0]
+    header = _JSONL_HEADER
     floats: list[Any] = []
     records = _records(conversation, floats.append)
     # One encoder call per line and one decode for the document; what orjson
@@ -1819,6 +1819,9 @@ def to_jsonl(conversation: Iterable[Canister]) -> str:
 
 
 _BATCH: Final = 64
+_JSONL_HEADER: Final = json.dumps(
+    {"format": CONVERSATION_FORMAT, "version": FORMAT_VERSION}, separators=(",", ":")
+).encode()
 
 
 def _lines(
