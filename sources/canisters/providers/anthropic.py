@@ -1096,8 +1096,9 @@ def _render_plain_messages(
     Without extras, turns of one wire role always merge and a message's content is
     a string only when it is one user or assistant canister holding one text.
     Plain texts, invocations, plain results and user texts and images are written
-    here; everything else goes through the general functions, with the index they get there (the
-    first canister's index plus the offset in its turn, supervisors left out).
+    here; everything else goes through the general functions, with the index
+    they get there (the first canister's index plus the offset in its turn,
+    supervisors left out).
     The positions of the supervisors go to ``supervisors``, when given.
 
     A message that is one canister holding one text gets the text as its content
