@@ -17,10 +17,11 @@ is rendered back to Gemini.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
@@ -124,8 +125,26 @@ _FINISH_BACK = {
 }
 
 
+# The keys each reader knows (rest() keeps the others).
+_BLOB_KEYS: Final = frozenset({"mimeType", "data"})
+_FILE_KEYS: Final = frozenset({"mimeType", "fileUri"})
+_TURN_KEYS: Final = frozenset({"role", "parts"})
+_CALL_KEYS: Final = frozenset({"name", "args", "id"})
+_RESULT_KEYS: Final = frozenset({"name", "id", "response", "parts"})
+_CANDIDATE_KEYS: Final = frozenset({"content", "finishReason"})
+
+
+@functools.cache
 def _snake(name: str) -> str:
+    # Only ever given the API's field names written in this module: the cache
+    # stays as small as that list.
     return _SNAKE.sub("_", name).lower()
+
+
+@functools.cache
+def _spellings(known: frozenset[str]) -> frozenset[str]:
+    """``known`` in both casings (a constant set of this module's)."""
+    return known | {_snake(name) for name in known}
 
 
 class _Reader:
@@ -153,7 +172,7 @@ class _Reader:
         return name if name in source or _snake(name) not in source else _snake(name)
 
     def rest(self, source: Mapping[str, Any], known: frozenset[str]) -> dict[str, Any]:
-        names = known | {_snake(name) for name in known}
+        names = _spellings(known)
         return {key: value for key, value in source.items() if key not in names}
 
 
@@ -236,7 +255,7 @@ def _parse_media(
             mime = expect_str(mime, f"{where}.{blob_reader.spelled(blob, 'mimeType')}")
         if blob_reader.snake:
             extras["blob_snake"] = sorted(blob_reader.snake)
-        blob_rest = blob_reader.rest(blob, frozenset({"mimeType", "data"}))
+        blob_rest = blob_reader.rest(blob, _BLOB_KEYS)
         if blob_rest:
             extras["blob"] = blob_rest
         if reader.snake:
@@ -256,7 +275,7 @@ def _parse_media(
         mime = expect_str(mime, f"{where}.{blob_reader.spelled(file, 'mimeType')}")
     if blob_reader.snake:
         extras["blob_snake"] = sorted(blob_reader.snake)
-    blob_rest = blob_reader.rest(file, frozenset({"mimeType", "fileUri"}))
+    blob_rest = blob_reader.rest(file, _FILE_KEYS)
     if blob_rest:
         extras["blob"] = blob_rest
     if reader.snake:
@@ -318,7 +337,7 @@ def _parse_turn(
         if isinstance(raw_parts, Mapping):
             turn_extras["parts_object"] = True
         parts = _parts(raw_parts, f"{path}.parts")
-    turn_rest = reader.rest(turn, frozenset({"role", "parts"}))
+    turn_rest = reader.rest(turn, _TURN_KEYS)
     if turn_rest:
         turn_extras["turn"] = turn_rest
     if reader.snake:
@@ -394,7 +413,7 @@ def _parse_turn(
             if signature is not None:
                 extras["thoughtSignature"] = signature
                 extras[BOUND] = ["thoughtSignature"]
-            call_rest = call_reader.rest(call, frozenset({"name", "args", "id"}))
+            call_rest = call_reader.rest(call, _CALL_KEYS)
             if call_rest:
                 extras["call"] = call_rest
             snake = part_reader.snake | call_reader.snake
@@ -467,9 +486,7 @@ def _parse_turn(
             if signature is not None:
                 extras["thoughtSignature"] = signature
                 extras[BOUND] = ["thoughtSignature"]
-            result_rest = result_reader.rest(
-                result, frozenset({"name", "id", "response", "parts"})
-            )
+            result_rest = result_reader.rest(result, _RESULT_KEYS)
             if result_rest:
                 extras["result"] = result_rest
             snake = part_reader.snake | result_reader.snake
@@ -549,7 +566,7 @@ def _parse_system(raw: Any, key: str) -> Supervisor:
         part_path = _item_path(f"{path}.parts", raw_parts, number)
         part = expect_mapping(value, part_path)
         parts.append(Text(expect_str(part.get("text"), f"{part_path}.text")))
-    rest = reader.rest(system, frozenset({"role", "parts"}))
+    rest = reader.rest(system, _TURN_KEYS)
     if rest:
         extras["system"] = rest
     return Supervisor(tuple(parts), extras=_wrap(extras))
@@ -1184,9 +1201,7 @@ class GeminiNormalizer(streams.Streaming):
                 if raw_finish is not None:
                     finish = _FINISH.get(str(raw_finish), str(raw_finish).lower())
                     extras["finishReason"] = raw_finish
-                rest = candidate_reader.rest(
-                    candidate, frozenset({"content", "finishReason"})
-                )
+                rest = candidate_reader.rest(candidate, _CANDIDATE_KEYS)
                 if rest:
                     extras["candidate"] = rest
                 if candidate_reader.snake:
