@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import pickle
 import warnings
+import weakref
 from datetime import datetime, timezone
 
 import attrs
@@ -118,6 +120,19 @@ def test_subclass_constructs_validates_and_stays_slotted() -> None:
     assert not hasattr(tagged, "__dict__")
     with pytest.raises(c.ModelError):
         Tagged("hi", timestamp=datetime(2020, 1, 1))
+
+
+def test_weak_references_only_to_subclasses_that_ask() -> None:
+    # The built-in classes save the slot, as tuples and strings do; a subclass
+    # declared with @attrs.frozen gets it back, and both still pickle.
+    plain = c.User("hi", metadata=c.Metadata(model="m"))
+    for value in (plain, plain.content[0], plain.metadata):
+        with pytest.raises(TypeError):
+            weakref.ref(value)
+    tagged = Tagged("hi", tag="vip")
+    assert weakref.ref(tagged)() is tagged
+    assert pickle.loads(pickle.dumps(plain)) == plain
+    assert pickle.loads(pickle.dumps(tagged)) == tagged
 
 
 def test_usage_adds_up() -> None:

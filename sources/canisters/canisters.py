@@ -131,7 +131,7 @@ def _code(value: str) -> str:
     return value.value if isinstance(value, ErrorCode) else value
 
 
-@attrs.frozen
+@attrs.frozen(weakref_slot=False)
 class ErrorInfo:
     """What went wrong with an invocation."""
 
@@ -147,7 +147,7 @@ class ErrorInfo:
     """Structured details, JSON-compatible."""
 
 
-@attrs.frozen
+@attrs.frozen(weakref_slot=False)
 class Usage:
     """Token counts of one model call, or totals of several."""
 
@@ -179,7 +179,7 @@ class Usage:
         )
 
 
-@attrs.frozen
+@attrs.frozen(weakref_slot=False)
 class Metadata:
     """Execution metadata of a canister."""
 
@@ -229,7 +229,7 @@ def _check_envelope(canister: _Envelope) -> None:
         )
 
 
-@attrs.frozen
+@attrs.frozen(weakref_slot=False)
 class _Envelope:
     """The fields every canister carries."""
 
@@ -258,7 +258,7 @@ class _Envelope:
         _check_envelope(self)
 
 
-@attrs.frozen
+@attrs.frozen(weakref_slot=False)
 class User(_Envelope):
     """Input from the person or program the model serves."""
 
@@ -268,7 +268,7 @@ class User(_Envelope):
     """Text and media, interleaved."""
 
 
-@attrs.frozen
+@attrs.frozen(weakref_slot=False)
 class Assistant(_Envelope):
     """Output of the model."""
 
@@ -278,7 +278,7 @@ class Assistant(_Envelope):
     """Text, media and reasoning; empty when the turn only invokes tools."""
 
 
-@attrs.frozen
+@attrs.frozen(weakref_slot=False)
 class Supervisor(_Envelope):
     """System or developer instructions that steer the model."""
 
@@ -288,7 +288,7 @@ class Supervisor(_Envelope):
     """The instructions."""
 
 
-@attrs.frozen
+@attrs.frozen(weakref_slot=False)
 class Document(_Envelope):
     """Reference material given as context."""
 
@@ -302,7 +302,7 @@ class Document(_Envelope):
     """An application id for the material."""
 
 
-@attrs.frozen
+@attrs.frozen(weakref_slot=False)
 class Invocation(_Envelope):
     """A call of a tool or option, chosen by the model or a policy."""
 
@@ -328,7 +328,7 @@ class Invocation(_Envelope):
             )
 
 
-@attrs.frozen
+@attrs.frozen(weakref_slot=False)
 class Result(_Envelope):
     """The outcome of one invocation: a value as content, or an error."""
 

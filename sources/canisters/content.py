@@ -49,7 +49,7 @@ def _to_bytes(value: bytes | bytearray | memoryview | None) -> bytes | None:
     raise ModelError(f"media data must be bytes, got {type(value).__name__}")
 
 
-@attrs.frozen
+@attrs.frozen(weakref_slot=False)
 class Text:
     """Text, plain or in a textual format such as markdown, HTML or JSON."""
 
@@ -71,7 +71,7 @@ class Text:
             raise ModelError(f"Text.text must be a str, got {type(self.text).__name__}")
 
 
-@attrs.frozen
+@attrs.frozen(weakref_slot=False)
 class Media:
     """Fields shared by :class:`Image`, :class:`Audio`, :class:`Video`, :class:`File`.
 
@@ -144,7 +144,7 @@ class Media:
                 )
 
 
-@attrs.frozen
+@attrs.frozen(weakref_slot=False)
 class Image(Media):
     """An image."""
 
@@ -152,7 +152,7 @@ class Image(Media):
     modality: ClassVar[Modality] = Modality.Image
 
 
-@attrs.frozen
+@attrs.frozen(weakref_slot=False)
 class Audio(Media):
     """A sound recording."""
 
@@ -160,7 +160,7 @@ class Audio(Media):
     modality: ClassVar[Modality] = Modality.Audio
 
 
-@attrs.frozen
+@attrs.frozen(weakref_slot=False)
 class Video(Media):
     """A video."""
 
@@ -168,7 +168,7 @@ class Video(Media):
     modality: ClassVar[Modality] = Modality.Video
 
 
-@attrs.frozen
+@attrs.frozen(weakref_slot=False)
 class File(Media):
     """A document such as a PDF."""
 
@@ -179,7 +179,7 @@ class File(Media):
     """The file's name, where known."""
 
 
-@attrs.frozen
+@attrs.frozen(weakref_slot=False)
 class Reasoning:
     """Model thinking, with the issuing provider's opaque signature kept byte-exact.
 
