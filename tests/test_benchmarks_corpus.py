@@ -100,3 +100,34 @@ def test_chat_corpus_is_short_turns_without_media(modules):
         canisters.validate(built)
         assert not built.pending_invocations()
         assert canisters.from_jsonl(canisters.to_jsonl(built)) == built
+
+
+def test_media_corpus_is_images_as_bytes_and_urls(modules):
+    corpus, peers = modules
+    mixed = corpus.media_corpus(300, seed=1)
+    assert corpus.message_count(mixed) == 300
+    assert corpus.media_corpus(300, seed=1) == mixed
+    assert corpus.media_corpus(300, seed=2) != mixed
+    assert all(len(conversation) <= 40 for conversation in mixed)
+    specs = [spec for conversation in mixed for spec in conversation]
+    users = [spec for spec in specs if spec["kind"] == "user"]
+    for spec in users:
+        text, *images = spec["parts"]
+        assert 5 <= len(text["text"]) <= 200
+        assert 1 <= len(images) <= 4
+        assert all("image" in part or "image_url" in part for part in images)
+    images = [part for spec in users for part in spec["parts"] if "image" in part]
+    assert any("image_url" in part for spec in users for part in spec["parts"])
+    assert all(5_000 <= len(part["image"]) <= 300_000 for part in images)
+    signatures = {"image/png": b"\x89PNG\r\n\x1a\n", "image/jpeg": b"\xff\xd8\xff"}
+    assert {part["mime"] for part in images} == set(signatures)
+    assert all(part["image"].startswith(signatures[part["mime"]]) for part in images)
+    assert corpus.payload_bytes(mixed) == sum(len(part["image"]) for part in images)
+    replies = [spec["text"] for spec in specs if spec["kind"] == "assistant"]
+    assert all(50 <= len(text) <= 600 for text in replies)
+    assert any(spec["kind"] == "call" for spec in specs)
+    for conversation in mixed[:4]:
+        built = peers.canisters_from_specs(conversation)
+        canisters.validate(built)
+        assert not built.pending_invocations()
+        assert canisters.from_jsonl(canisters.to_jsonl(built)) == built

@@ -17,6 +17,14 @@ and then one small tool call and its short result, and no media. There the cost
 per message (envelope, one record per line, allocations) dominates, not the cost
 per byte.
 
+:func:`media_corpus` is the third, the shape of media-heavy chat applications
+(a photo assistant, a screenshot helper): short conversations (4 to 40
+messages), a short system prompt, user turns of a short text and one to four
+images (most as bytes of 5 KB to 300 KB behind a PNG or JPEG signature, some as
+URLs), assistant replies of 50 to 600 characters and now and then a tool call
+with a short result. There the cost per byte dominates: base64 in JSON and in
+the providers' data URLs, and the bytes held.
+
 Spec kinds (every spec has ``kind``, ``id`` and ``time``, a UTC datetime)::
 
     {"kind": "system", "text": str}
@@ -40,7 +48,10 @@ __all__ = [
     "chat_corpus",
     "conversation",
     "corpus",
+    "media_conversation",
+    "media_corpus",
     "message_count",
+    "payload_bytes",
 ]
 
 Spec = dict[str, Any]
@@ -65,6 +76,7 @@ _MODELS = ("gpt-4o-2024-08-06", "claude-sonnet-4-5", "gemini-2.5-flash")
 _TOOLS = ("search", "read_file", "run_sql", "http_get", "calculator", "write_file")
 _EPOCH = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
 _PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
+_JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00"
 
 
 def _text(rng: random.Random, low: int, high: int) -> str:
@@ -294,9 +306,96 @@ def chat_corpus(total: int, seed: int = 0) -> list[list[Spec]]:
     return conversations
 
 
-CORPORA = {"agent": corpus, "chat": chat_corpus}
-"""The corpora by name: agent runs (long texts, images, tool steps) and short
-chat turns."""
+def _reply(rng: random.Random) -> str:
+    """An assistant reply of 50 to 600 characters."""
+    limit = rng.randint(51, 600)  # words are one space apart: >= 50 once cut
+    text = _text(rng, 8, 120)
+    while len(text) < limit:
+        text += " " + _text(rng, 8, 40)
+    return text[: limit - 1].rstrip() + "."
+
+
+def _image(rng: random.Random) -> dict[str, Any]:
+    """One image part: bytes of 5 KB to 300 KB (log-uniform, so most are small)
+    behind a PNG or JPEG signature, or, one time in five, a URL."""
+    if rng.random() < 0.2:
+        return {"image_url": f"https://cdn.example.com/u/{rng.getrandbits(64):x}.jpg"}
+    size = int(5_000 * 60 ** rng.random())
+    if rng.random() < 0.5:
+        return {"image": _PNG + rng.randbytes(size - len(_PNG)), "mime": "image/png"}
+    return {"image": _JPEG + rng.randbytes(size - len(_JPEG)), "mime": "image/jpeg"}
+
+
+_MEDIA_TOOLS = ("detect_objects", "read_text", "lookup_product")
+
+
+def media_conversation(size: int, seed: int = 0) -> list[Spec]:
+    """Return one media-heavy chat conversation of exactly ``size`` messages
+    (``size`` >= 2): a short system prompt, then user turns of a short text and
+    one to four images, assistant replies of 50 to 600 characters, about one
+    step in six a single tool call and its short result.
+    """
+    if size < 2:
+        raise ValueError("a conversation here has at least 2 messages")
+    rng = random.Random(f"canisters-media-{seed}-{size}")
+    writer = _Writer(rng, size)
+    model = rng.choice(_MODELS)
+    writer.add("system", text=_short(rng))
+    step = 0
+    while writer.left > 0:
+        parts = [{"text": _short(rng)}]
+        parts.extend(_image(rng) for _ in range(rng.randint(1, 4)))
+        writer.add("user", parts=parts)
+        if writer.left == 0:
+            break
+        step += 1
+        if writer.left >= 3 and rng.random() < 1 / 6:
+            name = rng.choice(_MEDIA_TOOLS)
+            call_id = f"call_{rng.getrandbits(96):024x}"
+            detail = rng.choice(("low", "high"))
+            arguments = {"image": rng.randint(0, 3), "detail": detail}
+            writer.add(
+                "call", step=step, call_id=call_id, name=name, arguments=arguments
+            )
+            writer.add(
+                "result", step=step, call_id=call_id, name=name, text=_short(rng)
+            )
+        writer.add("assistant", text=_reply(rng), step=step, model=model)
+    return writer.specs
+
+
+def media_corpus(total: int, seed: int = 0) -> list[list[Spec]]:
+    """Return media-heavy chat conversations (4 to 40 messages) holding
+    ``total`` messages (``total`` is at least 2), about 60 KB of image bytes per
+    message on average."""
+    rng = random.Random(f"canisters-media-mix-{seed}")
+    conversations: list[list[Spec]] = []
+    left = total
+    index = 0
+    while left > 0:
+        size = min(left, rng.choice((4, 6, 8, 10, 16, 20, 30, 40)))
+        if left - size < 2:
+            size = left
+        conversations.append(media_conversation(size, seed * 100_003 + index))
+        left -= size
+        index += 1
+    return conversations
+
+
+def payload_bytes(conversations: list[list[Spec]]) -> int:
+    """How many bytes of media the conversations carry inline."""
+    return sum(
+        len(part["image"])
+        for specs in conversations
+        for spec in specs
+        for part in spec.get("parts", ())
+        if "image" in part
+    )
+
+
+CORPORA = {"agent": corpus, "chat": chat_corpus, "media": media_corpus}
+"""The corpora by name: agent runs (long texts, images, tool steps), short chat
+turns, and media-heavy chat (images as bytes and URLs)."""
 
 
 def message_count(conversations: list[list[Spec]]) -> int:

@@ -65,6 +65,12 @@ def targets(report: dict[str, Any]) -> str:
     return _table(["target", "goal", "measured", ""], rows)
 
 
+def reported(report: dict[str, Any]) -> str:
+    """The same ratios on the corpora the issue sets no target for (media)."""
+    rows = [[entry["ratio"], f"{entry['value']:.2f}"] for entry in report["reported"]]
+    return _table(["reported, no target", "measured"], rows)
+
+
 def main() -> int:
     path = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "results/latest.json"
     report = json.loads(path.read_text())
@@ -75,7 +81,13 @@ def main() -> int:
     corpora = report.get("corpora") or {"agent": report["corpus"]}
     described = "; ".join(
         f"[{label}] {corpus['messages']:,} messages in {corpus['conversations']} "
-        f"conversations (seed {corpus['seed']})"
+        f"conversations (seed {corpus['seed']}"
+        + (
+            f", {corpus['payload_bytes'] / 1e6:,.1f} MB of inline media"
+            if corpus.get("payload_bytes")
+            else ""
+        )
+        + ")"
         for label, corpus in corpora.items()
     )
     print(
@@ -86,6 +98,8 @@ def main() -> int:
     )
     if report.get("targets"):
         print(targets(report), end="\n\n")
+    if report.get("reported"):
+        print(reported(report), end="\n\n")
     memory = report.get("memory_bytes_per_message", {})
     if memory and not isinstance(next(iter(memory.values())), dict):
         memory = {"agent": memory}  # a results file from before the chat corpus

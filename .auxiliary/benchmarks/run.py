@@ -8,10 +8,11 @@ Run from the repository root, after ``pip install -e '.[benchmarks]'``::
     python .auxiliary/benchmarks/run.py --quick    # smaller corpus, fewer repeats
 
 Every measure does the same work with each library on the same deterministic
-corpora (:mod:`corpus`: agent runs, and short chat turns) in one run, and
-reports messages per second (a message is one corpus entry: a system prompt, a
-user turn, an assistant text, a tool call or a tool result) and canisters' speed
-as a multiple of each peer's. Times are the best of several repeats. The table
+corpora (:mod:`corpus`: agent runs, short chat turns, and media-heavy chat) in
+one run, and reports messages per second (a message is one corpus entry: a
+system prompt, a user turn, an assistant text, a tool call or a tool result) and
+canisters' speed as a multiple of each peer's. Times are the best of several
+repeats. The media corpus holds fewer messages (``--messages`` / 20). The table
 goes to stdout and the figures to ``.auxiliary/benchmarks/results/``
 (``latest.json`` and a dated copy).
 """
@@ -52,6 +53,12 @@ SDKS = ("openai", "anthropic", "google.genai", "ollama", "pydantic", "httpx")
 RENDER_OPTIONS: dict[str, dict[str, Any]] = {"ollama": {"unsupported": "placeholder"}}
 
 CANISTERS, PYDANTIC_AI, LANGCHAIN = "canisters", "pydantic-ai", "langchain"
+# The corpora issue 14 sets targets for; the others' ratios are reported.
+TARGETED = ("agent", "chat")
+# The media corpus carries about 60 KB of image bytes per message; it holds
+# ``--messages`` divided by this many messages, so that the copies the measures
+# keep (base64 texts, rendered bodies) stay a few hundred MB.
+MEDIA_SHARE = 20
 PLAIN, HAND = "plain orjson/dicts", "hand-written dicts"
 
 
@@ -348,6 +355,8 @@ def measure_core(
             PLAIN: lambda: [loads(t) for t in plain_json],
         },
     )
+    for texts in (ours_json, pa_json, lc_json, plain_json):
+        texts.clear()  # the media corpus's are large
 
     ours_jsonl = [canisters.to_jsonl(c) for c in ours]
     pa_jsonl = [jsonl([one_adapter.dump_json(x) for x in m]) for m in theirs_pa]
@@ -369,6 +378,8 @@ def measure_core(
             PLAIN: lambda: [[loads(x) for x in t.splitlines()] for t in plain_jsonl],
         },
     )
+    for texts in (ours_jsonl, pa_jsonl, lc_jsonl, plain_jsonl):
+        texts.clear()
 
     mappers = _pydantic_ai_mappers()
     try:  # LangChain's Anthropic mapping lives in langchain-anthropic
@@ -411,7 +422,7 @@ def measure_core(
     openai_bodies = rendered["openai-chat"]
     for name in PROVIDERS:
         normalizer = providers.get(name)
-        bodies = rendered[name]
+        bodies = rendered.pop(name)
         functions = {CANISTERS: lambda: [normalizer.parse_request(b) for b in bodies]}
         if name in ("openai-chat", "anthropic"):
             # convert_to_messages reads OpenAI-style dicts: it is given the
@@ -679,12 +690,19 @@ def targets(
     labels: list[str],
     memory: dict[str, dict[str, float]],
     imports: dict[str, Any] | None,
-) -> list[dict[str, Any]]:
-    """Check the issue's targets against this run's figures, on each corpus."""
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Check the issue's targets against this run's figures on the corpora it
+    sets them for (:data:`TARGETED`); on the others, report the same ratios with
+    no target. Return the checks and the reported ratios."""
     checks: list[dict[str, Any]] = []
+    reported: list[dict[str, Any]] = []
 
     def check(name: str, value: float, goal: str, met: bool) -> None:
-        checks.append({"target": name, "value": value, "goal": goal, "met": met})
+        label = name[1 : name.index("]")] if name.startswith("[") else None
+        if label is None or label in TARGETED:
+            checks.append({"target": name, "value": value, "goal": goal, "met": met})
+        else:
+            reported.append({"ratio": name, "value": value})
 
     def at_least(name: str, operation: str, library: str, goal: float) -> None:
         value = results.ratio(operation, library)
@@ -727,12 +745,17 @@ def targets(
         check("import canisters, extra CPU ms", extra, "<= 20 ms", extra <= 20)
         sdks = imports["canisters"]["sdk_modules"]
         check("no SDK imported", len(sdks), "0 modules", not sdks)
-    print("\ntargets (canisters as a multiple of each peer)")
+    if checks:
+        print("\ntargets (canisters as a multiple of each peer)")
     for entry in checks:
         mark = "met" if entry["met"] else "NOT MET"
         target, value, goal = entry["target"], entry["value"], entry["goal"]
         print(f"  {target:<44} {value:8.2f}   goal {goal:<10} {mark}")
-    return checks
+    if reported:
+        print("\nreported, no target (canisters as a multiple of each peer)")
+    for entry in reported:
+        print(f"  {entry['ratio']:<44} {entry['value']:8.2f}")
+    return checks, reported
 
 
 def machine() -> dict[str, Any]:
@@ -774,11 +797,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--quick", action="store_true", help="small corpus, few repeats"
     )
-    parser.add_argument("--messages", type=int, help="messages in each corpus")
+    parser.add_argument(
+        "--messages",
+        type=int,
+        help=f"messages in each corpus (the media corpus holds 1/{MEDIA_SHARE} of "
+        "them)",
+    )
     parser.add_argument(
         "--corpus",
-        default="agent,chat",
-        help="comma-separated corpora for core and memory: agent, chat",
+        default="agent,chat,media",
+        help="comma-separated corpora for core and memory: agent, chat, media",
     )
     parser.add_argument("--repeat", type=int, help="minimum repeats per measure")
     parser.add_argument("--seed", type=int, default=0, help="corpus seed")
@@ -816,12 +844,19 @@ def main(argv: list[str] | None = None) -> int:
     print("versions:", ", ".join(f"{k} {v}" for k, v in info["versions"].items()))
     labels = arguments.corpus.split(",")
     corpora = {
-        label: corpus.CORPORA[label](messages, arguments.seed) for label in labels
+        label: corpus.CORPORA[label](
+            max(2, messages // MEDIA_SHARE) if label == "media" else messages,
+            arguments.seed,
+        )
+        for label in labels
     }
     for label, specs in corpora.items():
+        payload = corpus.payload_bytes(specs)
         print(
             f"corpus [{label}]: {corpus.message_count(specs):,} messages in "
-            f"{len(specs)} conversations (seed {arguments.seed})"
+            f"{len(specs)} conversations (seed {arguments.seed}), "
+            f"{payload / 1e6:,.1f} MB of inline media"
+            + (f" (--messages / {MEDIA_SHARE})" if label == "media" else "")
         )
     print(f"best of >= {repeat} runs")
 
@@ -842,6 +877,7 @@ def main(argv: list[str] | None = None) -> int:
                 "messages": corpus.message_count(specs),
                 "conversations": len(specs),
                 "seed": arguments.seed,
+                "payload_bytes": corpus.payload_bytes(specs),
             }
             for label, specs in corpora.items()
         },
@@ -870,7 +906,9 @@ def main(argv: list[str] | None = None) -> int:
         measure_scaling(sizes, timer, results)
     report["operations"] = results.operations
     if "core" in sections:
-        report["targets"] = targets(results, labels, memory, imports.get("import"))
+        report["targets"], report["reported"] = targets(
+            results, labels, memory, imports.get("import")
+        )
 
     arguments.output.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
