@@ -37,6 +37,7 @@ from .serialization import (
     _intern,
     _nests_deeper,
     _new_metadata,
+    _new_usage,
     _unb64,
     _utf8,
 )
@@ -225,7 +226,7 @@ def _metadata_from_wire(wire: Any, memo: dict[Any, Any]) -> Metadata:
 
 
 def _usage_from_wire(wire: Any) -> Usage:
-    return Usage(
+    return _new_usage(  # ints, as the wire type checks
         wire.input_tokens,
         wire.output_tokens,
         wire.cached_tokens,

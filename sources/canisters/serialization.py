@@ -162,6 +162,7 @@ for _cls in (User, Assistant, Supervisor, Document, Invocation, Result):
 
 _new_text = _trusted(Text)
 _new_metadata = _trusted(Metadata)
+_new_usage = _trusted(Usage)
 _new_user = _trusted(User)
 _new_assistant = _trusted(Assistant)
 _new_supervisor = _trusted(Supervisor)
@@ -472,11 +473,20 @@ def _content_in(value: object) -> tuple[Content, ...]:
 
 
 def _usage_out(usage: Usage) -> Record:
-    return {
-        field.name: value
-        for field in attrs.fields(Usage)
-        if (value := getattr(usage, field.name))
-    }
+    # Every assistant turn of a recorded run carries usage: written field by
+    # field, without looking the fields up (zeros are left out).
+    record: Record = {}
+    if value := usage.input_tokens:
+        record["input_tokens"] = value
+    if value := usage.output_tokens:
+        record["output_tokens"] = value
+    if value := usage.cached_tokens:
+        record["cached_tokens"] = value
+    if value := usage.cache_write_tokens:
+        record["cache_write_tokens"] = value
+    if value := usage.reasoning_tokens:
+        record["reasoning_tokens"] = value
+    return record
 
 
 def _int(record: Mapping[str, Any], key: str) -> int:
@@ -488,7 +498,7 @@ def _int(record: Mapping[str, Any], key: str) -> int:
 
 def _usage_in(record: Mapping[str, Any]) -> Usage:
     _check_type(record, Mapping, "")
-    return Usage(
+    return _new_usage(
         _int(record, "input_tokens"),
         _int(record, "output_tokens"),
         _int(record, "cached_tokens"),
