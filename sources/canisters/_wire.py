@@ -36,8 +36,6 @@ from .serialization import (
     FORMAT_VERSION,
     _intern,
     _nests_deeper,
-    _new_metadata,
-    _new_usage,
     _unb64,
     _utf8,
 )
@@ -145,6 +143,8 @@ def _generated(source: str, cls: type) -> Callable[..., Any]:
         "FrozenDict": FrozenDict,  # what freeze() makes of a non-empty dict
         "EMPTY": EMPTY,
         "HELD": HELD,
+        "Usage": Usage,
+        "usage_shadow": _shadow(Usage),
     }
     exec(source, namespace)
     build: Callable[..., Any] = namespace["build"]
@@ -188,51 +188,72 @@ def _reasoning_from_wire(wire: Any, memo: dict[Any, Any]) -> Reasoning:
     )
 
 
-def _metadata_from_wire(wire: Any, memo: dict[Any, Any]) -> Metadata:
-    model, finish_reason = wire.model, wire.finish_reason
+_WIRE_METADATA: Final = """\
+def build(wire, memo):
+    model = wire.model
     if model is not None:
-        model = _intern(model)
+        model = intern(model)
+    finish_reason = wire.finish_reason
     if finish_reason is not None:
-        finish_reason = _intern(finish_reason)
-    usage, custom = wire.usage, wire.custom
+        finish_reason = intern(finish_reason)
+    usage = wire.usage
+    custom = wire.custom
+    latency_ms = wire.latency_ms
+    cache_hit = wire.cache_hit
+    retries = wire.retries
+    quality = wire.quality
     if (
-        usage is None
-        and custom is None
-        and wire.latency_ms is None
-        and wire.cache_hit is None
-        and wire.retries is None
-        and wire.quality is None
+        custom is None
+        and latency_ms is None
+        and cache_hit is None
+        and retries is None
+        and quality is None
     ):
-        # Only a model and a finish reason, as on most turns: one Metadata each.
-        key = (model, finish_reason)
-        shared: Metadata | None = memo.get(key)
-        if shared is None:
-            shared = memo[key] = _new_metadata(
-                model, None, None, None, None, None, finish_reason, EMPTY
-            )
-        return shared
-    if custom:
+        if usage is None:
+            # Only a model and a finish reason, as on many turns: one Metadata each.
+            key = (model, finish_reason)
+            shared = memo.get(key)
+            if shared is None:
+                shared = memo[key] = shadow()
+                shared.model = model
+                shared.latency_ms = None
+                shared.usage = None
+                shared.cache_hit = None
+                shared.retries = None
+                shared.quality = None
+                shared.finish_reason = finish_reason
+                shared.custom = EMPTY
+                shared.__class__ = cls
+            return shared
+        custom = EMPTY
+    elif custom:
         memo[HELD].append(custom)
-    return _new_metadata(
-        model,
-        wire.latency_ms,
-        None if usage is None else usage.build(),
-        wire.cache_hit,
-        wire.retries,
-        wire.quality,
-        finish_reason,
-        EMPTY if custom is None else freeze(custom),
-    )
-
-
-def _usage_from_wire(wire: Any) -> Usage:
-    return _new_usage(  # ints, as the wire type checks
-        wire.input_tokens,
-        wire.output_tokens,
-        wire.cached_tokens,
-        wire.cache_write_tokens,
-        wire.reasoning_tokens,
-    )
+        custom = FrozenDict(custom)
+    else:
+        custom = EMPTY
+    obj = shadow()
+    obj.model = model
+    obj.latency_ms = latency_ms
+    if usage is not None:
+        # Usage, on every turn of a recorded run: built here, ints as the wire
+        # type checks.
+        counts = usage
+        usage = usage_shadow()
+        usage.input_tokens = counts.input_tokens
+        usage.output_tokens = counts.output_tokens
+        usage.cached_tokens = counts.cached_tokens
+        usage.cache_write_tokens = counts.cache_write_tokens
+        usage.reasoning_tokens = counts.reasoning_tokens
+        usage.__class__ = Usage
+    obj.usage = usage
+    obj.cache_hit = cache_hit
+    obj.retries = retries
+    obj.quality = quality
+    obj.finish_reason = finish_reason
+    obj.custom = custom
+    obj.__class__ = cls
+    return obj
+"""
 
 
 def _error_from_wire(wire: Any, memo: dict[Any, Any]) -> ErrorInfo:
@@ -260,10 +281,14 @@ class _Fast:
         }
 
         def struct(
-            name: str, fields: list[Any], build: Callable[..., Any], **more: Any
+            name: str,
+            fields: list[Any],
+            build: Callable[..., Any] | None,
+            **more: Any,
         ) -> type:
+            namespace = {} if build is None else {"build": build}
             made: type = msgspec.defstruct(
-                f"_Wire{name}", fields, namespace={"build": build}, **options, **more
+                f"_Wire{name}", fields, namespace=namespace, **options, **more
             )
             return made
 
@@ -326,7 +351,7 @@ class _Fast:
                 ("cache_write_tokens", int, 0),
                 ("reasoning_tokens", int, 0),
             ],
-            _usage_from_wire,
+            None,  # the metadata builder makes the Usage
         )
         metadata = struct(
             "Metadata",
@@ -340,7 +365,7 @@ class _Fast:
                 ("finish_reason", text, None),
                 ("custom", mapping, None),
             ],
-            _metadata_from_wire,
+            _generated(_WIRE_METADATA, Metadata),
         )
         error = struct(
             "Error",
