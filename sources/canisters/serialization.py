@@ -38,6 +38,7 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn
 
+from . import _base64
 from ._compat import fromisoformat
 from ._frozen import EMPTY, FrozenDict, freeze
 from ._trusted import _trusted
@@ -280,7 +281,10 @@ def _media_out(tag: str) -> _OutHook:
     def unstructure(part: Media, add: _Add | None = None) -> Record:
         record: Record = {"type": tag}
         if part.data is not None:
-            record["data"] = _b64(part.data)
+            # Written by to_json or to_jsonl (``add``): the JSON of the base64,
+            # which orjson copies as it is (see canisters._base64).
+            data = part.data
+            record["data"] = _b64(data) if add is None else _base64.fragment(data)
         if part.url is not None:
             record["url"] = part.url
         if part.content_id is not None:
@@ -1680,6 +1684,11 @@ def _dumps(value: Any, limit: int = MAX_DEPTH, floats: list[Any] | None = None) 
 def _json_default(value: object) -> str:
     if isinstance(value, datetime):
         return value.isoformat()
+    import orjson
+
+    if type(value) is orjson.Fragment:  # media's base64: see _media_out
+        text: str = orjson.loads(orjson.dumps(value))
+        return text
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
