@@ -5,6 +5,7 @@ orjson cannot be exact)."""
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 from datetime import datetime, timezone
 from typing import Any
@@ -14,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import canisters as c
+from canisters import _base64
 
 from .budget import examples
 
@@ -77,3 +79,55 @@ def test_media_next_to_what_orjson_cannot_write(extras: dict[str, Any]) -> None:
     assert isinstance(back, c.Conversation)
     assert back[0].content[1] == image  # type: ignore[attr-defined]
     assert c.from_jsonl(c.to_jsonl(conversation))[0].content[1] == image  # type: ignore[attr-defined]
+
+
+def _standard(text: str) -> tuple[str, Any]:
+    try:
+        return "bytes", base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError) as error:
+        return "error", str(error)
+
+
+# Base64's alphabet, its padding, the URL-safe letters, whitespace, and what a
+# JSON string would read as an escape or end (quote, backslash, "u").
+ALPHABET = 'AQgw+/=_-09u \n\\"é\x00'
+
+
+@settings(max_examples=examples(500), deadline=None)
+@given(
+    st.one_of(
+        st.text(alphabet=ALPHABET, max_size=14),
+        st.binary(max_size=40).map(lambda b: base64.b64encode(b).decode()),
+    )
+)
+def test_base64_is_read_as_the_standard_library_reads_it(text: str) -> None:
+    expected = _standard(text)
+    try:
+        got: tuple[str, Any] = "bytes", _base64.decode(text)
+    except (binascii.Error, ValueError) as error:
+        got = "error", str(error)
+    assert got == expected
+    # In a document: the same bytes, or a located error.
+    part = {"type": "image", "data": text, "mime_type": "image/png"}
+    document = json.dumps(
+        {
+            "format": "canisters.content",
+            "version": c.serialization.FORMAT_VERSION,
+            "content": part,
+        }
+    )
+    if expected[0] == "bytes":
+        assert c.from_json(document) == c.Image(data=expected[1], mime_type="image/png")
+    else:
+        with pytest.raises(c.SerializationError, match="invalid base64"):
+            c.from_json(document)
+
+
+def test_base64_escaped_in_json_is_read_unescaped() -> None:
+    # JSON escapes are the document's: "YQ\u003d\u003d" is "YQ==" once read.
+    version = c.serialization.FORMAT_VERSION
+    document = (
+        f'{{"format": "canisters.content", "version": {version}, "content": '
+        '{"type": "image", "data": "YQ\\u003d\\u003d", "mime_type": "image/png"}}'
+    )
+    assert c.from_json(document) == c.Image(data=b"a", mime_type="image/png")

@@ -25,7 +25,6 @@ with the same result or the same error.
 
 from __future__ import annotations
 
-import base64
 import binascii
 import json
 import re
@@ -188,7 +187,7 @@ def _unb64(text: object, key: str) -> bytes:
             f"expected base64 text, got {type(text).__name__}", f"$.{key}"
         )
     try:
-        return base64.b64decode(text, validate=True)
+        return _base64.decode(text)
     except (binascii.Error, ValueError) as error:
         raise SerializationError(f"invalid base64: {error}", f"$.{key}") from error
 
