@@ -307,6 +307,26 @@ def test_provider_bodies_are_held_to_one_depth_bound(
     )
 
 
+@pytest.mark.parametrize("levels", [200, 300, 480])
+@pytest.mark.parametrize("awkward", [None, {1: "int key"}, {"big": 10**30}])
+def test_the_depth_bound_holds_whatever_the_body_holds(
+    levels: int, awkward: dict[Any, Any] | None
+) -> None:
+    """Bodies under the bound parse and one over it is refused at its path, at
+    depths on both sides of the 254 levels orjson writes (which settles most
+    bodies at once) and with values orjson refuses (keys that are not strings,
+    integers beyond 64 bits), which are walked instead."""
+    chat = providers.get("openai-chat")
+    body: dict[str, Any] = {"messages": [{"role": "user", "content": "hi"}]}
+    if awkward is not None:
+        body["metadata"] = awkward
+    assert len(chat.parse_request({**body, "x": deep(levels)})) == 1
+    too_deep = {**body, "x": [deep(common.BODY_DEPTH - 1)]}
+    with pytest.raises(MalformedPayload, match="nested too deeply") as caught:
+        chat.parse_request(too_deep)
+    assert caught.value.path.startswith("$.x[0]")
+
+
 def test_tool_call_arguments_are_held_to_their_bound() -> None:
     """An argument string holding the deepest arguments the model can write
     parses; one level more is refused at its path, as when written."""

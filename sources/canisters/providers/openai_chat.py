@@ -38,7 +38,7 @@ from ..canisters import (
     User,
     now,
 )
-from ..content import Audio, File, Image, Text
+from ..content import _URL_SCHEME, Audio, File, Image, Text
 from ..conversation import Conversation
 from ..exceptions import CanistersError, MalformedPayload, _excerpt
 from ..protocols import Canister, Content, Role
@@ -335,11 +335,22 @@ def _parse_plain(
     message answering with a string that is not an encoded error; an assistant
     message with a string or ``null`` content and tool calls of the canonical
     shape (``id``, ``type: "function"``, ``function`` with a name and compact
-    JSON arguments), and no other key.
+    JSON arguments); a user message holding a list of text parts and images
+    (a URL, or a data URL in its one spelling, with or without ``detail``); and
+    no other key.
     """
     content = message.get("content")
     role = message.get("role")
     size = len(message)
+    if type(content) is list:
+        if size != 2 or role != "user" or not content:
+            return None
+        parts = _plain_parts(content)
+        if parts is None:
+            return None
+        # The list form is the default but for a lone text (see _default_form).
+        listed = len(parts) == 1 and type(parts[0]) is Text
+        return new_user(moment, _LISTED if listed else EMPTY, tuple(parts))
     if type(content) is str:
         if size == 2:
             build = _PLAIN_ROLES.get(role) if type(role) is str else None
@@ -389,6 +400,41 @@ def _parse_plain(
 
 
 _TURN = (Role.Assistant, Role.Invocation)
+_LISTED = FrozenDict({NAME: {"content": "list"}})
+
+
+def _plain_parts(content: list[Any]) -> list[Content] | None:
+    """The parts of a user message's list of text parts and images, built as
+    :func:`_parse_part` builds them; ``None`` for any other part or key."""
+    parts: list[Content] = []
+    for part in content:
+        if type(part) is not dict or len(part) != 2:
+            return None
+        kind = part.get("type")
+        if kind == "text":
+            text = part.get("text")
+            if type(text) is not str:
+                return None
+            parts.append(plain_text(text))
+            continue
+        inner = part.get("image_url")
+        if kind != "image_url" or type(inner) is not dict:
+            return None
+        url = inner.get("url")
+        if type(url) is not str or _URL_SCHEME.match(url) is None:
+            return None
+        if len(inner) == 1:
+            extras: Mapping[str, Any] = EMPTY
+        elif len(inner) == 2 and type(detail := inner.get("detail")) is str:
+            extras = FrozenDict({NAME: {"inner": {"detail": detail}}})
+        else:
+            return None
+        decoded = common.parse_data_url(url) if url.startswith("data:") else None
+        if decoded is None:
+            parts.append(Image(url=url, extras=extras))
+        else:
+            parts.append(Image(data=decoded[1], mime_type=decoded[0], extras=extras))
+    return parts
 
 
 def _result(
