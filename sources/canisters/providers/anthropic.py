@@ -23,11 +23,11 @@ import json
 import operator
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
-from .._frozen import EMPTY, FrozenDict
+from .._frozen import EMPTY, FrozenDict, freeze
 from ..canisters import (
     Assistant,
     Document,
@@ -39,7 +39,7 @@ from ..canisters import (
     User,
     now,
 )
-from ..content import File, Image, Reasoning, Text
+from ..content import _URL_SCHEME, File, Image, Reasoning, Text
 from ..conversation import Conversation
 from ..exceptions import CanistersError, MalformedPayload, _excerpt
 from ..protocols import Canister, Content, Role
@@ -130,6 +130,20 @@ def _with(canister: Canister, **values: Any) -> Canister:
     else:
         extras.pop(NAME, None)
     return attrs.evolve(canister, extras=extras)  # type: ignore[misc]
+
+
+def _mark_fresh(canister: Canister, values: dict[str, Any]) -> None:
+    """:func:`_with`, in place, for a canister the fast way has just built and
+    nobody else holds: its extras are set as attrs' converter would set them,
+    without building the canister a second time."""
+    merged = {**mine(canister, NAME), **values}
+    kept = {key: value for key, value in merged.items() if value}
+    extras = dict(canister.extras)
+    if kept:
+        extras[NAME] = kept
+    else:
+        extras.pop(NAME, None)
+    object.__setattr__(canister, "extras", freeze(extras))
 
 
 # Parsing -----------------------------------------------------------------------------
@@ -474,13 +488,15 @@ def _parse_request(body: object, *, fast: bool = True) -> Conversation:
                     and len(items) == 1
                     and items[0].role in _TEXT_ROLES
                     and len(items[0].content) == 1  # type: ignore[attr-defined]
+                    and type(only := items[0].content[0]) is Text  # type: ignore[attr-defined]
+                    and not only.extras
                 )
                 if listed or previous == role:
                     flags = {
                         "split": previous == role,
                         "content": "list" if listed else None,
                     }
-                    items[0] = _with(items[0], **flags)
+                    _mark_fresh(items[0], flags)
                 canisters += items
                 previous = role
                 continue
@@ -524,9 +540,10 @@ def _parse_plain(
     another shape.
 
     The shapes: a string; a list of ``text`` blocks and, from the assistant,
-    ``tool_use`` blocks or, from the user, ``tool_result`` blocks answering with a
-    string, each block without other keys, no text empty, with tool ids that fit
-    Anthropic's pattern.
+    ``tool_use`` blocks or, from the user, ``image`` blocks (a URL, or base64 in
+    its one spelling) and ``tool_result`` blocks answering with a string, each
+    block without other keys (but ``cache_control`` on texts and images), no
+    text empty, with tool ids that fit Anthropic's pattern.
     """
     build = new_assistant if role == "assistant" else new_user
     if type(content) is str:
@@ -543,9 +560,21 @@ def _parse_plain(
         kind = block.get("type")
         if kind == "text":
             text = block.get("text")
-            if type(text) is not str or not text or len(block) != 2:
+            if type(text) is not str or not text:
                 return None  # an empty text is marked the general way
-            parts.append(plain_text(text))
+            if len(block) == 2:
+                parts.append(plain_text(text))
+                continue
+            extras = _cached(block)
+            if extras is None:
+                return None
+            parts.append(Text(text, extras=extras))
+            continue
+        if kind == "image" and role == "user":
+            image = _plain_image(block)
+            if image is None:
+                return None
+            parts.append(image)
             continue
         if kind == "tool_use" and role == "assistant":
             call_id, name = block.get("id"), block.get("name")
@@ -566,27 +595,104 @@ def _parse_plain(
             made.append(new_invocation(moment, EMPTY, name, frozen, call_id))
             continue
         if kind == "tool_result" and role == "user":
-            call_id, value = block.get("tool_use_id"), block.get("content")
+            call_id = block.get("tool_use_id")
+            flagged = "is_error" in block  # false: kept, to go back as it came
             if (
-                len(block) != 3
+                len(block) != 3 + flagged
+                or (flagged and block["is_error"] is not False)
                 or type(call_id) is not str
-                or type(value) is not str
-                or not value
                 or fit(call_id) != call_id
             ):
+                return None
+            texts = _plain_texts(block.get("content"))
+            if texts is None:
                 return None
             if parts:
                 made.append(build(moment, EMPTY, tuple(parts)))
                 parts = []
             name = names.get(call_id, "")
-            text = (plain_text(value),)
-            made.append(new_result(moment, EMPTY, call_id, name, text, None))
+            made.append(
+                new_result(
+                    moment,
+                    _RESULT_MARKS[flagged, texts[1]],
+                    call_id,
+                    name,
+                    texts[0],
+                    None,
+                )
+            )
             continue
         return None
     if parts:
         made.append(build(moment, EMPTY, tuple(parts)))
     names.update(found)
     return made
+
+
+def _plain_texts(value: object) -> tuple[tuple[Text, ...], bool] | None:
+    """The parts of a tool result's ``content`` when it is a string or a list of
+    plain text blocks, none empty, and whether it was that list holding one
+    text (which :func:`_parse_result` marks); ``None`` for anything else."""
+    if type(value) is str:
+        return ((plain_text(value),), False) if value else None
+    if type(value) is not list or not value:
+        return None
+    texts = []
+    for item in value:
+        if type(item) is not dict or len(item) != 2 or item.get("type") != "text":
+            return None
+        text = item.get("text")
+        if type(text) is not str or not text:
+            return None
+        texts.append(plain_text(text))
+    return tuple(texts), len(texts) == 1
+
+
+# The extras _parse_result gives a result of plain texts: by whether it carried
+# "is_error": false and whether it was a list holding one text.
+_RESULT_MARKS: Final = {
+    (False, False): EMPTY,
+    (False, True): FrozenDict({NAME: {"content": "list"}}),
+    (True, False): FrozenDict({NAME: {"block": {"is_error": False}}}),
+    (True, True): FrozenDict({NAME: {"block": {"is_error": False}, "content": "list"}}),
+}
+
+
+def _cached(block: dict[str, Any]) -> dict[str, Any] | None:
+    """The extras of a block of ``type`` and one other key when its third key
+    is ``cache_control`` (as :func:`_parse_text` and :func:`_parse_media` keep
+    it); ``{}`` when it has only the two; ``None`` for anything else."""
+    size = len(block)
+    if size == 2:
+        return {}
+    if size == 3 and "cache_control" in block:
+        return {NAME: {"block": {"cache_control": block["cache_control"]}}}
+    return None
+
+
+def _plain_image(block: dict[str, Any]) -> Image | None:
+    """An ``image`` block from a URL or base64 in its one spelling, built as
+    :func:`_parse_media` builds it; ``None`` for any other shape."""
+    source = block.get("source")
+    extras = _cached(block)
+    if extras is None or type(source) is not dict:
+        return None
+    kind = source.get("type")
+    if kind == "url" and len(source) == 2:
+        url = source.get("url")
+        if type(url) is not str or _URL_SCHEME.match(url) is None:
+            return None
+        return Image(url=url, extras=extras)
+    if kind != "base64" or len(source) != 3:
+        return None
+    encoded, mime = source.get("data"), source.get("media_type")
+    if type(encoded) is not str or type(mime) is not str:
+        return None
+    try:
+        data, exact = common.b64decode_exact(encoded)
+    except MalformedPayload:
+        return None  # refused the general way, at its path
+    return Image(data=data, mime_type=mime, extras=extras) if exact else None
 
 
 def _message_form(items: list[Canister]) -> str:
