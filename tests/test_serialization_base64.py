@@ -1,12 +1,15 @@
-"""Media bytes in documents: the base64 canisters writes is the standard library's,
-byte for byte, on every writing path (orjson, and the standard library where
-orjson cannot be exact)."""
+"""Media bytes as base64 (canisters._base64, msgspec's codec): in documents, the
+base64 canisters writes is the standard library's, byte for byte, on every
+writing path (orjson, and the standard library where orjson cannot be exact),
+and it reads what the standard library reads; in provider bodies, base64 and
+data URLs are read, and judged exact, as when they were encoded again."""
 
 from __future__ import annotations
 
 import base64
 import binascii
 import json
+import re
 from datetime import datetime, timezone
 from typing import Any
 
@@ -16,6 +19,7 @@ from hypothesis import strategies as st
 
 import canisters as c
 from canisters import _base64
+from canisters.providers import _common as common
 
 from .budget import examples
 
@@ -131,3 +135,83 @@ def test_base64_escaped_in_json_is_read_unescaped() -> None:
         '{"type": "image", "data": "YQ\\u003d\\u003d", "mime_type": "image/png"}}'
     )
     assert c.from_json(document) == c.Image(data=b"a", mime_type="image/png")
+
+
+# --------------------------------------------------------------------------- #
+# Provider bodies: base64 and data URLs read, and judged exact, as before
+
+
+def _tampered() -> st.SearchStrategy[str]:
+    """Base64 of some bytes, its last letter perhaps changed (bits beyond the
+    last byte), its padding perhaps dropped."""
+    letters = "AQgwBRhx+/9"
+
+    def tamper(blob: bytes, letter: str, change: bool, unpad: bool) -> str:
+        text = base64.b64encode(blob).decode()
+        body = text.rstrip("=")
+        if change and body:
+            body = body[:-1] + letter
+        return body if unpad else body + "=" * (len(text) - len(body))
+
+    return st.builds(
+        tamper,
+        st.binary(max_size=20),
+        st.sampled_from(letters),
+        st.booleans(),
+        st.booleans(),
+    )
+
+
+def _old_exact(text: str) -> tuple[str, Any]:
+    """providers._common.b64decode_exact as it was: decode, then encode again."""
+    padded = text + "=" * (-len(text) % 4)
+    try:
+        if "-" in text or "_" in text:
+            data = base64.urlsafe_b64decode(padded)
+        else:
+            data = base64.b64decode(padded, validate=True)
+    except (binascii.Error, ValueError) as error:
+        return "error", f"invalid base64: {error}"
+    return "value", (data, base64.b64encode(data).decode() == text)
+
+
+@settings(max_examples=examples(500), deadline=None)
+@given(st.one_of(_tampered(), st.text(alphabet=ALPHABET, max_size=14)))
+def test_exactness_is_judged_as_by_encoding_again(text: str) -> None:
+    expected = _old_exact(text)
+    try:
+        got: tuple[str, Any] = "value", common.b64decode_exact(text, "$.x")
+    except c.MalformedPayload as error:
+        got = "error", error.reason
+    assert got == expected
+
+
+_OLD_DATA_URL = re.compile(r"data:([^;,]*)((?:;[^;,]*)*?);base64,(.*)", re.DOTALL)
+
+
+def _old_parse_data_url(url: str) -> tuple[str, bytes] | None:
+    """providers._common.parse_data_url as it was."""
+    if not url.startswith("data:"):
+        return None
+    match = _OLD_DATA_URL.fullmatch(url)
+    if match is None or match.group(2):
+        return None
+    try:
+        data = base64.b64decode(match.group(3), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    mime = match.group(1)
+    if not mime or common.data_url(mime, data) != url:
+        return None
+    return mime, data
+
+
+@settings(max_examples=examples(500), deadline=None)
+@given(
+    st.sampled_from(["data:", "data:image/png", "data:image/png;x=1", "data:;", "dat"]),
+    st.sampled_from([";base64,", ";base64", ",", ";base64,,", ";BASE64,"]),
+    st.one_of(_tampered(), st.text(alphabet=ALPHABET + ",;:", max_size=14)),
+)
+def test_data_urls_are_read_as_before(head: str, marker: str, payload: str) -> None:
+    url = head + marker + payload
+    assert common.parse_data_url(url) == _old_parse_data_url(url)

@@ -23,6 +23,7 @@ from typing import Any, Final, Literal, NamedTuple, TypeVar
 import attrs
 import orjson
 
+from .. import _base64
 from .._frozen import EMPTY, FrozenDict
 from .._trusted import _fresh, _trusted
 from ..canisters import (
@@ -1225,7 +1226,7 @@ def b64decode_exact(text: str, path: str = "$") -> tuple[bytes, bool]:
         if "-" in text or "_" in text:
             data = base64.urlsafe_b64decode(text + "=" * padding)
             return data, False  # b64encode writes "+" and "/"
-        data = base64.b64decode(text + "=" * padding, validate=True)
+        data = _base64.decode(text + "=" * padding)
     except (binascii.Error, ValueError) as error:
         raise MalformedPayload(f"invalid base64: {error}", path) from None
     return data, not padding and _canonical(text, data)
@@ -1246,6 +1247,8 @@ def _canonical(text: str, data: bytes) -> bool:
 
 
 _DATA_URL = re.compile(r"data:([^;,]*)((?:;[^;,]*)*?);base64,(.*)", re.DOTALL)
+# Its head, up to its first comma (the only one the head holds).
+_DATA_URL_HEAD = re.compile(r"data:([^;,]*)((?:;[^;,]*)*?);base64,")
 
 
 def parse_data_url(url: str) -> tuple[str, bytes] | None:
@@ -1256,16 +1259,17 @@ def parse_data_url(url: str) -> tuple[str, bytes] | None:
     """
     if not url.startswith("data:"):
         return None
-    match = _DATA_URL.fullmatch(url)
+    start = url.find(",") + 1
+    match = _DATA_URL_HEAD.fullmatch(url, 0, start)
     if match is None or match.group(2) or not match.group(1):
         return None
-    payload = match.group(3)
+    encoded = url[start:]
     try:
-        data = base64.b64decode(payload, validate=True)
+        data = _base64.decode(encoded)
     except (binascii.Error, ValueError):
         return None
-    # data_url() rebuilds the prefix as matched: only the payload may differ.
-    if not _canonical(payload, data):
+    # data_url() rebuilds the head as matched: only the base64 may differ.
+    if not _canonical(encoded, data):
         return None
     return match.group(1), data
 
