@@ -285,8 +285,41 @@ def test_the_common_shapes_take_the_fast_way(monkeypatch: pytest.MonkeyPatch) ->
     assert conversation[4].name == "f"  # type: ignore[attr-defined]
     # Every canister of one body has the moment it was read.
     assert len({canister.timestamp for canister in conversation}) == 1
-    # Pretty-printed arguments go the general way (which keeps the text).
+    # Pretty-printed arguments (what json.dumps writes) take the fast way too,
+    # keeping the text as the general way keeps it.
     body["messages"][3]["tool_calls"][0]["function"]["arguments"] = '{"q": "x"}'
     conversation = providers.get("openai-chat").parse_request(body)
+    assert calls == []
+    assert conversation[3].extras == {
+        "openai-chat": {"arguments": '{"q": "x"}', "split": True}
+    }
+    # A call with a key the fast way does not know goes the general way.
+    body["messages"][3]["tool_calls"][0]["index"] = 0
+    conversation = providers.get("openai-chat").parse_request(body)
     assert len(calls) == 1
-    assert conversation[3].extras["openai-chat"]["arguments"] == '{"q": "x"}'
+    assert conversation[3].extras["openai-chat"]["call"] == {"index": 0}
+
+
+def test_a_result_keeps_its_content_form_after_a_user_message() -> None:
+    """Found by the property test: a tool result of a list of texts with
+    ``is_error: false``, in a user message after another, lost the form of its
+    content under the message's split mark."""
+    check_same(
+        "anthropic",
+        {
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": "toolu_1",
+                            "content": [{"type": "text", "text": "a"}],
+                            "is_error": False,
+                        }
+                    ],
+                },
+            ]
+        },
+    )

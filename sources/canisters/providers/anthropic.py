@@ -492,10 +492,11 @@ def _parse_request(body: object, *, fast: bool = True) -> Conversation:
                     and not only.extras
                 )
                 if listed or previous == role:
-                    flags = {
-                        "split": previous == role,
-                        "content": "list" if listed else None,
-                    }
+                    # Only a lone text is marked "content": a result keeps the
+                    # form of its own content under that key.
+                    flags: dict[str, Any] = {"split": previous == role}
+                    if listed:
+                        flags["content"] = "list"
                     _mark_fresh(items[0], flags)
                 canisters += items
                 previous = role

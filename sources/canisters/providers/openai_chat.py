@@ -390,10 +390,23 @@ def _parse_plain(
         if len(function) != 2 or type(tool) is not str or type(text) is not str:
             return None
         arguments = compact_arguments(text)
-        if arguments is None:
-            return None
         found.append((identifier, tool))
-        extras = _SPLIT if split and len(found) == 1 else EMPTY
+        first = split and len(found) == 1
+        if arguments is not None:
+            extras = _SPLIT if first else EMPTY
+        else:
+            # Not the canonical text (Python clients write ", " and ": "): kept
+            # as it came, as _parse_call keeps it. Refused the general way.
+            try:
+                value, kept = common.parse_arguments(text, "$")
+            except CanistersError:
+                return None
+            arguments = FrozenDict(value) if value else EMPTY
+            # What _extras keeps: "" (sent for no arguments) is not kept.
+            marks: dict[str, Any] = {"arguments": kept} if kept else {}
+            if first:
+                marks["split"] = True
+            extras = FrozenDict({NAME: marks}) if marks else EMPTY
         made.append(new_invocation(moment, extras, tool, arguments, identifier))
     names.update(found)
     return made
