@@ -1,0 +1,143 @@
+"""Gateway figures: ``parse_request`` on the bodies a gateway translates.
+
+Run: ``python .auxiliary/benchmarks/gateway.py [--repeat N]``.
+
+A gateway reads every request it forwards, and most requests are short: a system
+prompt and a few turns. The corpus benchmark (``run.py``) reads whole
+conversations of 10 to 1,000 messages, where the cost per message dominates;
+here the cost per body shows. Two workloads, each against LangChain's
+``convert_to_messages`` on the body's ``messages`` (what the issue compares;
+LangChain keeps Anthropic's content blocks as they are and leaves media as
+text, where canisters reads every block into typed parts and media into bytes):
+
+* short requests: a system prompt and 1, 2, 4, 10 or 30 short turns, for
+  ``openai-chat`` and ``anthropic``;
+* recorded requests: every request body under ``tests/data/providers`` that
+  both read (SDK test cassettes, real API traffic, bodies pydantic-ai and
+  LangChain sent; mostly one to seven messages, many with images, documents,
+  tool rounds and cache control), summed per provider.
+
+Times are CPU time per body, best of ``--repeat`` rounds, interleaved.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from langchain_core import messages as lc
+
+from canisters import providers
+
+ROOT = Path(__file__).resolve().parents[2]
+PROVIDERS = ("openai-chat", "anthropic")
+
+
+def _best(
+    functions: dict[str, Callable[[], Any]], repeat: int, number: int
+) -> dict[str, float]:
+    """CPU seconds per call of each function, best of ``repeat`` interleaved rounds."""
+    best = dict.fromkeys(functions, float("inf"))
+    for _ in range(repeat):
+        for label, function in functions.items():
+            start = time.process_time()
+            for _ in range(number):
+                function()
+            best[label] = min(best[label], (time.process_time() - start) / number)
+    return best
+
+
+def short_bodies(name: str, turns: int) -> dict[str, Any]:
+    """A request of a system prompt and ``turns`` short alternating turns."""
+    messages = [
+        {
+            "role": "user" if index % 2 == 0 else "assistant",
+            "content": f"turn {index}: could you check whether this is right?",
+        }
+        for index in range(turns)
+    ]
+    if name == "anthropic":
+        return {
+            "model": "m",
+            "max_tokens": 512,
+            "system": "Be brief.",
+            "messages": messages,
+        }
+    system = {"role": "system", "content": "Be brief."}
+    return {"model": "m", "messages": [system, *messages]}
+
+
+def recorded_bodies(name: str) -> list[dict[str, Any]]:
+    """The recorded request bodies of ``name`` that canisters and LangChain read."""
+    normalizer = providers.get(name)
+    bodies = []
+    for path in sorted((ROOT / "tests" / "data" / "providers" / name).glob("*.json")):
+        case = json.loads(path.read_text())
+        if case.get("kind") != "request":
+            continue
+        body = case["payload"]
+        try:
+            normalizer.parse_request(body)
+            lc.convert_to_messages(body["messages"])
+        except Exception:  # bodies one of them refuses are not compared
+            continue
+        bodies.append(body)
+    return bodies
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=7, help="rounds per measure")
+    arguments = parser.parse_args(argv)
+    repeat = arguments.repeat
+    print("parse_request against LangChain's convert_to_messages (CPU time per body)")
+    for name in PROVIDERS:
+        normalizer = providers.get(name)
+        print(f"\n[{name}] short requests")
+        for turns in (1, 2, 4, 10, 30):
+            body = short_bodies(name, turns)
+            figures = _best(
+                {
+                    "canisters": lambda body=body, parse=normalizer.parse_request: (
+                        parse(body)
+                    ),
+                    "langchain": lambda body=body: lc.convert_to_messages(
+                        body["messages"]
+                    ),
+                },
+                repeat,
+                200,
+            )
+            ours, theirs = figures["canisters"], figures["langchain"]
+            print(
+                f"  system + {turns:>2} turns  canisters {ours * 1e6:7.1f} us  "
+                f"langchain {theirs * 1e6:7.1f} us  canisters {theirs / ours:5.2f}x"
+            )
+        bodies = recorded_bodies(name)
+        figures = _best(
+            {
+                "canisters": lambda bodies=bodies, parse=normalizer.parse_request: [
+                    parse(body) for body in bodies
+                ],
+                "langchain": lambda bodies=bodies: [
+                    lc.convert_to_messages(body["messages"]) for body in bodies
+                ],
+            },
+            repeat,
+            5,
+        )
+        ours, theirs = figures["canisters"], figures["langchain"]
+        print(
+            f"[{name}] {len(bodies)} recorded requests  canisters "
+            f"{ours * 1e3:6.2f} ms  langchain {theirs * 1e3:6.2f} ms  "
+            f"canisters {theirs / ours:5.2f}x"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
