@@ -178,7 +178,7 @@ _intern: Final = sys.intern
 
 
 def _b64(data: bytes) -> str:
-    return binascii.b2a_base64(data, newline=False).decode("ascii")
+    return _base64.encode(data)
 
 
 def _unb64(text: object, key: str) -> bytes:

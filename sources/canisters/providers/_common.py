@@ -1215,7 +1215,7 @@ def reasoning_action(
 
 def b64encode(data: bytes) -> str:
     """Standard base64 (``+`` and ``/``, padded), as every provider takes it."""
-    return base64.b64encode(data).decode("ascii")
+    return _base64.encode(data)
 
 
 def b64decode_exact(text: str, path: str = "$") -> tuple[bytes, bool]:
