@@ -102,6 +102,15 @@ class Media:
     """Provider-specific fields without neutral meaning, keyed by provider name."""
 
     def __attrs_post_init__(self) -> None:
+        if self.url is None and self.content_id is None and not self.refs:
+            # The common case, inline bytes (data is bytes or None, as its
+            # converter made it): only a missing source is left to refuse.
+            if self.data is None:
+                raise ModelError(
+                    f"{type(self).__name__} needs a source: data, url, content_id "
+                    "or a provider file reference in refs"
+                )
+            return
         name = type(self).__name__
         sources = [
             field
