@@ -466,6 +466,8 @@ def _parse_request(body: object, *, fast: bool = True) -> Conversation:
         system = mapping["system"]
         if fast and type(system) is str:
             canisters.append(new_supervisor(moment, EMPTY, (plain_text(system),)))
+        elif fast and (supervisor := _plain_system(system)) is not None:
+            canisters.append(supervisor)
         else:
             canisters.append(_parse_system(system))
     names: dict[str, str] = {}
@@ -541,9 +543,10 @@ def _parse_plain(
     another shape.
 
     The shapes: a string; a list of ``text`` blocks and, from the assistant,
-    ``tool_use`` blocks or, from the user, ``image`` blocks (a URL, or base64 in
-    its one spelling) and ``tool_result`` blocks answering with a string, each
-    block without other keys (but ``cache_control`` on texts and images), no
+    ``thinking`` and ``tool_use`` blocks or, from the user, ``image`` blocks (a
+    URL, or base64 in its one spelling) and ``tool_result`` blocks answering
+    with a string or a list of texts, each block without other keys (but
+    ``cache_control`` on texts and images, ``is_error: false`` on results), no
     text empty, with tool ids that fit Anthropic's pattern.
     """
     build = new_assistant if role == "assistant" else new_user
@@ -560,16 +563,16 @@ def _parse_plain(
             return None
         kind = block.get("type")
         if kind == "text":
-            text = block.get("text")
-            if type(text) is not str or not text:
-                return None  # an empty text is marked the general way
-            if len(block) == 2:
-                parts.append(plain_text(text))
-                continue
-            extras = _cached(block)
-            if extras is None:
+            part = _plain_text_block(block)
+            if part is None:
                 return None
-            parts.append(Text(text, extras=extras))
+            parts.append(part)
+            continue
+        if kind == "thinking" and role == "assistant" and len(block) == 3:
+            thinking, signature = block.get("thinking"), block.get("signature")
+            if type(thinking) is not str or type(signature) is not str:
+                return None
+            parts.append(Reasoning(thinking, signature=signature, provider=NAME))
             continue
         if kind == "image" and role == "user":
             image = _plain_image(block)
@@ -657,6 +660,37 @@ _RESULT_MARKS: Final = {
     (True, False): FrozenDict({NAME: {"block": {"is_error": False}}}),
     (True, True): FrozenDict({NAME: {"block": {"is_error": False}, "content": "list"}}),
 }
+
+
+def _plain_text_block(block: dict[str, Any]) -> Text | None:
+    """A ``text`` block as :func:`_parse_text` reads it, when it is not empty
+    (which is marked the general way) and holds no key but ``cache_control``;
+    ``None`` otherwise."""
+    text = block.get("text")
+    if type(text) is not str or not text:
+        return None
+    if len(block) == 2:
+        return plain_text(text)
+    extras = _cached(block)
+    return None if extras is None else Text(text, extras=extras)
+
+
+def _plain_system(value: object) -> Supervisor | None:
+    """A ``system`` list of text blocks as :func:`_parse_system` reads it, when
+    each is a plain text block (see :func:`_plain_text_block`); ``None``
+    otherwise."""
+    if type(value) is not list or not value:
+        return None
+    parts: list[Content] = []
+    for block in value:
+        if type(block) is not dict or block.get("type") != "text":
+            return None
+        part = _plain_text_block(block)
+        if part is None:
+            return None
+        parts.append(part)
+    listed = _system_form(parts) != "list"
+    return Supervisor(parts, extras=_extras(system="list" if listed else None))
 
 
 def _cached(block: dict[str, Any]) -> dict[str, Any] | None:

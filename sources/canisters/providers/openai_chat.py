@@ -319,6 +319,7 @@ def _parse_messages(messages: Any, *, fast: bool = True) -> list[Canister]:
 _PLAIN_ROLES = {"user": new_user, "system": new_supervisor, "assistant": new_assistant}
 _ERROR_START = '{"error"'  # what an error encoded in text starts with
 _SPLIT = FrozenDict({NAME: {"split": True}})
+_DEVELOPER = FrozenDict({NAME: {"role": "developer"}})
 
 
 def _parse_plain(
@@ -331,7 +332,8 @@ def _parse_plain(
     the general way would build them (see ``_parse_messages``); ``None`` when it
     has another shape.
 
-    The shapes: a system, user or assistant message holding one string; a tool
+    The shapes: a system, developer, user or assistant message holding one
+    string, with or without a participant's ``name``; a tool
     message answering with a string that is not an encoded error; an assistant
     message with a string or ``null`` content and tool calls of the canonical
     shape (``id``, ``type: "function"``, ``function`` with a name and compact
@@ -354,11 +356,25 @@ def _parse_plain(
     if type(content) is str:
         if size == 2:
             build = _PLAIN_ROLES.get(role) if type(role) is str else None
-            return (
-                None if build is None else build(moment, EMPTY, (plain_text(content),))
-            )
+            if build is not None:
+                return build(moment, EMPTY, (plain_text(content),))
+            if role == "developer":
+                return new_supervisor(moment, _DEVELOPER, (plain_text(content),))
+            return None
         if size != 3:
             return None
+        name = message.get("name")
+        if type(name) is str and type(role) is str:
+            # A participant's name, kept as the general way keeps it.
+            build = _PLAIN_ROLES.get(role)
+            if build is None and role == "developer":
+                build = new_supervisor
+            if build is None:
+                return None
+            marks: dict[str, Any] = {"message": {"name": name}}
+            if role == "developer":
+                marks = {"role": "developer", **marks}
+            return build(moment, FrozenDict({NAME: marks}), (plain_text(content),))
         if role == "tool":
             call_id = message.get("tool_call_id")
             if type(call_id) is not str or content.startswith(_ERROR_START):
@@ -403,7 +419,7 @@ def _parse_plain(
                 return None
             arguments = FrozenDict(value) if value else EMPTY
             # What _extras keeps: "" (sent for no arguments) is not kept.
-            marks: dict[str, Any] = {"arguments": kept} if kept else {}
+            marks = {"arguments": kept} if kept else {}
             if first:
                 marks["split"] = True
             extras = FrozenDict({NAME: marks}) if marks else EMPTY
