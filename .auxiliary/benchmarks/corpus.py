@@ -30,7 +30,8 @@ Spec kinds (every spec has ``kind``, ``id`` and ``time``, a UTC datetime)::
     {"kind": "system", "text": str}
     {"kind": "user", "parts": [{"text": str} | {"image": bytes, "mime": str}
                                | {"image_url": str}]}
-    {"kind": "assistant", "text": str, "step": int, "model": str}
+    {"kind": "assistant", "text": str, "step": int, "model": str,
+     "usage": (input_tokens, output_tokens), "finish": "stop"}
     {"kind": "call", "step": int, "call_id": str, "name": str, "arguments": dict}
     {"kind": "result", "step": int, "call_id": str, "name": str, "text": str}
 """
@@ -154,7 +155,14 @@ class _Writer:
 
     def add(self, kind: str, **fields: Any) -> None:
         self.clock += timedelta(milliseconds=self.rng.randint(50, 20_000))
-        ident = f"{self.rng.getrandbits(128):032x}"
+        bits = self.rng.getrandbits(128)
+        ident = f"{bits:032x}"
+        if kind == "assistant":
+            # Every model reply records its token usage and why it stopped, as
+            # providers report them; drawn from the id's bits, so that the
+            # rest of the corpus is what it was before replies carried them.
+            fields["usage"] = (100 + bits % 20_000, 5 + (bits >> 32) % 800)
+            fields["finish"] = "stop"
         self.specs.append({"kind": kind, "id": ident, "time": self.clock, **fields})
 
     def user(self) -> None:

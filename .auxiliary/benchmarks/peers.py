@@ -65,7 +65,11 @@ def canisters_from_specs(specs: list[Spec]) -> canisters.Conversation:
                     id=spec["id"],
                     timestamp=spec["time"],
                     step=spec["step"],
-                    metadata=canisters.Metadata(model=spec["model"]),
+                    metadata=canisters.Metadata(
+                        model=spec["model"],
+                        usage=canisters.Usage(*spec["usage"]),
+                        finish_reason=spec["finish"],
+                    ),
                 )
             )
         elif kind == "call":
@@ -96,12 +100,14 @@ def canisters_from_specs(specs: list[Spec]) -> canisters.Conversation:
 def pydantic_ai_from_specs(specs: list[Spec]) -> list[Any]:
     """Build pydantic-ai ``ModelRequest`` / ``ModelResponse`` messages."""
     from pydantic_ai import messages as m
+    from pydantic_ai.usage import RequestUsage
 
     out: list[Any] = []
     request: list[Any] = []
     response: list[Any] = []
     model = None
     stamp = None
+    usage, finish = RequestUsage(), None
 
     def flush_request() -> None:
         if request:
@@ -109,11 +115,19 @@ def pydantic_ai_from_specs(specs: list[Spec]) -> list[Any]:
             request.clear()
 
     def flush_response() -> None:
+        nonlocal usage, finish
         if response:
             out.append(
-                m.ModelResponse(parts=list(response), model_name=model, timestamp=stamp)
+                m.ModelResponse(
+                    parts=list(response),
+                    model_name=model,
+                    timestamp=stamp,
+                    usage=usage,
+                    finish_reason=finish,
+                )
             )
             response.clear()
+            usage, finish = RequestUsage(), None
 
     for spec in specs:
         kind = spec["kind"]
@@ -122,6 +136,9 @@ def pydantic_ai_from_specs(specs: list[Spec]) -> list[Any]:
             stamp = spec["time"]
             if kind == "assistant":
                 model = spec["model"]
+                tokens_in, tokens_out = spec["usage"]
+                usage = RequestUsage(input_tokens=tokens_in, output_tokens=tokens_out)
+                finish = spec["finish"]
                 response.append(m.TextPart(content=spec["text"]))
             else:
                 response.append(
@@ -198,7 +215,15 @@ def langchain_from_specs(specs: list[Spec]) -> list[Any]:
                 m.AIMessage(
                     content=spec["text"],
                     id=spec["id"],
-                    response_metadata={"model_name": spec["model"]},
+                    response_metadata={
+                        "model_name": spec["model"],
+                        "finish_reason": spec["finish"],
+                    },
+                    usage_metadata={
+                        "input_tokens": spec["usage"][0],
+                        "output_tokens": spec["usage"][1],
+                        "total_tokens": sum(spec["usage"]),
+                    },
                 )
             )
         elif kind == "call":
@@ -258,7 +283,12 @@ def records_from_specs(specs: list[Spec], *, binary: bool) -> list[dict[str, Any
                     content.append({"type": "image", "url": part["image_url"]})
             record["content"] = content
         elif kind == "assistant":
-            record["metadata"] = {"model": spec["model"]}
+            tokens_in, tokens_out = spec["usage"]
+            record["metadata"] = {
+                "model": spec["model"],
+                "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out},
+                "finish_reason": spec["finish"],
+            }
             record["content"] = [{"type": "text", "text": spec["text"]}]
         elif kind == "call":
             record["invocation_id"] = spec["call_id"]
