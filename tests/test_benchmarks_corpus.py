@@ -57,6 +57,12 @@ def test_conversations_are_valid_and_realistic(modules, size):
     canisters.validate(conversation)
     assert len(conversation) == size
     assert not conversation.pending_invocations()
+    replies = [c for c in conversation if isinstance(c, canisters.Assistant)]
+    assert replies
+    for reply in replies:  # as providers report every reply
+        assert reply.metadata is not None and reply.metadata.usage is not None
+        assert reply.metadata.usage.total_tokens > 0
+        assert reply.metadata.finish_reason == "stop"
     if size >= 300:
         kinds = {spec["kind"] for spec in specs}
         assert kinds == {"system", "user", "assistant", "call", "result"}

@@ -39,6 +39,7 @@ Spec kinds (every spec has ``kind``, ``id`` and ``time``, a UTC datetime)::
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -225,23 +226,37 @@ def conversation(size: int, seed: int = 0) -> list[Spec]:
     return writer.specs
 
 
+def _mix(
+    total: int,
+    seed: int,
+    name: str,
+    sizes: tuple[int, ...],
+    make: Callable[[int, int], list[Spec]],
+) -> list[list[Spec]]:
+    """Conversations of the ``sizes`` drawn (the last one takes what is left)
+    made by ``make(size, seed)``, holding ``total`` messages."""
+    rng = random.Random(f"canisters-{name}-mix-{seed}")
+    conversations: list[list[Spec]] = []
+    left = total
+    index = 0
+    while left > 0:
+        size = min(left, rng.choice(sizes))
+        if left - size < 2:
+            size = left
+        conversations.append(make(size, seed * 100_003 + index))
+        left -= size
+        index += 1
+    return conversations
+
+
 def corpus(total: int, seed: int = 0) -> list[list[Spec]]:
     """Return conversations of mixed sizes (10 to 1,000) holding ``total`` messages.
 
     ``total`` is at least 2.
     """
-    rng = random.Random(f"canisters-corpus-mix-{seed}")
-    conversations: list[list[Spec]] = []
-    left = total
-    index = 0
-    while left > 0:
-        size = min(left, rng.choice((10, 20, 30, 50, 100, 200, 300, 1000)))
-        if left - size < 2:
-            size = left
-        conversations.append(conversation(size, seed * 100_003 + index))
-        left -= size
-        index += 1
-    return conversations
+    return _mix(
+        total, seed, "corpus", (10, 20, 30, 50, 100, 200, 300, 1000), conversation
+    )
 
 
 def _short(rng: random.Random) -> str:
@@ -300,18 +315,7 @@ def chat_conversation(size: int, seed: int = 0) -> list[Spec]:
 def chat_corpus(total: int, seed: int = 0) -> list[list[Spec]]:
     """Return short-turn chat conversations (4 to 60 messages) holding ``total``
     messages (``total`` is at least 2)."""
-    rng = random.Random(f"canisters-chat-mix-{seed}")
-    conversations: list[list[Spec]] = []
-    left = total
-    index = 0
-    while left > 0:
-        size = min(left, rng.choice((4, 6, 10, 16, 20, 30, 40, 60)))
-        if left - size < 2:
-            size = left
-        conversations.append(chat_conversation(size, seed * 100_003 + index))
-        left -= size
-        index += 1
-    return conversations
+    return _mix(total, seed, "chat", (4, 6, 10, 16, 20, 30, 40, 60), chat_conversation)
 
 
 def _reply(rng: random.Random) -> str:
@@ -376,18 +380,7 @@ def media_corpus(total: int, seed: int = 0) -> list[list[Spec]]:
     """Return media-heavy chat conversations (4 to 40 messages) holding
     ``total`` messages (``total`` is at least 2), about 60 KB of image bytes per
     message on average."""
-    rng = random.Random(f"canisters-media-mix-{seed}")
-    conversations: list[list[Spec]] = []
-    left = total
-    index = 0
-    while left > 0:
-        size = min(left, rng.choice((4, 6, 8, 10, 16, 20, 30, 40)))
-        if left - size < 2:
-            size = left
-        conversations.append(media_conversation(size, seed * 100_003 + index))
-        left -= size
-        index += 1
-    return conversations
+    return _mix(total, seed, "media", (4, 6, 8, 10, 16, 20, 30, 40), media_conversation)
 
 
 def payload_bytes(conversations: list[list[Spec]]) -> int:

@@ -201,6 +201,7 @@ def build(wire, memo):
     cache_hit = wire.cache_hit
     retries = wire.retries
     quality = wire.quality
+    key = None
     if (
         custom is None
         and latency_ms is None
@@ -212,27 +213,14 @@ def build(wire, memo):
             # Only a model and a finish reason, as on many turns: one Metadata each.
             key = (model, finish_reason)
             shared = memo.get(key)
-            if shared is None:
-                shared = memo[key] = shadow()
-                shared.model = model
-                shared.latency_ms = None
-                shared.usage = None
-                shared.cache_hit = None
-                shared.retries = None
-                shared.quality = None
-                shared.finish_reason = finish_reason
-                shared.custom = EMPTY
-                shared.__class__ = cls
-            return shared
+            if shared is not None:
+                return shared
         custom = EMPTY
     elif custom:
         memo[HELD].append(custom)
         custom = FrozenDict(custom)
     else:
         custom = EMPTY
-    obj = shadow()
-    obj.model = model
-    obj.latency_ms = latency_ms
     if usage is not None:
         # Usage, on every turn of a recorded run: built here, ints as the wire
         # type checks.
@@ -244,6 +232,9 @@ def build(wire, memo):
         usage.cache_write_tokens = counts.cache_write_tokens
         usage.reasoning_tokens = counts.reasoning_tokens
         usage.__class__ = Usage
+    obj = shadow()
+    obj.model = model
+    obj.latency_ms = latency_ms
     obj.usage = usage
     obj.cache_hit = cache_hit
     obj.retries = retries
@@ -251,6 +242,8 @@ def build(wire, memo):
     obj.finish_reason = finish_reason
     obj.custom = custom
     obj.__class__ = cls
+    if key is not None:
+        memo[key] = obj
     return obj
 """
 

@@ -89,6 +89,7 @@ __all__ = [
     "media_mime",
     "mime_from_url",
     "mine",
+    "with_marks",
     "response_metadata",
     "options_from",
     "rest",
@@ -509,6 +510,20 @@ def mine(item: Canister | Content, provider: str) -> Mapping[str, Any]:
         return extras
     value = extras.get(provider)
     return value if isinstance(value, Mapping) else {}
+
+
+def with_marks(
+    extras: Mapping[str, Any], provider: str, marks: Mapping[str, Any]
+) -> dict[str, Any]:
+    """``extras`` with ``provider``'s entry made of the truthy ``marks`` (and
+    without it when none is), for a parser marking what it read."""
+    kept = {key: value for key, value in marks.items() if value}
+    changed = dict(extras)
+    if kept:
+        changed[provider] = kept
+    else:
+        changed.pop(provider, None)
+    return changed
 
 
 def response_metadata(

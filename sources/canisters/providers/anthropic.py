@@ -123,12 +123,7 @@ def _extras(**values: Any) -> dict[str, Any]:
 
 def _with(canister: Canister, **values: Any) -> Canister:
     merged = {**mine(canister, NAME), **values}
-    kept = {key: value for key, value in merged.items() if value}
-    extras = dict(canister.extras)
-    if kept:
-        extras[NAME] = kept
-    else:
-        extras.pop(NAME, None)
+    extras = common.with_marks(canister.extras, NAME, merged)
     return attrs.evolve(canister, extras=extras)  # type: ignore[misc]
 
 
@@ -137,12 +132,7 @@ def _mark_fresh(canister: Canister, values: dict[str, Any]) -> None:
     nobody else holds: its extras are set as attrs' converter would set them,
     without building the canister a second time."""
     merged = {**mine(canister, NAME), **values}
-    kept = {key: value for key, value in merged.items() if value}
-    extras = dict(canister.extras)
-    if kept:
-        extras[NAME] = kept
-    else:
-        extras.pop(NAME, None)
+    extras = common.with_marks(canister.extras, NAME, merged)
     object.__setattr__(canister, "extras", freeze(extras))
 
 

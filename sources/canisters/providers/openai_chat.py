@@ -572,14 +572,9 @@ def _parse_assistant(
 
 
 def _with_extras(canister: Canister, values: Mapping[str, Any]) -> Canister:
-    kept = {key: value for key, value in values.items() if value}
-    extras = dict(canister.extras)
-    if kept:
-        extras[NAME] = kept
-    else:
-        extras.pop(NAME, None)
     import attrs
 
+    extras = common.with_marks(canister.extras, NAME, values)
     return attrs.evolve(canister, extras=extras)  # type: ignore[misc]
 
 
