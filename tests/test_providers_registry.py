@@ -148,3 +148,18 @@ def test_render_refuses_what_is_not_a_conversation(name: str, bad: object) -> No
     for render in (normalizer.render_request, normalizer.render_response):
         with pytest.raises(canisters.ProviderError, match=name):
             render(bad)  # type: ignore[arg-type]
+
+
+def test_marks_are_a_provider_entry_in_extras() -> None:
+    """``with_marks`` and ``mine``, the helpers plugins mark what they read with:
+    truthy marks make the provider's entry, none removes it, nothing else moves."""
+    from canisters.providers import _common as common
+
+    extras = {"other": {"kept": True}, "mine": {"old": 1}}
+    marked = common.with_marks(extras, "mine", {"split": True, "content": None})
+    assert marked == {"other": {"kept": True}, "mine": {"split": True}}
+    assert common.mine(canisters.User("hi", extras=marked), "mine") == {"split": True}
+    assert common.with_marks(extras, "mine", {"split": False}) == {
+        "other": {"kept": True}
+    }
+    assert extras == {"other": {"kept": True}, "mine": {"old": 1}}  # not changed

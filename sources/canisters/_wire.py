@@ -403,6 +403,8 @@ class _Fast:
         for cls, names in [
             *((cls, [f[0] for f in envelope + more]) for cls, more in fields.items()),
             (Text, list(text_part.__struct_fields__)),  # type: ignore[attr-defined]
+            (Metadata, list(metadata.__struct_fields__)),  # type: ignore[attr-defined]
+            (Usage, list(usage.__struct_fields__)),  # type: ignore[attr-defined]
         ]:
             if sorted(names) != sorted(f.name for f in attrs.fields(cls)):
                 raise RuntimeError(f"the wire struct misses fields of {cls}")

@@ -23,7 +23,7 @@ they belong to:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -319,7 +319,6 @@ def _parse_messages(messages: Any, *, fast: bool = True) -> list[Canister]:
 _PLAIN_ROLES = {"user": new_user, "system": new_supervisor, "assistant": new_assistant}
 _ERROR_START = '{"error"'  # what an error encoded in text starts with
 _SPLIT = FrozenDict({NAME: {"split": True}})
-_DEVELOPER = FrozenDict({NAME: {"role": "developer"}})
 
 
 def _parse_plain(
@@ -354,27 +353,25 @@ def _parse_plain(
         listed = len(parts) == 1 and type(parts[0]) is Text
         return new_user(moment, _LISTED if listed else EMPTY, tuple(parts))
     if type(content) is str:
-        if size == 2:
-            build = _PLAIN_ROLES.get(role) if type(role) is str else None
-            if build is not None:
-                return build(moment, EMPTY, (plain_text(content),))
+        name = message.get("name") if size == 3 else None
+        if size == 2 or type(name) is str:
+            # One string, and perhaps a participant's name, kept as the general
+            # way keeps it (with a developer message's role).
+            marks: dict[str, Any] = {}
+            build: Callable[..., Canister] | None
             if role == "developer":
-                return new_supervisor(moment, _DEVELOPER, (plain_text(content),))
-            return None
+                build = new_supervisor
+                marks["role"] = "developer"
+            else:
+                build = _PLAIN_ROLES.get(role) if type(role) is str else None
+                if build is None:
+                    return None
+            if name is not None:
+                marks["message"] = {"name": name}
+            extras = FrozenDict({NAME: marks}) if marks else EMPTY
+            return build(moment, extras, (plain_text(content),))
         if size != 3:
             return None
-        name = message.get("name")
-        if type(name) is str and type(role) is str:
-            # A participant's name, kept as the general way keeps it.
-            build = _PLAIN_ROLES.get(role)
-            if build is None and role == "developer":
-                build = new_supervisor
-            if build is None:
-                return None
-            marks: dict[str, Any] = {"message": {"name": name}}
-            if role == "developer":
-                marks = {"role": "developer", **marks}
-            return build(moment, FrozenDict({NAME: marks}), (plain_text(content),))
         if role == "tool":
             call_id = message.get("tool_call_id")
             if type(call_id) is not str or content.startswith(_ERROR_START):
