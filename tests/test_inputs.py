@@ -33,6 +33,7 @@ from canisters import (
 from canisters._frozen import FrozenDict
 from canisters.exceptions import _EXCERPT_LIMIT, _excerpt
 from canisters.providers import _common as common
+from canisters.providers import openai_chat
 from canisters.storage import open_store
 
 
@@ -325,6 +326,11 @@ def test_the_depth_bound_holds_whatever_the_body_holds(
     with pytest.raises(MalformedPayload, match="nested too deeply") as caught:
         chat.parse_request(too_deep)
     assert caught.value.path.startswith("$.x[0]")
+    # The same body given by keyword is held to the same bound.
+    with pytest.raises(MalformedPayload, match="nested too deeply"):
+        chat.parse_request(body=too_deep)
+    with pytest.raises(MalformedPayload, match="nested too deeply"):
+        openai_chat.parse_request(body=too_deep)
 
 
 def test_tool_call_arguments_are_held_to_their_bound() -> None:

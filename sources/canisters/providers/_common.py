@@ -321,10 +321,18 @@ def guarded(function: _F) -> _F:
     them, so that arbitrary input never escapes as ``KeyError`` or ``TypeError``.
     """
 
+    dumps = orjson.dumps
+
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if args:
-            check_depth(args[-1])
+        body = kwargs["body"] if "body" in kwargs else args[-1] if args else None
+        if type(body) is dict or type(body) is list:
+            # check_depth's first step, inline: what orjson writes nests within
+            # the bound (see _writable).
+            try:
+                dumps(body)
+            except Exception:  # orjson.JSONEncodeError, a TypeError
+                check_depth(body)
         try:
             return function(*args, **kwargs)
         except ProviderError:
