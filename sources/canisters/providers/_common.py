@@ -37,7 +37,7 @@ from ..canisters import (
     Usage,
     User,
 )
-from ..content import _URL_SCHEME, Text
+from ..content import _URL_SCHEME, Audio, File, Image, Text
 from ..conversation import Conversation, canisters_in
 from ..exceptions import (
     CanistersError,
@@ -147,6 +147,12 @@ new_invocation = _fresh(Invocation)
 new_result = _fresh(Result)
 new_conversation = _trusted(Conversation)
 """``Conversation(canisters)`` for a tuple of canisters the caller has built."""
+# Media parts whose one source (or refs), absolute URL and string refs the caller
+# has checked; fields in order: data, url, content_id, refs, mime_type, hint, id,
+# extras (and filename, for a file).
+new_image = _trusted(Image)
+new_audio = _trusted(Audio)
+new_file = _trusted(File)
 
 
 def plain_text(text: str) -> Text:

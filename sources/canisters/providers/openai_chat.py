@@ -30,15 +30,12 @@ from typing import Any
 from .._frozen import EMPTY, FrozenDict
 from ..canisters import (
     Assistant,
-    Invocation,
     Metadata,
     Result,
-    Supervisor,
     Usage,
-    User,
     now,
 )
-from ..content import _URL_SCHEME, Audio, File, Image, Text
+from ..content import _URL_SCHEME, File, Image, Text
 from ..conversation import Conversation
 from ..exceptions import CanistersError, MalformedPayload, _excerpt
 from ..protocols import Canister, Content, Role
@@ -58,10 +55,14 @@ from ._common import (
     expect_str,
     mine,
     new_assistant,
+    new_audio,
     new_conversation,
+    new_file,
+    new_image,
     new_invocation,
     new_result,
     new_supervisor,
+    new_text,
     new_user,
     plain_text,
 )
@@ -104,26 +105,33 @@ _AUDIO_FORMATS = {
 }
 
 
-def _extras(**values: Any) -> dict[str, Any]:
+def _extras(**values: Any) -> FrozenDict[str, Any]:
+    """The extras holding this provider's truthy marks ``values``, frozen as a
+    canister or part keeps them (empty when none is)."""
     kept = {key: value for key, value in values.items() if value}
-    return {NAME: kept} if kept else {}
+    return FrozenDict({NAME: kept}) if kept else EMPTY
 
 
 # Parsing -----------------------------------------------------------------------------
+
+# The general way checks every value it reads (and names the path of a bad one),
+# so it builds parts and canisters through the trusted constructors too: attrs'
+# converters and checks would only repeat those checks.
 
 
 def _parse_part(raw: object, path: str) -> Content:
     part = expect_mapping(raw, path)
     kind = part.get("type")
     if kind == "text":
-        text = expect_str(part.get("text"), f"{path}.text")
-        return Text(text, extras=_extras(outer=common.rest(part, _TEXT_KEYS)))
+        text = part.get("text")
+        if type(text) is not str:
+            text = expect_str(text, f"{path}.text")
+        outer = common.rest(part, _TEXT_KEYS)
+        return new_text(text, "text/plain", None, _extras(outer=outer))
     if kind == "refusal":
         text = expect_str(part.get("refusal"), f"{path}.refusal")
-        return Text(
-            text,
-            extras=_extras(refusal="part", outer=common.rest(part, _REFUSAL_KEYS)),
-        )
+        extras = _extras(refusal="part", outer=common.rest(part, _REFUSAL_KEYS))
+        return new_text(text, "text/plain", None, extras)
     if kind == "image_url":
         inner = expect_mapping(part.get("image_url"), f"{path}.image_url")
         url = common.expect_url(inner.get("url"), f"{path}.image_url.url")
@@ -132,65 +140,59 @@ def _parse_part(raw: object, path: str) -> Content:
         )
         decoded = common.parse_data_url(url)
         if decoded is not None:
-            return Image(data=decoded[1], mime_type=decoded[0], extras=extras)
-        if common.mime_from_url(url) is None or not url.startswith("data:"):
-            return Image(url=url, extras=extras)
-        return Image(url=url, extras=extras)
+            return new_image(decoded[1], None, None, EMPTY, decoded[0], *_NO_ID, extras)
+        return new_image(None, url, None, EMPTY, None, *_NO_ID, extras)
     if kind == "input_audio":
         inner = expect_mapping(part.get("input_audio"), f"{path}.input_audio")
         encoded = expect_str(inner.get("data"), f"{path}.input_audio.data")
         fmt = expect_str(inner.get("format"), f"{path}.input_audio.format")
         data, exact = common.b64decode_exact(encoded, f"{path}.input_audio.data")
         mime = "audio/mpeg" if fmt == "mp3" else f"audio/{fmt}"
-        return Audio(
-            data=data,
-            mime_type=mime,
-            extras=_extras(
-                outer=common.rest(part, _AUDIO_KEYS),
-                inner=common.rest(inner, _AUDIO_INNER_KEYS),
-                raw=None if exact else encoded,
-            ),
+        extras = _extras(
+            outer=common.rest(part, _AUDIO_KEYS),
+            inner=common.rest(inner, _AUDIO_INNER_KEYS),
+            raw=None if exact else encoded,
         )
+        return new_audio(data, None, None, EMPTY, mime, *_NO_ID, extras)
     if kind == "file":
-        inner = expect_mapping(part.get("file"), f"{path}.file")
-        filename = inner.get("filename")
-        if filename is not None:
-            filename = expect_str(filename, f"{path}.file.filename")
-        extras = _extras(
-            outer=common.rest(part, _FILE_KEYS),
-            inner=common.rest(inner, _FILE_INNER_KEYS),
-        )
-        refs = {}
-        if inner.get("file_id") is not None:
-            refs[_REF] = expect_str(inner["file_id"], f"{path}.file.file_id")
-        file_data = inner.get("file_data")
-        if file_data is None:
-            if not refs:
-                raise MalformedPayload("a file part needs file_data or file_id", path)
-            return File(refs=refs, filename=filename, extras=extras)
-        file_data = expect_str(file_data, f"{path}.file.file_data")
-        decoded = common.parse_data_url(file_data)
-        if decoded is not None:
-            return File(
-                data=decoded[1],
-                mime_type=decoded[0],
-                refs=refs,
-                filename=filename,
-                extras=extras,
-            )
-        if file_data.startswith("data:"):
-            return File(url=file_data, refs=refs, filename=filename, extras=extras)
-        # Raw base64 without a data: prefix is what some clients send.
-        data, exact = common.b64decode_exact(file_data, f"{path}.file.file_data")
-        extras = _extras(
-            outer=common.rest(part, _FILE_KEYS),
-            inner=common.rest(inner, _FILE_INNER_KEYS),
-            raw=file_data,
-        )
-        return File(data=data, refs=refs, filename=filename, extras=extras)
+        return _parse_file(part, path)
     raise MalformedPayload(
         f"unknown content part type {_excerpt(kind)}", f"{path}.type"
     )
+
+
+_NO_ID = (None, None)  # a media part's hint and id
+
+
+def _parse_file(part: Mapping[str, Any], path: str) -> File:
+    inner = expect_mapping(part.get("file"), f"{path}.file")
+    filename = inner.get("filename")
+    if filename is not None:
+        filename = expect_str(filename, f"{path}.file.filename")
+    outer = common.rest(part, _FILE_KEYS)
+    inner_rest = common.rest(inner, _FILE_INNER_KEYS)
+    refs: FrozenDict[str, str] = EMPTY
+    if inner.get("file_id") is not None:
+        refs = FrozenDict({_REF: expect_str(inner["file_id"], f"{path}.file.file_id")})
+    file_data = inner.get("file_data")
+    data = url = mime = raw = None
+    if file_data is None:
+        if not refs:
+            raise MalformedPayload("a file part needs file_data or file_id", path)
+    else:
+        file_data = expect_str(file_data, f"{path}.file.file_data")
+        decoded = common.parse_data_url(file_data)
+        if decoded is not None:
+            mime, data = decoded
+        elif file_data.startswith("data:"):
+            url = file_data
+        else:
+            # Raw base64 without a data: prefix is what some clients send.
+            data = common.b64decode_exact(file_data, f"{path}.file.file_data")[0]
+            raw = file_data
+    extras = _extras(outer=outer, inner=inner_rest, raw=raw)
+    built: File = new_file(data, url, None, refs, mime, *_NO_ID, extras, filename)
+    return built
 
 
 _TEXT_KEYS = frozenset({"type", "text"})
@@ -211,7 +213,7 @@ def _parse_content(message: Mapping[str, Any], path: str) -> tuple[list[Content]
     if value is None:
         return [], "null"
     if isinstance(value, str):
-        return [Text(value)], "string"
+        return [plain_text(value)], "string"
     items = expect_list(value, f"{path}.content")
     return [
         _parse_part(item, f"{path}.content[{index}]")
@@ -276,34 +278,24 @@ def _parse_messages(messages: Any, *, fast: bool = True) -> list[Canister]:
             raise MalformedPayload(f"unknown role {_excerpt(role)}", f"{path}.role")
         extra = common.rest(message, known)
         if role == "assistant":
-            canisters.extend(
-                _parse_assistant(message, path, extra, canisters, names, legacy, index)
+            canisters += _parse_assistant(
+                message, path, extra, canisters, names, legacy, index, moment
             )
             continue
         parts, form = _parse_content(message, path)
         if role in ("system", "developer"):
-            canisters.append(
-                Supervisor(
-                    parts,
-                    extras=_extras(
-                        role="developer" if role == "developer" else None,
-                        content=_form(parts, form, "system"),
-                        message=extra,
-                    ),
-                )
+            extras = _extras(
+                role="developer" if role == "developer" else None,
+                content=_form(parts, form, "system"),
+                message=extra,
             )
+            append(new_supervisor(moment, extras, tuple(parts)))
         elif role == "user":
-            canisters.append(
-                User(
-                    parts,
-                    extras=_extras(content=_form(parts, form, "user"), message=extra),
-                )
-            )
+            extras = _extras(content=_form(parts, form, "user"), message=extra)
+            append(new_user(moment, extras, tuple(parts)))
         elif role == "tool":
             call_id = expect_str(message.get("tool_call_id"), f"{path}.tool_call_id")
-            canisters.append(
-                _result(call_id, names.get(call_id, ""), parts, form, extra)
-            )
+            append(_result(moment, call_id, names.get(call_id, ""), parts, form, extra))
         else:  # the deprecated "function" role answers a function_call
             name = expect_str(message.get("name"), f"{path}.name")
             waiting = legacy.get(name)
@@ -312,7 +304,7 @@ def _parse_messages(messages: Any, *, fast: bool = True) -> list[Canister]:
                 if waiting
                 else common.synthesize_id("call_", index, name)
             )
-            canisters.append(_result(call_id, name, parts, form, extra, legacy=True))
+            append(_result(moment, call_id, name, parts, form, extra, legacy=True))
     return canisters
 
 
@@ -457,13 +449,15 @@ def _plain_parts(content: list[Any]) -> list[Content] | None:
             return None
         decoded = common.parse_data_url(url) if url.startswith("data:") else None
         if decoded is None:
-            parts.append(Image(url=url, extras=extras))
+            parts.append(new_image(None, url, None, EMPTY, None, *_NO_ID, extras))
         else:
-            parts.append(Image(data=decoded[1], mime_type=decoded[0], extras=extras))
+            data, mime = decoded[1], decoded[0]
+            parts.append(new_image(data, None, None, EMPTY, mime, *_NO_ID, extras))
     return parts
 
 
 def _result(
+    moment: datetime,
     call_id: str,
     name: str,
     parts: list[Content],
@@ -485,22 +479,21 @@ def _result(
     default = (
         "string" if error is not None and not parts else _default_form(parts, "tool")
     )
-    return Result(
-        call_id,
-        name,
-        parts,
-        error=error,
-        extras=_extras(
-            content=None if form == default else form,
-            message=extra,
-            legacy=legacy or None,
-            # Media parts of a tool message go back in place to this provider.
-            in_place=any(part.type in _MEDIA for part in parts) or None,
-        ),
+    extras = _extras(
+        content=None if form == default else form,
+        message=extra,
+        legacy=legacy or None,
+        # Media parts of a tool message go back in place to this provider.
+        in_place=any(part.type in _MEDIA for part in parts) or None,
     )
+    result: Result = new_result(moment, extras, call_id, name, tuple(parts), error)
+    return result
 
 
 _MEDIA = frozenset({"image", "file", "audio"})
+_REFUSAL_FIELD = FrozenDict({NAME: {"refusal": "field"}})
+_Call = tuple[str, Mapping[str, Any], str, dict[str, Any]]
+"""What an invocation is made of: its name, arguments, id and marks."""
 
 
 def _parse_assistant(
@@ -511,17 +504,20 @@ def _parse_assistant(
     names: dict[str, str],
     legacy: dict[str, list[str]],
     index: int,
+    moment: datetime,
 ) -> list[Canister]:
     parts, form = _parse_content(message, path)
+    # The form of the content itself, without a refusal given as a field.
+    default = _default_form(parts, "assistant")
     refusal = extra.get("refusal")
     if isinstance(refusal, str):
         del extra["refusal"]
-        parts.append(Text(refusal, extras={NAME: {"refusal": "field"}}))
-    invocations: list[Canister] = []
-    calls = message.get("tool_calls")
-    if calls is not None:
-        for number, raw in enumerate(expect_list(calls, f"{path}.tool_calls")):
-            invocations.append(_parse_call(raw, f"{path}.tool_calls[{number}]", names))
+        parts.append(new_text(refusal, "text/plain", None, _REFUSAL_FIELD))
+    calls: list[_Call] = []
+    raw_calls = message.get("tool_calls")
+    if raw_calls is not None:
+        for number, raw in enumerate(expect_list(raw_calls, f"{path}.tool_calls")):
+            calls.append(_parse_call(raw, f"{path}.tool_calls[{number}]", names))
     elif "tool_calls" in message:
         extra["tool_calls"] = None
     function_call = message.get("function_call")
@@ -535,37 +531,29 @@ def _parse_assistant(
         call_id = common.synthesize_id("call_", index, name)
         legacy.setdefault(name, []).append(call_id)
         names[call_id] = name
-        invocations.append(
-            Invocation(
-                name,
-                arguments,
-                invocation_id=call_id,
-                extras=_extras(
-                    legacy=True,
-                    arguments=kept,
-                    function=common.rest(call, _FUNCTION_KEYS),
-                ),
-            )
+        marks = {
+            "legacy": True,
+            "arguments": kept,
+            "function": common.rest(call, _FUNCTION_KEYS),
+        }
+        calls.append(
+            (name, FrozenDict(arguments) if arguments else EMPTY, call_id, marks)
         )
     elif "function_call" in message:
         extra["function_call"] = None
-    content_parts = [p for p in parts if mine(p, NAME).get("refusal") != "field"]
-    has_assistant = bool(parts) or form != "null" or not invocations
-    result: list[Canister] = []
-    message_extras = {
-        "content": None if form == _default_form(content_parts, "assistant") else form,
-        "message": extra,
-    }
-    if has_assistant:
-        result.append(Assistant(parts, extras=_extras(**message_extras)))
+    message_marks = {"content": None if form == default else form, "message": extra}
+    made: list[Canister] = []
+    if parts or form != "null" or not calls:
+        made.append(new_assistant(moment, _extras(**message_marks), tuple(parts)))
     else:
-        first = invocations[0]
+        # The message's marks ride on its first call.
         previous = before[-1].role if before else None
-        split = previous in (Role.Assistant, Role.Invocation)
-        merged = {**mine(first, NAME), **message_extras, "split": split}
-        invocations[0] = _with_extras(first, merged)
-    result.extend(invocations)
-    return result
+        tool, values, identifier, marks = calls[0]
+        marks = {**marks, **message_marks, "split": previous in _TURN}
+        calls[0] = (tool, values, identifier, marks)
+    for tool, values, identifier, marks in calls:
+        made.append(new_invocation(moment, _extras(**marks), tool, values, identifier))
+    return made
 
 
 def _with_extras(canister: Canister, values: Mapping[str, Any]) -> Canister:
@@ -579,7 +567,7 @@ _CALL_KEYS = frozenset({"id", "type", "function"})
 _FUNCTION_KEYS = frozenset({"name", "arguments"})
 
 
-def _parse_call(raw: object, path: str, names: dict[str, str]) -> Invocation:
+def _parse_call(raw: object, path: str, names: dict[str, str]) -> _Call:
     call = expect_mapping(raw, path)
     call_id = expect_str(call.get("id"), f"{path}.id")
     if call.get("type", "function") != "function":
@@ -588,20 +576,20 @@ def _parse_call(raw: object, path: str, names: dict[str, str]) -> Invocation:
         )
     function = expect_mapping(call.get("function"), f"{path}.function")
     name = expect_str(function.get("name"), f"{path}.function.name")
-    arguments, kept = common.parse_arguments(
-        function.get("arguments"), f"{path}.function.arguments"
-    )
+    text = function.get("arguments")
+    # Compact JSON (what OpenAI writes) is read in one step, as the fast way reads it.
+    arguments = compact_arguments(text) if type(text) is str else None
+    kept = None
+    if arguments is None:
+        value, kept = common.parse_arguments(text, f"{path}.function.arguments")
+        arguments = FrozenDict(value) if value else EMPTY
     names[call_id] = name
-    return Invocation(
-        name,
-        arguments,
-        invocation_id=call_id,
-        extras=_extras(
-            arguments=kept,
-            call=common.rest(call, _CALL_KEYS) if "type" in call else {"type": None},
-            function=common.rest(function, _FUNCTION_KEYS),
-        ),
-    )
+    marks = {
+        "arguments": kept,
+        "call": common.rest(call, _CALL_KEYS) if "type" in call else {"type": None},
+        "function": common.rest(function, _FUNCTION_KEYS),
+    }
+    return name, arguments, call_id, marks
 
 
 _RESPONSE_KEYS = frozenset({"choices", "model", "usage"})
@@ -629,6 +617,7 @@ def parse_response(body: object) -> Conversation:
         except (OverflowError, OSError, ValueError):
             timestamp = None
     response_rest = common.rest(mapping, _RESPONSE_KEYS - {"usage"})
+    moment = now()
     canisters: list[Canister] = []
     for number, raw in enumerate(choices):
         path = f"$.choices[{number}]"
@@ -643,7 +632,9 @@ def parse_response(body: object) -> Conversation:
         extra = common.rest(message, known)
         if "role" not in message:
             extra["role"] = None
-        items = _parse_assistant(message, f"{path}.message", extra, [], {}, {}, number)
+        items = _parse_assistant(
+            message, f"{path}.message", extra, [], {}, {}, number, moment
+        )
         head = items[0]
         if head.role is not Role.Assistant:
             items.insert(0, Assistant(()))
