@@ -281,6 +281,14 @@ def _first_bodies() -> list[tuple[str, str, dict[str, Any]]]:
     return [(name, kind, body) for (name, kind), body in sorted(found.items())]
 
 
+def _listed_key(body: dict[str, Any]) -> str:
+    """The key of a request body's list of messages, which its parser reads."""
+    for key in ("messages", "contents", "input"):
+        if isinstance(body.get(key), list) and isinstance(body[key][0], dict):
+            return key
+    raise AssertionError(f"no list of messages in {sorted(body)}")
+
+
 @pytest.mark.parametrize(
     ("name", "kind", "body"), _first_bodies(), ids=lambda value: str(value)[:20]
 )
@@ -289,18 +297,37 @@ def test_provider_bodies_are_held_to_one_depth_bound(
 ) -> None:
     """A body given as Python objects nesting 10,000 levels is refused at the
     path of the deep value (not $, never RecursionError); one at BODY_DEPTH
-    parses and round-trips; one level more is refused."""
+    parses and round-trips; one level more is refused. A response is read whole;
+    a request parser reads its messages (an unknown key of one is kept), and
+    what it does not read, it does not walk."""
     normalizer = providers.get(name)
     parse = normalizer.parse_request if kind == "request" else normalizer.parse_response
-    for where, levels in (("$.x.a", 10_000), ("$.x", common.BODY_DEPTH + 1)):
+    if kind == "request":
+        key = _listed_key(body)
+        prefix, room = f"$.{key}[0].x", common.BODY_DEPTH - 2
+
+        def holding(value: Any) -> dict[str, Any]:
+            first = {**body[key][0], "x": value}
+            return {**body, key: [first, *body[key][1:]]}
+
+    else:
+        prefix, room = "$.x", common.BODY_DEPTH
+
+        def holding(value: Any) -> dict[str, Any]:
+            return {**body, "x": value}
+
+    for where, levels in ((f"{prefix}.a", 10_000), (prefix, room + 1)):
         value: Any = "leaf"
         for _ in range(levels - 1):
             value = {"a": value}
         with pytest.raises(MalformedPayload, match="nested too deeply") as caught:
-            parse({**body, "x": value})
+            parse(holding(value))
         assert caught.value.path.startswith(where)
-    fits = deep(common.BODY_DEPTH - 1)
-    conversation = parse({**body, "x": fits})
+        if kind == "request":  # beside the messages, it is left alone
+            unread = parse({**body, "unread": value})
+            assert [c.role for c in unread] == [c.role for c in parse(body)]
+    fits = deep(room - 1)
+    conversation = parse(holding(fits))
     document = written(conversation)
     assert written(serialization.from_json(document)) == document
     assert serialization.from_jsonl(serialization.to_jsonl(conversation)) == (
@@ -318,13 +345,24 @@ def test_the_depth_bound_holds_whatever_the_body_holds(
     bodies at once) and with values orjson refuses (keys that are not strings,
     integers beyond 64 bits), which are walked instead."""
     chat = providers.get("openai-chat")
-    body: dict[str, Any] = {"messages": [{"role": "user", "content": "hi"}]}
+
+    def body(value: Any) -> dict[str, Any]:
+        message = {"role": "user", "content": "hi", "x": value}
+        if awkward is not None:
+            message["metadata"] = awkward
+        return {"messages": [message]}
+
+    assert len(chat.parse_request(body(deep(levels)))) == 1
+    response: dict[str, Any] = {"choices": [], "x": deep(levels)}
     if awkward is not None:
-        body["metadata"] = awkward
-    assert len(chat.parse_request({**body, "x": deep(levels)})) == 1
-    too_deep = {**body, "x": [deep(common.BODY_DEPTH - 1)]}
+        response["metadata"] = awkward
+    assert len(chat.parse_response(response)) == 0  # read whole, and held
+    too_deep = body([deep(common.BODY_DEPTH - 3)])
     with pytest.raises(MalformedPayload, match="nested too deeply") as caught:
         chat.parse_request(too_deep)
+    assert caught.value.path.startswith("$.messages[0].x[0]")
+    with pytest.raises(MalformedPayload, match="nested too deeply") as caught:
+        chat.parse_response({**response, "x": [deep(common.BODY_DEPTH - 1)]})
     assert caught.value.path.startswith("$.x[0]")
     # The same body given by keyword is held to the same bound.
     with pytest.raises(MalformedPayload, match="nested too deeply"):

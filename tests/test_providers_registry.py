@@ -163,3 +163,34 @@ def test_marks_are_a_provider_entry_in_extras() -> None:
         "other": {"kept": True}
     }
     assert extras == {"other": {"kept": True}, "mine": {"old": 1}}  # not changed
+
+
+def test_a_request_parser_is_held_to_the_depth_bound_where_it_reads() -> None:
+    """``guarded_reading``, the net under a parser reading only some keys of a
+    body: their values are held to the depth bound at their paths, the rest of
+    the body is not walked, a body that is not a dict is held whole, and a stray
+    error becomes the library's."""
+    from canisters.exceptions import MalformedPayload
+    from canisters.providers import _common as common
+
+    @common.guarded_reading("messages")
+    def parse(body: Any) -> int:
+        return len(body["messages"])
+
+    def nested(levels: int) -> Any:
+        value: Any = "leaf"
+        for _ in range(levels):
+            value = [value]
+        return value
+
+    deep = nested(common.BODY_DEPTH + 5)
+    assert parse({"messages": [1, 2], "tools": deep}) == 2
+    assert parse(body={"messages": [1], "tools": deep}) == 1
+    with pytest.raises(MalformedPayload, match="nested too deeply") as caught:
+        parse({"messages": [deep], "tools": []})
+    assert caught.value.path.startswith("$.messages[0][0]")
+    with pytest.raises(MalformedPayload, match="nested too deeply") as caught:
+        parse([deep])
+    assert caught.value.path.startswith("$[0][0]")
+    with pytest.raises(MalformedPayload, match="KeyError"):
+        parse({"tools": []})

@@ -10,7 +10,8 @@ here the cost per body shows. Two workloads, each against LangChain's
 LangChain keeps Anthropic's content blocks as they are and leaves media as
 text, where canisters reads every block into typed parts and media into bytes):
 
-* short requests: a system prompt and 1, 2, 4, 10 or 30 short turns, for
+* short requests: a system prompt and 1, 2, 4, 10 or 30 short turns, and 2
+  turns offering 20 tools (the definitions an agent sends on every call), for
   ``openai-chat`` and ``anthropic``;
 * recorded requests: every request body under ``tests/data/providers`` that
   both read (SDK test cassettes, real API traffic, bodies pydantic-ai and
@@ -71,6 +72,43 @@ def short_bodies(name: str, turns: int) -> dict[str, Any]:
     return {"model": "m", "messages": [system, *messages]}
 
 
+def with_tools(name: str, body: dict[str, Any], count: int) -> dict[str, Any]:
+    """``body`` offering ``count`` tools of eight parameters each (about 1.2 KB
+    apiece), as an agent's requests do on every call."""
+    tools = []
+    for index in range(count):
+        schema = {
+            "type": "object",
+            "properties": {
+                f"p{number}": {
+                    "type": "string",
+                    "description": f"parameter {number} of tool {index}, in words",
+                    "enum": ["low", "medium", "high"],
+                }
+                for number in range(8)
+            },
+            "required": ["p0"],
+        }
+        description = f"Tool {index}: looks something up and reports it. " * 3
+        tools.append(
+            {
+                "name": f"tool_{index}",
+                "description": description,
+                "input_schema": schema,
+            }
+            if name == "anthropic"
+            else {
+                "type": "function",
+                "function": {
+                    "name": f"tool_{index}",
+                    "description": description,
+                    "parameters": schema,
+                },
+            }
+        )
+    return {**body, "tools": tools}
+
+
 def recorded_bodies(name: str) -> list[dict[str, Any]]:
     """The recorded request bodies of ``name`` that canisters and LangChain read."""
     normalizer = providers.get(name)
@@ -98,8 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in PROVIDERS:
         normalizer = providers.get(name)
         print(f"\n[{name}] short requests")
-        for turns in (1, 2, 4, 10, 30):
-            body = short_bodies(name, turns)
+        for turns, tools in ((1, 0), (2, 0), (4, 0), (10, 0), (30, 0), (2, 20)):
+            body = with_tools(name, short_bodies(name, turns), tools)
             figures = _best(
                 {
                     "canisters": lambda body=body, parse=normalizer.parse_request: (
@@ -113,8 +151,11 @@ def main(argv: list[str] | None = None) -> int:
                 200,
             )
             ours, theirs = figures["canisters"], figures["langchain"]
+            shape = f"system + {turns:>2} turns" + (
+                f" + {tools} tools" if tools else ""
+            )
             print(
-                f"  system + {turns:>2} turns  canisters {ours * 1e6:7.1f} us  "
+                f"  {shape:<28} canisters {ours * 1e6:7.1f} us  "
                 f"langchain {theirs * 1e6:7.1f} us  canisters {theirs / ours:5.2f}x"
             )
         bodies = recorded_bodies(name)

@@ -80,6 +80,7 @@ __all__ = [
     "built",
     "group_turns",
     "guarded",
+    "guarded_reading",
     "joins_alternating",
     "joins_step",
     "json_object",
@@ -325,20 +326,53 @@ def guarded(function: _F) -> _F:
 
     Parsers check the shapes they rely on and name the path; this is the net under
     them, so that arbitrary input never escapes as ``KeyError`` or ``TypeError``.
+    The body (the last positional argument, or ``body=``) is first held to
+    :data:`BODY_DEPTH`; see :func:`guarded_reading` for a parser that reads only
+    some of its keys.
+    """
+    return _guarded(function, None)
+
+
+def guarded_reading(*keys: str) -> Callable[[_F], _F]:
+    """:func:`guarded`, for a parser that reads only ``keys`` of a mapping body,
+    as a request parser reads the messages but not the tools, schemas and
+    settings beside them: only the values of ``keys`` are held to
+    :data:`BODY_DEPTH`, at their paths (``$.messages``), so that a gateway does
+    not walk a request's tool definitions on every call. A body that is not a
+    dict is held whole, as :func:`guarded` holds it.
     """
 
+    def decorate(function: _F) -> _F:
+        return _guarded(function, keys)
+
+    return decorate
+
+
+def _guarded(function: _F, keys: tuple[str, ...] | None) -> _F:
     dumps = orjson.dumps
+    limit = BODY_DEPTH - 1  # a key's value sits one level into the body
+
+    def bounded(value: object, key: str | None) -> None:
+        # check_depth's first step, inline: what orjson writes nests within the
+        # bound (see _writable); anything else is walked.
+        try:
+            dumps(value)
+        except Exception:  # orjson.JSONEncodeError, a TypeError
+            if key is None:
+                check_depth(value)
+            else:
+                check_depth(value, limit, f"$.{key}")
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         body = kwargs["body"] if "body" in kwargs else args[-1] if args else None
-        if type(body) is dict or type(body) is list:
-            # check_depth's first step, inline: what orjson writes nests within
-            # the bound (see _writable).
-            try:
-                dumps(body)
-            except Exception:  # orjson.JSONEncodeError, a TypeError
-                check_depth(body)
+        if keys is not None and type(body) is dict:
+            for key in keys:
+                value = body.get(key)
+                if type(value) is dict or type(value) is list:
+                    bounded(value, key)
+        elif type(body) is dict or type(body) is list:
+            bounded(body, None)
         try:
             return function(*args, **kwargs)
         except ProviderError:

@@ -439,7 +439,7 @@ _MESSAGE_KEYS = frozenset({"role", "content"})
 _TEXT_ROLES = (Role.User, Role.Assistant)
 
 
-@common.guarded
+@common.guarded_reading("system", "messages")
 def parse_request(body: object) -> Conversation:
     """Read ``system`` and ``messages`` of a Messages request body (or SDK params)."""
     return _parse_request(body)

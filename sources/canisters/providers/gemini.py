@@ -60,6 +60,7 @@ from ._common import (
     expect_url,
     group_turns,
     guarded,
+    guarded_reading,
     json_object,
     media_bytes,
     mime_from_url,
@@ -1149,7 +1150,7 @@ class GeminiNormalizer(streams.Streaming):
 
     name = NAME
 
-    @guarded
+    @guarded_reading("systemInstruction", "system_instruction", "contents")
     def parse_request(self, body: Any) -> Conversation:
         """Read ``systemInstruction`` (either casing) and ``contents``."""
         body = as_mapping(body)

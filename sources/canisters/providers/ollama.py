@@ -47,6 +47,7 @@ from ._common import (
     expect_mapping,
     expect_str,
     guarded,
+    guarded_reading,
     media_bytes,
     mine,
     options_from,
@@ -523,7 +524,7 @@ class OllamaNormalizer(streams.Streaming):
     name = NAME
     """The provider name."""
 
-    @guarded
+    @guarded_reading("messages")
     def parse_request(self, body: Any) -> Conversation:
         """Read the ``messages`` of a request body (dicts or ``ollama.Message``)."""
         mapping = as_mapping(body)

@@ -233,7 +233,7 @@ def _form(parts: list[Content], form: str, role: str) -> str | None:
     return None if form == _default_form(parts, role) else form
 
 
-@common.guarded
+@common.guarded_reading("messages")
 def parse_request(body: object) -> Conversation:
     """Read the ``messages`` of a Chat Completions request body (or SDK params)."""
     return _parse_request(body)

@@ -67,6 +67,7 @@ from ._common import (
     expect_str,
     expect_url,
     guarded,
+    guarded_reading,
     media_bytes,
     media_mime,
     mine,
@@ -1087,7 +1088,7 @@ class OpenAIResponses(streams.Streaming):
     name = NAME
     """The provider name."""
 
-    @guarded
+    @guarded_reading("instructions", "input")
     def parse_request(self, body: Any) -> Conversation:
         """Read ``instructions`` and ``input`` of a request body or SDK params."""
         return Conversation(tuple(_parse_input(as_mapping(body))))
