@@ -43,12 +43,23 @@ def _outcome(parse: Parse, body: Any, *, fast: bool) -> Any:
         conversation = common.guarded(parse)(body, fast=fast)
     except CanistersError as error:
         return ("error", type(error), str(error))
+    for canister in conversation:
+        assert_public(canister)
     canisters = [
         attrs.evolve(canister, id=str(index), timestamp=FIXED)  # type: ignore[misc]
         for index, canister in enumerate(conversation)
     ]
     # repr tells a FrozenDict from a dict and shows the order of keys.
     return ("canisters", canisters, repr(canisters))
+
+
+def assert_public(canister: Any) -> None:
+    """``canister`` and its parts are what their public constructors make of
+    their fields: the parsers build them the trusted way, skipping attrs'
+    converters and checks. ``attrs.evolve`` runs both; repr tells a FrozenDict
+    from a dict and a tuple from a list."""
+    for item in (canister, *getattr(canister, "content", ())):
+        assert repr(attrs.evolve(item)) == repr(item)
 
 
 def check_same(name: str, body: Any) -> None:

@@ -28,6 +28,7 @@ from .._frozen import EMPTY, FrozenDict
 from .._trusted import _fresh, _trusted
 from ..canisters import (
     Assistant,
+    Document,
     ErrorCode,
     ErrorInfo,
     Invocation,
@@ -37,7 +38,7 @@ from ..canisters import (
     Usage,
     User,
 )
-from ..content import _URL_SCHEME, Audio, File, Image, Text
+from ..content import _URL_SCHEME, Audio, File, Image, Reasoning, Text
 from ..conversation import Conversation, canisters_in
 from ..exceptions import (
     CanistersError,
@@ -141,11 +142,13 @@ RESULT = Role.Result
 # timestamp, its extras (frozen), then the class's own fields, in order; the id
 # is made fresh and the rest of the envelope left out.
 new_text = _trusted(Text)
+new_reasoning = _trusted(Reasoning)
 new_user = _fresh(User)
 new_assistant = _fresh(Assistant)
 new_supervisor = _fresh(Supervisor)
 new_invocation = _fresh(Invocation)
 new_result = _fresh(Result)
+new_document = _fresh(Document)
 new_conversation = _trusted(Conversation)
 """``Conversation(canisters)`` for a tuple of canisters the caller has built."""
 # Media parts whose one source (or refs), absolute URL and string refs the caller

@@ -31,12 +31,10 @@ from .._frozen import EMPTY, FrozenDict, freeze
 from ..canisters import (
     Assistant,
     Document,
-    Invocation,
     Metadata,
     Result,
     Supervisor,
     Usage,
-    User,
     now,
 )
 from ..content import _URL_SCHEME, File, Image, Reasoning, Text
@@ -60,9 +58,14 @@ from ._common import (
     mine,
     new_assistant,
     new_conversation,
+    new_document,
+    new_file,
+    new_image,
     new_invocation,
+    new_reasoning,
     new_result,
     new_supervisor,
+    new_text,
     new_user,
     plain_text,
 )
@@ -116,9 +119,11 @@ _STOP_BACK = {
 }
 
 
-def _extras(**values: Any) -> dict[str, Any]:
+def _extras(**values: Any) -> FrozenDict[str, Any]:
+    """The extras of a part or canister holding the truthy ``values`` under
+    :data:`NAME`, frozen as attrs' converter freezes them."""
     kept = {key: value for key, value in values.items() if value}
-    return {NAME: kept} if kept else {}
+    return FrozenDict({NAME: kept}) if kept else EMPTY
 
 
 def _with(canister: Canister, **values: Any) -> Canister:
@@ -128,7 +133,7 @@ def _with(canister: Canister, **values: Any) -> Canister:
 
 
 def _mark_fresh(canister: Canister, values: dict[str, Any]) -> None:
-    """:func:`_with`, in place, for a canister the fast way has just built and
+    """:func:`_with`, in place, for a canister the parser has just built and
     nobody else holds: its extras are set as attrs' converter would set them,
     without building the canister a second time."""
     merged = {**mine(canister, NAME), **values}
@@ -147,8 +152,34 @@ _THINKING_KEYS = frozenset({"type", "thinking", "signature"})
 _REDACTED_KEYS = frozenset({"type", "data"})
 
 
-def _parse_media(block: Mapping[str, Any], path: str, kind: str) -> Content:
-    """An ``image`` block, or a ``document`` block as a part (inside tool results)."""
+# The parser builds every part and canister through the trusted constructors
+# (see common.new_user): it checks each value itself, so attrs' converters and
+# checks would only repeat it. The property tests hold each one equal to what
+# its public constructor makes of the same fields.
+
+
+def _media(
+    kind: str,
+    extras: FrozenDict[str, Any],
+    data: bytes | None = None,
+    url: str | None = None,
+    refs: FrozenDict[str, str] = EMPTY,
+    mime: str | None = None,
+) -> Content:
+    """``Image(...)`` or ``File(...)`` (``kind``) of one checked source."""
+    if kind == "image":
+        image: Image = new_image(data, url, None, refs, mime, None, None, extras)
+        return image
+    file: File = new_file(data, url, None, refs, mime, None, None, extras, None)
+    return file
+
+
+def _parse_media(
+    block: Mapping[str, Any], path: str, kind: str, *, in_document: bool = False
+) -> Content:
+    """An ``image`` block, or a ``document`` block as a part (inside tool results
+    or, ``in_document``, inside a :class:`Document`, where a text source is a
+    text part by definition and so unmarked)."""
     source = expect_mapping(block.get("source"), f"{path}.source")
     source_type = source.get("type")
     rest = common.rest(block, _MEDIA_KEYS if kind == "image" else _DOCUMENT_KEYS)
@@ -163,38 +194,34 @@ def _parse_media(block: Mapping[str, Any], path: str, kind: str) -> Content:
             source=common.rest(source, frozenset({"type", "data", "media_type"})),
             raw=None if exact else encoded,
         )
-        if kind == "image":
-            return Image(data=data, mime_type=mime, extras=extras)
-        return File(data=data, mime_type=mime, extras=extras)
+        return _media(kind, extras, data=data, mime=mime)
     if source_type == "url":
         url = common.expect_url(source.get("url"), f"{spath}.url")
         extras = _extras(
             block=rest, source=common.rest(source, frozenset({"type", "url"}))
         )
-        if kind == "image":
-            return Image(url=url, extras=extras)
-        return File(url=url, extras=extras)
+        return _media(kind, extras, url=url)
     if source_type == "file":
         file_id = expect_str(source.get("file_id"), f"{spath}.file_id")
         extras = _extras(
             block=rest, source=common.rest(source, frozenset({"type", "file_id"}))
         )
-        if kind == "image":
-            return Image(refs={NAME: file_id}, extras=extras)
-        return File(refs={NAME: file_id}, extras=extras)
+        return _media(kind, extras, refs=FrozenDict({NAME: file_id}))
     if source_type == "text" and kind == "document":
         text = expect_str(source.get("data"), f"{spath}.data")
         mime = source.get("media_type", "text/plain")
-        return Text(
+        part: Text = new_text(
             text,
-            mime_type=expect_str(mime, f"{spath}.media_type"),
-            extras=_extras(
+            expect_str(mime, f"{spath}.media_type"),
+            None,
+            _extras(
                 block=rest,
-                document=True,
+                document=not in_document,
                 source=common.rest(source, frozenset({"type", "data", "media_type"})),
                 no_media_type="media_type" not in source,
             ),
         )
+        return part
     raise MalformedPayload(
         f"unknown source type {_excerpt(source_type)}", f"{spath}.type"
     )
@@ -202,14 +229,20 @@ def _parse_media(block: Mapping[str, Any], path: str, kind: str) -> Content:
 
 def _parse_text(block: Mapping[str, Any], path: str) -> Text:
     text = expect_str(block.get("text"), f"{path}.text")
+    if text and len(block) == 2:
+        return plain_text(text)  # type and text, nothing to keep
     # An empty text block, left out when rendering from elsewhere (the API refuses
     # it), goes back to Anthropic as it came.
-    return Text(
-        text, extras=_extras(block=common.rest(block, _TEXT_KEYS), empty=not text)
+    part: Text = new_text(
+        text,
+        "text/plain",
+        None,
+        _extras(block=common.rest(block, _TEXT_KEYS), empty=not text),
     )
+    return part
 
 
-def _parse_document(block: Mapping[str, Any], path: str) -> Document:
+def _parse_document(block: Mapping[str, Any], path: str, moment: datetime) -> Document:
     source = expect_mapping(block.get("source"), f"{path}.source")
     title = block.get("title")
     title = expect_str(title, f"{path}.title") if title is not None else None
@@ -232,25 +265,23 @@ def _parse_document(block: Mapping[str, Any], path: str) -> Document:
                 raise MalformedPayload(
                     f"unknown block type {_excerpt(item.get('type'))}", where
                 )
-        return Document(
-            parts,
-            title=title,
-            extras=_extras(
-                block=block_rest,
-                source=common.rest(source, frozenset({"type", "content"})),
-                content_source=True,
-            ),
+        extras = _extras(
+            block=block_rest,
+            source=common.rest(source, frozenset({"type", "content"})),
+            content_source=True,
         )
-    part = _parse_media({"source": source, "type": "document"}, path, "document")
-    if part.type == "text":
-        # Inside a Document canister a text part is a text source by definition.
-        kept = {k: v for k, v in mine(part, NAME).items() if k != "document"}
-        part = attrs.evolve(part, extras=_extras(**kept))  # type: ignore[misc]
-    return Document((part,), title=title, extras=_extras(block=block_rest))
+        document: Document = new_document(moment, extras, tuple(parts), title, None)
+        return document
+    part = _parse_media(
+        {"source": source, "type": "document"}, path, "document", in_document=True
+    )
+    extras = _extras(block=block_rest)
+    document = new_document(moment, extras, (part,), title, None)
+    return document
 
 
 def _parse_result(
-    block: Mapping[str, Any], path: str, names: Mapping[str, str]
+    block: Mapping[str, Any], path: str, names: Mapping[str, str], moment: datetime
 ) -> Result:
     call_id = expect_str(block.get("tool_use_id"), f"{path}.tool_use_id")
     rest = common.rest(block, _TOOL_RESULT_KEYS)
@@ -263,7 +294,8 @@ def _parse_result(
     if "content" in block:
         value = block["content"]
         if isinstance(value, str):
-            parts, form = [Text(value, extras=_extras(empty=not value))], "string"
+            text: Text = new_text(value, "text/plain", None, _extras(empty=not value))
+            parts, form = [text], "string"
         else:
             form = "list"
             for number, raw in enumerate(expect_list(value, f"{path}.content")):
@@ -293,20 +325,18 @@ def _parse_result(
             error = common.decode_error_text("", flagged=True)
             rest["empty_error"] = True
     default = _result_form(error, parts)
-    return Result(
-        call_id,
-        names.get(call_id, ""),
-        parts,
-        error=error,
-        extras=_extras(
-            block=rest,
-            content=None if form == default else form,
-            id=common.unfit_tool_id(call_id),
-            opaque=opaque,
-            # Such blocks go back to Anthropic only.
-            **{common.BOUND: sorted({item["type"] for _, item in opaque})},
-        ),
+    extras = _extras(
+        block=rest,
+        content=None if form == default else form,
+        id=common.unfit_tool_id(call_id),
+        opaque=opaque,
+        # Such blocks go back to Anthropic only.
+        **{common.BOUND: sorted({item["type"] for _, item in opaque})},
     )
+    result: Result = new_result(
+        moment, extras, call_id, names.get(call_id, ""), tuple(parts), error
+    )
+    return result
 
 
 def _result_form(error: Any, parts: list[Content] | tuple[Content, ...]) -> str:
@@ -323,8 +353,9 @@ def _result_form(error: Any, parts: list[Content] | tuple[Content, ...]) -> str:
 class _Message:
     """Collects the canisters one wire message turns into."""
 
-    def __init__(self, role: str) -> None:
+    def __init__(self, role: str, moment: datetime) -> None:
         self.role = role
+        self.moment = moment
         self.canisters: list[Canister] = []
         self.parts: list[Content] = []
         self.opaque: list[tuple[int, Any]] = []
@@ -336,10 +367,8 @@ class _Message:
                 # Server-tool blocks go back to Anthropic only.
                 **{common.BOUND: sorted({block["type"] for _, block in self.opaque})},
             )
-            if self.role == "assistant":
-                self.canisters.append(Assistant(self.parts, extras=extras))
-            else:
-                self.canisters.append(User(self.parts, extras=extras))
+            build = new_assistant if self.role == "assistant" else new_user
+            self.canisters.append(build(self.moment, extras, tuple(self.parts)))
             self.parts = []
             self.opaque = []
 
@@ -349,13 +378,13 @@ class _Message:
 
 
 def _parse_blocks(
-    role: str, value: Any, path: str, names: dict[str, str]
+    role: str, value: Any, path: str, names: dict[str, str], moment: datetime
 ) -> tuple[list[Canister], str]:
     if isinstance(value, str):
-        cls = Assistant if role == "assistant" else User
-        return [cls((Text(value),))], "string"
+        build = new_assistant if role == "assistant" else new_user
+        return [build(moment, EMPTY, (plain_text(value),))], "string"
     blocks = expect_list(value, f"{path}.content")
-    message = _Message(role)
+    message = _Message(role, moment)
     for number, raw in enumerate(blocks):
         where = f"{path}.content[{number}]"
         block = expect_mapping(raw, where)
@@ -366,41 +395,41 @@ def _parse_blocks(
             message.parts.append(_parse_media(block, where, "image"))
         elif kind == "thinking":
             message.parts.append(
-                Reasoning(
+                new_reasoning(
                     expect_str(block.get("thinking"), f"{where}.thinking"),
-                    signature=expect_str(block.get("signature"), f"{where}.signature"),
-                    provider=NAME,
-                    extras=_extras(block=common.rest(block, _THINKING_KEYS)),
+                    expect_str(block.get("signature"), f"{where}.signature"),
+                    None,
+                    NAME,
+                    None,
+                    _extras(block=common.rest(block, _THINKING_KEYS)),
                 )
             )
         elif kind == "redacted_thinking":
             message.parts.append(
-                Reasoning(
-                    redacted=expect_str(block.get("data"), f"{where}.data"),
-                    provider=NAME,
-                    extras=_extras(block=common.rest(block, _REDACTED_KEYS)),
+                new_reasoning(
+                    "",
+                    None,
+                    expect_str(block.get("data"), f"{where}.data"),
+                    NAME,
+                    None,
+                    _extras(block=common.rest(block, _REDACTED_KEYS)),
                 )
             )
         elif kind == "document" and role == "user":
-            message.add(_parse_document(block, where))
+            message.add(_parse_document(block, where, moment))
         elif kind == "tool_use":
             call_id = expect_str(block.get("id"), f"{where}.id")
             name = expect_str(block.get("name"), f"{where}.name")
             arguments = expect_mapping(block.get("input"), f"{where}.input")
             names[call_id] = name
-            message.add(
-                Invocation(
-                    name,
-                    dict(arguments),
-                    invocation_id=call_id,
-                    extras=_extras(
-                        block=common.rest(block, _TOOL_USE_KEYS),
-                        id=common.unfit_tool_id(call_id),
-                    ),
-                )
+            extras = _extras(
+                block=common.rest(block, _TOOL_USE_KEYS),
+                id=common.unfit_tool_id(call_id),
             )
+            frozen = FrozenDict(arguments) if arguments else EMPTY
+            message.add(new_invocation(moment, extras, name, frozen, call_id))
         elif kind == "tool_result":
-            message.add(_parse_result(block, where, names))
+            message.add(_parse_result(block, where, names, moment))
         elif type(kind) is str and kind in _OPAQUE:  # a list is unhashable
             message.opaque.append((len(message.parts), dict(block)))
         else:
@@ -411,9 +440,11 @@ def _parse_blocks(
     return message.canisters, "list"
 
 
-def _parse_system(value: Any) -> Supervisor:
+def _parse_system(value: Any, moment: datetime) -> Supervisor:
+    supervisor: Supervisor
     if isinstance(value, str):
-        return Supervisor((Text(value),))
+        supervisor = new_supervisor(moment, EMPTY, (plain_text(value),))
+        return supervisor
     parts: list[Content] = []
     for number, raw in enumerate(expect_list(value, "$.system")):
         where = f"$.system[{number}]"
@@ -424,9 +455,9 @@ def _parse_system(value: Any) -> Supervisor:
             )
         parts.append(_parse_text(block, where))
     default = _system_form(parts)
-    return Supervisor(
-        parts, extras=_extras(system=None if default == "list" else "list")
-    )
+    extras = _extras(system=None if default == "list" else "list")
+    supervisor = new_supervisor(moment, extras, tuple(parts))
+    return supervisor
 
 
 def _system_form(parts: list[Content] | tuple[Content, ...]) -> str:
@@ -456,10 +487,10 @@ def _parse_request(body: object, *, fast: bool = True) -> Conversation:
         system = mapping["system"]
         if fast and type(system) is str:
             canisters.append(new_supervisor(moment, EMPTY, (plain_text(system),)))
-        elif fast and (supervisor := _plain_system(system)) is not None:
+        elif fast and (supervisor := _plain_system(system, moment)) is not None:
             canisters.append(supervisor)
         else:
-            canisters.append(_parse_system(system))
+            canisters.append(_parse_system(system, moment))
     names: dict[str, str] = {}
     previous: str | None = None
     for index, raw in enumerate(expect_list(mapping.get("messages"), "$.messages")):
@@ -504,14 +535,16 @@ def _parse_request(body: object, *, fast: bool = True) -> Conversation:
             raise MalformedPayload("missing content", path)
         extra = common.rest(message, _MESSAGE_KEYS)
         if role == "system":
-            supervisor = _parse_system(message["content"])
-            canisters.append(_with(supervisor, in_messages=True, message=extra))
+            supervisor = _parse_system(message["content"], moment)
+            _mark_fresh(supervisor, {"in_messages": True, "message": extra})
+            canisters.append(supervisor)
             previous = role
             continue
         content = message["content"]
-        items, form = _parse_blocks(role, content, path, names)
+        items, form = _parse_blocks(role, content, path, names, moment)
         if not items:
-            items = [Assistant(()) if role == "assistant" else User(())]
+            build = new_assistant if role == "assistant" else new_user
+            items = [build(moment, EMPTY, ())]
         default = _message_form(items)
         marks: dict[str, Any] = {"message": extra, "split": previous == role}
         if form != default:
@@ -519,7 +552,7 @@ def _parse_request(body: object, *, fast: bool = True) -> Conversation:
         if not content:
             marks["empty"] = True  # "" or []: given back to Anthropic as it came
         if any(marks.values()) or mine(items[0], NAME):
-            items[0] = _with(items[0], **marks)
+            _mark_fresh(items[0], marks)
         canisters.extend(items)
         previous = role
     return new_conversation(tuple(common.mark_interposed(canisters, NAME)))
@@ -662,10 +695,13 @@ def _plain_text_block(block: dict[str, Any]) -> Text | None:
     if len(block) == 2:
         return plain_text(text)
     extras = _cached(block)
-    return None if extras is None else Text(text, extras=extras)
+    if extras is None:
+        return None
+    part: Text = new_text(text, "text/plain", None, extras)
+    return part
 
 
-def _plain_system(value: object) -> Supervisor | None:
+def _plain_system(value: object, moment: datetime) -> Supervisor | None:
     """A ``system`` list of text blocks as :func:`_parse_system` reads it, when
     each is a plain text block (see :func:`_plain_text_block`); ``None``
     otherwise."""
@@ -680,18 +716,20 @@ def _plain_system(value: object) -> Supervisor | None:
             return None
         parts.append(part)
     listed = _system_form(parts) != "list"
-    return Supervisor(parts, extras=_extras(system="list" if listed else None))
+    extras = _extras(system="list" if listed else None)
+    supervisor: Supervisor = new_supervisor(moment, extras, tuple(parts))
+    return supervisor
 
 
-def _cached(block: dict[str, Any]) -> dict[str, Any] | None:
+def _cached(block: dict[str, Any]) -> FrozenDict[str, Any] | None:
     """The extras of a block of ``type`` and one other key when its third key
     is ``cache_control`` (as :func:`_parse_text` and :func:`_parse_media` keep
     it); ``{}`` when it has only the two; ``None`` for anything else."""
     size = len(block)
     if size == 2:
-        return {}
+        return EMPTY
     if size == 3 and "cache_control" in block:
-        return {NAME: {"block": {"cache_control": block["cache_control"]}}}
+        return FrozenDict({NAME: {"block": {"cache_control": block["cache_control"]}}})
     return None
 
 
@@ -707,7 +745,7 @@ def _plain_image(block: dict[str, Any]) -> Image | None:
         url = source.get("url")
         if type(url) is not str or _URL_SCHEME.match(url) is None:
             return None
-        return Image(url=url, extras=extras)
+        return _media("image", extras, url=url)  # type: ignore[return-value]
     if kind != "base64" or len(source) != 3:
         return None
     encoded, mime = source.get("data"), source.get("media_type")
@@ -717,7 +755,9 @@ def _plain_image(block: dict[str, Any]) -> Image | None:
         data, exact = common.b64decode_exact(encoded)
     except MalformedPayload:
         return None  # refused the general way, at its path
-    return Image(data=data, mime_type=mime, extras=extras) if exact else None
+    if not exact:
+        return None
+    return _media("image", extras, data=data, mime=mime)  # type: ignore[return-value]
 
 
 def _message_form(items: list[Canister]) -> str:
@@ -762,7 +802,7 @@ def parse_response(body: object) -> Conversation:
         raise MalformedPayload(f"unexpected role {_excerpt(role)}", "$.role")
     if "content" not in mapping:
         raise MalformedPayload("missing content", "$.content")
-    items, _ = _parse_blocks("assistant", mapping["content"], "$", {})
+    items, _ = _parse_blocks("assistant", mapping["content"], "$", {}, now())
     if not items or items[0].role is not Role.Assistant:
         items.insert(0, Assistant(()))
     model = mapping.get("model")
