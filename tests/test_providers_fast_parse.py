@@ -131,6 +131,23 @@ def tool_calls(draw: st.DrawFn) -> Any:
     return call
 
 
+# Parts after a first text part: media, a refusal, marks, and malformed ones.
+parts = st.sampled_from(
+    [
+        {"type": "text", "text": "b", "cache_control": {"type": "ephemeral"}},
+        {"type": "refusal", "refusal": "no"},
+        {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw=="}},
+        {"type": "image_url", "image_url": {"url": "a.png"}},
+        {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}},
+        {"type": "file", "file": {"file_id": "file-1"}},
+        {"type": "file", "file": {"file_data": "data:application/pdf;base64,JVBE"}},
+        {"type": "file", "file": {}},
+        {"type": "bogus"},
+    ]
+)
+
+
 @st.composite
 def messages(draw: st.DrawFn) -> Any:
     role = draw(
@@ -145,7 +162,12 @@ def messages(draw: st.DrawFn) -> Any:
     elif shape < 8:
         message["content"] = None
     elif shape == 8:
-        message["content"] = [{"type": "text", "text": draw(texts)}]
+        text = {"type": "text", "text": draw(texts)}
+        message["content"] = [text, *draw(st.lists(parts, max_size=2))]
+    if role == "assistant" and not draw(st.integers(0, 4)):
+        message["refusal"] = draw(st.sampled_from([None, "no"]))
+    if role == "assistant" and not draw(st.integers(0, 4)):
+        message["annotations"] = []
     if role == "assistant" and draw(st.booleans()):
         message["tool_calls"] = draw(st.lists(tool_calls(), max_size=3))
     if role == "tool" and draw(st.integers(0, 29)):
@@ -309,6 +331,73 @@ def test_the_common_shapes_take_the_fast_way(monkeypatch: pytest.MonkeyPatch) ->
     conversation = providers.get("openai-chat").parse_request(body)
     assert len(calls) == 1
     assert conversation[3].extras["openai-chat"]["call"] == {"index": 0}
+
+
+def test_echoed_replies_lists_and_documents_take_the_fast_way(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What clients send back: a reply as the SDK dumped it (``refusal: null``,
+    ``annotations``), a tool message holding a list of text parts, a file part
+    among text: each is read the fast way, as the general way reads it."""
+    calls: list[object] = []
+    for name in ("_parse_assistant", "_parse_content"):
+        general = getattr(openai_chat, name)
+
+        def spy(*args: Any, general: Any = general) -> Any:
+            calls.append(args)
+            return general(*args)
+
+        monkeypatch.setattr(openai_chat, name, spy)
+    pdf = "data:application/pdf;base64,JVBERi0xLjQK"
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "f", "arguments": '{"q": "x"}'},
+    }
+    body = {
+        "messages": [
+            {"role": "developer", "content": "be brief", "name": "ops"},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "summarize"},
+                    {"type": "file", "file": {"file_data": pdf, "filename": "a.pdf"}},
+                ],
+            },
+            {
+                "role": "assistant",
+                "content": None,
+                "refusal": None,
+                "tool_calls": [call],
+            },
+            {
+                "role": "tool",
+                "tool_call_id": "call_1",
+                "content": [{"type": "text", "text": "done"}],
+            },
+            {"role": "assistant", "content": "ok", "refusal": None, "annotations": []},
+        ]
+    }
+    openai_chat._parse_request(body, fast=False)
+    assert calls  # the spies see the general way
+    calls.clear()
+    conversation = providers.get("openai-chat").parse_request(body)
+    assert calls == []
+    assert conversation[1].content[1].filename == "a.pdf"  # type: ignore[attr-defined]
+    assert conversation[2].extras == {
+        "openai-chat": {
+            "arguments": '{"q": "x"}',
+            "message": {"refusal": None},
+        }
+    }
+    assert conversation[3].name == "f"  # type: ignore[attr-defined]
+    assert conversation[3].extras == {"openai-chat": {"content": "list"}}
+    assert conversation[4].extras == {
+        "openai-chat": {"message": {"refusal": None, "annotations": []}}
+    }
+    check_same("openai-chat", body)
+    rendered = providers.get("openai-chat").render_request(conversation)
+    assert rendered == body
 
 
 def test_a_result_keeps_its_content_form_after_a_user_message() -> None:

@@ -23,7 +23,7 @@ they belong to:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -261,7 +261,7 @@ def _parse_messages(messages: Any, *, fast: bool = True) -> list[Canister]:
     for index, raw in enumerate(messages):
         # The common shapes are built here; anything else, the general way below.
         if fast and type(raw) is dict:
-            built = _parse_plain(raw, moment, canisters, names)
+            built = _parse_plain(raw, moment, canisters, names, index)
             if built is not None:
                 if type(built) is list:
                     canisters += built
@@ -308,7 +308,6 @@ def _parse_messages(messages: Any, *, fast: bool = True) -> list[Canister]:
     return canisters
 
 
-_PLAIN_ROLES = {"user": new_user, "system": new_supervisor, "assistant": new_assistant}
 _ERROR_START = '{"error"'  # what an error encoded in text starts with
 _SPLIT = FrozenDict({NAME: {"split": True}})
 
@@ -318,72 +317,129 @@ def _parse_plain(
     moment: datetime,
     before: list[Canister],
     names: dict[str, str],
+    index: int,
 ) -> Canister | list[Canister] | None:
     """The canisters of ``message`` when it has one of the common shapes, built as
     the general way would build them (see ``_parse_messages``); ``None`` when it
     has another shape.
 
-    The shapes: a system, developer, user or assistant message holding one
-    string, with or without a participant's ``name``; a tool
-    message answering with a string that is not an encoded error; an assistant
-    message with a string or ``null`` content and tool calls of the canonical
-    shape (``id``, ``type: "function"``, ``function`` with a name and compact
-    JSON arguments); a user message holding a list of text parts and images
-    (a URL, or a data URL in its one spelling, with or without ``detail``); and
-    no other key.
+    The shapes: a system, developer, user, assistant or tool message whose
+    content is a string, ``null`` or a list of parts (text parts and images
+    read here, any other part as :func:`_parse_part` reads it), with any other
+    key kept as the general way keeps it; an assistant message may carry tool
+    calls of the canonical shape (``id``, ``type: "function"``, ``function``
+    with a name and JSON arguments), and no refusal text or legacy
+    ``function_call``.
     """
-    content = message.get("content")
     role = message.get("role")
+    if type(role) is not str:
+        return None
+    content = message.get("content")
     size = len(message)
-    if type(content) is list:
-        if size != 2 or role != "user" or not content:
-            return None
-        parts = _plain_parts(content)
-        if parts is None:
-            return None
-        # The list form is the default but for a lone text (see _default_form).
-        listed = len(parts) == 1 and type(parts[0]) is Text
-        return new_user(moment, _LISTED if listed else EMPTY, tuple(parts))
+    canister: Canister
+    parts: list[Content]
     if type(content) is str:
-        name = message.get("name") if size == 3 else None
-        if size == 2 or type(name) is str:
-            # One string, and perhaps a participant's name, kept as the general
-            # way keeps it (with a developer message's role).
-            marks: dict[str, Any] = {}
-            build: Callable[..., Canister] | None
-            if role == "developer":
-                build = new_supervisor
-                marks["role"] = "developer"
-            else:
-                build = _PLAIN_ROLES.get(role) if type(role) is str else None
-                if build is None:
-                    return None
-            if name is not None:
-                marks["message"] = {"name": name}
-            extras = FrozenDict({NAME: marks}) if marks else EMPTY
-            return build(moment, extras, (plain_text(content),))
-        if size != 3:
+        # One string, perhaps with a participant's name: the commonest messages.
+        plain = (
+            _PLAIN.get(role) if size == 2 or (size == 3 and "name" in message) else None
+        )
+        if plain is not None:
+            extras = plain[1]
+            if size == 3:
+                named = {"message": {"name": message["name"]}}
+                extras = FrozenDict({NAME: {**extras.get(NAME, EMPTY), **named}})
+            canister = plain[0](moment, extras, (plain_text(content),))
+            return canister
+    elif type(content) is list and size == 2 and role == "user":
+        parts = _plain_parts(content, index)
+        # The list form is the default but for a lone text (see _default_form).
+        listed = len(parts) == 1 and type(parts[0]) is Text and not parts[0].extras
+        canister = new_user(moment, _LISTED if listed else EMPTY, tuple(parts))
+        return canister
+    known = _MESSAGE_KEYS.get(role)
+    if known is None or role == "function":
+        return None
+    if type(content) is str:
+        parts = [plain_text(content)]
+        form = "string"
+    elif type(content) is list:
+        parts = _plain_parts(content, index)
+        form = "list"
+    elif content is None:
+        parts = []
+        form = "null" if "content" in message else "absent"
+    else:
+        return None
+    extra = {} if known.issuperset(message) else common.rest(message, known)
+    if role == "assistant":
+        return _plain_assistant(message, moment, before, names, parts, form, extra)
+    if role == "tool":
+        call_id = message.get("tool_call_id")
+        if type(call_id) is not str:
             return None
-        if role == "tool":
-            call_id = message.get("tool_call_id")
-            if type(call_id) is not str or content.startswith(_ERROR_START):
-                return None
-            name = names.get(call_id, "")
-            return new_result(
-                moment, EMPTY, call_id, name, (plain_text(content),), None
-            )
-    elif content is not None or size != 3 or "content" not in message:
-        return None
-    if role != "assistant":
-        return None
+        name = names.get(call_id, "")
+        if type(content) is str and not extra and not content.startswith(_ERROR_START):
+            result: Result = new_result(moment, EMPTY, call_id, name, (parts[0],), None)
+            return result
+        return _result(moment, call_id, name, parts, form, extra)
+    build = new_user if role == "user" else new_supervisor
+    mark = None if form == "string" else _form(parts, form, role)
+    if role == "developer" or (extra and mark):
+        developer = "developer" if role == "developer" else None
+        extras = _extras(role=developer, content=mark, message=extra)
+    elif extra:  # a participant's name, most often
+        extras = FrozenDict({NAME: {"message": extra}})
+    elif mark:
+        extras = _LISTED if mark == "list" else FrozenDict({NAME: {"content": mark}})
+    else:
+        extras = EMPTY
+    canister = build(moment, extras, tuple(parts))
+    return canister
+
+
+_DEVELOPER = FrozenDict({NAME: {"role": "developer"}})
+_PLAIN = {
+    "user": (new_user, EMPTY),
+    "system": (new_supervisor, EMPTY),
+    "developer": (new_supervisor, _DEVELOPER),
+    "assistant": (new_assistant, EMPTY),
+}
+_LISTED = FrozenDict({NAME: {"content": "list"}})
+
+
+def _plain_assistant(
+    message: dict[str, Any],
+    moment: datetime,
+    before: list[Canister],
+    names: dict[str, str],
+    parts: list[Content],
+    form: str,
+    extra: dict[str, Any],
+) -> Canister | list[Canister] | None:
+    """The canisters of an assistant message for :func:`_parse_plain`."""
+    if "function_call" in message or (extra and extra.get("refusal") is not None):
+        return None  # a legacy function call, or a refusal text (made a part)
     calls = message.get("tool_calls")
+    if calls is None:
+        if "tool_calls" in message:
+            return None
+        if form == "string":
+            extras = FrozenDict({NAME: {"message": extra}}) if extra else EMPTY
+            return new_assistant(moment, extras, (parts[0],))
+        extras = _extras(content=_form(parts, form, "assistant"), message=extra)
+        canister: Canister = new_assistant(moment, extras, tuple(parts))
+        return canister
     if type(calls) is not list or not calls:
         return None
     made: list[Canister] = []
-    if content is not None:
-        made.append(new_assistant(moment, EMPTY, (plain_text(content),)))
-    # The calls of a message of their own, after another assistant turn.
-    split = content is None and bool(before) and before[-1].role in _TURN
+    if form == "string" and not extra:
+        made.append(new_assistant(moment, EMPTY, (parts[0],)))
+    elif parts or form != "null":
+        extras = _extras(content=_form(parts, form, "assistant"), message=extra)
+        made.append(new_assistant(moment, extras, tuple(parts)))
+    # Else the message's marks ride on its first call, and it is a message of
+    # its own after another assistant turn.
+    split = not made and bool(before) and before[-1].role in _TURN
     found: list[tuple[str, str]] = []
     for call in calls:
         if type(call) is not dict or len(call) != 3 or call.get("type") != "function":
@@ -395,11 +451,8 @@ def _parse_plain(
         if len(function) != 2 or type(tool) is not str or type(text) is not str:
             return None
         arguments = compact_arguments(text)
-        found.append((identifier, tool))
-        first = split and len(found) == 1
-        if arguments is not None:
-            extras = _SPLIT if first else EMPTY
-        else:
+        kept = None
+        if arguments is None:
             # Not the canonical text (Python clients write ", " and ": "): kept
             # as it came, as _parse_call keeps it. Refused the general way.
             try:
@@ -407,53 +460,64 @@ def _parse_plain(
             except CanistersError:
                 return None
             arguments = FrozenDict(value) if value else EMPTY
+        if found or made:
             # What _extras keeps: "" (sent for no arguments) is not kept.
-            marks = {"arguments": kept} if kept else {}
-            if first:
-                marks["split"] = True
-            extras = FrozenDict({NAME: marks}) if marks else EMPTY
+            extras = FrozenDict({NAME: {"arguments": kept}}) if kept else EMPTY
+        elif not kept and not extra:
+            extras = _SPLIT if split else EMPTY
+        else:
+            extras = _extras(arguments=kept, message=extra, split=split)
+        found.append((identifier, tool))
         made.append(new_invocation(moment, extras, tool, arguments, identifier))
     names.update(found)
     return made
 
 
 _TURN = (Role.Assistant, Role.Invocation)
-_LISTED = FrozenDict({NAME: {"content": "list"}})
 
 
-def _plain_parts(content: list[Any]) -> list[Content] | None:
-    """The parts of a user message's list of text parts and images, built as
-    :func:`_parse_part` builds them; ``None`` for any other part or key."""
+def _plain_parts(content: list[Any], index: int) -> list[Content]:
+    """The parts of a message's list ``content``: text parts and images read here
+    as :func:`_parse_part` reads them, any other part by it."""
     parts: list[Content] = []
-    for part in content:
-        if type(part) is not dict or len(part) != 2:
-            return None
-        kind = part.get("type")
-        if kind == "text":
-            text = part.get("text")
-            if type(text) is not str:
-                return None
-            parts.append(plain_text(text))
-            continue
-        inner = part.get("image_url")
-        if kind != "image_url" or type(inner) is not dict:
-            return None
-        url = inner.get("url")
-        if type(url) is not str or _URL_SCHEME.match(url) is None:
-            return None
-        if len(inner) == 1:
-            extras: Mapping[str, Any] = EMPTY
-        elif len(inner) == 2 and type(detail := inner.get("detail")) is str:
-            extras = FrozenDict({NAME: {"inner": {"detail": detail}}})
-        else:
-            return None
-        decoded = common.parse_data_url(url) if url.startswith("data:") else None
-        if decoded is None:
-            parts.append(new_image(None, url, None, EMPTY, None, *_NO_ID, extras))
-        else:
-            data, mime = decoded[1], decoded[0]
-            parts.append(new_image(data, None, None, EMPTY, mime, *_NO_ID, extras))
+    for number, part in enumerate(content):
+        if type(part) is dict and len(part) == 2:
+            kind = part.get("type")
+            if kind == "text":
+                text = part.get("text")
+                if type(text) is str:
+                    parts.append(plain_text(text))
+                    continue
+            elif kind == "image_url":
+                image = _plain_image(part.get("image_url"))
+                if image is not None:
+                    parts.append(image)
+                    continue
+        parts.append(_parse_part(part, f"$.messages[{index}].content[{number}]"))
     return parts
+
+
+def _plain_image(inner: object) -> Image | None:
+    """The image of an ``image_url`` part's payload holding a URL (or a data URL
+    in its one spelling) and perhaps a ``detail``; ``None`` for another shape."""
+    if type(inner) is not dict:
+        return None
+    url = inner.get("url")
+    if type(url) is not str or _URL_SCHEME.match(url) is None:
+        return None
+    if len(inner) == 1:
+        extras: FrozenDict[str, Any] = EMPTY
+    elif len(inner) == 2 and type(detail := inner.get("detail")) is str:
+        extras = FrozenDict({NAME: {"inner": {"detail": detail}}})
+    else:
+        return None
+    decoded = common.parse_data_url(url) if url.startswith("data:") else None
+    image: Image
+    if decoded is None:
+        image = new_image(None, url, None, EMPTY, None, *_NO_ID, extras)
+    else:
+        image = new_image(decoded[1], None, None, EMPTY, decoded[0], *_NO_ID, extras)
+    return image
 
 
 def _result(
