@@ -179,18 +179,59 @@ def messages(draw: st.DrawFn) -> Any:
     return message
 
 
-ids = st.sampled_from(["toolu_1", "toolu_2", "call 3"])
+ids = st.sampled_from(["toolu_1", "toolu_2", "call 3", "call:1/a.b"])
+# Less common blocks, each as real requests send it (or a step away from that).
+rare_blocks = st.sampled_from(
+    [
+        {"type": "thinking", "thinking": "hm", "signature": "c2ln"},
+        {"type": "thinking", "thinking": "hm"},
+        {"type": "redacted_thinking", "data": "ZGF0YQ=="},
+        {"type": "document", "source": {"type": "url", "url": "https://e.com/a.pdf"}},
+        {
+            "type": "document",
+            "source": {"type": "text", "media_type": "text/plain", "data": "x"},
+            "title": "T",
+            "citations": {"enabled": True},
+        },
+        {"type": "document", "source": {"type": "base64", "data": "JVBERi0="}},
+        {"type": "document", "source": {"type": "content", "content": "x"}},
+        {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search"},
+        {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
+        {"type": "image", "source": {"type": "base64", "data": "iVBORw=="}},
+        {"type": "image", "source": {"type": "base64", "data": "iVBORw"}},
+        {"type": "image", "source": {"type": "file", "file_id": "file_1"}},
+        {"type": "image", "source": {"type": "url", "url": "not a url"}},
+        {"type": "text", "text": "x", "citations": [{"type": "char_location"}]},
+    ]
+)
+result_content = st.sampled_from(
+    [
+        [],
+        [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
+        [
+            {"type": "text", "text": "a"},
+            {"type": "image", "source": {"type": "url", "url": "https://e.com/a"}},
+        ],
+        [{"type": "image", "source": {"type": "url", "url": "https://e.com/a"}}],
+        [{"type": "search_result", "source": "s", "title": "t", "content": []}],
+        [{"type": "bogus"}],
+    ]
+)
 
 
 @st.composite
 def blocks(draw: st.DrawFn, role: str) -> Any:
-    kind = draw(st.sampled_from(["text", "text", "tool", "tool", "image", "other"]))
+    kind = draw(
+        st.sampled_from(["text", "text", "tool", "tool", "image", "rare", "other"])
+    )
     block: dict[str, Any]
     if kind == "text":
         block = {"type": "text", "text": draw(texts)}
     elif kind == "image":
         source = {"type": "url", "url": "https://example.com/a.png"}
         block = {"type": "image", "source": source}
+    elif kind == "rare":
+        block = copy.deepcopy(draw(rare_blocks))
     elif kind == "other":
         block = draw(st.sampled_from([{"type": "bogus"}, "text", {"text": "x"}]))
     elif role == "assistant":
@@ -200,7 +241,10 @@ def blocks(draw: st.DrawFn, role: str) -> Any:
         block = {"type": "tool_result", "tool_use_id": draw(ids)}
         if draw(st.integers(0, 5)):
             block["content"] = draw(
-                texts | st.just([{"type": "text", "text": "a"}]) | st.just(3)
+                texts
+                | st.just([{"type": "text", "text": "a"}])
+                | st.just(3)
+                | result_content
             )
         if not draw(st.integers(0, 5)):
             block["is_error"] = draw(st.booleans())
@@ -423,3 +467,47 @@ def test_a_result_keeps_its_content_form_after_a_user_message() -> None:
             ]
         },
     )
+
+
+SERVER_USE = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search"}
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        # A lone text beside a server-tool block is not marked as a listed text:
+        # the message is a list because of the block.
+        [{"type": "text", "text": "hi"}, SERVER_USE],
+        [SERVER_USE, {"type": "text", "text": "hi"}],
+        [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}],
+        [{"type": "text", "text": ""}],
+        [{"type": "redacted_thinking", "data": "ZGF0YQ=="}],
+        [{"type": "tool_use", "id": "call:1/a.b", "name": "f", "input": {}}],
+        [{"type": "tool_use", "id": "t", "name": "f", "input": {}, "caller": "x"}],
+    ],
+)
+def test_blocks_beside_the_common_ones(content: list[Any]) -> None:
+    check_same("anthropic", {"messages": [{"role": "assistant", "content": content}]})
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        {"content": "boom", "is_error": True},
+        {"content": [{"type": "text", "text": "boom"}], "is_error": True},
+        {"content": [], "is_error": True},
+        {"is_error": True},
+        {},
+        {"content": ""},
+        {"content": []},
+        {"content": [{"type": "image", "source": {"type": "url", "url": "https://e"}}]},
+        {"content": [{"type": "text", "text": "a"}], "cache_control": {"type": "x"}},
+        {"content": "a", "is_error": None},
+    ],
+)
+def test_results_beside_the_common_ones(result: dict[str, Any]) -> None:
+    block = {"type": "tool_result", "tool_use_id": "call:1/a.b", **result}
+    for before in ([], [{"type": "text", "text": "hi"}]):
+        check_same(
+            "anthropic", {"messages": [{"role": "user", "content": [*before, block]}]}
+        )

@@ -31,6 +31,7 @@ from .._frozen import EMPTY, FrozenDict, freeze
 from ..canisters import (
     Assistant,
     Document,
+    Invocation,
     Metadata,
     Result,
     Supervisor,
@@ -136,6 +137,11 @@ def _mark_fresh(canister: Canister, values: dict[str, Any]) -> None:
     """:func:`_with`, in place, for a canister the parser has just built and
     nobody else holds: its extras are set as attrs' converter would set them,
     without building the canister a second time."""
+    if not canister.extras:  # most canisters: the marks alone
+        kept = {key: value for key, value in values.items() if value}
+        if kept:
+            object.__setattr__(canister, "extras", FrozenDict({NAME: kept}))
+        return
     merged = {**mine(canister, NAME), **values}
     extras = common.with_marks(canister.extras, NAME, merged)
     object.__setattr__(canister, "extras", freeze(extras))
@@ -294,8 +300,7 @@ def _parse_result(
     if "content" in block:
         value = block["content"]
         if isinstance(value, str):
-            text: Text = new_text(value, "text/plain", None, _extras(empty=not value))
-            parts, form = [text], "string"
+            parts, form = [_string_text(value)], "string"
         else:
             form = "list"
             for number, raw in enumerate(expect_list(value, f"{path}.content")):
@@ -324,19 +329,37 @@ def _parse_result(
         else:
             error = common.decode_error_text("", flagged=True)
             rest["empty_error"] = True
-    default = _result_form(error, parts)
-    extras = _extras(
-        block=rest,
-        content=None if form == default else form,
-        id=common.unfit_tool_id(call_id),
-        opaque=opaque,
-        # Such blocks go back to Anthropic only.
-        **{common.BOUND: sorted({item["type"] for _, item in opaque})},
-    )
+    content = None if form == _result_form(error, parts) else form
+    unfit = common.unfit_tool_id(call_id)
+    if opaque:
+        extras = _extras(
+            block=rest,
+            content=content,
+            id=unfit,
+            opaque=opaque,
+            # Such blocks go back to Anthropic only.
+            **{common.BOUND: sorted({item["type"] for _, item in opaque})},
+        )
+    elif rest or content or unfit:
+        extras = _extras(block=rest, content=content, id=unfit)
+    else:
+        extras = EMPTY
     result: Result = new_result(
         moment, extras, call_id, names.get(call_id, ""), tuple(parts), error
     )
     return result
+
+
+def _string_text(value: str) -> Text:
+    """The part of a string given as content: an empty one is marked, to go back
+    to Anthropic as it came."""
+    if value:
+        return plain_text(value)
+    part: Text = new_text(value, "text/plain", None, _EMPTY_MARK)
+    return part
+
+
+_EMPTY_MARK: Final = FrozenDict({NAME: {"empty": True}})
 
 
 def _result_form(error: Any, parts: list[Content] | tuple[Content, ...]) -> str:
@@ -362,12 +385,8 @@ class _Message:
 
     def flush(self) -> None:
         if self.parts or self.opaque:
-            extras = _extras(
-                opaque=[[pos, block] for pos, block in self.opaque],
-                # Server-tool blocks go back to Anthropic only.
-                **{common.BOUND: sorted({block["type"] for _, block in self.opaque})},
-            )
             build = new_assistant if self.role == "assistant" else new_user
+            extras = _message_extras(self.opaque)
             self.canisters.append(build(self.moment, extras, tuple(self.parts)))
             self.parts = []
             self.opaque = []
@@ -375,6 +394,55 @@ class _Message:
     def add(self, canister: Canister) -> None:
         self.flush()
         self.canisters.append(canister)
+
+
+def _message_extras(opaque: list[tuple[int, Any]]) -> FrozenDict[str, Any]:
+    """The extras of a user or assistant canister holding the ``opaque`` blocks
+    (server-tool blocks and the like) read among its parts, at their positions."""
+    if not opaque:
+        return EMPTY
+    return _extras(
+        opaque=[[pos, block] for pos, block in opaque],
+        # Server-tool blocks go back to Anthropic only.
+        **{common.BOUND: sorted({block["type"] for _, block in opaque})},
+    )
+
+
+def _parse_reasoning(block: Mapping[str, Any], path: str) -> Reasoning:
+    """A ``thinking`` or ``redacted_thinking`` block."""
+    reasoning: Reasoning
+    if block.get("type") == "thinking":
+        reasoning = new_reasoning(
+            expect_str(block.get("thinking"), f"{path}.thinking"),
+            expect_str(block.get("signature"), f"{path}.signature"),
+            None,
+            NAME,
+            None,
+            _extras(block=common.rest(block, _THINKING_KEYS)),
+        )
+    else:
+        reasoning = new_reasoning(
+            "",
+            None,
+            expect_str(block.get("data"), f"{path}.data"),
+            NAME,
+            None,
+            _extras(block=common.rest(block, _REDACTED_KEYS)),
+        )
+    return reasoning
+
+
+def _parse_use(block: Mapping[str, Any], path: str, moment: datetime) -> Invocation:
+    """A ``tool_use`` block."""
+    call_id = expect_str(block.get("id"), f"{path}.id")
+    name = expect_str(block.get("name"), f"{path}.name")
+    arguments = expect_mapping(block.get("input"), f"{path}.input")
+    extras = _extras(
+        block=common.rest(block, _TOOL_USE_KEYS), id=common.unfit_tool_id(call_id)
+    )
+    frozen = FrozenDict(arguments) if arguments else EMPTY
+    invocation: Invocation = new_invocation(moment, extras, name, frozen, call_id)
+    return invocation
 
 
 def _parse_blocks(
@@ -393,41 +461,14 @@ def _parse_blocks(
             message.parts.append(_parse_text(block, where))
         elif kind == "image":
             message.parts.append(_parse_media(block, where, "image"))
-        elif kind == "thinking":
-            message.parts.append(
-                new_reasoning(
-                    expect_str(block.get("thinking"), f"{where}.thinking"),
-                    expect_str(block.get("signature"), f"{where}.signature"),
-                    None,
-                    NAME,
-                    None,
-                    _extras(block=common.rest(block, _THINKING_KEYS)),
-                )
-            )
-        elif kind == "redacted_thinking":
-            message.parts.append(
-                new_reasoning(
-                    "",
-                    None,
-                    expect_str(block.get("data"), f"{where}.data"),
-                    NAME,
-                    None,
-                    _extras(block=common.rest(block, _REDACTED_KEYS)),
-                )
-            )
+        elif kind == "thinking" or kind == "redacted_thinking":
+            message.parts.append(_parse_reasoning(block, where))
         elif kind == "document" and role == "user":
             message.add(_parse_document(block, where, moment))
         elif kind == "tool_use":
-            call_id = expect_str(block.get("id"), f"{where}.id")
-            name = expect_str(block.get("name"), f"{where}.name")
-            arguments = expect_mapping(block.get("input"), f"{where}.input")
-            names[call_id] = name
-            extras = _extras(
-                block=common.rest(block, _TOOL_USE_KEYS),
-                id=common.unfit_tool_id(call_id),
-            )
-            frozen = FrozenDict(arguments) if arguments else EMPTY
-            message.add(new_invocation(moment, extras, name, frozen, call_id))
+            invocation = _parse_use(block, where, moment)
+            names[invocation.invocation_id] = invocation.name
+            message.add(invocation)
         elif kind == "tool_result":
             message.add(_parse_result(block, where, names, moment))
         elif type(kind) is str and kind in _OPAQUE:  # a list is unhashable
@@ -495,8 +536,8 @@ def _parse_request(body: object, *, fast: bool = True) -> Conversation:
     previous: str | None = None
     for index, raw in enumerate(expect_list(mapping.get("messages"), "$.messages")):
         if fast and type(raw) is dict and len(raw) == 2:
-            # The common shapes, built the fast way: a user or assistant message
-            # of text, tool calls or tool results (see _parse_plain).
+            # A user or assistant message of blocks, built the fast way (see
+            # _parse_plain).
             role, content = raw.get("role"), raw.get("content")
             items = (
                 _parse_plain(role, content, moment, names)
@@ -509,6 +550,7 @@ def _parse_request(body: object, *, fast: bool = True) -> Conversation:
                 listed = (
                     type(content) is list
                     and len(items) == 1
+                    and not items[0].extras
                     and items[0].role in _TEXT_ROLES
                     and len(items[0].content) == 1  # type: ignore[attr-defined]
                     and type(only := items[0].content[0]) is Text  # type: ignore[attr-defined]
@@ -561,16 +603,16 @@ def _parse_request(body: object, *, fast: bool = True) -> Conversation:
 def _parse_plain(
     role: Any, content: Any, moment: datetime, names: dict[str, str]
 ) -> list[Canister] | None:
-    """The canisters of a message's ``content`` when it has one of the common
-    shapes, built as :func:`_parse_blocks` would build them; ``None`` when it has
-    another shape.
+    """The canisters of a message's ``content``, built as :func:`_parse_blocks`
+    builds them, when it is a string or a list of blocks each a ``dict``;
+    ``None`` for anything else, and for anything :func:`_parse_blocks` refuses
+    (which it then refuses at its path).
 
-    The shapes: a string; a list of ``text`` blocks and, from the assistant,
-    ``thinking`` and ``tool_use`` blocks or, from the user, ``image`` blocks (a
-    URL, or base64 in its one spelling) and ``tool_result`` blocks answering
-    with a string or a list of texts, each block without other keys (but
-    ``cache_control`` on texts and images, ``is_error: false`` on results), no
-    text empty, with tool ids that fit Anthropic's pattern.
+    The commonest blocks (texts, tool calls with ids that fit Anthropic's
+    pattern and no other key, images from a URL or in canonical base64) are
+    read inline, the others through :func:`_parse_blocks`' own readers. Tool
+    calls are read from the assistant only and tool results from the user
+    only, so that no result pairs with a call of its own message.
     """
     build = new_assistant if role == "assistant" else new_user
     if type(content) is str:
@@ -579,110 +621,67 @@ def _parse_plain(
         return None
     made: list[Canister] = []
     parts: list[Content] = []
+    opaque: list[tuple[int, Any]] = []
     found: list[tuple[str, str]] = []
     fit = common.sanitize_tool_id
-    for block in content:
-        if type(block) is not dict:
-            return None
-        kind = block.get("type")
-        if kind == "text":
-            part = _plain_text_block(block)
-            if part is None:
+    user = role == "user"
+    try:
+        for block in content:
+            if type(block) is not dict:
                 return None
-            parts.append(part)
-            continue
-        if kind == "thinking" and role == "assistant" and len(block) == 3:
-            thinking, signature = block.get("thinking"), block.get("signature")
-            if type(thinking) is not str or type(signature) is not str:
-                return None
-            parts.append(Reasoning(thinking, signature=signature, provider=NAME))
-            continue
-        if kind == "image" and role == "user":
-            image = _plain_image(block)
-            if image is None:
-                return None
-            parts.append(image)
-            continue
-        if kind == "tool_use" and role == "assistant":
-            call_id, name = block.get("id"), block.get("name")
-            arguments = block.get("input")
-            if (
-                len(block) != 4
-                or type(call_id) is not str
-                or type(name) is not str
-                or type(arguments) is not dict
-                or fit(call_id) != call_id
-            ):
-                return None
-            if parts:
-                made.append(build(moment, EMPTY, tuple(parts)))
-                parts = []
-            found.append((call_id, name))
-            frozen = FrozenDict(arguments) if arguments else EMPTY
-            made.append(new_invocation(moment, EMPTY, name, frozen, call_id))
-            continue
-        if kind == "tool_result" and role == "user":
-            call_id = block.get("tool_use_id")
-            flagged = "is_error" in block  # false: kept, to go back as it came
-            if (
-                len(block) != 3 + flagged
-                or (flagged and block["is_error"] is not False)
-                or type(call_id) is not str
-                or fit(call_id) != call_id
-            ):
-                return None
-            texts = _plain_texts(block.get("content"))
-            if texts is None:
-                return None
-            if parts:
-                made.append(build(moment, EMPTY, tuple(parts)))
-                parts = []
-            name = names.get(call_id, "")
-            made.append(
-                new_result(
-                    moment,
-                    _RESULT_MARKS[flagged, texts[1]],
-                    call_id,
-                    name,
-                    texts[0],
-                    None,
+            kind = block.get("type")
+            canister: Canister
+            if kind == "text":
+                text = block.get("text")
+                if type(text) is not str:
+                    return None
+                parts.append(
+                    plain_text(text)
+                    if text and len(block) == 2
+                    else _parse_text(block, "")
                 )
-            )
-            continue
-        return None
-    if parts:
-        made.append(build(moment, EMPTY, tuple(parts)))
+                continue
+            if kind == "tool_result" and user:
+                canister = _parse_result(block, "", names, moment)
+            elif kind == "tool_use" and not user:
+                call_id, name = block.get("id"), block.get("name")
+                arguments = block.get("input")
+                if (
+                    len(block) == 4
+                    and type(call_id) is str
+                    and type(name) is str
+                    and type(arguments) is dict
+                    and fit(call_id) == call_id
+                ):
+                    frozen = FrozenDict(arguments) if arguments else EMPTY
+                    canister = new_invocation(moment, EMPTY, name, frozen, call_id)
+                else:
+                    canister = _parse_use(block, "", moment)
+                found.append((canister.invocation_id, canister.name))
+            elif kind == "image":
+                parts.append(_plain_image(block) or _parse_media(block, "", "image"))
+                continue
+            elif kind == "thinking" or kind == "redacted_thinking":
+                parts.append(_parse_reasoning(block, ""))
+                continue
+            elif kind == "document" and user:
+                canister = _parse_document(block, "", moment)
+            elif type(kind) is str and kind in _OPAQUE:
+                opaque.append((len(parts), dict(block)))
+                continue
+            else:
+                return None
+            if parts or opaque:
+                made.append(build(moment, _message_extras(opaque), tuple(parts)))
+                parts = []
+                opaque = []
+            made.append(canister)
+    except MalformedPayload:
+        return None  # refused the general way, at its path
+    if parts or opaque:
+        made.append(build(moment, _message_extras(opaque), tuple(parts)))
     names.update(found)
     return made
-
-
-def _plain_texts(value: object) -> tuple[tuple[Text, ...], bool] | None:
-    """The parts of a tool result's ``content`` when it is a string or a list of
-    plain text blocks, none empty, and whether it was that list holding one
-    text (which :func:`_parse_result` marks); ``None`` for anything else."""
-    if type(value) is str:
-        return ((plain_text(value),), False) if value else None
-    if type(value) is not list or not value:
-        return None
-    texts = []
-    for item in value:
-        if type(item) is not dict or len(item) != 2 or item.get("type") != "text":
-            return None
-        text = item.get("text")
-        if type(text) is not str or not text:
-            return None
-        texts.append(plain_text(text))
-    return tuple(texts), len(texts) == 1
-
-
-# The extras _parse_result gives a result of plain texts: by whether it carried
-# "is_error": false and whether it was a list holding one text.
-_RESULT_MARKS: Final = {
-    (False, False): EMPTY,
-    (False, True): FrozenDict({NAME: {"content": "list"}}),
-    (True, False): FrozenDict({NAME: {"block": {"is_error": False}}}),
-    (True, True): FrozenDict({NAME: {"block": {"is_error": False}, "content": "list"}}),
-}
 
 
 def _plain_text_block(block: dict[str, Any]) -> Text | None:
@@ -761,7 +760,7 @@ def _plain_image(block: dict[str, Any]) -> Image | None:
 
 
 def _message_form(items: list[Canister]) -> str:
-    if len(items) != 1 or items[0].role not in (Role.User, Role.Assistant):
+    if len(items) != 1 or items[0].role not in _TEXT_ROLES:
         return "list"
     only = items[0]
     if mine(only, NAME).get("opaque"):
