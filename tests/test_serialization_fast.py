@@ -8,6 +8,7 @@ objects, field by field and type by type, and the same errors.
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -577,3 +578,33 @@ def test_values_nesting_deeply_anywhere_read_as_the_hooks_read_them(
         if depth >= 500:  # beyond the bound in every form
             with pytest.raises(c.SerializationError, match="nested too deeply"):
                 reader(deep_text)
+
+
+@pytest.mark.parametrize("running", [True, False])
+def test_reading_leaves_the_garbage_collector_as_it_found_it(running: bool) -> None:
+    """The readers pause the cyclic garbage collector while they build, and give
+    it back as they found it: running, or paused by the application, whether
+    the document is read or refused."""
+    conversation = c.Conversation([c.User("hi"), c.Assistant("hello")])
+    documents = [
+        (c.to_json(conversation), c.from_json),
+        (c.to_jsonl(conversation), c.from_jsonl),
+        (
+            '{"format": "canisters.conversation", "version": 1, "canisters": [1]}',
+            c.from_json,
+        ),
+        ("not json", c.from_jsonl),
+    ]
+    seen: list[bool] = []
+    was = gc.isenabled()
+    try:
+        (gc.enable if running else gc.disable)()
+        for text, reader in documents:
+            try:
+                assert reader(text) == conversation
+            except c.SerializationError:
+                pass
+            seen.append(gc.isenabled())
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert seen == [running] * len(documents)
