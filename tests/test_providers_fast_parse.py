@@ -167,9 +167,12 @@ def messages(draw: st.DrawFn) -> Any:
     if role == "assistant" and not draw(st.integers(0, 4)):
         message["refusal"] = draw(st.sampled_from([None, "no"]))
     if role == "assistant" and not draw(st.integers(0, 4)):
-        message["annotations"] = []
+        # What SDKs dump of a reply: the fields not set as null.
+        for key in draw(st.lists(st.sampled_from(["annotations", "audio"]))):
+            message[key] = draw(st.sampled_from([None, []]))
+        message["function_call"] = draw(st.sampled_from([None, None, {"name": "f"}]))
     if role == "assistant" and draw(st.booleans()):
-        message["tool_calls"] = draw(st.lists(tool_calls(), max_size=3))
+        message["tool_calls"] = draw(st.lists(tool_calls(), max_size=3) | st.none())
     if role == "tool" and draw(st.integers(0, 29)):
         message["tool_call_id"] = draw(call_ids)
     if not draw(st.integers(0, 9)):
@@ -381,7 +384,7 @@ def test_echoed_replies_lists_and_documents_take_the_fast_way(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """What clients send back: a reply as the SDK dumped it (``refusal: null``,
-    ``annotations``), a tool message holding a list of text parts, a file part
+    ``annotations``, the unset fields as null), a tool message holding a list of text parts, a file part
     among text: each is read the fast way, as the general way reads it."""
     calls: list[object] = []
     for name in ("_parse_assistant", "_parse_content"):
@@ -419,7 +422,15 @@ def test_echoed_replies_lists_and_documents_take_the_fast_way(
                 "tool_call_id": "call_1",
                 "content": [{"type": "text", "text": "done"}],
             },
-            {"role": "assistant", "content": "ok", "refusal": None, "annotations": []},
+            {
+                "role": "assistant",
+                "content": "ok",
+                "refusal": None,
+                "annotations": [],
+                "audio": None,
+                "function_call": None,
+                "tool_calls": None,
+            },
         ]
     }
     openai_chat._parse_request(body, fast=False)
@@ -437,7 +448,15 @@ def test_echoed_replies_lists_and_documents_take_the_fast_way(
     assert conversation[3].name == "f"  # type: ignore[attr-defined]
     assert conversation[3].extras == {"openai-chat": {"content": "list"}}
     assert conversation[4].extras == {
-        "openai-chat": {"message": {"refusal": None, "annotations": []}}
+        "openai-chat": {
+            "message": {
+                "refusal": None,
+                "annotations": [],
+                "audio": None,
+                "tool_calls": None,
+                "function_call": None,
+            }
+        }
     }
     check_same("openai-chat", body)
     rendered = providers.get("openai-chat").render_request(conversation)

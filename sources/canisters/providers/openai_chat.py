@@ -108,8 +108,12 @@ _AUDIO_FORMATS = {
 def _extras(**values: Any) -> FrozenDict[str, Any]:
     """The extras holding this provider's truthy marks ``values``, frozen as a
     canister or part keeps them (empty when none is)."""
-    kept = {key: value for key, value in values.items() if value}
-    return FrozenDict({NAME: kept}) if kept else EMPTY
+    for value in values.values():
+        if value:
+            break
+    else:  # no mark, most often
+        return EMPTY
+    return FrozenDict({NAME: {key: value for key, value in values.items() if value}})
 
 
 # Parsing -----------------------------------------------------------------------------
@@ -127,7 +131,9 @@ def _parse_part(raw: object, path: str) -> Content:
         if type(text) is not str:
             text = expect_str(text, f"{path}.text")
         outer = common.rest(part, _TEXT_KEYS)
-        return new_text(text, "text/plain", None, _extras(outer=outer))
+        return new_text(
+            text, "text/plain", None, _extras(outer=outer) if outer else EMPTY
+        )
     if kind == "refusal":
         text = expect_str(part.get("refusal"), f"{path}.refusal")
         extras = _extras(refusal="part", outer=common.rest(part, _REFUSAL_KEYS))
@@ -140,8 +146,10 @@ def _parse_part(raw: object, path: str) -> Content:
         )
         decoded = common.parse_data_url(url)
         if decoded is not None:
-            return new_image(decoded[1], None, None, EMPTY, decoded[0], *_NO_ID, extras)
-        return new_image(None, url, None, EMPTY, None, *_NO_ID, extras)
+            return new_image(
+                decoded[1], None, None, EMPTY, decoded[0], None, None, extras
+            )
+        return new_image(None, url, None, EMPTY, None, None, None, extras)
     if kind == "input_audio":
         inner = expect_mapping(part.get("input_audio"), f"{path}.input_audio")
         encoded = expect_str(inner.get("data"), f"{path}.input_audio.data")
@@ -153,15 +161,12 @@ def _parse_part(raw: object, path: str) -> Content:
             inner=common.rest(inner, _AUDIO_INNER_KEYS),
             raw=None if exact else encoded,
         )
-        return new_audio(data, None, None, EMPTY, mime, *_NO_ID, extras)
+        return new_audio(data, None, None, EMPTY, mime, None, None, extras)
     if kind == "file":
         return _parse_file(part, path)
     raise MalformedPayload(
         f"unknown content part type {_excerpt(kind)}", f"{path}.type"
     )
-
-
-_NO_ID = (None, None)  # a media part's hint and id
 
 
 def _parse_file(part: Mapping[str, Any], path: str) -> File:
@@ -191,7 +196,7 @@ def _parse_file(part: Mapping[str, Any], path: str) -> File:
             data = common.b64decode_exact(file_data, f"{path}.file.file_data")[0]
             raw = file_data
     extras = _extras(outer=outer, inner=inner_rest, raw=raw)
-    built: File = new_file(data, url, None, refs, mime, *_NO_ID, extras, filename)
+    built: File = new_file(data, url, None, refs, mime, None, None, extras, filename)
     return built
 
 
@@ -417,12 +422,18 @@ def _plain_assistant(
     extra: dict[str, Any],
 ) -> Canister | list[Canister] | None:
     """The canisters of an assistant message for :func:`_parse_plain`."""
-    if "function_call" in message or (extra and extra.get("refusal") is not None):
-        return None  # a legacy function call, or a refusal text (made a part)
+    if extra and extra.get("refusal") is not None:
+        return None  # a refusal text, made a part
     calls = message.get("tool_calls")
+    if calls is None or "function_call" in message:
+        # What SDKs dump of a reply: every field, those not set as null.
+        if message.get("function_call") is not None:
+            return None  # a legacy function call
+        if calls is None and "tool_calls" in message:
+            extra["tool_calls"] = None
+        if "function_call" in message:
+            extra["function_call"] = None
     if calls is None:
-        if "tool_calls" in message:
-            return None
         if form == "string":
             extras = FrozenDict({NAME: {"message": extra}}) if extra else EMPTY
             return new_assistant(moment, extras, (parts[0],))
@@ -514,9 +525,9 @@ def _plain_image(inner: object) -> Image | None:
     decoded = common.parse_data_url(url) if url.startswith("data:") else None
     image: Image
     if decoded is None:
-        image = new_image(None, url, None, EMPTY, None, *_NO_ID, extras)
+        image = new_image(None, url, None, EMPTY, None, None, None, extras)
     else:
-        image = new_image(decoded[1], None, None, EMPTY, decoded[0], *_NO_ID, extras)
+        image = new_image(decoded[1], None, None, EMPTY, decoded[0], None, None, extras)
     return image
 
 
