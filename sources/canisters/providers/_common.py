@@ -1309,12 +1309,11 @@ def _canonical(text: str, data: bytes) -> bool:
     """
     if not data:
         return not text
-    return b64encode(data[-(len(data) % 3 or 3) :]) == text[-4:]
+    tail = data[-(len(data) % 3 or 3) :]  # what b64encode writes through binascii
+    return binascii.b2a_base64(tail, newline=False).decode() == text[-4:]
 
 
 _DATA_URL = re.compile(r"data:([^;,]*)((?:;[^;,]*)*?);base64,(.*)", re.DOTALL)
-# Its head, up to its first comma (the only one the head holds).
-_DATA_URL_HEAD = re.compile(r"data:([^;,]*)((?:;[^;,]*)*?);base64,")
 
 
 def parse_data_url(url: str) -> tuple[str, bytes] | None:
@@ -1325,9 +1324,11 @@ def parse_data_url(url: str) -> tuple[str, bytes] | None:
     """
     if not url.startswith("data:"):
         return None
+    # The head, up to the first comma, is "data:", a media type and ";base64,",
+    # with no other parameter (data_url() writes none back).
     start = url.find(",") + 1
-    match = _DATA_URL_HEAD.fullmatch(url, 0, start)
-    if match is None or match.group(2) or not match.group(1):
+    mime = url[5 : start - 8]
+    if url[start - 8 : start] != ";base64," or not mime or ";" in mime:
         return None
     encoded = url[start:]
     try:
@@ -1337,7 +1338,7 @@ def parse_data_url(url: str) -> tuple[str, bytes] | None:
     # data_url() rebuilds the head as matched: only the base64 may differ.
     if not _canonical(encoded, data):
         return None
-    return match.group(1), data
+    return mime, data
 
 
 def data_url(mime_type: str, data: bytes) -> str:

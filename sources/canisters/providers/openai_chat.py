@@ -247,8 +247,10 @@ def parse_request(body: object) -> Conversation:
 def _parse_request(body: object, *, fast: bool = True) -> Conversation:
     """:func:`parse_request`, unguarded; ``fast=False`` reads every message the
     general way (what the fast way must give, exactly)."""
-    mapping = common.as_mapping(body)
-    messages = expect_list(mapping.get("messages"), "$.messages")
+    mapping = body if type(body) is dict else common.as_mapping(body)
+    messages = mapping.get("messages")
+    if type(messages) is not list:
+        messages = expect_list(messages, "$.messages")
     return new_conversation(
         tuple(common.mark_interposed(_parse_messages(messages, fast=fast), NAME))
     )
@@ -508,6 +510,12 @@ def _plain_parts(content: list[Any], index: int) -> list[Content]:
     return parts
 
 
+_DETAIL = {
+    detail: FrozenDict({NAME: {"inner": {"detail": detail}}})
+    for detail in ("auto", "low", "high")
+}
+
+
 def _plain_image(inner: object) -> Image | None:
     """The image of an ``image_url`` part's payload holding a URL (or a data URL
     in its one spelling) and perhaps a ``detail``; ``None`` for another shape."""
@@ -519,7 +527,9 @@ def _plain_image(inner: object) -> Image | None:
     if len(inner) == 1:
         extras: FrozenDict[str, Any] = EMPTY
     elif len(inner) == 2 and type(detail := inner.get("detail")) is str:
-        extras = FrozenDict({NAME: {"inner": {"detail": detail}}})
+        extras = _DETAIL.get(detail) or FrozenDict(
+            {NAME: {"inner": {"detail": detail}}}
+        )
     else:
         return None
     decoded = common.parse_data_url(url) if url.startswith("data:") else None
