@@ -12,7 +12,11 @@ text, where canisters reads every block into typed parts and media into bytes):
 
 * short requests: a system prompt and 1, 2, 4, 10 or 30 short turns, and 2
   turns offering 20 tools (the definitions an agent sends on every call), for
-  ``openai-chat`` and ``anthropic``;
+  ``openai-chat`` and ``anthropic``; for ``openai-chat``, bodies shaped as
+  clients send them too: an agent loop whose replies are the SDK's
+  ``model_dump()`` (``refusal``, ``annotations``, unset fields as ``null``),
+  one whose tool-call arguments have ``json.dumps``' spacing, an image URL
+  with ``detail``;
 * recorded requests: every request body under ``tests/data/providers`` that
   both read (SDK test cassettes, real API traffic, bodies pydantic-ai and
   LangChain sent; mostly one to seven messages, many with images, documents,
@@ -109,6 +113,102 @@ def with_tools(name: str, body: dict[str, Any], count: int) -> dict[str, Any]:
     return {**body, "tools": tools}
 
 
+def _call(number: int, arguments: str) -> dict[str, Any]:
+    return {
+        "id": f"call_{number:024d}",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": arguments},
+    }
+
+
+def _sdk_reply(content: str | None, calls: list[Any] | None = None) -> dict[str, Any]:
+    """An assistant reply sent back as the OpenAI SDK's ``model_dump()`` of it."""
+    return {
+        "content": content,
+        "refusal": None,
+        "role": "assistant",
+        "annotations": [],
+        "audio": None,
+        "function_call": None,
+        "tool_calls": calls,
+    }
+
+
+def _plain_reply(content: str | None, calls: list[Any] | None = None) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": content,
+        **({"tool_calls": calls} if calls else {}),
+    }
+
+
+def _agent_loop(
+    reply: Callable[..., dict[str, Any]], arguments: str, result: str
+) -> dict[str, Any]:
+    """A system prompt, a question, three rounds of two tool calls and their
+    results, an answer and a follow-up, with ten tool definitions."""
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are a helpful assistant. Use tools."},
+        {"role": "user", "content": "What is the weather in Paris and in Oslo?"},
+    ]
+    for turn in range(3):
+        calls = [_call(turn * 2 + index, arguments) for index in range(2)]
+        messages.append(reply(None, calls))
+        messages += [
+            {"role": "tool", "tool_call_id": call["id"], "content": result}
+            for call in calls
+        ]
+    messages.append(reply("Paris will be sunny, Oslo will have snow."))
+    messages.append({"role": "user", "content": "Thanks! And the day after?"})
+    return with_tools("openai-chat", {"model": "m", "messages": messages}, 10)
+
+
+def client_bodies(name: str) -> dict[str, dict[str, Any]]:
+    """Bodies shaped as clients send them, beyond the recorded ones, by label."""
+    if name != "openai-chat":
+        return {}
+    image = {"url": "https://example.com/photos/boardwalk.jpg", "detail": "high"}
+    return {
+        "agent loop, SDK replies": _agent_loop(
+            _sdk_reply, '{"city":"Paris"}', '{"temperature": 21, "sky": "sunny"}'
+        ),
+        "agent loop, json.dumps args": _agent_loop(
+            _plain_reply, '{"city": "Paris"}', "Sunny, 21 C"
+        ),
+        "system + image URL": {
+            "model": "m",
+            "messages": [
+                {"role": "system", "content": "Describe images."},
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "What is in this image?"},
+                        {"type": "image_url", "image_url": image},
+                    ],
+                },
+            ],
+        },
+    }
+
+
+def _compare(
+    label: str, body: dict[str, Any], parse: Callable[[Any], Any], repeat: int
+) -> None:
+    figures = _best(
+        {
+            "canisters": lambda: parse(body),
+            "langchain": lambda: lc.convert_to_messages(body["messages"]),
+        },
+        repeat,
+        200,
+    )
+    ours, theirs = figures["canisters"], figures["langchain"]
+    print(
+        f"  {label:<28} canisters {ours * 1e6:7.1f} us  "
+        f"langchain {theirs * 1e6:7.1f} us  canisters {theirs / ours:5.2f}x"
+    )
+
+
 def recorded_bodies(name: str) -> list[dict[str, Any]]:
     """The recorded request bodies of ``name`` that canisters and LangChain read."""
     normalizer = providers.get(name)
@@ -138,26 +238,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n[{name}] short requests")
         for turns, tools in ((1, 0), (2, 0), (4, 0), (10, 0), (30, 0), (2, 20)):
             body = with_tools(name, short_bodies(name, turns), tools)
-            figures = _best(
-                {
-                    "canisters": lambda body=body, parse=normalizer.parse_request: (
-                        parse(body)
-                    ),
-                    "langchain": lambda body=body: lc.convert_to_messages(
-                        body["messages"]
-                    ),
-                },
-                repeat,
-                200,
-            )
-            ours, theirs = figures["canisters"], figures["langchain"]
             shape = f"system + {turns:>2} turns" + (
                 f" + {tools} tools" if tools else ""
             )
-            print(
-                f"  {shape:<28} canisters {ours * 1e6:7.1f} us  "
-                f"langchain {theirs * 1e6:7.1f} us  canisters {theirs / ours:5.2f}x"
-            )
+            _compare(shape, body, normalizer.parse_request, repeat)
+        clients = client_bodies(name)
+        if clients:
+            print(f"[{name}] bodies as clients send them")
+        for label, body in clients.items():
+            _compare(label, body, normalizer.parse_request, repeat)
         bodies = recorded_bodies(name)
         figures = _best(
             {
