@@ -961,10 +961,10 @@ def mark_interposed(canisters: list[Canister], provider: str) -> list[Canister]:
     calls and their results, so that :func:`request_canisters` leaves them where
     they stood when rendering back to that provider (which decides whether it
     accepts them); for any other provider they move as usual."""
-    for canister in canisters:
-        if canister.role is INVOCATION:
-            break
-    else:  # no call, so nothing between calls and results (most bodies)
+    roles = [canister.role for canister in canisters]
+    if INVOCATION not in roles or USER not in roles[roles.index(INVOCATION) :]:
+        # No call, or no user canister after one: nothing stands between calls
+        # and results (most bodies).
         return canisters
     held: list[int] = []
     marked: list[int] = []

@@ -156,6 +156,10 @@ _TOOL_USE_KEYS = frozenset({"type", "id", "name", "input"})
 _TOOL_RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error"})
 _THINKING_KEYS = frozenset({"type", "thinking", "signature"})
 _REDACTED_KEYS = frozenset({"type", "data"})
+_BASE64_KEYS = frozenset({"type", "data", "media_type"})
+_URL_KEYS = frozenset({"type", "url"})
+_FILE_KEYS = frozenset({"type", "file_id"})
+_CONTENT_KEYS = frozenset({"type", "content"})
 
 
 # The parser builds every part and canister through the trusted constructors
@@ -197,21 +201,17 @@ def _parse_media(
         data, exact = common.b64decode_exact(encoded, f"{spath}.data")
         extras = _extras(
             block=rest,
-            source=common.rest(source, frozenset({"type", "data", "media_type"})),
+            source=common.rest(source, _BASE64_KEYS),
             raw=None if exact else encoded,
         )
         return _media(kind, extras, data=data, mime=mime)
     if source_type == "url":
         url = common.expect_url(source.get("url"), f"{spath}.url")
-        extras = _extras(
-            block=rest, source=common.rest(source, frozenset({"type", "url"}))
-        )
+        extras = _extras(block=rest, source=common.rest(source, _URL_KEYS))
         return _media(kind, extras, url=url)
     if source_type == "file":
         file_id = expect_str(source.get("file_id"), f"{spath}.file_id")
-        extras = _extras(
-            block=rest, source=common.rest(source, frozenset({"type", "file_id"}))
-        )
+        extras = _extras(block=rest, source=common.rest(source, _FILE_KEYS))
         return _media(kind, extras, refs=FrozenDict({NAME: file_id}))
     if source_type == "text" and kind == "document":
         text = expect_str(source.get("data"), f"{spath}.data")
@@ -223,7 +223,7 @@ def _parse_media(
             _extras(
                 block=rest,
                 document=not in_document,
-                source=common.rest(source, frozenset({"type", "data", "media_type"})),
+                source=common.rest(source, _BASE64_KEYS),
                 no_media_type="media_type" not in source,
             ),
         )
@@ -273,7 +273,7 @@ def _parse_document(block: Mapping[str, Any], path: str, moment: datetime) -> Do
                 )
         extras = _extras(
             block=block_rest,
-            source=common.rest(source, frozenset({"type", "content"})),
+            source=common.rest(source, _CONTENT_KEYS),
             content_source=True,
         )
         document: Document = new_document(moment, extras, tuple(parts), title, None)
@@ -289,7 +289,9 @@ def _parse_document(block: Mapping[str, Any], path: str, moment: datetime) -> Do
 def _parse_result(
     block: Mapping[str, Any], path: str, names: Mapping[str, str], moment: datetime
 ) -> Result:
-    call_id = expect_str(block.get("tool_use_id"), f"{path}.tool_use_id")
+    call_id = block.get("tool_use_id")
+    if type(call_id) is not str:
+        call_id = expect_str(call_id, f"{path}.tool_use_id")
     rest = common.rest(block, _TOOL_RESULT_KEYS)
     flagged = block.get("is_error")
     if "is_error" in block and flagged is not True:
@@ -304,6 +306,11 @@ def _parse_result(
         else:
             form = "list"
             for number, raw in enumerate(expect_list(value, f"{path}.content")):
+                if type(raw) is dict and len(raw) == 2 and raw.get("type") == "text":
+                    text = raw.get("text")
+                    if type(text) is str and text:  # what _parse_text gives
+                        parts.append(plain_text(text))
+                        continue
                 where = f"{path}.content[{number}]"
                 item = expect_mapping(raw, where)
                 kind = item.get("type")
@@ -329,21 +336,22 @@ def _parse_result(
         else:
             error = common.decode_error_text("", flagged=True)
             rest["empty_error"] = True
-    content = None if form == _result_form(error, parts) else form
-    unfit = common.unfit_tool_id(call_id)
+    # The marks, as _extras makes them (in its order, the falsy left out).
+    kept: dict[str, Any] = {}
+    if rest:
+        kept["block"] = rest
+    if form != _result_form(error, parts):
+        kept["content"] = form
+    # sanitize_tool_id's first test inline: most ids pass it.
+    if not (call_id.isascii() and call_id.isidentifier()):
+        unfit = common.unfit_tool_id(call_id)
+        if unfit:
+            kept["id"] = unfit
     if opaque:
-        extras = _extras(
-            block=rest,
-            content=content,
-            id=unfit,
-            opaque=opaque,
-            # Such blocks go back to Anthropic only.
-            **{common.BOUND: sorted({item["type"] for _, item in opaque})},
-        )
-    elif rest or content or unfit:
-        extras = _extras(block=rest, content=content, id=unfit)
-    else:
-        extras = EMPTY
+        kept["opaque"] = opaque
+        # Such blocks go back to Anthropic only.
+        kept[common.BOUND] = sorted({item["type"] for _, item in opaque})
+    extras = FrozenDict({NAME: kept}) if kept else EMPTY
     result: Result = new_result(
         moment, extras, call_id, names.get(call_id, ""), tuple(parts), error
     )
@@ -508,6 +516,12 @@ def _system_form(parts: list[Content] | tuple[Content, ...]) -> str:
 
 
 _MESSAGE_KEYS = frozenset({"role", "content"})
+# The extras of a message given as a list holding one unmarked text, as
+# _mark_fresh makes them: by whether it followed a message of the same role.
+_LISTED: Final = {
+    False: FrozenDict({NAME: {"content": "list"}}),
+    True: FrozenDict({NAME: {"split": True, "content": "list"}}),
+}
 _TEXT_ROLES = (Role.User, Role.Assistant)
 
 
@@ -556,13 +570,12 @@ def _parse_request(body: object, *, fast: bool = True) -> Conversation:
                     and type(only := items[0].content[0]) is Text  # type: ignore[attr-defined]
                     and not only.extras
                 )
-                if listed or previous == role:
+                if listed:  # its extras are empty: the marks alone
+                    object.__setattr__(items[0], "extras", _LISTED[previous == role])
+                elif previous == role:
                     # Only a lone text is marked "content": a result keeps the
                     # form of its own content under that key.
-                    flags: dict[str, Any] = {"split": previous == role}
-                    if listed:
-                        flags["content"] = "list"
-                    _mark_fresh(items[0], flags)
+                    _mark_fresh(items[0], {"split": True})
                 canisters += items
                 previous = role
                 continue
