@@ -191,8 +191,20 @@ def _parse_media(
     or, ``in_document``, inside a :class:`Document`, where a text source is a
     text part by definition and so unmarked)."""
     source = expect_mapping(block.get("source"), f"{path}.source")
-    source_type = source.get("type")
     rest = common.rest(block, _MEDIA_KEYS if kind == "image" else _DOCUMENT_KEYS)
+    return _parse_source(source, rest, path, kind, in_document)
+
+
+def _parse_source(
+    source: Mapping[str, Any],
+    rest: dict[str, Any],
+    path: str,
+    kind: str,
+    in_document: bool = False,
+) -> Content:
+    """The part of an image or document ``source`` (at ``path``.source), its
+    block's other keys ``rest`` kept (see :func:`_parse_media`)."""
+    source_type = source.get("type")
     spath = f"{path}.source"
     if source_type == "base64":
         encoded = expect_str(source.get("data"), f"{spath}.data")
@@ -278,9 +290,7 @@ def _parse_document(block: Mapping[str, Any], path: str, moment: datetime) -> Do
         )
         document: Document = new_document(moment, extras, tuple(parts), title, None)
         return document
-    part = _parse_media(
-        {"source": source, "type": "document"}, path, "document", in_document=True
-    )
+    part = _parse_source(source, {}, path, "document", in_document=True)
     extras = _extras(block=block_rest)
     document = new_document(moment, extras, (part,), title, None)
     return document
@@ -316,7 +326,9 @@ def _parse_result(
                 kind = item.get("type")
                 if kind == "text":
                     parts.append(_parse_text(item, where))
-                elif kind in ("image", "document"):
+                elif kind == "image":
+                    parts.append(_plain_image(item) or _parse_media(item, where, kind))
+                elif kind == "document":
                     parts.append(_parse_media(item, where, kind))
                 elif type(kind) is str and kind in _OPAQUE:
                     opaque.append([len(parts), dict(item)])
@@ -468,7 +480,9 @@ def _parse_blocks(
         if kind == "text":
             message.parts.append(_parse_text(block, where))
         elif kind == "image":
-            message.parts.append(_parse_media(block, where, "image"))
+            message.parts.append(
+                _plain_image(block) or _parse_media(block, where, "image")
+            )
         elif kind == "thinking" or kind == "redacted_thinking":
             message.parts.append(_parse_reasoning(block, where))
         elif kind == "document" and role == "user":
@@ -518,6 +532,7 @@ def _system_form(parts: list[Content] | tuple[Content, ...]) -> str:
 _MESSAGE_KEYS = frozenset({"role", "content"})
 # The extras of a message given as a list holding one unmarked text, as
 # _mark_fresh makes them: by whether it followed a message of the same role.
+_SPLIT: Final = FrozenDict({NAME: {"split": True}})
 _LISTED: Final = {
     False: FrozenDict({NAME: {"content": "list"}}),
     True: FrozenDict({NAME: {"split": True, "content": "list"}}),
@@ -554,28 +569,11 @@ def _parse_request(body: object, *, fast: bool = True) -> Conversation:
             # _parse_plain).
             role, content = raw.get("role"), raw.get("content")
             items = (
-                _parse_plain(role, content, moment, names)
+                _parse_plain(role, content, moment, names, previous == role)
                 if content and (role == "user" or role == "assistant")
                 else None
             )
             if items is not None:
-                # The marks _parse_blocks' callers give, below: the message's
-                # split from the one before, and a list holding a single text.
-                listed = (
-                    type(content) is list
-                    and len(items) == 1
-                    and not items[0].extras
-                    and items[0].role in _TEXT_ROLES
-                    and len(items[0].content) == 1  # type: ignore[attr-defined]
-                    and type(only := items[0].content[0]) is Text  # type: ignore[attr-defined]
-                    and not only.extras
-                )
-                if listed:  # its extras are empty: the marks alone
-                    object.__setattr__(items[0], "extras", _LISTED[previous == role])
-                elif previous == role:
-                    # Only a lone text is marked "content": a result keeps the
-                    # form of its own content under that key.
-                    _mark_fresh(items[0], {"split": True})
                 canisters += items
                 previous = role
                 continue
@@ -614,12 +612,13 @@ def _parse_request(body: object, *, fast: bool = True) -> Conversation:
 
 
 def _parse_plain(
-    role: Any, content: Any, moment: datetime, names: dict[str, str]
+    role: Any, content: Any, moment: datetime, names: dict[str, str], split: bool
 ) -> list[Canister] | None:
-    """The canisters of a message's ``content``, built as :func:`_parse_blocks`
-    builds them, when it is a string or a list of blocks each a ``dict``;
-    ``None`` for anything else, and for anything :func:`_parse_blocks` refuses
-    (which it then refuses at its path).
+    """The canisters of a message's ``content``, built and marked as
+    :func:`_parse_request` builds and marks them the general way (``split``:
+    the message follows one of the same role), when it is a string or a list
+    of blocks each a ``dict``; ``None`` for anything else, and for anything
+    :func:`_parse_blocks` refuses (which it then refuses at its path).
 
     The commonest blocks (texts, tool calls with ids that fit Anthropic's
     pattern and no other key, images from a URL or in canonical base64) are
@@ -629,7 +628,7 @@ def _parse_plain(
     """
     build = new_assistant if role == "assistant" else new_user
     if type(content) is str:
-        return [build(moment, EMPTY, (plain_text(content),))]
+        return [build(moment, _SPLIT if split else EMPTY, (plain_text(content),))]
     if type(content) is not list:
         return None
     made: list[Canister] = []
@@ -692,8 +691,17 @@ def _parse_plain(
     except MalformedPayload:
         return None  # refused the general way, at its path
     if parts or opaque:
+        if not made and not opaque and len(parts) == 1:
+            only = parts[0]
+            if type(only) is Text and not only.extras:
+                # A list holding one unmarked text, marked so (see _message_form).
+                return [build(moment, _LISTED[split], (only,))]
         made.append(build(moment, _message_extras(opaque), tuple(parts)))
     names.update(found)
+    if split:
+        # The first canister is marked: a result keeps the form of its own
+        # content under "content", which only a lone text is marked with.
+        _mark_fresh(made[0], {"split": True})
     return made
 
 
@@ -727,13 +735,18 @@ def _plain_system(value: object, moment: datetime) -> Supervisor | None:
         if part is None:
             return None
         parts.append(part)
-    listed = _system_form(parts) != "list"
-    extras = _extras(system="list" if listed else None)
-    supervisor: Supervisor = new_supervisor(moment, extras, tuple(parts))
+    # What _system_form tells: one unmarked text is marked as given as a list.
+    listed = len(parts) == 1 and not parts[0].extras
+    supervisor: Supervisor = new_supervisor(
+        moment, _LISTED_SYSTEM if listed else EMPTY, tuple(parts)
+    )
     return supervisor
 
 
-def _cached(block: dict[str, Any]) -> FrozenDict[str, Any] | None:
+_LISTED_SYSTEM: Final = FrozenDict({NAME: {"system": "list"}})
+
+
+def _cached(block: Mapping[str, Any]) -> FrozenDict[str, Any] | None:
     """The extras of a block of ``type`` and one other key when its third key
     is ``cache_control`` (as :func:`_parse_text` and :func:`_parse_media` keep
     it); ``{}`` when it has only the two; ``None`` for anything else."""
@@ -745,7 +758,7 @@ def _cached(block: dict[str, Any]) -> FrozenDict[str, Any] | None:
     return None
 
 
-def _plain_image(block: dict[str, Any]) -> Image | None:
+def _plain_image(block: Mapping[str, Any]) -> Image | None:
     """An ``image`` block from a URL or base64 in its one spelling, built as
     :func:`_parse_media` builds it; ``None`` for any other shape."""
     source = block.get("source")
