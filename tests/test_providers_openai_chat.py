@@ -136,6 +136,41 @@ def test_legacy_function_call_pairs_by_name() -> None:
     assert normalizer().render_request(conversation) == request
 
 
+def test_empty_tool_calls_come_back() -> None:
+    """``tool_calls: []``, which OpenAI-compatible servers send with a plain
+    answer and clients then send back, is kept in a request and a response."""
+    request = {
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "hello", "tool_calls": []},
+            {"role": "assistant", "content": None, "tool_calls": []},
+        ]
+    }
+    conversation = normalizer().parse_request(request)
+    assert [canister.role for canister in conversation] == [
+        canisters.Role.User,
+        canisters.Role.Assistant,
+        canisters.Role.Assistant,
+    ]
+    assert normalizer().render_request(conversation) == request
+    response = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1700000000,
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "hi", "tool_calls": []},
+                "finish_reason": "stop",
+            }
+        ],
+    }
+    assert normalizer().render_response(normalizer().parse_response(response)) == (
+        response
+    )
+
+
 def test_request_details() -> None:
     body = load("tool-round-trip-parallel-request.json")
     conversation = normalizer().parse_request(body)

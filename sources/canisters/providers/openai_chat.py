@@ -601,8 +601,11 @@ def _parse_assistant(
     calls: list[_Call] = []
     raw_calls = message.get("tool_calls")
     if raw_calls is not None:
-        for number, raw in enumerate(expect_list(raw_calls, f"{path}.tool_calls")):
+        listed = expect_list(raw_calls, f"{path}.tool_calls")
+        for number, raw in enumerate(listed):
             calls.append(_parse_call(raw, f"{path}.tool_calls[{number}]", names))
+        if not listed:  # sent empty, as some servers and clients do
+            extra["tool_calls"] = []
     elif "tool_calls" in message:
         extra["tool_calls"] = None
     function_call = message.get("function_call")
