@@ -302,9 +302,13 @@ def _parse_result(
     call_id = block.get("tool_use_id")
     if type(call_id) is not str:
         call_id = expect_str(call_id, f"{path}.tool_use_id")
-    rest = common.rest(block, _TOOL_RESULT_KEYS)
+    rest = (
+        {}
+        if _TOOL_RESULT_KEYS.issuperset(block)
+        else common.rest(block, _TOOL_RESULT_KEYS)
+    )
     flagged = block.get("is_error")
-    if "is_error" in block and flagged is not True:
+    if flagged is not True and "is_error" in block:
         rest["is_error"] = flagged
     parts: list[Content] = []
     opaque: list[list[Any]] = []  # search_result blocks and the like
@@ -352,7 +356,12 @@ def _parse_result(
     kept: dict[str, Any] = {}
     if rest:
         kept["block"] = rest
-    if form != _result_form(error, parts):
+    if error is None and len(parts) == 1 and type(only := parts[0]) is Text:
+        # What _result_form tells of one text: a string unless it is marked.
+        default = "list" if only.extras else "string"
+    else:
+        default = _result_form(error, parts)
+    if form != default:
         kept["content"] = form
     # sanitize_tool_id's first test inline: most ids pass it.
     if not (call_id.isascii() and call_id.isidentifier()):
