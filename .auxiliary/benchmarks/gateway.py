@@ -163,8 +163,87 @@ def _agent_loop(
     return with_tools("openai-chat", {"model": "m", "messages": messages}, 10)
 
 
+def _anthropic_loop(listed: bool) -> dict[str, Any]:
+    """The agent loop of :func:`_agent_loop` as Anthropic clients send it: a
+    system prompt as a block with ``cache_control``, text blocks, a reply of a
+    text and two ``tool_use`` blocks, one user message of two ``tool_result``
+    blocks per round; ``listed``: results as a list of one text with
+    ``is_error: false`` (pydantic-ai's form), else as a string (the SDK's
+    examples, LangChain's)."""
+
+    def result(call_id: str) -> dict[str, Any]:
+        text = '{"temperature": 21, "sky": "sunny"}'
+        if listed:
+            return {
+                "tool_use_id": call_id,
+                "type": "tool_result",
+                "content": [{"text": text, "type": "text"}],
+                "is_error": False,
+            }
+        return {"type": "tool_result", "tool_use_id": call_id, "content": text}
+
+    def text(value: str) -> dict[str, Any]:
+        return {"type": "text", "text": value}
+
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": [text("What is the weather in Paris and Oslo?")]}
+    ]
+    for turn in range(3):
+        calls = [
+            {
+                "type": "tool_use",
+                "id": f"toolu_01{turn * 2 + index:022d}",
+                "name": "get_weather",
+                "input": {"city": "Paris"},
+            }
+            for index in range(2)
+        ]
+        messages.append(
+            {"role": "assistant", "content": [text("Let me look."), *calls]}
+        )
+        messages.append(
+            {"role": "user", "content": [result(call["id"]) for call in calls]}
+        )
+    messages.append(
+        {
+            "role": "assistant",
+            "content": [text("Paris will be sunny, Oslo will have snow.")],
+        }
+    )
+    messages.append({"role": "user", "content": [text("Thanks! And the day after?")]})
+    system = [
+        {
+            "type": "text",
+            "text": "You are a helpful assistant. Use tools.",
+            "cache_control": {"type": "ephemeral"},
+        }
+    ]
+    body = {"model": "m", "max_tokens": 1024, "system": system, "messages": messages}
+    return with_tools("anthropic", body, 10)
+
+
 def client_bodies(name: str) -> dict[str, dict[str, Any]]:
     """Bodies shaped as clients send them, beyond the recorded ones, by label."""
+    if name == "anthropic":
+        image = {"type": "url", "url": "https://example.com/photos/boardwalk.jpg"}
+        return {
+            "agent loop, string results": _anthropic_loop(listed=False),
+            "agent loop, listed results": _anthropic_loop(listed=True),
+            "system + image URL": {
+                "model": "m",
+                "max_tokens": 1024,
+                "system": "Describe images.",
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "text", "text": "What is in this image?"},
+                            {"type": "image", "source": image},
+                        ],
+                    }
+                ],
+            },
+        }
     if name != "openai-chat":
         return {}
     image = {"url": "https://example.com/photos/boardwalk.jpg", "detail": "high"}

@@ -983,9 +983,12 @@ def mark_interposed(canisters: list[Canister], provider: str) -> list[Canister]:
     they stood when rendering back to that provider (which decides whether it
     accepts them); for any other provider they move as usual."""
     roles = [canister.role for canister in canisters]
-    if INVOCATION not in roles or USER not in roles[roles.index(INVOCATION) :]:
-        # No call, or no user canister after one: nothing stands between calls
-        # and results (most bodies).
+    if INVOCATION not in roles or RESULT not in roles:
+        return canisters  # nothing stands between calls and results
+    first = roles.index(INVOCATION)
+    end = len(roles) - roles[::-1].index(RESULT)  # after the last result
+    if USER not in roles[first:end]:
+        # No user canister after a call and before a result (most bodies).
         return canisters
     held: list[int] = []
     marked: list[int] = []

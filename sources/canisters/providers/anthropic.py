@@ -663,7 +663,9 @@ def _parse_plain(
                 )
                 continue
             if kind == "tool_result" and user:
-                canister = _parse_result(block, "", names, moment)
+                canister = _plain_answer(block, names, moment) or _parse_result(
+                    block, "", names, moment
+                )
             elif kind == "tool_use" and not user:
                 call_id, name = block.get("id"), block.get("name")
                 arguments = block.get("input")
@@ -712,6 +714,57 @@ def _parse_plain(
         # content under "content", which only a lone text is marked with.
         _mark_fresh(made[0], {"split": True})
     return made
+
+
+def _plain_answer(
+    block: dict[str, Any], names: Mapping[str, str], moment: datetime
+) -> Result | None:
+    """A ``tool_result`` block of the commonest shapes, built as
+    :func:`_parse_result` builds it: a string, or a list of texts (pydantic-ai's
+    form), with ``is_error: false`` or without it, none empty, answering a call
+    whose id passes :func:`~canisters.providers._common.sanitize_tool_id`'s
+    first test; ``None`` for any other."""
+    call_id, value = block.get("tool_use_id"), block.get("content")
+    flagged = len(block) == 4 and block.get("is_error") is False
+    if (
+        (len(block) != 3 and not flagged)
+        or type(call_id) is not str
+        or not (call_id.isascii() and call_id.isidentifier())
+    ):
+        return None
+    if type(value) is str:
+        if not value:
+            return None
+        parts: tuple[Content, ...] = (plain_text(value),)
+        listed = False
+    elif type(value) is list and value:
+        texts = []
+        for item in value:
+            if type(item) is not dict or len(item) != 2 or item.get("type") != "text":
+                return None
+            text = item.get("text")
+            if type(text) is not str or not text:
+                return None
+            texts.append(plain_text(text))
+        parts, listed = tuple(texts), len(texts) == 1
+    else:
+        return None
+    name = names.get(call_id, "")
+    result: Result = new_result(
+        moment, _ANSWER_MARKS[flagged, listed], call_id, name, parts, None
+    )
+    return result
+
+
+# The marks _parse_result gives an answer of texts, by whether it carried
+# "is_error": false and whether it was a list of one text (its default form
+# being a string).
+_ANSWER_MARKS: Final = {
+    (False, False): EMPTY,
+    (False, True): FrozenDict({NAME: {"content": "list"}}),
+    (True, False): FrozenDict({NAME: {"block": {"is_error": False}}}),
+    (True, True): FrozenDict({NAME: {"block": {"is_error": False}, "content": "list"}}),
+}
 
 
 def _plain_text_block(block: dict[str, Any]) -> Text | None:
