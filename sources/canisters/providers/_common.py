@@ -551,7 +551,11 @@ def rest(source: Mapping[str, Any], known: frozenset[str]) -> dict[str, Any]:
     """Return the keys of ``source`` outside ``known``: what rides in ``extras``."""
     if known.issuperset(source):
         return {}
-    return {key: value for key, value in source.items() if key not in known}
+    kept = {}
+    for key, value in source.items():  # a loop: a comprehension is a call
+        if key not in known:
+            kept[key] = value
+    return kept
 
 
 def mine(item: Canister | Content, provider: str) -> Mapping[str, Any]:

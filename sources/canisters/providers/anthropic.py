@@ -123,7 +123,10 @@ _STOP_BACK = {
 def _extras(**values: Any) -> FrozenDict[str, Any]:
     """The extras of a part or canister holding the truthy ``values`` under
     :data:`NAME`, frozen as attrs' converter freezes them."""
-    kept = {key: value for key, value in values.items() if value}
+    kept = {}
+    for key, value in values.items():  # a loop: a comprehension is a call
+        if value:
+            kept[key] = value
     return FrozenDict({NAME: kept}) if kept else EMPTY
 
 
@@ -138,7 +141,10 @@ def _mark_fresh(canister: Canister, values: dict[str, Any]) -> None:
     nobody else holds: its extras are set as attrs' converter would set them,
     without building the canister a second time."""
     if not canister.extras:  # most canisters: the marks alone
-        kept = {key: value for key, value in values.items() if value}
+        kept = {}
+        for key, value in values.items():
+            if value:
+                kept[key] = value
         if kept:
             object.__setattr__(canister, "extras", FrozenDict({NAME: kept}))
         return
@@ -767,36 +773,21 @@ _ANSWER_MARKS: Final = {
 }
 
 
-def _plain_text_block(block: dict[str, Any]) -> Text | None:
-    """A ``text`` block as :func:`_parse_text` reads it, when it is not empty
-    (which is marked the general way) and holds no key but ``cache_control``;
-    ``None`` otherwise."""
-    text = block.get("text")
-    if type(text) is not str or not text:
-        return None
-    if len(block) == 2:
-        return plain_text(text)
-    extras = _cached(block)
-    if extras is None:
-        return None
-    part: Text = new_text(text, "text/plain", None, extras)
-    return part
-
-
 def _plain_system(value: object, moment: datetime) -> Supervisor | None:
     """A ``system`` list of text blocks as :func:`_parse_system` reads it, when
-    each is a plain text block (see :func:`_plain_text_block`); ``None``
-    otherwise."""
+    each is a ``dict`` whose text is a string; ``None`` otherwise."""
     if type(value) is not list or not value:
         return None
     parts: list[Content] = []
     for block in value:
         if type(block) is not dict or block.get("type") != "text":
             return None
-        part = _plain_text_block(block)
-        if part is None:
+        text = block.get("text")
+        if type(text) is not str:
             return None
-        parts.append(part)
+        parts.append(
+            plain_text(text) if text and len(block) == 2 else _parse_text(block, "")
+        )
     # What _system_form tells: one unmarked text is marked as given as a list.
     listed = len(parts) == 1 and not parts[0].extras
     supervisor: Supervisor = new_supervisor(
