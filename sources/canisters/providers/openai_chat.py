@@ -251,14 +251,13 @@ def _parse_request(body: object, *, fast: bool = True) -> Conversation:
     messages = mapping.get("messages")
     if type(messages) is not list:
         messages = expect_list(messages, "$.messages")
-    return new_conversation(
-        tuple(common.mark_interposed(_parse_messages(messages, fast=fast), NAME))
-    )
+    return new_conversation(tuple(_parse_messages(messages, fast=fast)))
 
 
 def _parse_messages(messages: Any, *, fast: bool = True) -> list[Canister]:
-    """The canisters of ``messages``; ``fast=False`` reads every message the
-    general way (what the fast way must give, exactly)."""
+    """The canisters of ``messages``, user turns between calls and their results
+    marked (see :func:`common.mark_interposed`); ``fast=False`` reads every
+    message the general way (what the fast way must give, exactly)."""
     canisters: list[Canister] = []
     names: dict[str, str] = {}
     legacy: dict[str, list[str]] = {}
@@ -312,6 +311,8 @@ def _parse_messages(messages: Any, *, fast: bool = True) -> list[Canister]:
                 else common.synthesize_id("call_", index, name)
             )
             append(_result(moment, call_id, name, parts, form, extra, legacy=True))
+    if names:  # calls were read (each names its id), so results may wait on them
+        common.mark_interposed(canisters, NAME)
     return canisters
 
 
