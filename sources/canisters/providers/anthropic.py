@@ -564,7 +564,7 @@ def parse_request(body: object) -> Conversation:
 def _parse_request(body: object, *, fast: bool = True) -> Conversation:
     """:func:`parse_request`, unguarded; ``fast=False`` reads every message the
     general way (what the fast way must give, exactly)."""
-    mapping = common.as_mapping(body)
+    mapping = body if type(body) is dict else common.as_mapping(body)
     canisters: list[Canister] = []
     # The canisters the fast way builds share the moment the body was read.
     moment = now()
@@ -623,7 +623,9 @@ def _parse_request(body: object, *, fast: bool = True) -> Conversation:
             _mark_fresh(items[0], marks)
         canisters.extend(items)
         previous = role
-    return new_conversation(tuple(common.mark_interposed(canisters, NAME)))
+    if names:  # the body held calls (each named as it was read)
+        common.mark_interposed(canisters, NAME)
+    return new_conversation(tuple(canisters))
 
 
 def _parse_plain(
@@ -701,7 +703,8 @@ def _parse_plain(
             else:
                 return None
             if parts or opaque:
-                made.append(build(moment, _message_extras(opaque), tuple(parts)))
+                extras = _message_extras(opaque) if opaque else EMPTY
+                made.append(build(moment, extras, tuple(parts)))
                 parts = []
                 opaque = []
             made.append(canister)
