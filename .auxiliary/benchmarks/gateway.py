@@ -16,7 +16,9 @@ text, where canisters reads every block into typed parts and media into bytes):
   clients send them too: an agent loop whose replies are the SDK's
   ``model_dump()`` (``refusal``, ``annotations``, unset fields as ``null``),
   one whose tool-call arguments have ``json.dumps``' spacing, an image URL
-  with ``detail``;
+  with ``detail``; for ``anthropic``, an agent loop of text and ``tool_use``
+  blocks under a cached system block, its results as strings or as
+  pydantic-ai's lists of texts with ``is_error: false``, an image URL;
 * recorded requests: every request body under ``tests/data/providers`` that
   both read (SDK test cassettes, real API traffic, bodies pydantic-ai and
   LangChain sent; mostly one to seven messages, many with images, documents,
