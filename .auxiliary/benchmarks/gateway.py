@@ -1,6 +1,7 @@
 """Gateway figures: ``parse_request`` on the bodies a gateway translates.
 
-Run: ``python .auxiliary/benchmarks/gateway.py [--repeat N]``.
+Run: ``python .auxiliary/benchmarks/gateway.py [--repeat N] [--each]`` (``--each``
+also times every recorded body alone, the slowest against LangChain first).
 
 A gateway reads every request it forwards, and most requests are short: a system
 prompt and a few turns. The corpus benchmark (``run.py``) reads whole
@@ -292,8 +293,13 @@ def _compare(
 
 def recorded_bodies(name: str) -> list[dict[str, Any]]:
     """The recorded request bodies of ``name`` that canisters and LangChain read."""
+    return list(recorded(name).values())
+
+
+def recorded(name: str) -> dict[str, dict[str, Any]]:
+    """:func:`recorded_bodies` by the name of the file holding each."""
     normalizer = providers.get(name)
-    bodies = []
+    bodies = {}
     for path in sorted((ROOT / "tests" / "data" / "providers" / name).glob("*.json")):
         case = json.loads(path.read_text())
         if case.get("kind") != "request":
@@ -304,13 +310,16 @@ def recorded_bodies(name: str) -> list[dict[str, Any]]:
             lc.convert_to_messages(body["messages"])
         except Exception:  # bodies one of them refuses are not compared
             continue
-        bodies.append(body)
+        bodies[path.stem] = body
     return bodies
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=7, help="rounds per measure")
+    parser.add_argument(
+        "--each", action="store_true", help="also time each recorded body, worst first"
+    )
     arguments = parser.parse_args(argv)
     repeat = arguments.repeat
     print("parse_request against LangChain's convert_to_messages (CPU time per body)")
@@ -347,7 +356,29 @@ def main(argv: list[str] | None = None) -> int:
             f"{ours * 1e3:6.2f} ms  langchain {theirs * 1e3:6.2f} ms  "
             f"canisters {theirs / ours:5.2f}x"
         )
+        if arguments.each:
+            _each(name, normalizer.parse_request, repeat)
     return 0
+
+
+def _each(name: str, parse: Callable[[Any], Any], repeat: int) -> None:
+    """Each recorded body of ``name``, the slowest against LangChain first."""
+    rows = []
+    for label, body in recorded(name).items():
+        figures = _best(
+            {
+                "canisters": lambda body=body: parse(body),
+                "langchain": lambda body=body: lc.convert_to_messages(body["messages"]),
+            },
+            repeat,
+            20,
+        )
+        rows.append((figures["langchain"] / figures["canisters"], label, figures))
+    for ratio, label, figures in sorted(rows):
+        print(
+            f"  {label:<56} canisters {figures['canisters'] * 1e6:7.1f} us  "
+            f"langchain {figures['langchain'] * 1e6:7.1f} us  canisters {ratio:5.2f}x"
+        )
 
 
 if __name__ == "__main__":
