@@ -151,14 +151,20 @@ def _parse_part(raw: object, path: str) -> Content:
             )
         return new_image(None, url, None, EMPTY, None, None, None, extras)
     if kind == "input_audio":
-        inner = expect_mapping(part.get("input_audio"), f"{path}.input_audio")
-        encoded = expect_str(inner.get("data"), f"{path}.input_audio.data")
-        fmt = expect_str(inner.get("format"), f"{path}.input_audio.format")
+        # The paths are made only for an error: this part is most often well formed.
+        audio: Any = part.get("input_audio")
+        if type(audio) is not dict:
+            audio = expect_mapping(audio, f"{path}.input_audio")
+        encoded, fmt = audio.get("data"), audio.get("format")
+        if type(encoded) is not str:
+            encoded = expect_str(encoded, f"{path}.input_audio.data")
+        if type(fmt) is not str:
+            fmt = expect_str(fmt, f"{path}.input_audio.format")
         data, exact = common.b64decode_exact(encoded, f"{path}.input_audio.data")
         mime = "audio/mpeg" if fmt == "mp3" else f"audio/{fmt}"
         extras = _extras(
             outer=common.rest(part, _AUDIO_KEYS),
-            inner=common.rest(inner, _AUDIO_INNER_KEYS),
+            inner=common.rest(audio, _AUDIO_INNER_KEYS),
             raw=None if exact else encoded,
         )
         return new_audio(data, None, None, EMPTY, mime, None, None, extras)
@@ -170,9 +176,12 @@ def _parse_part(raw: object, path: str) -> Content:
 
 
 def _parse_file(part: Mapping[str, Any], path: str) -> File:
-    inner = expect_mapping(part.get("file"), f"{path}.file")
+    # The paths are made only for an error: this part is most often well formed.
+    inner = part.get("file")
+    if type(inner) is not dict:
+        inner = expect_mapping(inner, f"{path}.file")
     filename = inner.get("filename")
-    if filename is not None:
+    if filename is not None and type(filename) is not str:
         filename = expect_str(filename, f"{path}.file.filename")
     outer = common.rest(part, _FILE_KEYS)
     inner_rest = common.rest(inner, _FILE_INNER_KEYS)
@@ -185,7 +194,8 @@ def _parse_file(part: Mapping[str, Any], path: str) -> File:
         if not refs:
             raise MalformedPayload("a file part needs file_data or file_id", path)
     else:
-        file_data = expect_str(file_data, f"{path}.file.file_data")
+        if type(file_data) is not str:
+            file_data = expect_str(file_data, f"{path}.file.file_data")
         decoded = common.parse_data_url(file_data)
         if decoded is not None:
             mime, data = decoded
@@ -195,7 +205,11 @@ def _parse_file(part: Mapping[str, Any], path: str) -> File:
             # Raw base64 without a data: prefix is what some clients send.
             data = common.b64decode_exact(file_data, f"{path}.file.file_data")[0]
             raw = file_data
-    extras = _extras(outer=outer, inner=inner_rest, raw=raw)
+    extras = (
+        _extras(outer=outer, inner=inner_rest, raw=raw)
+        if outer or inner_rest or raw
+        else EMPTY
+    )
     built: File = new_file(data, url, None, refs, mime, None, None, extras, filename)
     return built
 
