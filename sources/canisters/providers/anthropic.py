@@ -648,6 +648,13 @@ def _parse_plain(
         return [build(moment, _SPLIT if split else EMPTY, (plain_text(content),))]
     if type(content) is not list:
         return None
+    if len(content) == 1:  # most often a text block
+        block = content[0]
+        if type(block) is dict and len(block) == 2 and block.get("type") == "text":
+            text = block.get("text")
+            if type(text) is str and text:
+                # A list holding one unmarked text, marked so (see _message_form).
+                return [build(moment, _LISTED[split], (plain_text(text),))]
     made: list[Canister] = []
     parts: list[Content] = []
     opaque: list[tuple[int, Any]] = []
@@ -682,7 +689,11 @@ def _parse_plain(
                     and type(call_id) is str
                     and type(name) is str
                     and type(arguments) is dict
-                    and fit(call_id) == call_id
+                    # sanitize_tool_id's first test inline: most ids pass it
+                    and (
+                        (call_id.isascii() and call_id.isidentifier())
+                        or fit(call_id) == call_id
+                    )
                 ):
                     frozen = FrozenDict(arguments) if arguments else EMPTY
                     canister = new_invocation(moment, EMPTY, name, frozen, call_id)
