@@ -530,3 +530,57 @@ def test_results_beside_the_common_ones(result: dict[str, Any]) -> None:
         check_same(
             "anthropic", {"messages": [{"role": "user", "content": [*before, block]}]}
         )
+
+
+def test_anthropic_blocks_take_the_fast_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every block kind of a well-formed message is read the fast way; only a
+    block the general way refuses (or a message of another shape) goes there."""
+    calls: list[object] = []
+    general = anthropic._parse_blocks
+
+    def spy(*args: Any) -> Any:
+        calls.append(args)
+        return general(*args)
+
+    monkeypatch.setattr(anthropic, "_parse_blocks", spy)
+    url = {"type": "url", "url": "https://example.com/a.pdf"}
+    body = {
+        "system": [{"type": "text", "text": "Cite.", "citations": []}],
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "document", "source": url, "title": "A"},
+                    {"type": "text", "text": "Weather?"},
+                ],
+            },
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "redacted_thinking", "data": "ZGF0YQ=="},
+                    {"type": "server_tool_use", "id": "srvtoolu_1", "name": "s"},
+                    {"type": "tool_use", "id": "call:1", "name": "f", "input": {}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "call:1",
+                        "content": "boom",
+                        "is_error": True,
+                    }
+                ],
+            },
+        ],
+    }
+    conversation = providers.get("anthropic").parse_request(body)
+    assert calls == []
+    assert conversation[-1].error is not None  # type: ignore[attr-defined]
+    check_same("anthropic", body)
+    calls.clear()  # the general way, of check_same
+    body["messages"][0]["content"][0]["source"] = {"type": "bogus"}
+    with pytest.raises(CanistersError, match=r"messages\[0\]\.content\[0\]"):
+        providers.get("anthropic").parse_request(body)
+    assert len(calls) == 1
