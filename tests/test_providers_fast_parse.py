@@ -189,6 +189,7 @@ rare_blocks = st.sampled_from(
         {"type": "thinking", "thinking": "hm", "signature": "c2ln"},
         {"type": "thinking", "thinking": "hm"},
         {"type": "redacted_thinking", "data": "ZGF0YQ=="},
+        {"type": "redacted_thinking", "thinking": "hm", "signature": "c2ln"},
         {"type": "document", "source": {"type": "url", "url": "https://e.com/a.pdf"}},
         {
             "type": "document",
@@ -501,6 +502,8 @@ SERVER_USE = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search
         [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}],
         [{"type": "text", "text": ""}],
         [{"type": "redacted_thinking", "data": "ZGF0YQ=="}],
+        [{"type": "redacted_thinking", "thinking": "hm", "signature": "c2ln"}],
+        [{"type": "thinking", "thinking": "hm", "signature": "c2ln"}],
         [{"type": "tool_use", "id": "call:1/a.b", "name": "f", "input": {}}],
         [{"type": "tool_use", "id": "t", "name": "f", "input": {}, "caller": "x"}],
     ],

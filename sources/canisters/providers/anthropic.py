@@ -704,7 +704,19 @@ def _parse_plain(
                 parts.append(_plain_image(block) or _parse_media(block, "", "image"))
                 continue
             elif kind == "thinking" or kind == "redacted_thinking":
-                parts.append(_parse_reasoning(block, ""))
+                thinking, signature = block.get("thinking"), block.get("signature")
+                if (
+                    kind == "thinking"
+                    and len(block) == 3
+                    and type(thinking) is str
+                    and type(signature) is str
+                ):
+                    # A thinking block and nothing else: what _parse_reasoning gives.
+                    parts.append(
+                        new_reasoning(thinking, signature, None, NAME, None, EMPTY)
+                    )
+                else:
+                    parts.append(_parse_reasoning(block, ""))
                 continue
             elif kind == "document" and user:
                 canister = _parse_document(block, "", moment)
@@ -829,15 +841,17 @@ def _plain_image(block: Mapping[str, Any]) -> Image | None:
     """An ``image`` block from a URL or base64 in its one spelling, built as
     :func:`_parse_media` builds it; ``None`` for any other shape."""
     source = block.get("source")
-    extras = _cached(block)
+    extras = EMPTY if len(block) == 2 else _cached(block)
     if extras is None or type(source) is not dict:
         return None
     kind = source.get("type")
+    image: Image
     if kind == "url" and len(source) == 2:
         url = source.get("url")
         if type(url) is not str or _URL_SCHEME.match(url) is None:
             return None
-        return _media("image", extras, url=url)  # type: ignore[return-value]
+        image = new_image(None, url, None, EMPTY, None, None, None, extras)
+        return image
     if kind != "base64" or len(source) != 3:
         return None
     encoded, mime = source.get("data"), source.get("media_type")
@@ -849,7 +863,8 @@ def _plain_image(block: Mapping[str, Any]) -> Image | None:
         return None  # refused the general way, at its path
     if not exact:
         return None
-    return _media("image", extras, data=data, mime=mime)  # type: ignore[return-value]
+    image = new_image(data, None, None, EMPTY, mime, None, None, extras)
+    return image
 
 
 def _message_form(items: list[Canister]) -> str:
