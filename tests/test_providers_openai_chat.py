@@ -171,6 +171,50 @@ def test_empty_tool_calls_come_back() -> None:
     )
 
 
+def test_blank_arguments_come_back() -> None:
+    """``"arguments": ""``, which some OpenAI-compatible servers send for a call
+    without arguments, reads as no arguments and is written back as it came,
+    through a document, in a request (tool and legacy calls) and a response;
+    "{}" and other providers' renders are unchanged."""
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": ""}}
+    request = {
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+            {"role": "assistant", "content": None, "function_call": call["function"]},
+            {"role": "function", "name": "f", "content": "ok"},
+        ]
+    }
+    conversation = normalizer().parse_request(request)
+    invocations = [c for c in conversation if c.role is canisters.Role.Invocation]
+    assert [dict(c.arguments) for c in invocations] == [{}, {}]  # type: ignore[attr-defined]
+    stored = canisters.from_json(canisters.to_json(conversation))
+    assert normalizer().render_request(stored) == request
+    braces = json.loads(
+        json.dumps(request).replace('"arguments": ""', '"arguments": "{}"')
+    )
+    assert normalizer().render_request(normalizer().parse_request(braces)) == braces
+    anthropic = canisters.providers.get("anthropic").render_request(conversation)
+    assert anthropic["messages"][1]["content"][0]["input"] == {}
+    response = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1700000000,
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": None, "tool_calls": [call]},
+                "finish_reason": "tool_calls",
+            }
+        ],
+    }
+    assert normalizer().render_response(normalizer().parse_response(response)) == (
+        response
+    )
+
+
 def test_request_details() -> None:
     body = load("tool-round-trip-parallel-request.json")
     conversation = normalizer().parse_request(body)

@@ -317,3 +317,19 @@ def test_foreign_assistant_with_several_texts_renders_valid_input() -> None:
     validate_input(body)
     assistants = [item for item in body["input"] if item.get("role") == "assistant"]
     assert [item["content"] for item in assistants] == ["first", "second"]
+
+
+def test_blank_arguments_come_back() -> None:
+    """``"arguments": ""`` on a function call item reads as no arguments and is
+    written back as it came."""
+    normalizer = canisters.providers.get("openai-responses")
+    body = {
+        "input": [
+            {"role": "user", "content": "hi"},
+            {"type": "function_call", "call_id": "c1", "name": "f", "arguments": ""},
+            {"type": "function_call_output", "call_id": "c1", "output": "ok"},
+        ]
+    }
+    conversation = normalizer.parse_request(body)
+    assert dict(conversation[1].arguments) == {}  # type: ignore[attr-defined]
+    assert normalizer.render_request(conversation) == body

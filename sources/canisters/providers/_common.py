@@ -661,9 +661,12 @@ def render_arguments(arguments: Mapping[str, Any], kept: object = None) -> str:
     """Render arguments as the JSON string OpenAI-style providers send.
 
     ``kept`` is the string as originally received (pretty-printed, odd key order):
-    it is returned as is while it still decodes to ``arguments``.
+    it is returned as is while it still decodes to ``arguments``, or, blank (as
+    some servers send for a call without arguments), while there are none.
     """
     if isinstance(kept, str):
+        if not arguments and not kept.strip():
+            return kept
         try:
             if json.loads(kept) == arguments:
                 return kept

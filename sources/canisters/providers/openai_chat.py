@@ -12,7 +12,9 @@ they belong to:
   such as ``detail``), ``refusal`` (``"field"`` for ``message.refusal``,
   ``"part"`` for a refusal content part), ``raw`` (non-canonical base64);
 - on invocations: ``arguments`` (the arguments string when it is not the
-  compact JSON canisters writes), ``call`` / ``function`` (other keys), ``legacy``
+  compact JSON canisters writes), ``blank`` (the arguments string was ``""``,
+  as some servers send for a call without arguments), ``call`` / ``function``
+  (other keys), ``legacy
   (the deprecated ``function_call`` / ``role: "function"`` forms);
 - on results: ``in_place`` (the tool message held media parts, sent back in
   place rather than in a follow-up user message);
@@ -487,9 +489,10 @@ def _plain_assistant(
                 value, kept = common.parse_arguments(text, "$")
             except CanistersError:
                 return None
+            if kept == "":
+                return None  # marked "blank" the general way
             arguments = FrozenDict(value) if value else EMPTY
         if found or made:
-            # What _extras keeps: "" (sent for no arguments) is not kept.
             extras = FrozenDict({NAME: {"arguments": kept}}) if kept else EMPTY
         elif not kept and not extra:
             extras = _SPLIT if split else EMPTY
@@ -637,6 +640,7 @@ def _parse_assistant(
         marks = {
             "legacy": True,
             "arguments": kept,
+            "blank": kept == "",
             "function": common.rest(call, _FUNCTION_KEYS),
         }
         calls.append(
@@ -689,6 +693,7 @@ def _parse_call(raw: object, path: str, names: dict[str, str]) -> _Call:
     names[call_id] = name
     marks = {
         "arguments": kept,
+        "blank": kept == "",
         "call": common.rest(call, _CALL_KEYS) if "type" in call else {"type": None},
         "function": common.rest(function, _FUNCTION_KEYS),
     }
@@ -957,7 +962,7 @@ def _render_call(invocation: Canister) -> dict[str, Any]:
         "name": invocation.name,  # type: ignore[attr-defined]
         "arguments": common.render_arguments(
             invocation.arguments,  # type: ignore[attr-defined]
-            extras.get("arguments"),
+            "" if extras.get("blank") else extras.get("arguments"),
         ),
         **(extras.get("function") or {}),
     }
