@@ -253,17 +253,26 @@ def _parse_source(
 
 def _parse_text(block: Mapping[str, Any], path: str) -> Text:
     text = expect_str(block.get("text"), f"{path}.text")
-    if text and len(block) == 2:
-        return plain_text(text)  # type and text, nothing to keep
+    if text:
+        cached = _cached(block)  # type and text, and cache_control or not
+        if cached is not None:
+            return (
+                plain_text(text)
+                if cached is EMPTY
+                else new_text(text, _PLAIN, None, cached)
+            )
     # An empty text block, left out when rendering from elsewhere (the API refuses
     # it), goes back to Anthropic as it came.
     part: Text = new_text(
         text,
-        "text/plain",
+        _PLAIN,
         None,
         _extras(block=common.rest(block, _TEXT_KEYS), empty=not text),
     )
     return part
+
+
+_PLAIN: Final = "text/plain"
 
 
 def _parse_document(block: Mapping[str, Any], path: str, moment: datetime) -> Document:
