@@ -332,15 +332,22 @@ def test_fast_is_general_on_the_benchmark_corpus(name: str) -> None:
         check_same(name, _rendered(name, conversation))
 
 
-def test_the_common_shapes_take_the_fast_way(monkeypatch: pytest.MonkeyPatch) -> None:
+def _spy(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[object]:
+    """The arguments of each call of ``module.name`` (the general way's reader)
+    from now on, which still reads as before."""
     calls: list[object] = []
-    general = openai_chat._parse_assistant
+    general = getattr(module, name)
 
     def spy(*args: Any) -> Any:
         calls.append(args)
         return general(*args)
 
-    monkeypatch.setattr(openai_chat, "_parse_assistant", spy)
+    monkeypatch.setattr(module, name, spy)
+    return calls
+
+
+def test_the_common_shapes_take_the_fast_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _spy(monkeypatch, openai_chat, "_parse_assistant")
     body = {
         "messages": [
             {"role": "system", "content": "be brief"},
@@ -538,14 +545,7 @@ def test_results_beside_the_common_ones(result: dict[str, Any]) -> None:
 def test_anthropic_blocks_take_the_fast_way(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every block kind of a well-formed message is read the fast way; only a
     block the general way refuses (or a message of another shape) goes there."""
-    calls: list[object] = []
-    general = anthropic._parse_blocks
-
-    def spy(*args: Any) -> Any:
-        calls.append(args)
-        return general(*args)
-
-    monkeypatch.setattr(anthropic, "_parse_blocks", spy)
+    calls = _spy(monkeypatch, anthropic, "_parse_blocks")
     url = {"type": "url", "url": "https://example.com/a.pdf"}
     body = {
         "system": [{"type": "text", "text": "Cite.", "citations": []}],

@@ -136,6 +136,17 @@ def test_legacy_function_call_pairs_by_name() -> None:
     assert normalizer().render_request(conversation) == request
 
 
+def _response(message: dict[str, Any], finish: str = "stop") -> dict[str, Any]:
+    """A chat completion of one choice holding ``message``."""
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1700000000,
+        "model": "m",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+    }
+
+
 def test_empty_tool_calls_come_back() -> None:
     """``tool_calls: []``, which OpenAI-compatible servers send with a plain
     answer and clients then send back, is kept in a request and a response."""
@@ -153,19 +164,7 @@ def test_empty_tool_calls_come_back() -> None:
         canisters.Role.Assistant,
     ]
     assert normalizer().render_request(conversation) == request
-    response = {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 1700000000,
-        "model": "m",
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": "hi", "tool_calls": []},
-                "finish_reason": "stop",
-            }
-        ],
-    }
+    response = _response({"role": "assistant", "content": "hi", "tool_calls": []})
     assert normalizer().render_response(normalizer().parse_response(response)) == (
         response
     )
@@ -197,19 +196,8 @@ def test_blank_arguments_come_back() -> None:
     assert normalizer().render_request(normalizer().parse_request(braces)) == braces
     anthropic = canisters.providers.get("anthropic").render_request(conversation)
     assert anthropic["messages"][1]["content"][0]["input"] == {}
-    response = {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 1700000000,
-        "model": "m",
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": None, "tool_calls": [call]},
-                "finish_reason": "tool_calls",
-            }
-        ],
-    }
+    reply = {"role": "assistant", "content": None, "tool_calls": [call]}
+    response = _response(reply, "tool_calls")
     assert normalizer().render_response(normalizer().parse_response(response)) == (
         response
     )
