@@ -194,3 +194,50 @@ def test_a_request_parser_is_held_to_the_depth_bound_where_it_reads() -> None:
     assert caught.value.path.startswith("$[0][0]")
     with pytest.raises(MalformedPayload, match="KeyError"):
         parse({"tools": []})
+
+
+def test_the_net_under_a_parser_keeps_its_shape() -> None:
+    """``guarded`` wraps a parser of a body, a method of one and any other
+    signature alike: the body, given by position or by keyword, is held to the
+    depth bound, a stray error becomes the library's (caused by it), and a
+    provider's own error passes as it is."""
+    from canisters.exceptions import MalformedPayload, ProviderError
+    from canisters.providers import _common as common
+
+    failure = ProviderError("the provider said no")
+
+    class Parser:
+        @common.guarded
+        def parse(self, body: Any) -> Any:
+            if body == "refuse":
+                raise failure
+            return body["x"]
+
+    @common.guarded
+    def alone(body: Any) -> Any:
+        return body["x"]
+
+    @common.guarded
+    def other(body: Any, extra: int = 1) -> Any:
+        return body["x"] + extra
+
+    deep: Any = "leaf"
+    for _ in range(common.BODY_DEPTH + 5):
+        deep = [deep]
+    parser = Parser()
+    for parse in (parser.parse, alone, lambda body: other(body, extra=0)):
+        assert parse({"x": 1}) == 1
+        with pytest.raises(MalformedPayload, match="KeyError") as caught:
+            parse({})
+        assert isinstance(caught.value.__cause__, KeyError)
+        with pytest.raises(MalformedPayload, match="nested too deeply"):
+            parse({"x": deep})
+    assert (
+        parser.parse(body={"x": 2}) == alone(body={"x": 2}) == other(body={"x": 1}) == 2
+    )
+    with pytest.raises(MalformedPayload, match="nested too deeply"):
+        alone(body=[deep])
+    with pytest.raises(ProviderError) as raised:
+        parser.parse("refuse")
+    assert raised.value is failure and raised.value.__cause__ is None
+    assert Parser.parse.__doc__ is None and alone.__name__ == "alone"

@@ -13,6 +13,7 @@ import base64
 import binascii
 import functools
 import hashlib
+import inspect
 import json
 import mimetypes
 import re
@@ -355,37 +356,94 @@ def _guarded(function: _F, keys: tuple[str, ...] | None) -> _F:
     dumps = orjson.dumps
     limit = BODY_DEPTH - 1  # a key's value sits one level into the body
 
-    def bounded(value: object, key: str | None) -> None:
+    def held(body: object) -> None:
         # check_depth's first step, inline: what orjson writes nests within the
         # bound (see _writable); anything else is walked.
-        try:
-            dumps(value)
-        except Exception:  # orjson.JSONEncodeError, a TypeError
-            if key is None:
-                check_depth(value)
-            else:
-                check_depth(value, limit, f"$.{key}")
-
-    @functools.wraps(function)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        body = kwargs["body"] if "body" in kwargs else args[-1] if args else None
         if keys is not None and type(body) is dict:
             for key in keys:
                 value = body.get(key)
                 if type(value) is dict or type(value) is list:
-                    bounded(value, key)
+                    try:
+                        dumps(value)
+                    except Exception:  # orjson.JSONEncodeError, a TypeError
+                        check_depth(value, limit, f"$.{key}")
         elif type(body) is dict or type(body) is list:
-            bounded(body, None)
-        try:
-            return function(*args, **kwargs)
-        except ProviderError:
-            raise
-        except (ModelError, CanistersError) as error:
-            raise MalformedPayload(str(error)) from error
-        except STRAY as error:
-            raise MalformedPayload(f"{type(error).__name__}: {error}") from error
+            try:
+                dumps(body)
+            except Exception:  # orjson.JSONEncodeError, a TypeError
+                check_depth(body)
 
-    return wrapper  # type: ignore[return-value]
+    # A parser of a body alone (or a method of one) gets a wrapper of the same
+    # parameters: packing and unpacking *args and **kwargs cost as much as the
+    # rest of the net, on every body a gateway reads.
+    shape = _parameters(function)
+    if shape == ("body",):
+
+        def wrapper(body: Any) -> Any:
+            held(body)
+            try:
+                return function(body)
+            except Exception as error:
+                malformed = _malformed(error)
+                if malformed is None:
+                    raise
+                raise malformed from error
+
+    elif shape == ("self", "body"):
+
+        def wrapper(self: Any, body: Any) -> Any:  # type: ignore[misc]
+            held(body)
+            try:
+                return function(self, body)
+            except Exception as error:
+                malformed = _malformed(error)
+                if malformed is None:
+                    raise
+                raise malformed from error
+
+    else:
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:  # type: ignore[misc]
+            held(kwargs["body"] if "body" in kwargs else args[-1] if args else None)
+            try:
+                return function(*args, **kwargs)
+            except Exception as error:
+                malformed = _malformed(error)
+                if malformed is None:
+                    raise
+                raise malformed from error
+
+    return functools.wraps(function)(wrapper)  # type: ignore[return-value]
+
+
+def _parameters(function: Callable[..., Any]) -> tuple[str, ...] | None:
+    """The names of ``function``'s parameters when they are all plain ones
+    (positional or keyword, without defaults); ``None`` otherwise."""
+    code = getattr(function, "__code__", None)
+    if (
+        code is None
+        or getattr(function, "__defaults__", None)
+        or getattr(function, "__kwdefaults__", None)
+        or code.co_kwonlyargcount
+        or code.co_posonlyargcount
+        or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+    ):
+        return None
+    return tuple(code.co_varnames[: code.co_argcount])
+
+
+def _malformed(error: Exception) -> MalformedPayload | None:
+    """What a parser raises for ``error``: a stray exception of code reading a
+    malformed body, and the model's refusal of a value it read, become
+    :class:`MalformedPayload`; ``None`` for anything else (a provider's error
+    among them), which is raised as it is."""
+    if isinstance(error, ProviderError):
+        return None
+    if isinstance(error, (ModelError, CanistersError)):
+        return MalformedPayload(str(error))
+    if isinstance(error, STRAY):
+        return MalformedPayload(f"{type(error).__name__}: {error}")
+    return None
 
 
 BODY_DEPTH = MAX_DEPTH - 8
