@@ -151,8 +151,9 @@ def test_render_refuses_what_is_not_a_conversation(name: str, bad: object) -> No
 
 
 def test_marks_are_a_provider_entry_in_extras() -> None:
-    """``with_marks`` and ``mine``, the helpers plugins mark what they read with:
-    truthy marks make the provider's entry, none removes it, nothing else moves."""
+    """``with_marks``, ``marker`` and ``mine``, the helpers plugins mark what they
+    read with: truthy marks make the provider's entry, none removes it (or gives
+    the shared empty extras), nothing else moves."""
     from canisters.providers import _common as common
 
     extras = {"other": {"kept": True}, "mine": {"old": 1}}
@@ -163,6 +164,9 @@ def test_marks_are_a_provider_entry_in_extras() -> None:
         "other": {"kept": True}
     }
     assert extras == {"other": {"kept": True}, "mine": {"old": 1}}  # not changed
+    extras_of = common.marker("mine")
+    assert extras_of(split=True, content=None) == {"mine": {"split": True}}
+    assert extras_of(split=False, content=None) is canisters.User("hi").extras
 
 
 def test_a_request_parser_is_held_to_the_depth_bound_where_it_reads() -> None:

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from typing import Annotated, Any, Final, Literal
 
 import attrs
-import orjson
 
 from ._compat import fromisoformat
 from ._frozen import EMPTY, FrozenDict, freeze
@@ -510,10 +509,6 @@ class _Fast:
         return value
 
 
-_dumps: Final = orjson.dumps
-_WRITTEN_DEPTH: Final = 254  # the deepest nesting orjson writes
-assert _WRITTEN_DEPTH < _OPAQUE_LIMIT
-
 HELD: Final = object()
 """The key of a build's memo under which the builders list the JSON values
 (extras, arguments, metadata's custom, an error's details) they set."""
@@ -529,16 +524,8 @@ def check_held(memo: dict[Any, Any]) -> None:
     """Raise ``ValueError`` when a JSON value the builders set may nest too deeply
     for the form read: the hooks then read the document and decide exactly."""
     held = memo[HELD]
-    if not held:
-        return
-    try:
-        # orjson refuses anything nesting deeper than 254 levels, well within
-        # the bound: what it writes needs no walk in Python, which cost a tenth
-        # of reading an agent's run (its tool calls' arguments).
-        _dumps(held)
-    except Exception:  # orjson.JSONEncodeError, a TypeError: walked
-        if _nests_deeper(held, _OPAQUE_LIMIT + 1):
-            raise ValueError("perhaps nested too deeply: the hooks decide") from None
+    if held and _nests_deeper(held, _OPAQUE_LIMIT + 1):
+        raise ValueError("perhaps nested too deeply: the hooks decide")
 
 
 _FAST: list[_Fast | None] = []

@@ -1588,12 +1588,31 @@ _TOO_DEEP: Final = (
 _NESTED: Final = (dict, list, tuple)
 
 
+_WRITABLE_DEPTH: Final = 254
+"""The deepest nesting orjson writes: it refuses anything deeper (its recursion
+limit), so a value it writes nests no deeper than this."""
+
+
 def _nests_deeper(value: Any, limit: int) -> bool:
     """Whether ``value`` nests arrays and objects (dicts, lists, tuples) more than
     ``limit`` levels deep; a walk level by level, never recursion, whose work is
-    bounded even for a value that holds itself."""
+    bounded even for a value that holds itself.
+
+    A bound of :data:`_WRITABLE_DEPTH` or more is first settled by orjson, which
+    walks a value in C about ten times faster than Python does level by level:
+    what it writes is within the bound. What it refuses (deeper nesting, keys
+    that are not strings, integers beyond 64 bits, other types) is walked."""
     if not isinstance(value, _NESTED):
         return False
+    if limit >= _WRITABLE_DEPTH:
+        import orjson  # loaded on first use, as in _encode_json
+
+        try:
+            orjson.dumps(value)
+        except Exception:  # orjson.JSONEncodeError, a TypeError: walked
+            pass
+        else:
+            return False
     level = [value]
     for _ in range(limit):
         level = [

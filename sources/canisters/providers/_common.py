@@ -19,7 +19,7 @@ import mimetypes
 import re
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final, Literal, NamedTuple, TypeVar
+from typing import Any, Literal, NamedTuple, NoReturn, TypeVar
 
 import attrs
 import orjson
@@ -92,6 +92,7 @@ __all__ = [
     "media_mime",
     "mime_from_url",
     "mine",
+    "marker",
     "with_marks",
     "response_metadata",
     "options_from",
@@ -357,8 +358,8 @@ def _guarded(function: _F, keys: tuple[str, ...] | None) -> _F:
     limit = BODY_DEPTH - 1  # a key's value sits one level into the body
 
     def held(body: object) -> None:
-        # check_depth's first step, inline: what orjson writes nests within the
-        # bound (see _writable); anything else is walked.
+        # check_depth's first step (see _nests_deeper), inline: what orjson
+        # writes nests within the bound; anything else is walked.
         if keys is not None and type(body) is dict:
             for key in keys:
                 value = body.get(key)
@@ -384,10 +385,7 @@ def _guarded(function: _F, keys: tuple[str, ...] | None) -> _F:
             try:
                 return function(body)
             except Exception as error:
-                malformed = _malformed(error)
-                if malformed is None:
-                    raise
-                raise malformed from error
+                _reraise(error)
 
     elif shape == ("self", "body"):
 
@@ -396,10 +394,7 @@ def _guarded(function: _F, keys: tuple[str, ...] | None) -> _F:
             try:
                 return function(self, body)
             except Exception as error:
-                malformed = _malformed(error)
-                if malformed is None:
-                    raise
-                raise malformed from error
+                _reraise(error)
 
     else:
 
@@ -408,10 +403,7 @@ def _guarded(function: _F, keys: tuple[str, ...] | None) -> _F:
             try:
                 return function(*args, **kwargs)
             except Exception as error:
-                malformed = _malformed(error)
-                if malformed is None:
-                    raise
-                raise malformed from error
+                _reraise(error)
 
     return functools.wraps(function)(wrapper)  # type: ignore[return-value]
 
@@ -432,18 +424,18 @@ def _parameters(function: Callable[..., Any]) -> tuple[str, ...] | None:
     return tuple(code.co_varnames[: code.co_argcount])
 
 
-def _malformed(error: Exception) -> MalformedPayload | None:
-    """What a parser raises for ``error``: a stray exception of code reading a
-    malformed body, and the model's refusal of a value it read, become
-    :class:`MalformedPayload`; ``None`` for anything else (a provider's error
-    among them), which is raised as it is."""
+def _reraise(error: Exception) -> NoReturn:
+    """Raise what a parser raises for ``error``: a stray exception of code
+    reading a malformed body, and the model's refusal of a value it read, become
+    :class:`MalformedPayload` (caused by ``error``); anything else (a provider's
+    error among them) is raised as it is."""
     if isinstance(error, ProviderError):
-        return None
+        raise error
     if isinstance(error, (ModelError, CanistersError)):
-        return MalformedPayload(str(error))
+        raise MalformedPayload(str(error)) from error
     if isinstance(error, STRAY):
-        return MalformedPayload(f"{type(error).__name__}: {error}")
-    return None
+        raise MalformedPayload(f"{type(error).__name__}: {error}") from error
+    raise error
 
 
 BODY_DEPTH = MAX_DEPTH - 8
@@ -458,32 +450,11 @@ sits three levels down in the conversation document)."""
 _PATH_STEPS = 12  # a path cut to its first steps: an ancestor of the deep value
 
 
-_WRITABLE_DEPTH: Final = 254
-"""The deepest nesting orjson writes: it refuses anything deeper (its recursion
-limit), so a body it writes nests no deeper than this."""
-
-
-def _writable(body: object) -> bool:
-    """Whether orjson writes ``body``, which then nests at most
-    :data:`_WRITABLE_DEPTH` levels. orjson walks a body in C about ten times
-    faster than Python does level by level, for a request of a few messages
-    (where the walk was a quarter of reading it) as for a long one. What it
-    refuses (deeper nesting, keys that are not strings, integers beyond 64
-    bits, other types) is walked."""
-    try:
-        orjson.dumps(body)
-    except Exception:  # orjson.JSONEncodeError, a TypeError
-        return False
-    return True
-
-
 def check_depth(body: object, limit: int = BODY_DEPTH, path: str = "$") -> None:
     """Raise :class:`MalformedPayload` if ``body`` (dicts and lists) nests more
     than ``limit`` levels, at the path of the value nesting too deeply (its
     first steps), on every Python version and without recursion."""
     if type(body) is not dict and type(body) is not list:
-        return
-    if limit >= _WRITABLE_DEPTH and _writable(body):
         return
     if not _nests_deeper(body, limit):
         return
@@ -623,6 +594,21 @@ def mine(item: Canister | Content, provider: str) -> Mapping[str, Any]:
         return extras
     value = extras.get(provider)
     return value if isinstance(value, Mapping) else {}
+
+
+def marker(provider: str) -> Callable[..., FrozenDict[str, Any]]:
+    """A function of marks (keywords) giving the extras of a new part or
+    canister: ``provider``'s entry made of the truthy ones, frozen as a canister
+    keeps its extras, or the shared empty extras when none is (most often)."""
+
+    def extras(**marks: Any) -> FrozenDict[str, Any]:
+        kept = {}
+        for key, value in marks.items():  # a loop: a comprehension is a call
+            if value:
+                kept[key] = value
+        return FrozenDict({provider: kept}) if kept else EMPTY
+
+    return extras
 
 
 def with_marks(

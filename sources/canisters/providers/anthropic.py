@@ -120,14 +120,7 @@ _STOP_BACK = {
 }
 
 
-def _extras(**values: Any) -> FrozenDict[str, Any]:
-    """The extras of a part or canister holding the truthy ``values`` under
-    :data:`NAME`, frozen as attrs' converter freezes them."""
-    kept = {}
-    for key, value in values.items():  # a loop: a comprehension is a call
-        if value:
-            kept[key] = value
-    return FrozenDict({NAME: kept}) if kept else EMPTY
+_extras = common.marker(NAME)
 
 
 def _with(canister: Canister, **values: Any) -> Canister:

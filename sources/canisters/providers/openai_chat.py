@@ -107,15 +107,7 @@ _AUDIO_FORMATS = {
 }
 
 
-def _extras(**values: Any) -> FrozenDict[str, Any]:
-    """The extras holding this provider's truthy marks ``values``, frozen as a
-    canister or part keeps them (empty when none is)."""
-    for value in values.values():
-        if value:
-            break
-    else:  # no mark, most often
-        return EMPTY
-    return FrozenDict({NAME: {key: value for key, value in values.items() if value}})
+_extras = common.marker(NAME)
 
 
 # Parsing -----------------------------------------------------------------------------
