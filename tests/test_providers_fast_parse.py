@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from canisters import CanistersError, Conversation, providers
 from canisters.providers import _common as common
-from canisters.providers import anthropic, openai_chat
+from canisters.providers import anthropic, ollama, openai_chat
 
 from .budget import examples
 from .test_providers_fast import _benchmark_corpus, any_conversation
@@ -31,6 +31,7 @@ Parse = Callable[..., Conversation]
 
 PARSE: dict[str, Parse] = {
     "anthropic": anthropic._parse_request,
+    "ollama": ollama._parse_request,
     "openai-chat": openai_chat._parse_request,
 }
 DATA = Path(__file__).parent / "data" / "providers"
@@ -280,8 +281,65 @@ def anthropic_bodies(draw: st.DrawFn) -> dict[str, Any]:
     return body
 
 
+# Ollama: base64 images (canonical, unpadded, URL-safe, not base64 at all).
+base64_images = st.sampled_from(["iVBORw0K", "iVBORw==", "aGk", "aGl=", "a-_b", "!!"])
+ollama_arguments = st.sampled_from([{}, {"q": "x"}, {"d": {"a": [1, None]}}])
+
+
+@st.composite
+def ollama_calls(draw: st.DrawFn) -> Any:
+    function: dict[str, Any] = {"name": draw(st.sampled_from(["f", "g"]))}
+    if draw(st.integers(0, 9)):
+        function["arguments"] = draw(ollama_arguments | st.just(None))
+    if not draw(st.integers(0, 19)):
+        function["arguments"] = draw(st.sampled_from(['{"q":"x"}', [1]]))
+    if not draw(st.integers(0, 9)):
+        function["index"] = 0
+    call: dict[str, Any] = {}
+    if draw(st.booleans()):
+        call["id"] = draw(call_ids | st.sampled_from([None, 3]))
+    call["function"] = function if draw(st.integers(0, 30)) else "f"
+    if not draw(st.integers(0, 9)):
+        call["type"] = "function"
+    return call if draw(st.integers(0, 50)) else "call"
+
+
+@st.composite
+def ollama_messages(draw: st.DrawFn) -> Any:
+    role = draw(st.sampled_from(["system", "user", "assistant", "assistant", "tool"]))
+    message: dict[str, Any] = {"role": role}
+    if draw(st.integers(0, 19)):
+        message["content"] = draw(texts | st.sampled_from([None, 3]))
+    if not draw(st.integers(0, 4)):
+        message["images"] = draw(
+            st.lists(base64_images | st.just(3), max_size=2)
+            | st.sampled_from([None, "iVBORw0K"])
+        )
+    if role == "assistant" and not draw(st.integers(0, 3)):
+        message["thinking"] = draw(st.sampled_from(["hm", "", None, 3]))
+    if role == "assistant" and draw(st.booleans()):
+        message["tool_calls"] = draw(
+            st.lists(ollama_calls(), max_size=3) | st.sampled_from([None, "x"])
+        )
+    if role == "tool" and draw(st.integers(0, 9)):
+        message["tool_name"] = draw(st.sampled_from(["f", "g", "f", None, 3]))
+    if role == "tool" and not draw(st.integers(0, 9)):
+        message["tool_call_id"] = draw(call_ids)
+    if not draw(st.integers(0, 9)):
+        message["name"] = "someone"
+    if not draw(st.integers(0, 19)):
+        # Keys in the general way's order rather than the usual one.
+        message = dict(reversed(message.items()))
+    if not draw(st.integers(0, 99)):
+        return draw(
+            st.sampled_from(["not a message", {"role": "bot", "content": ""}, {}])
+        )
+    return message
+
+
 BODIES = {
     "anthropic": anthropic_bodies(),
+    "ollama": st.lists(ollama_messages(), max_size=8).map(lambda m: {"messages": m}),
     "openai-chat": st.lists(messages(), max_size=8).map(lambda m: {"messages": m}),
 }
 
@@ -586,4 +644,65 @@ def test_anthropic_blocks_take_the_fast_way(monkeypatch: pytest.MonkeyPatch) -> 
     body["messages"][0]["content"][0]["source"] = {"type": "bogus"}
     with pytest.raises(CanistersError, match=r"messages\[0\]\.content\[0\]"):
         providers.get("anthropic").parse_request(body)
+    assert len(calls) == 1
+
+
+def test_ollama_common_shapes_take_the_fast_way(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What Ollama clients send (text, images, thinking, calls without ids,
+    results named by their tool) is read the fast way; a message of another
+    shape goes the general way, which still names the path of a bad value."""
+    calls = _spy(monkeypatch, ollama._Parser, "message")
+    body = {
+        "messages": [
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": "what is this?", "images": ["iVBORw0K"]},
+            {
+                "role": "assistant",
+                "content": "",
+                "thinking": "hm",
+                "tool_calls": [
+                    {"function": {"name": "look", "arguments": {"q": "x"}}},
+                    {"function": {"name": "look", "arguments": {}}},
+                ],
+            },
+            {"role": "tool", "content": "a cat", "tool_name": "look"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {"id": "call_1", "function": {"name": "f", "arguments": {}}}
+                ],
+            },
+            {"role": "assistant", "content": "a cat"},
+        ]
+    }
+    conversation = providers.get("ollama").parse_request(body)
+    assert calls == []
+    assert [canister.role.value for canister in conversation] == [
+        "supervisor",
+        "user",
+        "assistant",
+        "invocation",
+        "invocation",
+        "result",
+        "invocation",
+        "assistant",
+    ]
+    first_call = conversation[3]
+    assert conversation[5].invocation_id == first_call.invocation_id  # type: ignore[attr-defined]
+    assert conversation[6].extras == {"ollama": {"lead": True}}
+    # Every canister of one body has the moment it was read.
+    assert len({canister.timestamp for canister in conversation}) == 1
+    check_same("ollama", body)
+    rendered = providers.get("ollama").render_request(conversation, incomplete="keep")
+    assert rendered == body
+    calls.clear()  # the general way, of check_same
+    body["messages"][1]["images"] = ["iVBORw0K", "not base64!"]
+    with pytest.raises(CanistersError, match=r"messages\[1\]\.images\[1\]"):
+        providers.get("ollama").parse_request(body)
+    body["messages"][1]["images"] = [3]
+    with pytest.raises(CanistersError, match=r"messages\[1\]\.images\[0\]"):
+        providers.get("ollama").parse_request(body)
     assert len(calls) == 1

@@ -19,12 +19,14 @@ of a response.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from datetime import datetime
+from typing import Any, Final
 
 import attrs
 
-from ..canisters import Assistant, Invocation, Metadata, Result, Supervisor, Usage, User
-from ..content import Image, Reasoning, Text
+from .._frozen import EMPTY, FrozenDict, freeze
+from ..canisters import Metadata, Result, Usage, now
+from ..content import Image, Text
 from ..conversation import Conversation
 from ..exceptions import MalformedPayload, _excerpt
 from ..protocols import Canister, Role
@@ -50,7 +52,16 @@ from ._common import (
     guarded_reading,
     media_bytes,
     mine,
+    new_assistant,
+    new_conversation,
+    new_image,
+    new_invocation,
+    new_reasoning,
+    new_result,
+    new_supervisor,
+    new_user,
     options_from,
+    plain_text,
     reasoning_action,
     rest,
     synthesize_id,
@@ -101,6 +112,19 @@ _WIRE_ROLE = {
 
 # Parsing --------------------------------------------------------------------------
 
+# The general way checks every value it reads (and names the path of a bad one),
+# so it builds parts and canisters through the trusted constructors: attrs'
+# converters and checks would only repeat those checks. The canisters of one body
+# share the moment it was read.
+
+
+def _image(text: str, path: str) -> Image:
+    """The image of one base64 string of a message's ``images``."""
+    data, exact = b64decode_exact(text, path)
+    extras = EMPTY if exact else FrozenDict({NAME: {"raw": text}})
+    image: Image = new_image(data, None, None, EMPTY, None, None, None, extras)
+    return image
+
 
 def _images(
     message: Mapping[str, Any], path: str, extras: dict[str, Any]
@@ -111,12 +135,12 @@ def _images(
     if raw is None:
         extras["images"] = None
         return []
-    images: list[Image] = []
-    for number, value in enumerate(expect_list(raw, f"{path}.images")):
-        text = expect_str(value, f"{path}.images[{number}]")
-        data, exact = b64decode_exact(text, f"{path}.images[{number}]")
-        images.append(Image(data=data, extras={} if exact else {NAME: {"raw": text}}))
-    return images
+    return [
+        _image(
+            expect_str(value, f"{path}.images[{number}]"), f"{path}.images[{number}]"
+        )
+        for number, value in enumerate(expect_list(raw, f"{path}.images"))
+    ]
 
 
 def _text(message: Mapping[str, Any], path: str, extras: dict[str, Any]) -> list[Text]:
@@ -128,14 +152,26 @@ def _text(message: Mapping[str, Any], path: str, extras: dict[str, Any]) -> list
         extras["content"] = "null"
         return []
     text = expect_str(content, f"{path}.content")
-    return [Text(text)] if text else []
+    return [plain_text(text)] if text else []
+
+
+def _wrap(extras: dict[str, Any]) -> FrozenDict[str, Any]:
+    return FrozenDict({NAME: extras}) if extras else EMPTY
+
+
+_LEAD: Final = {"lead": True}
+_SYNTHESIZED: Final = {"id": False}
 
 
 class _Parser:
-    def __init__(self) -> None:
+    """Reads the messages of one body in order, pairing results with calls."""
+
+    def __init__(self, moment: datetime) -> None:
         self.open: list[tuple[str, str]] = []
+        self.moment = moment
 
     def message(self, index: int, raw: Any, path: str = "") -> list[Canister]:
+        """The canisters of one message, read the general way."""
         path = path or f"$.messages[{index}]"
         message = expect_mapping(raw, path)
         role = expect_str(message.get("role"), f"{path}.role")
@@ -143,14 +179,11 @@ class _Parser:
         other = rest(message, _MESSAGE_KEYS)
         if other:
             extras["message"] = other
-        if role == "system":
+        if role == "system" or role == "user":
             texts = _text(message, path, extras)
             images = _images(message, path, extras)
-            return [Supervisor((*texts, *images), extras=_wrap(extras))]
-        if role == "user":
-            texts = _text(message, path, extras)
-            images = _images(message, path, extras)
-            return [User((*texts, *images), extras=_wrap(extras))]
+            build = new_supervisor if role == "system" else new_user
+            return [build(self.moment, _wrap(extras), (*texts, *images))]
         if role == "assistant":
             return self.assistant(index, message, path, extras)
         if role == "tool":
@@ -163,18 +196,24 @@ class _Parser:
         content: list[Any] = []
         if "thinking" in message and message["thinking"] is not None:
             thinking = expect_str(message["thinking"], f"{path}.thinking")
-            content.append(Reasoning(thinking, provider=NAME))
+            content.append(new_reasoning(thinking, None, None, NAME, None, EMPTY))
         elif "thinking" in message:
             extras["thinking"] = None
         content.extend(_text(message, path, extras))
         content.extend(_images(message, path, extras))
-        canisters: list[Canister] = [Assistant(tuple(content), extras=_wrap(extras))]
         calls = message.get("tool_calls")
         if calls is None:
             if "tool_calls" in message:
-                canisters[0] = _evolve(canisters[0], {"tool_calls": None})
-            return canisters
-        for number, value in enumerate(expect_list(calls, f"{path}.tool_calls")):
+                extras["tool_calls"] = None
+            return [new_assistant(self.moment, _wrap(extras), tuple(content))]
+        listed = expect_list(calls, f"{path}.tool_calls")
+        # A message holding only tool calls needs no assistant canister: its
+        # first call says it leads a message of its own.
+        lead = bool(listed) and not content and not extras
+        canisters: list[Canister] = []
+        if not lead:
+            canisters.append(new_assistant(self.moment, _wrap(extras), tuple(content)))
+        for number, value in enumerate(listed):
             call_path = f"{path}.tool_calls[{number}]"
             call = expect_mapping(value, call_path)
             function = expect_mapping(call.get("function"), f"{call_path}.function")
@@ -183,10 +222,12 @@ class _Parser:
             if "arguments" not in function or function["arguments"] is None:
                 # Ollama may leave the arguments out of a call.
                 call_extras["arguments"] = function.get("arguments", "absent")
-                arguments: Mapping[str, Any] = {}
+                arguments: Mapping[str, Any] = EMPTY
             else:
-                arguments = expect_mapping(
-                    function["arguments"], f"{call_path}.function.arguments"
+                arguments = freeze(
+                    expect_mapping(
+                        function["arguments"], f"{call_path}.function.arguments"
+                    )
                 )
             given = call.get("id")
             if given is None:
@@ -200,19 +241,14 @@ class _Parser:
             other = rest(call, _CALL_KEYS)
             if other:
                 call_extras["call"] = other
+            if lead and not number:
+                call_extras["lead"] = True
             self.open.append((invocation_id, name))
             canisters.append(
-                Invocation(
-                    name,
-                    arguments,
-                    invocation_id=invocation_id,
-                    extras=_wrap(call_extras),
+                new_invocation(
+                    self.moment, _wrap(call_extras), name, arguments, invocation_id
                 )
             )
-        if not content and len(canisters) > 1 and not extras:
-            # A message holding only tool calls needs no assistant canister.
-            canisters.pop(0)
-            canisters[0] = _evolve(canisters[0], {"lead": True})
         return canisters
 
     def tool(
@@ -222,22 +258,9 @@ class _Parser:
         name = "" if name_value is None else expect_str(name_value, f"{path}.tool_name")
         if name_value is None:
             extras["tool_name"] = None
-        given = message.get("tool_call_id")
-        invocation_id = None
-        if isinstance(given, str):
-            invocation_id = given
-            self.open = [entry for entry in self.open if entry[0] != given]
-        else:
-            for number, (open_id, open_name) in enumerate(self.open):
-                # Ollama matches results to calls by name and order.
-                if name_value is None or open_name == name:
-                    invocation_id = open_id
-                    if name_value is None:
-                        name = open_name
-                    del self.open[number]
-                    break
-        if invocation_id is None:
-            invocation_id = synthesize_id("ollama_result_", index, name)
+        invocation_id, name = self.answered(
+            message.get("tool_call_id"), name, name_value is None, index
+        )
         texts = _text(message, path, extras)
         images = _images(message, path, extras)
         error = None
@@ -245,18 +268,151 @@ class _Parser:
             error = decode_error_text(texts[0].text)
             if error is not None:
                 texts = []
-        return Result(
-            invocation_id, name, (*texts, *images), error, extras=_wrap(extras)
+        result: Result = new_result(
+            self.moment, _wrap(extras), invocation_id, name, (*texts, *images), error
         )
+        return result
+
+    def answered(
+        self, given: object, name: str, nameless: bool, index: int
+    ) -> tuple[str, str]:
+        """The id of the call a tool message of ``index`` answers, and the tool's
+        name (the call's, for a ``nameless`` message), the call no longer open."""
+        if isinstance(given, str):
+            self.open = [entry for entry in self.open if entry[0] != given]
+            return given, name
+        for number, (open_id, open_name) in enumerate(self.open):
+            # Ollama matches results to calls by name and order.
+            if nameless or open_name == name:
+                del self.open[number]
+                return open_id, open_name
+        return synthesize_id("ollama_result_", index, name), name
+
+    def plain(self, index: int, message: dict[str, Any]) -> list[Canister] | None:
+        """The canisters of ``message`` when it has one of the common shapes,
+        built as :meth:`message` would build them; ``None`` when it has another.
+
+        The shapes: a message whose ``content`` is a string, with no other key
+        (any role but ``tool``); a user message with ``images`` beside it; a tool
+        message with its ``tool_name``; an assistant message with ``thinking``
+        text and ``tool_calls`` (each a ``function`` with a name and arguments
+        as an object, and perhaps an ``id``).
+        """
+        content = message.get("content")
+        role = message.get("role")
+        if type(content) is not str or type(role) is not str:
+            return None
+        size = len(message)
+        parts: list[Any] = [plain_text(content)] if content else []
+        if size == 2:
+            build = _PLAIN.get(role)
+            if build is None:
+                return None  # a tool message without its tool's name
+            return [build(self.moment, EMPTY, tuple(parts))]
+        if role == "tool":
+            name = message.get("tool_name")
+            if size != 3 or type(name) is not str:
+                return None
+            invocation_id, name = self.answered(None, name, False, index)
+            error = decode_error_text(content) if content else None
+            result: Result = new_result(
+                self.moment,
+                EMPTY,
+                invocation_id,
+                name,
+                () if error is not None else tuple(parts),
+                error,
+            )
+            return [result]
+        if role == "user":
+            images = message.get("images")
+            if size != 3 or type(images) is not list:
+                return None
+            for number, text in enumerate(images):
+                if type(text) is not str:
+                    return None
+                parts.append(_image(text, f"$.messages[{index}].images[{number}]"))
+            return [new_user(self.moment, EMPTY, tuple(parts))]
+        if role != "assistant":
+            return None
+        thinking = message.get("thinking")
+        calls = message.get("tool_calls")
+        if size != 2 + (thinking is not None) + (calls is not None):
+            return None  # another key, or one of these as null
+        if thinking is not None:
+            if type(thinking) is not str:
+                return None
+            parts.insert(0, new_reasoning(thinking, None, None, NAME, None, EMPTY))
+        if not calls:
+            if calls is not None and type(calls) is not list:
+                return None
+            return [new_assistant(self.moment, EMPTY, tuple(parts))]
+        if type(calls) is not list:
+            return None
+        return self.plain_calls(index, calls, parts)
+
+    def plain_calls(
+        self, index: int, calls: list[Any], parts: list[Any]
+    ) -> list[Canister] | None:
+        """The canisters of an assistant message of ``parts`` and ``calls`` (not
+        empty) for :meth:`plain`; ``None`` when a call has another shape."""
+        made: list[Canister] = []
+        if parts:
+            made.append(new_assistant(self.moment, EMPTY, tuple(parts)))
+        found: list[tuple[str, str]] = []
+        for number, call in enumerate(calls):
+            if type(call) is not dict:
+                return None
+            function = call.get("function")
+            if type(function) is not dict or len(function) != 2:
+                return None
+            name, arguments = function.get("name"), function.get("arguments")
+            if type(name) is not str or type(arguments) is not dict:
+                return None
+            identifier = call.get("id")
+            if type(identifier) is str and len(call) == 2:
+                marks = _LEAD if not made else None
+            elif identifier is None and len(call) == 1:
+                identifier = synthesize_id("ollama_call_", index, number, name)
+                marks = {**_SYNTHESIZED, **_LEAD} if not made else _SYNTHESIZED
+            else:
+                return None
+            found.append((identifier, name))
+            extras = FrozenDict({NAME: dict(marks)}) if marks else EMPTY
+            made.append(
+                new_invocation(
+                    self.moment,
+                    extras,
+                    name,
+                    FrozenDict(arguments) if arguments else EMPTY,
+                    identifier,
+                )
+            )
+        self.open += found
+        return made
 
 
-def _wrap(extras: dict[str, Any]) -> dict[str, Any]:
-    return {NAME: extras} if extras else {}
+_PLAIN: Final = {"system": new_supervisor, "user": new_user, "assistant": new_assistant}
 
 
-def _evolve(canister: Canister, extras: Mapping[str, Any]) -> Canister:
-    merged = {**mine(canister, NAME), **extras}
-    return attrs.evolve(canister, extras={**canister.extras, NAME: merged})  # type: ignore[misc]
+def _parse_request(body: object, *, fast: bool = True) -> Conversation:
+    """The normalizer's ``parse_request``, unguarded; ``fast=False`` reads every
+    message the general way (what the fast way must give, exactly)."""
+    mapping = body if type(body) is dict else as_mapping(body)
+    messages = mapping.get("messages", [])
+    if type(messages) is not list:
+        messages = expect_list(messages, "$.messages")
+    parser = _Parser(now())
+    canisters: list[Canister] = []
+    for index, message in enumerate(messages):
+        # The common shapes are built the fast way; anything else, the general way.
+        if fast and type(message) is dict:
+            built = parser.plain(index, message)
+            if built is not None:
+                canisters += built
+                continue
+        canisters += parser.message(index, message)
+    return new_conversation(tuple(canisters))
 
 
 # Rendering ------------------------------------------------------------------------
@@ -527,13 +683,7 @@ class OllamaNormalizer(streams.Streaming):
     @guarded_reading("messages")
     def parse_request(self, body: Any) -> Conversation:
         """Read the ``messages`` of a request body (dicts or ``ollama.Message``)."""
-        mapping = as_mapping(body)
-        messages = expect_list(mapping.get("messages", []), "$.messages")
-        parser = _Parser()
-        canisters: list[Canister] = []
-        for index, message in enumerate(messages):
-            canisters.extend(parser.message(index, message))
-        return Conversation(tuple(canisters))
+        return _parse_request(body)
 
     def render_request(
         self, conversation: Conversation, **options: Any
@@ -546,7 +696,7 @@ class OllamaNormalizer(streams.Streaming):
         """Read a response body or ``ollama.ChatResponse``."""
         mapping = as_mapping(body)
         message = expect_mapping(mapping.get("message"), "$.message")
-        canisters = _Parser().message(0, message, "$.message")
+        canisters = _Parser(now()).message(0, message, "$.message")
         if canisters and canisters[0].role not in (Role.Assistant, Role.Invocation):
             raise MalformedPayload(
                 "a response message comes from the assistant", "$.message.role"
