@@ -546,3 +546,22 @@ def test_arguments_in_another_form_come_back_as_received() -> None:
     )
     parsed = providers.get(NAME).parse_request(compact)
     assert "openai-chat" not in parsed[0].extras
+
+
+@pytest.mark.parametrize(
+    "arguments", ['{"a":null,"f":1e-7}', '{"a":null}', '{"f":1e-7}', '{"s":"null"}']
+)
+def test_compact_arguments_beside_null_come_back_exactly(arguments: str) -> None:
+    """Arguments holding ``null`` are written back by the standard library,
+    which spells some numbers otherwise than orjson (``1e-07``): a compact text
+    holding both is kept as it came, not taken as canonical."""
+    call = {"id": "c", "type": "function", "function": {"name": "f"}}
+    call["function"]["arguments"] = arguments  # type: ignore[index]
+    body = {
+        "messages": [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c", "content": "ok"},
+        ]
+    }
+    normalizer = providers.get(NAME)
+    assert normalizer.render_request(normalizer.parse_request(body)) == body

@@ -179,8 +179,12 @@ def compact_arguments(text: str) -> FrozenDict[str, Any] | None:
     orjson reads and writes the text back: when the bytes agree, the text was
     canonical and orjson read it as the standard library does (an integer beyond
     64 bits, a repeated key, an escaped lone surrogate or ``NaN`` never
-    round-trips).
+    round-trips). A text holding ``null`` is left to :func:`parse_arguments`:
+    :func:`encode_arguments` writes such arguments through the standard library,
+    whose numbers may be spelled otherwise (``1e-07`` for orjson's ``1e-7``).
     """
+    if "null" in text:
+        return None
     try:
         value = _loads(text)
         if type(value) is not dict:
