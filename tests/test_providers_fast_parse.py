@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from canisters import CanistersError, Conversation, providers
 from canisters.providers import _common as common
-from canisters.providers import anthropic, ollama, openai_chat
+from canisters.providers import anthropic, ollama, openai_chat, openai_responses
 
 from .budget import examples
 from .test_providers_fast import _benchmark_corpus, any_conversation
@@ -33,6 +33,7 @@ PARSE: dict[str, Parse] = {
     "anthropic": anthropic._parse_request,
     "ollama": ollama._parse_request,
     "openai-chat": openai_chat._parse_request,
+    "openai-responses": openai_responses._parse_request,
 }
 DATA = Path(__file__).parent / "data" / "providers"
 
@@ -281,8 +282,19 @@ def anthropic_bodies(draw: st.DrawFn) -> dict[str, Any]:
     return body
 
 
+def mostly(good: st.SearchStrategy[Any], bad: Any) -> st.SearchStrategy[Any]:
+    """``good``, or one time in twenty one of the ``bad`` values: a body stops at
+    its first error, so malformed values stay rare enough for most bodies to
+    get through."""
+    return st.integers(0, 19).flatmap(
+        lambda n: good if n else st.sampled_from(list(bad))
+    )
+
+
 # Ollama: base64 images (canonical, unpadded, URL-safe, not base64 at all).
-base64_images = st.sampled_from(["iVBORw0K", "iVBORw==", "aGk", "aGl=", "a-_b", "!!"])
+base64_images = mostly(
+    st.sampled_from(["iVBORw0K", "iVBORw==", "aGk", "aGl=", "a-_b"]), ["!!", 3]
+)
 ollama_arguments = st.sampled_from([{}, {"q": "x"}, {"d": {"a": [1, None]}}])
 
 
@@ -297,7 +309,7 @@ def ollama_calls(draw: st.DrawFn) -> Any:
         function["index"] = 0
     call: dict[str, Any] = {}
     if draw(st.booleans()):
-        call["id"] = draw(call_ids | st.sampled_from([None, 3]))
+        call["id"] = draw(mostly(call_ids, [None, 3]))
     call["function"] = function if draw(st.integers(0, 30)) else "f"
     if not draw(st.integers(0, 9)):
         call["type"] = "function"
@@ -309,20 +321,19 @@ def ollama_messages(draw: st.DrawFn) -> Any:
     role = draw(st.sampled_from(["system", "user", "assistant", "assistant", "tool"]))
     message: dict[str, Any] = {"role": role}
     if draw(st.integers(0, 19)):
-        message["content"] = draw(texts | st.sampled_from([None, 3]))
+        message["content"] = draw(mostly(texts | st.just(None), [3]))
     if not draw(st.integers(0, 4)):
         message["images"] = draw(
-            st.lists(base64_images | st.just(3), max_size=2)
-            | st.sampled_from([None, "iVBORw0K"])
+            mostly(st.lists(base64_images, max_size=2) | st.none(), ["iVBORw0K"])
         )
     if role == "assistant" and not draw(st.integers(0, 3)):
-        message["thinking"] = draw(st.sampled_from(["hm", "", None, 3]))
+        message["thinking"] = draw(mostly(st.sampled_from(["hm", "", None]), [3]))
     if role == "assistant" and draw(st.booleans()):
         message["tool_calls"] = draw(
-            st.lists(ollama_calls(), max_size=3) | st.sampled_from([None, "x"])
+            mostly(st.lists(ollama_calls(), max_size=3) | st.none(), ["x"])
         )
     if role == "tool" and draw(st.integers(0, 9)):
-        message["tool_name"] = draw(st.sampled_from(["f", "g", "f", None, 3]))
+        message["tool_name"] = draw(mostly(st.sampled_from(["f", "g", "f", None]), [3]))
     if role == "tool" and not draw(st.integers(0, 9)):
         message["tool_call_id"] = draw(call_ids)
     if not draw(st.integers(0, 9)):
@@ -337,10 +348,124 @@ def ollama_messages(draw: st.DrawFn) -> Any:
     return message
 
 
+# OpenAI Responses: message items' parts, each as requests send it or a step away.
+input_parts = st.sampled_from(
+    [
+        {"type": "input_text", "text": "a"},
+        {"type": "output_text", "text": "b"},
+        {"type": "output_text", "text": "b", "annotations": []},
+        {"type": "refusal", "refusal": "no"},
+        {"type": "input_image", "image_url": "https://example.com/a.png"},
+        {
+            "type": "input_image",
+            "image_url": "data:image/png;base64,iVBORw0K",
+            "detail": "auto",
+        },
+        {"type": "input_image", "file_id": "file-1", "detail": "low"},
+        {"type": "input_file", "file_data": "JVBERi0=", "filename": "a.pdf"},
+        {"type": "input_file", "file_url": "https://example.com/a.pdf"},
+        {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}},
+    ]
+)
+MALFORMED_PARTS = (
+    {"type": "input_text"},
+    {"type": "input_image", "image_url": "a.png"},
+    {"type": "input_image"},
+    {"type": "bogus"},
+    "text",
+)
+item_parts = mostly(input_parts, MALFORMED_PARTS)
+summaries = st.sampled_from(
+    [
+        [],
+        [{"type": "summary_text", "text": "hm"}],
+        [{"type": "summary_text", "text": "a"}, {"type": "summary_text", "text": "b"}],
+        [{"type": "other", "text": "hm"}],
+        [{"text": 3}],
+    ]
+)
+
+
+@st.composite
+def responses_items(draw: st.DrawFn) -> Any:
+    kind = draw(
+        st.sampled_from(
+            ["message"] * 5
+            + ["function_call"] * 2
+            + ["function_call_output"] * 2
+            + ["reasoning", "rare"]
+        )
+    )
+    item: dict[str, Any]
+    if kind == "message":
+        item = {}
+        if not draw(st.integers(0, 3)):
+            item["type"] = "message" if draw(st.integers(0, 29)) else "bogus"
+        if draw(st.integers(0, 29)):
+            item["role"] = draw(
+                mostly(
+                    st.sampled_from(["user", "assistant", "developer", "system"]),
+                    ["bot", 3],
+                )
+            )
+        if draw(st.integers(0, 29)):
+            content = texts | st.lists(item_parts, max_size=3)
+            item["content"] = draw(mostly(content, [None, 3]))
+    elif kind == "function_call":
+        item = {"type": "function_call", "call_id": draw(call_ids)}
+        item["name"] = draw(mostly(st.sampled_from(["f", "g"]), [3]))
+        if draw(st.integers(0, 19)):
+            item["arguments"] = draw(
+                mostly(arguments | st.just('{"a":null,"f":1e-7}'), [{"q": "x"}, 3])
+            )
+    elif kind == "function_call_output":
+        item = {"type": "function_call_output", "call_id": draw(call_ids)}
+        if draw(st.integers(0, 19)):
+            item["output"] = draw(mostly(texts | st.lists(item_parts, max_size=2), [3]))
+    elif kind == "reasoning":
+        item = {"type": "reasoning", "summary": draw(summaries)}
+        if draw(st.booleans()):
+            item["id"] = draw(mostly(st.just("rs_1"), [3]))
+        if draw(st.booleans()):
+            item["encrypted_content"] = draw(st.sampled_from(["ZW5j", None]))
+    else:
+        item = copy.deepcopy(
+            draw(
+                st.sampled_from(
+                    [
+                        {"type": "item_reference", "id": "msg_1"},
+                        {"type": "web_search_call", "id": "ws_1", "status": "done"},
+                        {"type": "item_reference", "id": "msg_1"},
+                        {"type": "web_search_call", "id": "ws_1", "status": "done"},
+                        {"type": "bogus"},
+                        {},
+                    ]
+                )
+            )
+        )
+    if item and not draw(st.integers(0, 7)):
+        item[draw(st.sampled_from(["id", "status"]))] = "x"
+    if not draw(st.integers(0, 19)):
+        item = dict(reversed(item.items()))
+    return item if draw(st.integers(0, 99)) else "not an item"
+
+
+@st.composite
+def responses_bodies(draw: st.DrawFn) -> dict[str, Any]:
+    body: dict[str, Any] = {}
+    if draw(st.booleans()):
+        body["instructions"] = draw(mostly(texts | st.none(), [3]))
+    if draw(st.integers(0, 19)):
+        items = st.lists(responses_items(), max_size=8)
+        body["input"] = draw(mostly(items | items | texts, [3]))
+    return body
+
+
 BODIES = {
     "anthropic": anthropic_bodies(),
     "ollama": st.lists(ollama_messages(), max_size=8).map(lambda m: {"messages": m}),
     "openai-chat": st.lists(messages(), max_size=8).map(lambda m: {"messages": m}),
+    "openai-responses": responses_bodies(),
 }
 
 
@@ -705,4 +830,63 @@ def test_ollama_common_shapes_take_the_fast_way(
     body["messages"][1]["images"] = [3]
     with pytest.raises(CanistersError, match=r"messages\[1\]\.images\[0\]"):
         providers.get("ollama").parse_request(body)
+    assert len(calls) == 1
+
+
+def test_responses_common_items_take_the_fast_way(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Message items (typed or not, of a string or of parts), function calls of
+    compact arguments and their string outputs are read the fast way; an item
+    of another shape goes the general way, which still names the path of a bad
+    value."""
+    calls = _spy(monkeypatch, openai_responses._Parser, "item")
+    body: dict[str, Any] = {
+        "instructions": "be brief",
+        "input": [
+            {"role": "user", "content": "hi"},
+            {
+                "type": "message",
+                "role": "user",
+                "content": [
+                    {"type": "input_text", "text": "look"},
+                    {"type": "input_image", "image_url": "https://e.com/a.png"},
+                ],
+            },
+            {"role": "assistant", "content": "calling"},
+            {
+                "type": "function_call",
+                "call_id": "call_1",
+                "name": "f",
+                "arguments": '{"q":"x"}',
+            },
+            {"type": "function_call_output", "call_id": "call_1", "output": "done"},
+            {"role": "assistant", "content": [{"type": "output_text", "text": "ok"}]},
+        ],
+    }
+    conversation = providers.get("openai-responses").parse_request(body)
+    assert calls == []
+    assert [canister.role.value for canister in conversation] == [
+        "supervisor",
+        "user",
+        "user",
+        "assistant",
+        "invocation",
+        "result",
+        "assistant",
+    ]
+    assert conversation[5].name == "f"  # type: ignore[attr-defined]
+    # Every canister of one body has the moment it was read.
+    assert len({canister.timestamp for canister in conversation}) == 1
+    check_same("openai-responses", body)
+    rendered = providers.get("openai-responses").render_request(conversation)
+    assert rendered == body
+    calls.clear()  # the general way, of check_same
+    body["input"][1]["content"][1]["image_url"] = "a.png"
+    with pytest.raises(CanistersError, match=r"input\[1\]\.content\[1\]\.image_url"):
+        providers.get("openai-responses").parse_request(body)
+    body["input"][3]["arguments"] = "{"
+    body["input"][1]["content"].pop()
+    with pytest.raises(CanistersError, match=r"input\[3\]\.arguments"):
+        providers.get("openai-responses").parse_request(body)
     assert len(calls) == 1

@@ -26,20 +26,14 @@ response.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 import attrs
 
-from ..canisters import (
-    Assistant,
-    Document,
-    Invocation,
-    Result,
-    Supervisor,
-    Usage,
-    User,
-)
-from ..content import Audio, File, Image, Reasoning, Text
+from .._frozen import EMPTY, FrozenDict
+from ..canisters import Assistant, Result, Usage, now
+from ..content import Audio, File, Image, Text
 from ..conversation import Conversation
 from ..exceptions import MalformedPayload, _excerpt
 from ..protocols import Canister, Role
@@ -58,6 +52,7 @@ from ._common import (
     b64encode,
     built,
     canisters_of,
+    compact_arguments,
     data_url,
     decode_error_text,
     describe,
@@ -71,9 +66,19 @@ from ._common import (
     media_bytes,
     media_mime,
     mine,
+    new_assistant,
+    new_conversation,
+    new_document,
+    new_invocation,
+    new_reasoning,
+    new_result,
+    new_supervisor,
+    new_text,
+    new_user,
     options_from,
     parse_arguments,
     parse_data_url,
+    plain_text,
     reasoning_action,
     ref_key,
     render_arguments,
@@ -121,13 +126,16 @@ _PLAIN_ROLE = {USER: "user", SUPERVISOR: "developer", ASSISTANT: "assistant"}
 _SERVER_ITEM_SUFFIXES = ("_call", "_call_output", "_output")
 
 
-def _wrap(extras: Mapping[str, Any]) -> dict[str, Any]:
-    return {NAME: dict(extras)} if extras else {}
+def _wrap(extras: Mapping[str, Any]) -> FrozenDict[str, Any]:
+    return FrozenDict({NAME: dict(extras)}) if extras else EMPTY
 
 
-def _evolve(item: Any, extras: Mapping[str, Any]) -> Any:
-    merged = {**mine(item, NAME), **extras}
-    return attrs.evolve(item, extras={**item.extras, NAME: merged})
+def _marked(part: Any, marks: Mapping[str, Any]) -> Any:
+    """``part`` with ``marks`` added to its extras for this provider."""
+    extras = FrozenDict({**part.extras, NAME: {**mine(part, NAME), **marks}})
+    if type(part) is Text:
+        return new_text(part.text, part.mime_type, part.id, extras)
+    return attrs.evolve(part, extras=extras)
 
 
 # Parsing --------------------------------------------------------------------------
@@ -162,14 +170,14 @@ def _parse_part(raw: Any, path: str) -> Any:
             extras["part"] = other
         if kind == "output_text":
             extras["output"] = True
-        return Text(text, extras=_wrap(extras))
+        return new_text(text, "text/plain", None, _wrap(extras))
     if kind == "refusal":
         text = expect_str(part.get("refusal"), f"{path}.refusal")
         other = rest(part, frozenset({"type", "refusal"}))
         extras["refusal"] = True
         if other:
             extras["part"] = other
-        return Text(text, extras=_wrap(extras))
+        return new_text(text, "text/plain", None, _wrap(extras))
     if kind == "input_image":
         kwargs: dict[str, Any] = {}
         used = {"type"}
@@ -246,15 +254,30 @@ def _plain(parts: list[Any]) -> bool:
 def _parse_content(value: Any, path: str) -> tuple[list[Any], bool]:
     """Return the parts and whether the content was a plain string."""
     if isinstance(value, str):
-        return [Text(value)], True
+        return [plain_text(value)], True
     return [
         _parse_part(raw, f"{path}[{number}]")
         for number, raw in enumerate(expect_list(value, path))
     ], False
 
 
+# The general way checks every value it reads (and names the path of a bad one),
+# so it builds canisters and text parts through the trusted constructors: attrs'
+# converters and checks would only repeat those checks. The canisters of one body
+# share the moment it was read.
+
+_ROLES = frozenset({"user", "assistant", "developer", "system"})
+_MESSAGE_KNOWN = frozenset({"type", "role", "content"})
+_OUTPUT_KNOWN = frozenset({"type", "call_id", "output"})
+_OUTPUT_TEXT = FrozenDict({NAME: {"output": True}})
+
+
 class _Parser:
-    def __init__(self) -> None:
+    """Reads the items of one body in order: reasoning and assistant message
+    items gather into one assistant turn; calls and results pair by id."""
+
+    def __init__(self, moment: datetime) -> None:
+        self.moment = moment
         self.canisters: list[Canister] = []
         self.assistant: list[Any] = []
         self.assistant_extras: dict[str, Any] = {}
@@ -263,12 +286,15 @@ class _Parser:
     def flush(self) -> None:
         if self.assistant:
             self.canisters.append(
-                Assistant(tuple(self.assistant), extras=_wrap(self.assistant_extras))
+                new_assistant(
+                    self.moment, _wrap(self.assistant_extras), tuple(self.assistant)
+                )
             )
             self.assistant = []
             self.assistant_extras = {}
 
     def item(self, index: int, raw: Any, path: str) -> None:
+        """Read one item the general way."""
         item = expect_mapping(raw, path)
         kind = item.get("type")
         role = item.get("role")
@@ -278,18 +304,22 @@ class _Parser:
             self.flush()
             call_id = expect_str(item.get("call_id"), f"{path}.call_id")
             name = expect_str(item.get("name"), f"{path}.name")
-            arguments, kept = parse_arguments(
-                item.get("arguments"), f"{path}.arguments"
-            )
+            text = item.get("arguments")
+            # Compact JSON (what OpenAI writes) is read in one step, as the fast
+            # way reads it.
+            arguments = compact_arguments(text) if type(text) is str else None
             extras: dict[str, Any] = {}
-            if kept is not None:
-                extras["arguments"] = kept
+            if arguments is None:
+                value, kept = parse_arguments(text, f"{path}.arguments")
+                arguments = FrozenDict(value) if value else EMPTY
+                if kept is not None:
+                    extras["arguments"] = kept
             other = rest(item, _CALL_KNOWN)
             if other:
                 extras["item"] = other
             self.names[call_id] = name
             self.canisters.append(
-                Invocation(name, arguments, invocation_id=call_id, extras=_wrap(extras))
+                new_invocation(self.moment, _wrap(extras), name, arguments, call_id)
             )
         elif kind == "function_call_output":
             self.flush()
@@ -304,18 +334,18 @@ class _Parser:
                 error = decode_error_text(content[0].text)
                 if error is not None:
                     content = []
-            other = rest(item, frozenset({"type", "call_id", "output"}))
+            other = rest(item, _OUTPUT_KNOWN)
             if other:
                 extras["item"] = other
-            self.canisters.append(
-                Result(
-                    call_id,
-                    self.names.get(call_id, ""),
-                    tuple(content),
-                    error,
-                    extras=_wrap(extras),
-                )
+            result: Result = new_result(
+                self.moment,
+                _wrap(extras),
+                call_id,
+                self.names.get(call_id, ""),
+                tuple(content),
+                error,
             )
+            self.canisters.append(result)
         elif kind == "reasoning":
             summary = expect_list(item.get("summary", []), f"{path}.summary")
             texts: list[str] = []
@@ -344,13 +374,8 @@ class _Parser:
             if other:
                 extras["item"] = other
             self.assistant.append(
-                Reasoning(
-                    "\n\n".join(texts),
-                    None,
-                    encrypted,
-                    NAME,
-                    id=item_id,
-                    extras=_wrap(extras),
+                new_reasoning(
+                    "\n\n".join(texts), None, encrypted, NAME, item_id, _wrap(extras)
                 )
             )
         elif kind == "item_reference":
@@ -361,7 +386,7 @@ class _Parser:
             if other:
                 extras["item"] = other
             self.canisters.append(
-                Document((), document_id=reference, extras=_wrap(extras))
+                new_document(self.moment, _wrap(extras), (), None, reference)
             )
         elif isinstance(kind, str) and (
             kind.endswith(_SERVER_ITEM_SUFFIXES)
@@ -369,9 +394,8 @@ class _Parser:
         ):
             self.flush()
             # Server-tool items go back to this provider only.
-            self.canisters.append(
-                Assistant((), extras=_wrap({"raw": dict(item), BOUND: [kind]}))
-            )
+            extras = {"raw": dict(item), BOUND: [kind]}
+            self.canisters.append(new_assistant(self.moment, _wrap(extras), ()))
         elif kind == "message":  # without its role
             raise MalformedPayload("a message item needs a role", f"{path}.role")
         elif kind is None:
@@ -388,17 +412,23 @@ class _Parser:
             info["typed"] = True
         if not string and (_plain(content) or role == "assistant"):
             info["list"] = True
-        other = rest(item, frozenset({"type", "role", "content"}))
+        other = rest(item, _MESSAGE_KNOWN)
         if other:
             info["rest"] = other
+        self.place(role, content, info, path)
+
+    def place(
+        self, role: str, content: list[Any], info: dict[str, Any], path: str
+    ) -> None:
+        """Place the parts of a message item of ``role``, its marks ``info``."""
         if role == "assistant":
             if not content:
-                content = [Text("", extras=_wrap({"empty": True}))]
+                content = [new_text("", "text/plain", None, _wrap({"empty": True}))]
             if self.assistant and self.assistant[-1].type != "reasoning":
                 # Marks where this message item starts within the assistant turn.
                 info["new"] = True
             if info:
-                content[0] = _evolve(content[0], {"item": info})
+                content[0] = _marked(content[0], {"item": info})
             self.assistant.extend(content)
             return
         self.flush()
@@ -406,32 +436,133 @@ class _Parser:
         if info:
             extras["item"] = info
         if role == "user":
-            self.canisters.append(User(tuple(content), extras=_wrap(extras)))
+            self.canisters.append(new_user(self.moment, _wrap(extras), tuple(content)))
         elif role in ("system", "developer"):
             if role == "system" or not self.canisters:
                 extras["role"] = role
-            self.canisters.append(Supervisor(tuple(content), extras=_wrap(extras)))
+            self.canisters.append(
+                new_supervisor(self.moment, _wrap(extras), tuple(content))
+            )
         else:
             raise MalformedPayload(f"unknown role {_excerpt(role)}", f"{path}.role")
 
+    def plain(self, index: int, item: dict[str, Any]) -> bool:
+        """Read ``item`` when it has one of the common shapes, as :meth:`item`
+        would read it, and say so; leave it (and the parser) as it is when it
+        has another.
 
-def _parse_input(body: Mapping[str, Any]) -> list[Canister]:
-    parser = _Parser()
+        The shapes: a message item (typed or not) of a known role and no other
+        key, whose content is a string or a list of parts (text parts read
+        here, any other part as :func:`_parse_part` reads it); a function call
+        of compact JSON arguments and a function call output of a string,
+        without other keys.
+        """
+        kind = item.get("type")
+        size = len(item)
+        if kind is None or kind == "message":
+            role = item.get("role")
+            if size != (2 if kind is None else 3) or type(role) is not str:
+                return False
+            if role not in _ROLES:
+                return False
+            content = item.get("content")
+            info: dict[str, Any] = {} if kind is None else {"typed": True}
+            if type(content) is str:
+                parts: list[Any] = [plain_text(content)]
+            elif type(content) is list:
+                parts = _plain_parts(content, index)
+                if role == "assistant" or _plain(parts):
+                    info["list"] = True
+            else:
+                return False
+            self.place(role, parts, info, "")
+            return True
+        if kind == "function_call":
+            call_id, name = item.get("call_id"), item.get("name")
+            text = item.get("arguments")
+            if size != 4 or type(call_id) is not str or type(name) is not str:
+                return False
+            arguments = compact_arguments(text) if type(text) is str else None
+            if arguments is None:
+                return False
+            self.flush()
+            self.names[call_id] = name
+            self.canisters.append(
+                new_invocation(self.moment, EMPTY, name, arguments, call_id)
+            )
+            return True
+        if kind == "function_call_output":
+            call_id, output = item.get("call_id"), item.get("output")
+            if size != 3 or type(call_id) is not str or type(output) is not str:
+                return False
+            self.flush()
+            error = decode_error_text(output)
+            result: Result = new_result(
+                self.moment,
+                EMPTY,
+                call_id,
+                self.names.get(call_id, ""),
+                () if error is not None else (plain_text(output),),
+                error,
+            )
+            self.canisters.append(result)
+            return True
+        return False
+
+
+def _plain_parts(content: list[Any], index: int) -> list[Any]:
+    """The parts of a message item's list ``content``: text parts without other
+    keys read here as :func:`_parse_part` reads them, any other part by it."""
+    parts: list[Any] = []
+    for number, part in enumerate(content):
+        if type(part) is dict and len(part) == 2:
+            kind = part.get("type")
+            text = part.get("text")
+            if type(text) is str:
+                if kind == "input_text":
+                    parts.append(plain_text(text))
+                    continue
+                if kind == "output_text":
+                    parts.append(new_text(text, "text/plain", None, _OUTPUT_TEXT))
+                    continue
+        parts.append(_parse_part(part, f"$.input[{index}].content[{number}]"))
+    return parts
+
+
+def _parse_input(body: Mapping[str, Any], *, fast: bool = True) -> list[Canister]:
+    """The canisters of a request's ``instructions`` and ``input``; ``fast=False``
+    reads every item the general way (what the fast way must give, exactly)."""
+    parser = _Parser(now())
     instructions = body.get("instructions")
     if isinstance(instructions, str):
-        parser.canisters.append(Supervisor((Text(instructions),)))
+        parser.canisters.append(
+            new_supervisor(parser.moment, EMPTY, (plain_text(instructions),))
+        )
     elif instructions is not None:
         raise MalformedPayload("expected a string", "$.instructions")
     value = body.get("input")
     if isinstance(value, str):
-        parser.canisters.append(User((Text(value),), extras=_wrap({"string": True})))
+        extras = FrozenDict({NAME: {"string": True}})
+        parser.canisters.append(new_user(parser.moment, extras, (plain_text(value),)))
         return parser.canisters
     if value is None:
         return parser.canisters
-    for index, item in enumerate(expect_list(value, "$.input")):
+    if type(value) is not list:
+        value = expect_list(value, "$.input")
+    for index, item in enumerate(value):
+        # The common shapes are read the fast way; anything else, the general way.
+        if fast and type(item) is dict and parser.plain(index, item):
+            continue
         parser.item(index, item, f"$.input[{index}]")
     parser.flush()
     return parser.canisters
+
+
+def _parse_request(body: object, *, fast: bool = True) -> Conversation:
+    """The normalizer's ``parse_request``, unguarded; ``fast=False`` reads every
+    item the general way (what the fast way must give, exactly)."""
+    mapping = body if type(body) is dict else as_mapping(body)
+    return new_conversation(tuple(_parse_input(mapping, fast=fast)))
 
 
 # Rendering ------------------------------------------------------------------------
@@ -1091,7 +1222,7 @@ class OpenAIResponses(streams.Streaming):
     @guarded_reading("instructions", "input")
     def parse_request(self, body: Any) -> Conversation:
         """Read ``instructions`` and ``input`` of a request body or SDK params."""
-        return Conversation(tuple(_parse_input(as_mapping(body))))
+        return _parse_request(body)
 
     def render_request(
         self, conversation: Conversation, **options: Any
@@ -1104,7 +1235,7 @@ class OpenAIResponses(streams.Streaming):
     def parse_response(self, body: Any) -> Conversation:
         """Read a response body or ``openai.types.responses.Response``."""
         mapping = as_mapping(body)
-        parser = _Parser()
+        parser = _Parser(now())
         for index, item in enumerate(
             expect_list(mapping.get("output", []), "$.output")
         ):
