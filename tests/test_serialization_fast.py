@@ -608,3 +608,47 @@ def test_reading_leaves_the_garbage_collector_as_it_found_it(running: bool) -> N
     finally:
         (gc.enable if was else gc.disable)()
     assert seen == [running] * len(documents)
+
+
+@attrs.frozen
+class Watched(c.User):
+    """A canister whose out hook notes whether the collector runs."""
+
+
+_WATCHED: list[bool] = []
+
+
+def _watched_out(canister: Watched) -> dict[str, Any]:
+    _WATCHED.append(gc.isenabled())
+    return {"role": "gc-watched", "id": canister.id}
+
+
+c.register_canister(
+    Watched, "gc-watched", unstructure=_watched_out, structure=lambda r: Watched("x")
+)
+
+
+@pytest.mark.parametrize("running", [True, False])
+def test_writers_pause_the_collector_and_give_it_back(running: bool) -> None:
+    """to_json and to_jsonl pause the cyclic garbage collector while they write
+    (a registered hook sees it paused), and give it back as they found it,
+    whether the value is written or refused."""
+    seen = _WATCHED
+    seen.clear()
+    refused = c.Conversation([c.Invocation("f", {"x": object()})])
+    after: list[bool] = []
+    was = gc.isenabled()
+    try:
+        (gc.enable if running else gc.disable)()
+        c.to_json(c.Conversation([Watched("x")]))
+        after.append(gc.isenabled())
+        c.to_jsonl([Watched("x")])
+        after.append(gc.isenabled())
+        for write in (c.to_json, c.to_jsonl):
+            with pytest.raises(c.SerializationError):
+                write(refused)
+            after.append(gc.isenabled())
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert seen == [False, False]
+    assert after == [running] * 4

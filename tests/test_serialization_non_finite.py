@@ -263,3 +263,34 @@ def test_long_conversations_are_written_line_for_line(size: int, odd: Any) -> No
     lines = c.to_jsonl(conversation)
     assert lines == searched_jsonl(conversation)
     assert lines.count("\n") == size + 1 and lines.endswith("}\n")
+
+
+@pytest.mark.parametrize("where", [0, 255, 256, 700])
+@pytest.mark.parametrize("padding", [0, 1 << 20], ids=["short", "over 1 MB"])
+def test_collected_values_are_searched_slice_by_slice(where: int, padding: int) -> None:
+    # The collected values are packed 256 at a time, whatever the size of the
+    # document (a long text makes it larger than a megabyte): a non-finite
+    # number is found in any slice, first or last.
+    items: list[Any] = [c.User("x" * padding)]
+    items += [c.Invocation("f", {"i": index}) for index in range(701)]
+    items[where + 1] = c.Invocation("f", {"odd": [1, {"deep": -math.inf}]})
+    conversation = c.Conversation(items)
+    text = c.to_json(conversation)
+    assert text == searched_json(conversation)
+    assert '"deep":-Infinity' in text
+    assert c.to_jsonl(conversation) == searched_jsonl(conversation)
+
+
+@pytest.mark.parametrize(
+    "value",
+    # Each integer packs with the bytes cb 7f f0, cb ff ff or cb ff f1, as a
+    # non-finite float's do, without being one: the walk then settles it.
+    [0xCB7FF0, 0xCBFFFF12, -0x34000F],
+    ids=repr,
+)
+def test_bytes_that_look_like_a_packed_nan_are_not_one(value: Any) -> None:
+    conversation = c.Conversation([c.Invocation("f", {"v": value, "n": None})])
+    text = c.to_json(conversation)
+    assert text == searched_json(conversation)
+    assert "NaN" not in text and "Infinity" not in text
+    assert c.from_json(text) == conversation
