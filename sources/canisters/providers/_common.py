@@ -39,7 +39,7 @@ from ..canisters import (
     Usage,
     User,
 )
-from ..content import _URL_SCHEME, Audio, File, Image, Reasoning, Text
+from ..content import _URL_SCHEME, Audio, File, Image, Reasoning, Text, Video
 from ..conversation import Conversation, canisters_in
 from ..exceptions import (
     CanistersError,
@@ -158,6 +158,7 @@ new_conversation = _trusted(Conversation)
 # extras (and filename, for a file).
 new_image = _trusted(Image)
 new_audio = _trusted(Audio)
+new_video = _trusted(Video)
 new_file = _trusted(File)
 
 

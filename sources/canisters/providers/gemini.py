@@ -21,24 +21,24 @@ import functools
 import json
 import re
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any, Final
 
 import attrs
 
+from .._frozen import EMPTY, FrozenDict, freeze
 from ..canisters import (
     Assistant,
     ErrorCode,
     ErrorInfo,
-    Invocation,
-    Result,
     Supervisor,
     Usage,
-    User,
+    now,
 )
-from ..content import Audio, File, Image, Reasoning, Text, Video
+from ..content import _URL_SCHEME, Media, Text
 from ..conversation import Conversation
 from ..exceptions import MalformedPayload, _excerpt
-from ..protocols import Canister, Role
+from ..protocols import Canister, Content, Role
 from . import streams
 from ._common import (
     ASSISTANT,
@@ -65,8 +65,21 @@ from ._common import (
     media_bytes,
     mime_from_url,
     mine,
+    new_assistant,
+    new_audio,
+    new_conversation,
+    new_file,
+    new_image,
+    new_invocation,
+    new_reasoning,
+    new_result,
+    new_supervisor,
+    new_text,
+    new_user,
+    new_video,
     options_from,
     parse_data_url,
+    plain_text,
     reasoning_action,
     request_canisters,
     response_metadata,
@@ -77,6 +90,9 @@ from ._common import (
 )
 from ._common import (
     positions as common_positions,
+)
+from ._common import (
+    rest as common_rest,
 )
 
 __all__ = ["NAME", "NORMALIZER", "GeminiAccumulator", "GeminiNormalizer"]
@@ -173,12 +189,14 @@ class _Reader:
         return name if name in source or _snake(name) not in source else _snake(name)
 
     def rest(self, source: Mapping[str, Any], known: frozenset[str]) -> dict[str, Any]:
-        names = _spellings(known)
-        return {key: value for key, value in source.items() if key not in names}
+        return common_rest(source, _spellings(known))
 
 
-def _wrap(extras: dict[str, Any]) -> dict[str, Any]:
-    return {NAME: extras} if extras else {}
+def _frozen(extras: dict[str, Any]) -> FrozenDict[str, Any]:
+    """The extras of a part or canister holding ``extras`` as this provider's
+    entry (even falsy values: they record what the body left out), frozen as a
+    canister keeps its extras; the shared empty extras when there are none."""
+    return FrozenDict({NAME: extras}) if extras else EMPTY
 
 
 def _key(name: str, snake: Sequence[str] | frozenset[str]) -> str:
@@ -201,24 +219,40 @@ def _item_path(path: str, value: Any, number: int) -> str:
     return path if _single(value) else f"{path}[{number}]"
 
 
-def _media_class(
+_MEDIA: Final = {"image": new_image, "audio": new_audio, "video": new_video}
+
+
+def _new_media(
     mime: str | None,
-) -> type[Image] | type[Audio] | type[Video] | type[File]:
-    major = (mime or "").split("/", 1)[0]
-    if major == "image":
-        return Image
-    if major == "audio":
-        return Audio
-    if major == "video":
-        return Video
-    return File
+    data: bytes | None,
+    url: str | None,
+    extras: FrozenDict[str, Any],
+) -> Media:
+    """The part of the kind ``mime`` names (a file when it names none) holding
+    the checked ``data`` or ``url``, built the trusted way: what
+    ``Image(data=data, mime_type=mime, extras=extras)`` (or ``url=url``) makes."""
+    build = _MEDIA.get((mime or "").partition("/")[0])
+    media: Media
+    if build is None:
+        media = new_file(data, url, None, EMPTY, mime, None, None, extras, None)
+    else:
+        media = build(data, url, None, EMPTY, mime, None, None, extras)
+    return media
 
 
 # Parsing --------------------------------------------------------------------------
 
+# Every part and canister is built through the trusted constructors (see
+# _common.new_user): the parser checks each value itself, so attrs' converters
+# and checks would only repeat it. The canisters of one body share the moment
+# it was read. The property tests hold each one equal to what its public
+# constructor makes of the same fields.
+
 
 class _Pairing:
     """Pairs results with calls: by id, else by name and order."""
+
+    __slots__ = ("open",)
 
     def __init__(self) -> None:
         self.open: list[tuple[str, str]] = []
@@ -226,20 +260,23 @@ class _Pairing:
     def call(self, invocation_id: str, name: str) -> None:
         self.open.append((invocation_id, name))
 
-    def answer(self, given: str | None, name: str, fallback: str) -> str:
+    def answer(self, given: str | None, name: str) -> str | None:
+        """The id a result of ``name`` answers: ``given``, else the oldest
+        unanswered call of ``name``'s (``None`` when there is none)."""
         if given is not None:
-            self.open = [entry for entry in self.open if entry[0] != given]
+            if self.open:
+                self.open = [entry for entry in self.open if entry[0] != given]
             return given
         for index, (invocation_id, open_name) in enumerate(self.open):
             if open_name == name:
                 del self.open[index]
                 return invocation_id
-        return fallback
+        return None
 
 
 def _parse_media(
     part: Mapping[str, Any], reader: _Reader, path: str, extras: dict[str, Any]
-) -> Any:
+) -> Media:
     inline = reader.get(part, "inlineData")
     if inline is not None or not reader.has(part, "fileData"):
         where = f"{path}.{reader.spelled(part, 'inlineData')}"
@@ -261,7 +298,7 @@ def _parse_media(
             extras["blob"] = blob_rest
         if reader.snake:
             extras["snake"] = sorted(reader.snake)
-        return _media_class(mime)(data=data, mime_type=mime, extras=_wrap(extras))
+        return _new_media(mime, data, None, _frozen(extras))
     where = f"{path}.{reader.spelled(part, 'fileData')}"
     file = expect_mapping(reader.get(part, "fileData"), where)
     blob_reader = _Reader()
@@ -281,37 +318,33 @@ def _parse_media(
         extras["blob"] = blob_rest
     if reader.snake:
         extras["snake"] = sorted(reader.snake)
-    return _media_class(mime)(url=uri, mime_type=mime, extras=_wrap(extras))
+    return _new_media(mime, None, uri, _frozen(extras))
 
 
 def _parse_response_value(
     response: Mapping[str, Any],
-) -> tuple[tuple[Any, ...], ErrorInfo | None, dict[str, Any]]:
+) -> tuple[tuple[Any, ...], ErrorInfo | None]:
     keys = set(response)
     if keys == {"error"}:
         error = response["error"]
         if isinstance(error, str):
-            return (), ErrorInfo(ErrorCode.TOOL_ERROR, error), {}
+            return (), ErrorInfo(ErrorCode.TOOL_ERROR, error)
         if (
             isinstance(error, Mapping)
             and isinstance(error.get("code"), str)
             and isinstance(error.get("message"), str)
             and set(error) <= {"code", "message", "retryable", "details"}
         ):
-            return (
-                (),
-                ErrorInfo(
-                    error["code"],
-                    error["message"],
-                    bool(error.get("retryable", False)),
-                    error.get("details"),
-                ),
-                {},
+            return (), ErrorInfo(
+                error["code"],
+                error["message"],
+                bool(error.get("retryable", False)),
+                error.get("details"),
             )
     if keys == {"output"} and isinstance(response["output"], str):
-        return (Text(response["output"]),), None, {}
+        return (plain_text(response["output"]),), None
     text = json.dumps(response, ensure_ascii=False)
-    return (Text(text, "application/json"),), None, {}
+    return (new_text(text, "application/json", None, EMPTY),), None
 
 
 def _parse_turn(
@@ -319,6 +352,7 @@ def _parse_turn(
     index: int,
     path: str,
     pairing: _Pairing,
+    moment: datetime,
 ) -> tuple[str, list[Canister]]:
     reader = _Reader()
     role_value = reader.get(turn, "role")
@@ -344,6 +378,7 @@ def _parse_turn(
     if reader.snake:
         turn_extras["turn_snake"] = sorted(reader.snake)
 
+    build = new_assistant if role == "model" else new_user
     canisters: list[Canister] = []
     content: list[Any] = []
 
@@ -351,10 +386,9 @@ def _parse_turn(
 
     def flush() -> None:
         if content:
-            kind = Assistant if role == "model" else User
             # Placeholders and signatures go back to Gemini only (BOUND).
-            extras = {NAME: {BOUND: list(bound)}} if bound else {}
-            canisters.append(kind(content=tuple(content), extras=extras))
+            extras = FrozenDict({NAME: {BOUND: list(bound)}}) if bound else EMPTY
+            canisters.append(build(moment, extras, tuple(content)))
             content.clear()
             bound.clear()
 
@@ -378,7 +412,7 @@ def _parse_turn(
                 extras["snake"] = sorted(part_reader.snake)
             if thought is True:
                 content.append(
-                    Reasoning(text, signature, provider=NAME, extras=_wrap(extras))
+                    new_reasoning(text, signature, None, NAME, None, _frozen(extras))
                 )
                 continue
             if thought is not None:
@@ -386,7 +420,7 @@ def _parse_turn(
             if signature is not None:
                 extras["thoughtSignature"] = signature
                 bound.append("thoughtSignature")
-            content.append(Text(text, extras=_wrap(extras)))
+            content.append(new_text(text, "text/plain", None, _frozen(extras)))
         elif part_reader.has(part, "inlineData") or part_reader.has(part, "fileData"):
             if signature is not None:
                 extras["thoughtSignature"] = signature
@@ -402,9 +436,11 @@ def _parse_turn(
             args = call_reader.get(call, "args")
             if args is None:
                 extras["args"] = None
-                arguments: Mapping[str, Any] = {}
+                arguments: Mapping[str, Any] = EMPTY
             else:
-                arguments = expect_mapping(args, f"{part_path}.functionCall.args")
+                arguments = freeze(
+                    expect_mapping(args, f"{part_path}.functionCall.args")
+                )
             given = call_reader.get(call, "id")
             if given is None:
                 extras["id"] = False
@@ -422,12 +458,7 @@ def _parse_turn(
                 extras["snake"] = sorted(snake)
             pairing.call(invocation_id, name)
             canisters.append(
-                Invocation(
-                    name,
-                    arguments,
-                    invocation_id=invocation_id,
-                    extras=_wrap(extras),
-                )
+                new_invocation(moment, _frozen(extras), name, arguments, invocation_id)
             )
         elif result is not None:
             flush()
@@ -441,9 +472,9 @@ def _parse_turn(
                 extras["id"] = False
             else:
                 given = expect_str(given, f"{part_path}.functionResponse.id")
-            invocation_id = pairing.answer(
-                given, name, synthesize_id("gemini_result_", index, number, name)
-            )
+            answered = pairing.answer(given, name)
+            if answered is None:
+                answered = synthesize_id("gemini_result_", index, number, name)
             response = result_reader.get(result, "response")
             if response is None:
                 extras["response"] = None
@@ -453,7 +484,7 @@ def _parse_turn(
                 response = expect_mapping(
                     response, f"{part_path}.functionResponse.response"
                 )
-                values, error, _ = _parse_response_value(response)
+                values, error = _parse_response_value(response)
                 output = response.get("output")
                 if (
                     len(response) == 1
@@ -496,81 +527,285 @@ def _parse_turn(
             if role == "function":
                 extras["function_role"] = True
             canisters.append(
-                Result(
-                    invocation_id,
-                    name,
-                    values,
-                    error,
-                    extras=_wrap(extras),
-                )
+                new_result(moment, _frozen(extras), answered, name, values, error)
             )
         else:
             # Parts without a neutral meaning (executableCode, ...) ride as empty
             # text so that their position in the turn survives.
-            content.append(Text("", extras={NAME: {"raw": dict(part)}}))
+            raw_part = FrozenDict({NAME: {"raw": dict(part)}})
+            content.append(new_text("", "text/plain", None, raw_part))
             bound.extend(key for key in part if key != "thoughtSignature")
     flush()
     if not canisters:
-        kind = Assistant if role == "model" else User
-        canisters.append(kind(content=()))
+        canisters.append(build(moment, EMPTY, ()))
         if raw_parts is not None:
             turn_extras.setdefault("parts", [])  # Gemini's own empty turn
     if turn_extras:
-        first = canisters[0]
-        canisters[0] = _with_extras(first, turn_extras)
+        _mark(canisters[0], turn_extras)
     return role, canisters
 
 
-def _with_extras(canister: Canister, extras: Mapping[str, Any]) -> Canister:
-    merged = {**mine(canister, NAME), **extras}
-    return attrs.evolve(canister, extras={**canister.extras, NAME: merged})  # type: ignore[misc]
+def _mark(canister: Canister, marks: Mapping[str, Any]) -> None:
+    """Add ``marks`` to this provider's extras of ``canister``, in place: the
+    parser has just built it and nobody else holds it. The extras are what
+    ``attrs.evolve(canister, extras=...)`` would make, without building the
+    canister a second time."""
+    merged = {**mine(canister, NAME), **marks}
+    object.__setattr__(canister, "extras", freeze({**canister.extras, NAME: merged}))
 
 
-def _parse_contents(raw: Any, path: str) -> list[Canister]:
+_SPLIT: Final = {"split": True}
+
+
+def _parse_contents(
+    raw: Any, path: str, moment: datetime, *, fast: bool = True
+) -> list[Canister]:
     single = _single(raw)
     turns = _parts(raw, path)
     pairing = _Pairing()
     canisters: list[Canister] = []
     previous: str | None = None
     for index, turn in enumerate(turns):
+        if fast and type(turn) is dict and len(turn) == 2:
+            # A user or model turn of parts, built the fast way (see _parse_plain).
+            role, parts = turn.get("role"), turn.get("parts")
+            found = (
+                _parse_plain(role, parts, pairing, moment)
+                if (role == "user" or role == "model") and type(parts) is list
+                else None
+            )
+            if found is not None:
+                if previous == role:
+                    _mark(found[0], _SPLIT)
+                previous = role
+                canisters += found
+                continue
         turn_path = f"{path}[{index}]" if not single else path
         role, found = _parse_turn(
-            expect_mapping(turn, turn_path), index, turn_path, pairing
+            expect_mapping(turn, turn_path), index, turn_path, pairing, moment
         )
         wire = "model" if role == "model" else "user"
         if previous == wire:
-            found[0] = _with_extras(found[0], {"split": True})
+            _mark(found[0], _SPLIT)
         previous = wire
         canisters.extend(found)
     if single and canisters:
-        canisters[0] = _with_extras(canisters[0], {"contents_object": True})
+        _mark(canisters[0], {"contents_object": True})
     return canisters
 
 
-def _parse_system(raw: Any, key: str) -> Supervisor:
+def _parse_plain(
+    role: str, parts: list[Any], pairing: _Pairing, moment: datetime
+) -> list[Canister] | None:
+    """The canisters of a turn's ``parts``, built and marked as
+    :func:`_parse_turn` builds and marks them, when each part is a ``dict`` of
+    the commonest shapes: a text (a thought with or without its signature, or
+    plain text with or without one), inline data in canonical base64, a file
+    URI, a call with its name, arguments and id, a response with its id, name
+    and an ``{"output": text}``, each with no other key. ``None`` for anything
+    else (an empty turn among them), which :func:`_parse_turn` reads or
+    refuses at its path; ``pairing`` is then as it was.
+    """
+    build = new_assistant if role == "model" else new_user
+    made: list[Canister] = []
+    content: list[Content] = []
+    signed = 0  # the texts of the content to flush that carried a signature
+    # The calls (True) and answers (False) read, paired once the turn is read.
+    pairs: list[tuple[bool, str, str]] = []
+    for part in parts:
+        if type(part) is not dict:
+            return None
+        size = len(part)
+        text = part.get("text")
+        if text is not None:
+            if type(text) is not str:
+                return None
+            if size == 1:
+                content.append(plain_text(text))
+                continue
+            signature = part.get("thoughtSignature")
+            if signature is not None and type(signature) is not str:
+                return None
+            thought = part.get("thought")
+            if thought is True and size == (2 if signature is None else 3):
+                content.append(new_reasoning(text, signature, None, NAME, None, EMPTY))
+            elif signature is not None and size == 2:  # a text and its signature
+                kept = FrozenDict({NAME: {"thoughtSignature": signature}})
+                content.append(new_text(text, "text/plain", None, kept))
+                signed += 1
+            else:
+                return None
+            continue
+        if size != 1:
+            return None
+        call = part.get("functionCall")
+        if call is not None:
+            if type(call) is not dict or len(call) != 3:
+                return None
+            name, args, given = call.get("name"), call.get("args"), call.get("id")
+            if (
+                type(name) is not str
+                or type(args) is not dict
+                or type(given) is not str
+            ):
+                return None
+            if content:
+                made.append(build(moment, _signed(signed), tuple(content)))
+                content = []
+                signed = 0
+            arguments = FrozenDict(args) if args else EMPTY
+            made.append(new_invocation(moment, EMPTY, name, arguments, given))
+            pairs.append((True, given, name))
+            continue
+        result = part.get("functionResponse")
+        if result is not None:
+            if type(result) is not dict or len(result) != 3:
+                return None
+            given, name = result.get("id"), result.get("name")
+            response = result.get("response")
+            if (
+                type(given) is not str
+                or type(name) is not str
+                or type(response) is not dict
+                or len(response) != 1
+            ):
+                return None
+            output = response.get("output")
+            if type(output) is not str:
+                return None
+            if content:
+                made.append(build(moment, _signed(signed), tuple(content)))
+                content = []
+                signed = 0
+            # JSON text is marked as sent as {"output": ...} (see _parse_turn).
+            marks = _OUTPUT if json_object(output) is not None else EMPTY
+            made.append(
+                new_result(moment, marks, given, name, (plain_text(output),), None)
+            )
+            pairs.append((False, given, name))
+            continue
+        media = _plain_media(part)
+        if media is None:
+            return None
+        content.append(media)
+    if content:
+        made.append(build(moment, _signed(signed), tuple(content)))
+    elif not made:
+        return None  # an empty turn: marked so by the general way
+    for call, given, name in pairs:  # in the order read, as _parse_turn pairs
+        if call:
+            pairing.call(given, name)
+        else:
+            pairing.answer(given, name)
+    return made
+
+
+_OUTPUT: Final = FrozenDict({NAME: {"output": True}})
+
+
+def _signed(count: int) -> FrozenDict[str, Any]:
+    """The extras of a user or model canister whose content held ``count``
+    texts with a signature: each goes back to Gemini only (BOUND)."""
+    return FrozenDict({NAME: {BOUND: ["thoughtSignature"] * count}}) if count else EMPTY
+
+
+def _plain_media(part: dict[str, Any]) -> Media | None:
+    """An ``inlineData`` part in canonical base64 or a ``fileData`` part with
+    an absolute URI, each with its ``mimeType`` and nothing else, built as
+    :func:`_parse_media` builds it; ``None`` for any other part."""
+    blob = part.get("inlineData")
+    if blob is not None:
+        if type(blob) is not dict or len(blob) != 2:
+            return None
+        mime, encoded = blob.get("mimeType"), blob.get("data")
+        if type(mime) is not str or type(encoded) is not str:
+            return None
+        try:
+            data, exact = b64decode_exact(encoded)
+        except MalformedPayload:
+            return None  # refused the general way, at its path
+        return _new_media(mime, data, None, EMPTY) if exact else None
+    file = part.get("fileData")
+    if type(file) is not dict or len(file) != 2:
+        return None
+    mime, uri = file.get("mimeType"), file.get("fileUri")
+    if type(mime) is not str or type(uri) is not str or _URL_SCHEME.match(uri) is None:
+        return None
+    return _new_media(mime, None, uri, EMPTY)
+
+
+def _parse_system(raw: Any, key: str, moment: datetime) -> Supervisor:
     path = f"$.{key}"
+    supervisor: Supervisor
     if isinstance(raw, str):
-        return Supervisor((Text(raw),), extras={NAME: {"string": True, "key": key}})
+        extras = FrozenDict({NAME: {"string": True, "key": key}})
+        supervisor = new_supervisor(moment, extras, (plain_text(raw),))
+        return supervisor
     system = expect_mapping(raw, path)
     reader = _Reader()
-    extras: dict[str, Any] = {}
+    marks: dict[str, Any] = {}
     if key != "systemInstruction":
-        extras["key"] = key
+        marks["key"] = key
     role = reader.get(system, "role")
     if role is not None:
-        extras["role"] = role
+        marks["role"] = role
     raw_parts = reader.get(system, "parts")
     if isinstance(raw_parts, Mapping):
-        extras["parts_object"] = True
-    parts: list[Any] = []
+        marks["parts_object"] = True
+    parts: list[Content] = []
     for number, value in enumerate(_parts(raw_parts, f"{path}.parts")):
         part_path = _item_path(f"{path}.parts", raw_parts, number)
         part = expect_mapping(value, part_path)
-        parts.append(Text(expect_str(part.get("text"), f"{part_path}.text")))
+        parts.append(plain_text(expect_str(part.get("text"), f"{part_path}.text")))
     rest = reader.rest(system, _TURN_KEYS)
     if rest:
-        extras["system"] = rest
-    return Supervisor(tuple(parts), extras=_wrap(extras))
+        marks["system"] = rest
+    supervisor = new_supervisor(moment, _frozen(marks), tuple(parts))
+    return supervisor
+
+
+def _plain_system(raw: Any, moment: datetime) -> Supervisor | None:
+    """A ``systemInstruction`` of ``parts`` alone, a list of ``dict`` each with
+    a string ``text``, built as :func:`_parse_system` builds it; ``None`` for
+    anything else."""
+    if type(raw) is not dict or len(raw) != 1:
+        return None
+    parts = raw.get("parts")
+    if type(parts) is not list:
+        return None
+    texts: list[Content] = []
+    for part in parts:
+        text = part.get("text") if type(part) is dict else None
+        if type(text) is not str:
+            return None
+        texts.append(plain_text(text))
+    supervisor: Supervisor = new_supervisor(moment, EMPTY, tuple(texts))
+    return supervisor
+
+
+def _parse_request(body: object, *, fast: bool = True) -> Conversation:
+    """The normalizer's ``parse_request``, unguarded; ``fast=False`` reads every
+    turn the general way (what the fast way must give, exactly)."""
+    mapping = body if type(body) is dict else as_mapping(body)
+    canisters: list[Canister] = []
+    # Every canister of the body is made at the moment it was read.
+    moment = now()
+    for key in ("systemInstruction", "system_instruction"):
+        raw = mapping.get(key)
+        if raw is not None:
+            supervisor = (
+                _plain_system(raw, moment)
+                if fast and key == "systemInstruction"
+                else None
+            )
+            canisters.append(supervisor or _parse_system(raw, key, moment))
+            break
+    if "contents" in mapping:
+        canisters += _parse_contents(
+            mapping["contents"], "$.contents", moment, fast=fast
+        )
+    conversation: Conversation = new_conversation(tuple(canisters))
+    return conversation
 
 
 # Rendering ------------------------------------------------------------------------
@@ -1153,15 +1388,7 @@ class GeminiNormalizer(streams.Streaming):
     @guarded_reading("systemInstruction", "system_instruction", "contents")
     def parse_request(self, body: Any) -> Conversation:
         """Read ``systemInstruction`` (either casing) and ``contents``."""
-        body = as_mapping(body)
-        canisters: list[Canister] = []
-        for key in ("systemInstruction", "system_instruction"):
-            if body.get(key) is not None:
-                canisters.append(_parse_system(body[key], key))
-                break
-        if "contents" in body:
-            canisters.extend(_parse_contents(body["contents"], "$.contents"))
-        return Conversation(tuple(canisters))
+        return _parse_request(body)
 
     def render_request(
         self, conversation: Conversation, **options: Any
@@ -1192,7 +1419,11 @@ class GeminiNormalizer(streams.Streaming):
                     content = expect_mapping(content, "$.candidates[0].content")
                     if content:
                         _, canisters = _parse_turn(
-                            content, 0, "$.candidates[0].content", _Pairing()
+                            content,
+                            0,
+                            "$.candidates[0].content",
+                            _Pairing(),
+                            now(),
                         )
                     else:
                         extras["content"] = {}
