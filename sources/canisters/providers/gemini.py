@@ -607,6 +607,11 @@ def _parse_plain(
     refuses at its path; ``pairing`` is then as it was.
     """
     build = new_assistant if role == "model" else new_user
+    if len(parts) == 1:  # most often a text alone
+        part = parts[0]
+        text = part.get("text") if type(part) is dict and len(part) == 1 else None
+        if type(text) is str:
+            return [build(moment, EMPTY, (plain_text(text),))]
     made: list[Canister] = []
     content: list[Content] = []
     signed = 0  # the texts of the content to flush that carried a signature
@@ -689,7 +694,7 @@ def _parse_plain(
             return None
         content.append(media)
     if content:
-        made.append(build(moment, _signed(signed), tuple(content)))
+        made.append(build(moment, _signed(signed) if signed else EMPTY, tuple(content)))
     elif not made:
         return None  # an empty turn: marked so by the general way
     for call, given, name in pairs:  # in the order read, as _parse_turn pairs
