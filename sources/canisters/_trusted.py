@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from .canisters import new_id
+from .canisters import _IDS, new_id
 
 T = TypeVar("T")
 
@@ -55,8 +55,9 @@ def _shadow(cls: type) -> type | None:
     return shadow
 
 
-def _trusted(cls: type[T]) -> Callable[..., T]:
-    """Return a constructor of ``cls`` taking every field positionally, in order.
+def _trusted(cls: type[T], **fixed: Any) -> Callable[..., T]:
+    """Return a constructor of ``cls`` taking every field positionally, in order,
+    but those given in ``fixed``, which it sets to the value given there.
 
     It sets the slots directly, as attrs' own ``__init__`` does, but without
     converters or ``__attrs_post_init__``: its callers check and normalize
@@ -67,21 +68,31 @@ def _trusted(cls: type[T]) -> Callable[..., T]:
     ``cls`` and becomes a ``cls`` at the end.
     """
     names = [field.name for field in attrs.fields(cls)]  # type: ignore[arg-type]
+    unknown = set(fixed) - set(names)
+    assert not unknown, (cls, unknown)
+    values = [f"fixed[{name!r}]" if name in fixed else name for name in names]
     shadow = _shadow(cls)
-    lines = [f"def build({', '.join(names)}):"]
+    lines = [f"def build({', '.join(name for name in names if name not in fixed)}):"]
     if shadow is not None:
         lines.append("    obj = shadow()")
-        lines += [f"    obj.{name} = {name}" for name in names]
+        lines += [
+            f"    obj.{name} = {value}"
+            for name, value in zip(names, values, strict=True)
+        ]
         lines.append("    obj.__class__ = cls")
     else:  # pragma: no cover - see _shadow
         lines.append("    obj = new(cls)")
-        lines += [f"    setattr(obj, {name!r}, {name})" for name in names]
+        lines += [
+            f"    setattr(obj, {name!r}, {value})"
+            for name, value in zip(names, values, strict=True)
+        ]
     lines.append("    return obj")
     namespace: dict[str, Any] = {
         "cls": cls,
         "shadow": shadow,
         "new": object.__new__,
         "setattr": object.__setattr__,
+        "fixed": fixed,
     }
     exec("\n".join(lines), namespace)
     build: Callable[..., T] = namespace["build"]
@@ -104,7 +115,11 @@ def _fresh(cls: type[T]) -> Callable[..., T]:
     values = [fixed.get(name, name) for name in names]
     source = [f"def fresh({', '.join(taken)}):"]
     if shadow is not None:
-        source.append("    obj = shadow()")
+        # new_id, inline: an id from the batch, or new_id for a new batch.
+        source += ["    try:", "        made = pop()", "    except IndexError:"]
+        source += ["        made = new_id()", "    obj = shadow()"]
+        fixed["id"] = "made"
+        values = [fixed.get(name, name) for name in names]
         source += [
             f"    obj.{name} = {value}"
             for name, value in zip(names, values, strict=True)
@@ -113,6 +128,7 @@ def _fresh(cls: type[T]) -> Callable[..., T]:
     else:  # pragma: no cover - see _shadow
         source.append(f"    return build({', '.join(values)})")
     namespace: dict[str, Any] = {"cls": cls, "shadow": shadow, "new_id": new_id}
+    namespace["pop"] = _IDS.pop
     namespace["build"] = _trusted(cls)
     exec("\n".join(source), namespace)
     fresh: Callable[..., T] = namespace["fresh"]

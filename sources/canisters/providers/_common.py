@@ -162,10 +162,10 @@ new_video = _trusted(Video)
 new_file = _trusted(File)
 
 
-def plain_text(text: str) -> Text:
-    """``Text(text)``, for a ``str`` the caller has checked."""
-    part: Text = new_text(text, "text/plain", None, EMPTY)
-    return part
+plain_text: Callable[[str], Text] = _trusted(
+    Text, mime_type="text/plain", id=None, extras=EMPTY
+)
+"""``Text(text)``, for a ``str`` the caller has checked."""
 
 
 _loads = orjson.loads

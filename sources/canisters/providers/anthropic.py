@@ -557,7 +557,11 @@ _LISTED: Final = {
 _TEXT_ROLES = (Role.User, Role.Assistant)
 
 
-@common.guarded_reading("system", "messages")
+_READS: Final = ("system", "messages")
+"""The keys of a request body that parse_request reads."""
+
+
+@common.guarded_reading(*_READS)
 def parse_request(body: object) -> Conversation:
     """Read ``system`` and ``messages`` of a Messages request body (or SDK params)."""
     return _parse_request(body)
@@ -1882,9 +1886,10 @@ class Anthropic(streams.Streaming):
     name = NAME
     """The provider name."""
 
+    @common.guarded_reading(*_READS)
     def parse_request(self, body: Any) -> Conversation:
         """Read ``system`` and ``messages`` of a request body or SDK params."""
-        return parse_request(body)
+        return _parse_request(body)
 
     def render_request(
         self, conversation: Conversation, **options: Any
