@@ -326,13 +326,16 @@ def ollama_messages(draw: st.DrawFn) -> Any:
         message["images"] = draw(
             mostly(st.lists(base64_images, max_size=2) | st.none(), ["iVBORw0K"])
         )
-    if role == "assistant" and not draw(st.integers(0, 3)):
+    # Each key mostly on the role that models it, one time in twelve on another
+    # role (which keeps it as it was sent).
+    seldom = st.integers(0, 11).map(lambda n: n == 0)
+    if draw(st.integers(0, 3).map(lambda n: n == 0) if role == "assistant" else seldom):
         message["thinking"] = draw(mostly(st.sampled_from(["hm", "", None]), [3]))
-    if role == "assistant" and draw(st.booleans()):
+    if draw(st.booleans() if role == "assistant" else seldom):
         message["tool_calls"] = draw(
             mostly(st.lists(ollama_calls(), max_size=3) | st.none(), ["x"])
         )
-    if role == "tool" and draw(st.integers(0, 9)):
+    if draw(st.integers(0, 9).map(bool) if role == "tool" else seldom):
         message["tool_name"] = draw(mostly(st.sampled_from(["f", "g", "f", None]), [3]))
     if role == "tool" and not draw(st.integers(0, 9)):
         message["tool_call_id"] = draw(call_ids)

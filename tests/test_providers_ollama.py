@@ -35,6 +35,7 @@ from .providers_support import (
     check_corpus_size,
     check_recorded_round_trip,
 )
+from .test_providers_fast_parse import ollama_messages
 
 NAME = "ollama"
 CORPUS = Corpus(NAME)
@@ -293,3 +294,179 @@ def test_reply_with_several_messages_keeps_one_and_reports_the_rest() -> None:
     assert [(event.kind, event.where) for event in report.events] == [
         ("dropped", "reply message 1")
     ]
+
+
+# Every key on every role -----------------------------------------------------------
+
+CALL = {"function": {"name": "f", "arguments": {"a": 1}}}
+KEY_VALUES = {
+    "images": [[base64.b64encode(PNG).decode()], [], None],
+    "thinking": ["hmm", "", None],
+    "tool_calls": [[CALL], [], None],
+    "tool_name": ["f", "", None],
+    "keep_alive": [{"any": ["json", 1]}],
+}
+MODELED = {
+    "system": {"images"},
+    "user": {"images"},
+    "assistant": {"images", "thinking", "tool_calls"},
+    "tool": {"images", "tool_name"},
+}
+KEY_CASES = [
+    (role, key, value)
+    for role in MODELED
+    for key, values in KEY_VALUES.items()
+    for value in values
+]
+
+
+@pytest.mark.parametrize("content", [True, False], ids=["content", "no-content"])
+@pytest.mark.parametrize(("role", "key", "value"), KEY_CASES)
+def test_every_key_on_every_role_round_trips(
+    role: str, key: str, value: Any, content: bool
+) -> None:
+    """Each message key, on each role, comes back exactly, read the fast way or
+    the general way; a key the role does not model is kept as it was sent."""
+    message: dict[str, Any] = {"role": role}
+    if content:
+        message["content"] = "x"
+    message[key] = value
+    body = {"messages": [{"role": "user", "content": "q"}, message]}
+    general = ollama._parse_request(body, fast=False)
+    for conversation in (normalizer().parse_request(body), general):
+        rendered = normalizer().render_request(conversation, incomplete="keep")
+        assert rendered == body
+        kept = conversation[-1].extras.get(NAME, {}).get("message", {})
+        if key in MODELED[role]:
+            assert key not in kept
+        else:
+            assert kept == {key: value}
+    validate(body["messages"])  # the SDK's Message takes the body...
+    validate(rendered["messages"])  # ...and what it renders to
+
+
+def test_keys_a_role_does_not_model_are_kept_opaque() -> None:
+    """``thinking`` on a user message is not reasoning, ``tool_calls`` on a
+    system message are not invocations, ``tool_name`` on an assistant message
+    names nothing: each stays on its message, as sent, and a value the role
+    would refuse (a number) is kept too."""
+    body = {
+        "messages": [
+            {"role": "system", "content": "s", "tool_calls": [CALL]},
+            {"role": "user", "content": "u", "thinking": 3, "tool_name": "f"},
+            {"role": "assistant", "content": "a", "tool_name": None},
+            {"role": "tool", "content": "r", "tool_name": "f", "thinking": "t"},
+        ]
+    }
+    conversation = normalizer().parse_request(body)
+    assert [type(c) for c in conversation] == [Supervisor, User, Assistant, Result]
+    assert [c.content for c in conversation] == [  # type: ignore[attr-defined]
+        (Text("s"),),
+        (Text("u"),),
+        (Text("a"),),
+        (Text("r"),),
+    ]
+    assert [c.extras[NAME]["message"] for c in conversation] == [
+        {"tool_calls": [CALL]},
+        {"thinking": 3, "tool_name": "f"},
+        {"tool_name": None},
+        {"thinking": "t"},
+    ]
+    assert normalizer().render_request(conversation, incomplete="keep") == body
+    # Other providers get the modeled content only.
+    openai = providers.get("openai-chat").render_request(conversation)
+    assert "tool_calls" not in openai["messages"][0]
+    assert "thinking" not in json.dumps(openai)
+
+
+def test_images_on_every_role_are_images() -> None:
+    """``images`` are modeled on every role: image parts after the text."""
+    image = base64.b64encode(PNG).decode()
+    body = {
+        "messages": [
+            {"role": role, "content": "x", "images": [image]}
+            for role in ("system", "user", "assistant")
+        ]
+        + [{"role": "tool", "content": "x", "images": [image], "tool_name": "f"}]
+    }
+    conversation = normalizer().parse_request(body)
+    for canister in conversation:
+        assert canister.content == (Text("x"), Image(data=PNG))  # type: ignore[attr-defined]
+        assert not canister.extras
+    assert normalizer().render_request(conversation, incomplete="keep") == body
+
+
+def test_null_and_empty_values_are_told_apart() -> None:
+    """``tool_name: null`` is not a missing ``tool_name``, a call's ``id: null``
+    not a missing id, and empty ``images`` / ``tool_calls`` not missing ones."""
+    body = {
+        "messages": [
+            {"role": "assistant", "content": "", "tool_calls": [{"id": None, **CALL}]},
+            {"role": "tool", "content": "1", "tool_name": None},
+            {"role": "tool", "content": "2"},
+            {"role": "user", "content": "u", "images": []},
+            {"role": "assistant", "content": "a", "tool_calls": []},
+        ]
+    }
+    conversation = normalizer().parse_request(body)
+    call, named, nameless = conversation[0], conversation[1], conversation[2]
+    assert isinstance(call, Invocation) and isinstance(named, Result)
+    assert named.invocation_id == call.invocation_id and named.name == "f"
+    assert named.extras[NAME] == {"tool_name": "null"}
+    assert nameless.extras[NAME] == {"tool_name": None}
+    assert conversation[3].extras[NAME] == {"images": []}
+    assert conversation[4].extras[NAME] == {"tool_calls": []}
+    assert normalizer().render_request(conversation, incomplete="keep") == body
+
+
+def test_only_error_text_it_writes_is_an_error() -> None:
+    """A tool message holding an error object spaced otherwise than rendering
+    writes it stays text, so that it comes back as sent."""
+    written = '{"error": {"code": "E", "message": "m"}}'
+    spaced = '{"error":{"code":"E","message":"m"}}'
+    body = {
+        "messages": [
+            {"role": "tool", "content": written, "tool_name": "f"},
+            {"role": "tool", "content": spaced, "tool_name": "f"},
+        ]
+    }
+    for fast in (True, False):
+        conversation = ollama._parse_request(body, fast=fast)
+        first, second = conversation
+        assert isinstance(first, Result) and isinstance(second, Result)
+        assert first.error is not None and first.error.code == "E"
+        assert second.error is None and second.content == (Text(spaced),)
+        assert normalizer().render_request(conversation, incomplete="keep") == body
+
+
+@pytest.mark.parametrize(
+    ("message", "where"),
+    [
+        ({"role": "system", "images": [3]}, r"messages\[0\]\.images\[0\]"),
+        ({"role": "tool", "images": "x"}, r"messages\[0\]\.images"),
+        ({"role": "assistant", "thinking": 3}, r"messages\[0\]\.thinking"),
+        ({"role": "assistant", "tool_calls": "x"}, r"messages\[0\]\.tool_calls"),
+        ({"role": "tool", "tool_name": 3}, r"messages\[0\]\.tool_name"),
+    ],
+)
+def test_malformed_modeled_values_name_their_path(
+    message: dict[str, Any], where: str
+) -> None:
+    with pytest.raises(canisters.MalformedPayload, match=where):
+        normalizer().parse_request({"messages": [message]})
+
+
+@settings(
+    max_examples=examples(150),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(messages=st.lists(ollama_messages(), max_size=6))
+def test_request_bodies_round_trip_exactly(messages: list[Any]) -> None:
+    """Any request body that parses renders back to itself: nothing is lost."""
+    body = {"messages": messages}
+    try:
+        conversation = normalizer().parse_request(body)
+    except canisters.ProviderError:
+        return
+    assert normalizer().render_request(conversation, incomplete="keep") == body

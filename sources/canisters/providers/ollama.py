@@ -9,11 +9,14 @@ stable one (the same body always gives the same ids) and rendering leaves it
 out again.
 
 Provider-only fields ride in ``extras["ollama"]``: ``content`` (``None`` when
-the message had no ``content`` key), ``images`` (``None`` for an
-``images: null`` echo), ``message`` (other message keys), ``raw`` on images
-(base64 that is not canonical), ``id`` / ``function`` / ``call`` on invocations,
-and ``response`` (``created_at``, ``done``, durations...) on the first canister
-of a response.
+the message had no ``content`` key), ``images`` and ``tool_calls`` (``None`` for
+a null echo, ``[]`` when sent empty), ``tool_name`` (``None`` when a tool message
+had none, ``"null"`` when it was null), ``message`` (keys the message's role does
+not model, kept as sent: ``thinking``, ``tool_calls`` or ``tool_name`` on a user
+message, say, and unknown keys), ``raw`` on images (base64 that is not
+canonical), ``id`` / ``function`` / ``call`` on invocations, and ``response``
+(``created_at``, ``done``, durations...) on the first canister of a response.
+Nothing a request body holds is lost: rendering gives it back exactly.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import Any, Final
 import attrs
 
 from .._frozen import EMPTY, FrozenDict, freeze
-from ..canisters import Metadata, Result, Usage, now
+from ..canisters import ErrorInfo, Metadata, Result, Usage, now
 from ..content import Image, Text
 from ..conversation import Conversation
 from ..exceptions import MalformedPayload, _excerpt
@@ -95,9 +98,14 @@ RESPONSE_FIELDS = (
 )
 """The response fields :meth:`OllamaNormalizer.render_response` produces."""
 
-_MESSAGE_KEYS = frozenset(
-    {"role", "content", "images", "tool_calls", "thinking", "tool_name"}
-)
+_MESSAGE_KEYS = {
+    "system": frozenset({"role", "content", "images"}),
+    "user": frozenset({"role", "content", "images"}),
+    "assistant": frozenset({"role", "content", "images", "thinking", "tool_calls"}),
+    "tool": frozenset({"role", "content", "images", "tool_name"}),
+}
+"""The keys each role's messages model; any other key (``thinking`` on a user
+message, say) rides in ``extras["ollama"]["message"]`` as it was sent."""
 _CALL_KEYS = frozenset({"function", "id"})
 _FUNCTION_KEYS = frozenset({"name", "arguments"})
 _WIRE_ROLE = {
@@ -135,11 +143,14 @@ def _images(
     if raw is None:
         extras["images"] = None
         return []
+    listed = expect_list(raw, f"{path}.images")
+    if not listed:
+        extras["images"] = []  # sent empty
     return [
         _image(
             expect_str(value, f"{path}.images[{number}]"), f"{path}.images[{number}]"
         )
-        for number, value in enumerate(expect_list(raw, f"{path}.images"))
+        for number, value in enumerate(listed)
     ]
 
 
@@ -153,6 +164,13 @@ def _text(message: Mapping[str, Any], path: str, extras: dict[str, Any]) -> list
         return []
     text = expect_str(content, f"{path}.content")
     return [plain_text(text)] if text else []
+
+
+def _error(text: str) -> ErrorInfo | None:
+    """The error a tool message's ``text`` holds when it is exactly what rendering
+    writes; other text (the same object spaced otherwise, say) stays text."""
+    error = decode_error_text(text)
+    return error if error is not None and encode_error_text(error) == text else None
 
 
 def _wrap(extras: dict[str, Any]) -> FrozenDict[str, Any]:
@@ -175,8 +193,11 @@ class _Parser:
         path = path or f"$.messages[{index}]"
         message = expect_mapping(raw, path)
         role = expect_str(message.get("role"), f"{path}.role")
+        known = _MESSAGE_KEYS.get(role)
+        if known is None:
+            raise MalformedPayload(f"unknown role {_excerpt(role)}", f"{path}.role")
         extras: dict[str, Any] = {}
-        other = rest(message, _MESSAGE_KEYS)
+        other = rest(message, known)
         if other:
             extras["message"] = other
         if role == "system" or role == "user":
@@ -186,9 +207,7 @@ class _Parser:
             return [build(self.moment, _wrap(extras), (*texts, *images))]
         if role == "assistant":
             return self.assistant(index, message, path, extras)
-        if role == "tool":
-            return [self.tool(index, message, path, extras)]
-        raise MalformedPayload(f"unknown role {_excerpt(role)}", f"{path}.role")
+        return [self.tool(index, message, path, extras)]
 
     def assistant(
         self, index: int, message: Mapping[str, Any], path: str, extras: dict[str, Any]
@@ -207,6 +226,8 @@ class _Parser:
                 extras["tool_calls"] = None
             return [new_assistant(self.moment, _wrap(extras), tuple(content))]
         listed = expect_list(calls, f"{path}.tool_calls")
+        if not listed:
+            extras["tool_calls"] = []  # sent empty
         # A message holding only tool calls needs no assistant canister: its
         # first call says it leads a message of its own.
         lead = bool(listed) and not content and not extras
@@ -232,7 +253,8 @@ class _Parser:
             given = call.get("id")
             if given is None:
                 invocation_id = synthesize_id("ollama_call_", index, number, name)
-                call_extras["id"] = False
+                # False: no id key; "null": the key with a null value.
+                call_extras["id"] = "null" if "id" in call else False
             else:
                 invocation_id = expect_str(given, f"{call_path}.id")
             other = rest(function, _FUNCTION_KEYS)
@@ -257,7 +279,8 @@ class _Parser:
         name_value = message.get("tool_name")
         name = "" if name_value is None else expect_str(name_value, f"{path}.tool_name")
         if name_value is None:
-            extras["tool_name"] = None
+            # None: no tool_name key; "null": the key with a null value.
+            extras["tool_name"] = "null" if "tool_name" in message else None
         invocation_id, name = self.answered(
             message.get("tool_call_id"), name, name_value is None, index
         )
@@ -265,7 +288,7 @@ class _Parser:
         images = _images(message, path, extras)
         error = None
         if len(texts) == 1:
-            error = decode_error_text(texts[0].text)
+            error = _error(texts[0].text)
             if error is not None:
                 texts = []
         result: Result = new_result(
@@ -314,7 +337,7 @@ class _Parser:
             if size != 3 or type(name) is not str:
                 return None
             invocation_id, name = self.answered(None, name, False, index)
-            error = decode_error_text(content) if content else None
+            error = _error(content) if content else None
             result: Result = new_result(
                 self.moment,
                 EMPTY,
@@ -326,7 +349,7 @@ class _Parser:
             return [result]
         if role == "user":
             images = message.get("images")
-            if size != 3 or type(images) is not list:
+            if size != 3 or type(images) is not list or not images:
                 return None
             for number, text in enumerate(images):
                 if type(text) is not str:
@@ -343,12 +366,10 @@ class _Parser:
             if type(thinking) is not str:
                 return None
             parts.insert(0, new_reasoning(thinking, None, None, NAME, None, EMPTY))
-        if not calls:
-            if calls is not None and type(calls) is not list:
-                return None
+        if calls is None:
             return [new_assistant(self.moment, EMPTY, tuple(parts))]
-        if type(calls) is not list:
-            return None
+        if type(calls) is not list or not calls:
+            return None  # not a list, or sent empty
         return self.plain_calls(index, calls, parts)
 
     def plain_calls(
@@ -485,7 +506,7 @@ class _Renderer:
         if images:
             message["images"] = images
         elif "images" in extras:
-            message["images"] = None
+            message["images"] = None if extras["images"] is None else []
 
     def call(self, canister: Any) -> dict[str, Any]:
         extras = mine(canister, NAME)
@@ -497,7 +518,10 @@ class _Renderer:
             function["arguments"] = dict(canister.arguments)
         function.update(extras.get("function", {}))
         call: dict[str, Any] = {"function": function}
-        if extras.get("id") is not False:
+        given = extras.get("id")
+        if given == "null":
+            call = {"id": None, **call}
+        elif given is not False:
             call = {"id": canister.invocation_id, **call}
         call.update(extras.get("call", {}))
         return call
@@ -538,7 +562,11 @@ class _Renderer:
                     )
                 )
                 if joins:
-                    rendered[-1].setdefault("tool_calls", []).append(call)
+                    joined = rendered[-1].get("tool_calls")
+                    if joined is None:  # none yet, or kept as null
+                        rendered[-1]["tool_calls"] = [call]
+                    else:
+                        joined.append(call)
                 else:
                     message: dict[str, Any] = {"role": "assistant", "content": ""}
                     message["tool_calls"] = [call]
@@ -566,10 +594,14 @@ class _Renderer:
                 result: Any = canister
                 if result.error is not None:
                     message["content"] = encode_error_text(result.error)
-                if extras.get("tool_name", "") is not None:
+                named = extras.get("tool_name", "")
+                if named == "null":
+                    message["tool_name"] = None
+                elif named is not None:
                     message["tool_name"] = result.name
             if role is ASSISTANT and "tool_calls" in extras:
-                message["tool_calls"] = extras["tool_calls"]
+                calls = extras["tool_calls"]
+                message["tool_calls"] = None if calls is None else [*calls]
             message.update(extras.get("message", {}))
             rendered.append(message)
             last = canister
