@@ -151,9 +151,10 @@ def test_render_refuses_what_is_not_a_conversation(name: str, bad: object) -> No
 
 
 def test_marks_are_a_provider_entry_in_extras() -> None:
-    """``with_marks``, ``marker`` and ``mine``, the helpers plugins mark what they
-    read with: truthy marks make the provider's entry, none removes it (or gives
-    the shared empty extras), nothing else moves."""
+    """``with_marks``, ``marker``, ``holder`` and ``mine``, the helpers plugins
+    mark what they read with: truthy marks make the provider's entry, none
+    removes it (or gives the shared empty extras), nothing else moves; a holder
+    keeps a whole entry, falsy values too."""
     from canisters.providers import _common as common
 
     extras = {"other": {"kept": True}, "mine": {"old": 1}}
@@ -167,6 +168,13 @@ def test_marks_are_a_provider_entry_in_extras() -> None:
     extras_of = common.marker("mine")
     assert extras_of(split=True, content=None) == {"mine": {"split": True}}
     assert extras_of(split=False, content=None) is canisters.User("hi").extras
+    hold = common.holder("mine")
+    entry = {"id": False, "lead": True}
+    held = hold(entry)
+    assert held == {"mine": {"id": False, "lead": True}}  # falsy values too
+    entry["lead"] = False
+    assert held["mine"]["lead"] is True  # a copy
+    assert hold({}) is canisters.User("hi").extras
 
 
 def test_a_request_parser_is_held_to_the_depth_bound_where_it_reads() -> None:

@@ -107,19 +107,19 @@ def _fresh(cls: type[T]) -> Callable[..., T]:
     :func:`_trusted`: the caller has checked every value.
     """
     names = [field.name for field in attrs.fields(cls)]  # type: ignore[arg-type]
-    fixed = {"id": "new_id()", "parent_id": "None", "trace_id": "None"}
-    fixed.update(policy="None", step="None", metadata="None")
+    shadow = _shadow(cls)
+    # With a shadow, new_id is inline: an id from the batch, or new_id for a
+    # new batch (``made``).
+    fixed = {"id": "new_id()" if shadow is None else "made"}
+    fixed.update(parent_id="None", trace_id="None", policy="None")
+    fixed.update(step="None", metadata="None")
     taken = [name for name in names if name not in fixed]
     assert taken[:2] == ["timestamp", "extras"], cls
-    shadow = _shadow(cls)
     values = [fixed.get(name, name) for name in names]
     source = [f"def fresh({', '.join(taken)}):"]
     if shadow is not None:
-        # new_id, inline: an id from the batch, or new_id for a new batch.
         source += ["    try:", "        made = pop()", "    except IndexError:"]
         source += ["        made = new_id()", "    obj = shadow()"]
-        fixed["id"] = "made"
-        values = [fixed.get(name, name) for name in names]
         source += [
             f"    obj.{name} = {value}"
             for name, value in zip(names, values, strict=True)

@@ -1729,8 +1729,8 @@ def _packed_non_finite(packed: bytes) -> bool:
     """Whether MessagePack ``packed`` may hold a NaN or an infinity: a float
     marker (``0xcb``) followed by ``7ff`` or ``fff``. The markers are found by
     ``bytes.find`` (memchr), several times faster than a regular expression
-    steps through the bytes; a marker byte inside a string may answer yes,
-    which the walk then settles."""
+    steps through the bytes; the marker's bytes inside an integer may answer
+    yes, which the walk then settles (UTF-8 text cannot hold them)."""
     find = packed.find
     at = find(b"\xcb")
     while at >= 0:

@@ -93,6 +93,7 @@ __all__ = [
     "mime_from_url",
     "mine",
     "marker",
+    "holder",
     "with_marks",
     "response_metadata",
     "options_from",
@@ -612,6 +613,17 @@ def marker(provider: str) -> Callable[..., FrozenDict[str, Any]]:
             if value:
                 kept[key] = value
         return FrozenDict({provider: kept}) if kept else EMPTY
+
+    return extras
+
+
+def holder(provider: str) -> Callable[[Mapping[str, Any]], FrozenDict[str, Any]]:
+    """A function of a mapping giving the extras of a new part or canister that
+    hold it whole (a copy) as ``provider``'s entry, falsy values too (they record
+    what a body left out), or the shared empty extras when it is empty."""
+
+    def extras(entry: Mapping[str, Any]) -> FrozenDict[str, Any]:
+        return FrozenDict({provider: dict(entry)}) if entry else EMPTY
 
     return extras
 

@@ -61,6 +61,7 @@ from ._common import (
     group_turns,
     guarded,
     guarded_reading,
+    holder,
     json_object,
     media_bytes,
     mime_from_url,
@@ -192,11 +193,8 @@ class _Reader:
         return common_rest(source, _spellings(known))
 
 
-def _frozen(extras: dict[str, Any]) -> FrozenDict[str, Any]:
-    """The extras of a part or canister holding ``extras`` as this provider's
-    entry (even falsy values: they record what the body left out), frozen as a
-    canister keeps its extras; the shared empty extras when there are none."""
-    return FrozenDict({NAME: extras}) if extras else EMPTY
+_wrap = holder(NAME)
+"""The extras holding a mapping whole as this provider's entry."""
 
 
 def _key(name: str, snake: Sequence[str] | frozenset[str]) -> str:
@@ -298,7 +296,7 @@ def _parse_media(
             extras["blob"] = blob_rest
         if reader.snake:
             extras["snake"] = sorted(reader.snake)
-        return _new_media(mime, data, None, _frozen(extras))
+        return _new_media(mime, data, None, _wrap(extras))
     where = f"{path}.{reader.spelled(part, 'fileData')}"
     file = expect_mapping(reader.get(part, "fileData"), where)
     blob_reader = _Reader()
@@ -318,7 +316,7 @@ def _parse_media(
         extras["blob"] = blob_rest
     if reader.snake:
         extras["snake"] = sorted(reader.snake)
-    return _new_media(mime, None, uri, _frozen(extras))
+    return _new_media(mime, None, uri, _wrap(extras))
 
 
 def _parse_response_value(
@@ -412,7 +410,7 @@ def _parse_turn(
                 extras["snake"] = sorted(part_reader.snake)
             if thought is True:
                 content.append(
-                    new_reasoning(text, signature, None, NAME, None, _frozen(extras))
+                    new_reasoning(text, signature, None, NAME, None, _wrap(extras))
                 )
                 continue
             if thought is not None:
@@ -420,7 +418,7 @@ def _parse_turn(
             if signature is not None:
                 extras["thoughtSignature"] = signature
                 bound.append("thoughtSignature")
-            content.append(new_text(text, "text/plain", None, _frozen(extras)))
+            content.append(new_text(text, "text/plain", None, _wrap(extras)))
         elif part_reader.has(part, "inlineData") or part_reader.has(part, "fileData"):
             if signature is not None:
                 extras["thoughtSignature"] = signature
@@ -458,7 +456,7 @@ def _parse_turn(
                 extras["snake"] = sorted(snake)
             pairing.call(invocation_id, name)
             canisters.append(
-                new_invocation(moment, _frozen(extras), name, arguments, invocation_id)
+                new_invocation(moment, _wrap(extras), name, arguments, invocation_id)
             )
         elif result is not None:
             flush()
@@ -527,7 +525,7 @@ def _parse_turn(
             if role == "function":
                 extras["function_role"] = True
             canisters.append(
-                new_result(moment, _frozen(extras), answered, name, values, error)
+                new_result(moment, _wrap(extras), answered, name, values, error)
             )
         else:
             # Parts without a neutral meaning (executableCode, ...) ride as empty
@@ -765,7 +763,7 @@ def _parse_system(raw: Any, key: str, moment: datetime) -> Supervisor:
     rest = reader.rest(system, _TURN_KEYS)
     if rest:
         marks["system"] = rest
-    supervisor = new_supervisor(moment, _frozen(marks), tuple(parts))
+    supervisor = new_supervisor(moment, _wrap(marks), tuple(parts))
     return supervisor
 
 

@@ -53,6 +53,7 @@ from ._common import (
     expect_str,
     guarded,
     guarded_reading,
+    holder,
     media_bytes,
     mine,
     new_assistant,
@@ -173,8 +174,8 @@ def _error(text: str) -> ErrorInfo | None:
     return error if error is not None and encode_error_text(error) == text else None
 
 
-def _wrap(extras: dict[str, Any]) -> FrozenDict[str, Any]:
-    return FrozenDict({NAME: extras}) if extras else EMPTY
+_wrap = holder(NAME)
+"""The extras holding a mapping whole as this provider's entry."""
 
 
 _LEAD: Final = {"lead": True}

@@ -63,6 +63,7 @@ from ._common import (
     expect_url,
     guarded,
     guarded_reading,
+    holder,
     media_bytes,
     media_mime,
     mine,
@@ -126,8 +127,8 @@ _PLAIN_ROLE = {USER: "user", SUPERVISOR: "developer", ASSISTANT: "assistant"}
 _SERVER_ITEM_SUFFIXES = ("_call", "_call_output", "_output")
 
 
-def _wrap(extras: Mapping[str, Any]) -> FrozenDict[str, Any]:
-    return FrozenDict({NAME: dict(extras)}) if extras else EMPTY
+_wrap = holder(NAME)
+"""The extras holding a mapping whole as this provider's entry."""
 
 
 def _marked(part: Any, marks: Mapping[str, Any]) -> Any:
