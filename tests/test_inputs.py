@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import math
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import attrs
 import pytest
 
 from canisters import (
@@ -711,3 +713,137 @@ def test_a_snapshot_keeps_non_finite_numbers_surrogates_and_big_integers(
     other = open_store(tmp_path / "other")
     recording.restore(other, text)
     assert written(other.load("c")) == written(Conversation(tuple(canisters)))
+
+
+def _anthropic_positions(value: Any) -> dict[str, dict[str, Any]]:
+    """Anthropic request bodies holding ``value`` at each place a parser keeps
+    a value without reading it, most in shapes its fast way reads."""
+    text = {"type": "text", "text": "hi"}
+    use = {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {"a": 1}}
+    url = {"type": "url", "url": "https://example.com/a.png"}
+    image = {"type": "image", "source": url}
+
+    def user(*blocks: Any) -> dict[str, Any]:
+        return {"role": "user", "content": list(blocks)}
+
+    def after_call(*blocks: Any, call: dict[str, Any] = use) -> dict[str, Any]:
+        return {
+            "messages": [
+                user(text),
+                {"role": "assistant", "content": [text, call]},
+                user(*blocks),
+            ]
+        }
+
+    answer = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}
+    return {
+        "call arguments": after_call(answer, call={**use, "input": {"a": value}}),
+        "call key": after_call(answer, call={**use, "cache_control": value}),
+        "text cache_control": {"messages": [user({**text, "cache_control": value})]},
+        "text citations": {"messages": [user(text, {**text, "citations": value})]},
+        "image cache_control": {"messages": [user({**image, "cache_control": value})]},
+        "image source key": {
+            "messages": [user(text, {**image, "source": {**url, "x": value}})]
+        },
+        "result key": after_call({**answer, "x": value}),
+        "result image": after_call(
+            {**answer, "content": [text, {**image, "source": {**url, "x": value}}]}
+        ),
+        "thinking key": {
+            "messages": [
+                user(text),
+                {
+                    "role": "assistant",
+                    "content": [
+                        {
+                            "type": "thinking",
+                            "thinking": "t",
+                            "signature": "s",
+                            "x": value,
+                        },
+                        text,
+                    ],
+                },
+            ]
+        },
+        "document": {
+            "messages": [
+                user({"type": "document", "source": url, "citations": value}, text)
+            ]
+        },
+        "server tool block": {
+            "messages": [
+                user(text),
+                {
+                    "role": "assistant",
+                    "content": [
+                        {
+                            "type": "server_tool_use",
+                            "id": "srvtoolu_1",
+                            "name": "web_search",
+                            "input": value,
+                        },
+                        text,
+                    ],
+                },
+            ]
+        },
+        "system block": {
+            "system": [{**text, "cache_control": value}],
+            "messages": [user(text)],
+        },
+        "message key": {"messages": [{**user(text), "x": value}]},
+    }
+
+
+@pytest.mark.parametrize("position", sorted(_anthropic_positions(None)))
+def test_anthropic_requests_hold_what_they_keep_unread(position: str) -> None:
+    """Anthropic's request parser holds to the depth bound only what it keeps
+    without reading (guarded_keeping): wherever a body keeps a value, a value
+    nesting too deeply is refused with the message and path the net over the
+    whole of system and messages gives, and one within the bound parses to
+    what the general way reads."""
+    from canisters.providers import anthropic
+
+    reference = common.guarded_reading("system", "messages")(
+        lambda body: anthropic._parse_request(body, fast=False)
+    )
+    for levels in (10_000, common.BODY_DEPTH + 1):
+        body = _anthropic_positions(deep(levels))[position]
+        with pytest.raises(MalformedPayload, match="nested too deeply") as caught:
+            anthropic.parse_request(body)
+        with pytest.raises(MalformedPayload) as expected:
+            reference(body)
+        assert (caught.value.path, str(caught.value)) == (
+            expected.value.path,
+            str(expected.value),
+        )
+    fits = _anthropic_positions(deep(200))[position]
+    assert _numbered(anthropic.parse_request(fits)) == _numbered(reference(fits))
+
+
+def _numbered(conversation: Any) -> str:
+    """``conversation``'s repr with its ids and timestamps numbered."""
+    moment = datetime(2020, 1, 1, tzinfo=timezone.utc)
+    return repr(
+        [
+            attrs.evolve(canister, id=str(index), timestamp=moment)
+            for index, canister in enumerate(conversation)
+        ]
+    )
+
+
+def test_anthropic_requests_tell_a_deep_body_before_a_malformed_one() -> None:
+    """A body that nests too deeply and is malformed beyond the deep value is
+    refused for its depth, as when the whole body was held before reading."""
+    from canisters.providers import anthropic
+
+    messages = [
+        {"role": "user", "content": "hi", "x": deep(common.BODY_DEPTH + 1)},
+        {"role": "robot", "content": "?"},
+    ]
+    with pytest.raises(MalformedPayload, match="nested too deeply") as caught:
+        anthropic.parse_request({"messages": messages})
+    assert caught.value.path.startswith("$.messages[0].x")
+    with pytest.raises(MalformedPayload, match="unknown role"):
+        anthropic.parse_request({"messages": [messages[0] | {"x": 1}, messages[1]]})

@@ -253,3 +253,44 @@ def test_the_net_under_a_parser_keeps_its_shape() -> None:
         parser.parse("refuse")
     assert raised.value is failure and raised.value.__cause__ is None
     assert Parser.parse.__doc__ is None and alone.__name__ == "alone"
+
+
+def test_the_net_that_holds_what_a_parser_keeps() -> None:
+    """``guarded_keeping`` holds to the depth bound what the parser says it
+    kept unread, after the parse: a body nesting too deeply elsewhere is not
+    walked, one whose kept value nests too deeply is refused at that value's
+    path in the body, a failing parse of a body too deep is refused for its
+    depth first, and what orjson cannot write but nests within the bound
+    passes. The wrapper is called with the body alone."""
+    import inspect
+
+    from canisters.exceptions import MalformedPayload
+    from canisters.providers import _common as common
+
+    @common.guarded_keeping("messages")
+    def parse(body: Any, kept: list[Any]) -> int:
+        """Count the messages, keeping the first unread."""
+        if body["messages"][0] == "fail":
+            raise ValueError("the parser refuses")
+        kept.append(body["messages"][0])
+        return len(body["messages"])
+
+    deep: Any = "leaf"
+    for _ in range(common.BODY_DEPTH + 5):
+        deep = [deep]
+    assert list(inspect.signature(parse).parameters) == ["body"]
+    assert parse.__doc__ == "Count the messages, keeping the first unread."
+    assert parse({"messages": [1, deep]}) == 2  # read, not kept: the parser's
+    assert parse({"messages": [{10**30: 1}, 2]}) == 2  # walked: within the bound
+    with pytest.raises(MalformedPayload, match="nested too deeply") as caught:
+        parse({"messages": [{"a": deep}]})
+    assert caught.value.path.startswith("$.messages[0].a[0]")
+    with pytest.raises(MalformedPayload, match="nested too deeply") as caught:
+        parse({"messages": ["fail", deep]})  # the depth is told first
+    assert caught.value.path.startswith("$.messages[1][0]")
+    with pytest.raises(MalformedPayload, match="the parser refuses") as caught:
+        parse({"messages": ["fail", 1], "tools": deep})
+    assert isinstance(caught.value.__cause__, ValueError)
+    with pytest.raises(MalformedPayload, match="KeyError") as caught:
+        parse({"tools": deep})
+    assert isinstance(caught.value.__cause__, KeyError)

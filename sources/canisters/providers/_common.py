@@ -82,6 +82,7 @@ __all__ = [
     "built",
     "group_turns",
     "guarded",
+    "guarded_keeping",
     "guarded_reading",
     "joins_alternating",
     "joins_step",
@@ -359,7 +360,57 @@ def guarded_reading(*keys: str) -> Callable[[_F], _F]:
     return decorate
 
 
-def _guarded(function: _F, keys: tuple[str, ...] | None) -> _F:
+def guarded_keeping(
+    *keys: str,
+) -> Callable[[Callable[[Any, list[Any]], _T]], Callable[[Any], _T]]:
+    """:func:`guarded_reading`, for a request parser ``function(body, kept)``
+    that tells what it keeps unread instead of having the whole of ``keys``
+    held to the bound before it reads them.
+
+    The parser appends to ``kept`` every nested value (dict or list) it keeps
+    without reading it through (tool arguments, a block's other keys, a
+    message it reads the general way); a parser that reads a whole body into
+    typed parts then has nothing written out to be held, where
+    :func:`guarded_reading` writes the body out first, a sixth of reading a
+    short request. What was kept is held to the bound after the parse; when it
+    nests too deeply, or when the parse fails (a body too deep is told so
+    before anything else), ``keys`` are held as :func:`guarded_reading` holds
+    them, so the refusal and its path are the same.
+    """
+
+    def decorate(function: Callable[[Any, list[Any]], _T]) -> Callable[[Any], _T]:
+        dumps = orjson.dumps
+        held = _holder(keys)
+
+        def wrapper(body: Any) -> _T:
+            kept: list[Any] = []
+            try:
+                result = function(body, kept)
+            except Exception as error:
+                held(body)
+                _reraise(error)
+            if kept:
+                try:
+                    dumps(kept)  # within the bound when orjson writes it
+                except Exception:  # orjson.JSONEncodeError, a TypeError
+                    held(body)
+            return result
+
+        functools.update_wrapper(wrapper, function)
+        del wrapper.__wrapped__  # type: ignore[attr-defined]
+        # What the parser is called with: the body alone.
+        signature = inspect.signature(function)
+        first = next(iter(signature.parameters.values()))
+        wrapper.__signature__ = signature.replace(parameters=[first])  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate
+
+
+def _holder(keys: tuple[str, ...] | None) -> Callable[[object], None]:
+    """What :func:`guarded` (``keys`` ``None``) and :func:`guarded_reading`
+    hold a body to: raise :class:`MalformedPayload` at the path of a value
+    nesting more than :data:`BODY_DEPTH` levels."""
     dumps = orjson.dumps
     limit = BODY_DEPTH - 1  # a key's value sits one level into the body
 
@@ -379,6 +430,12 @@ def _guarded(function: _F, keys: tuple[str, ...] | None) -> _F:
                 dumps(body)
             except Exception:  # orjson.JSONEncodeError, a TypeError
                 check_depth(body)
+
+    return held
+
+
+def _guarded(function: _F, keys: tuple[str, ...] | None) -> _F:
+    held = _holder(keys)
 
     # A parser of a body alone (or a method of one) gets a wrapper of the same
     # parameters: packing and unpacking *args and **kwargs cost as much as the

@@ -557,15 +557,22 @@ _LISTED: Final = {
 _TEXT_ROLES = (Role.User, Role.Assistant)
 
 
-@common.guarded_reading("system", "messages")
-def parse_request(body: object) -> Conversation:
+@common.guarded_keeping("system", "messages")
+def parse_request(body: object, kept: list[Any]) -> Conversation:
     """Read ``system`` and ``messages`` of a Messages request body (or SDK params)."""
-    return _parse_request(body)
+    return _parse_request(body, kept)
 
 
-def _parse_request(body: object, *, fast: bool = True) -> Conversation:
+def _parse_request(
+    body: object, kept: list[Any] | None = None, *, fast: bool = True
+) -> Conversation:
     """:func:`parse_request`, unguarded; ``fast=False`` reads every message the
-    general way (what the fast way must give, exactly)."""
+    general way (what the fast way must give, exactly). What it keeps unread
+    goes to ``kept`` (see :func:`~canisters.providers._common.guarded_keeping`):
+    the system prompt or a message read the general way, whole; from a message
+    read the fast way, a block read the general way and a call's arguments."""
+    if kept is None:
+        kept = []
     mapping = body if type(body) is dict else common.as_mapping(body)
     canisters: list[Canister] = []
     # The canisters the fast way builds share the moment the body was read.
@@ -574,9 +581,10 @@ def _parse_request(body: object, *, fast: bool = True) -> Conversation:
         system = mapping["system"]
         if fast and type(system) is str:
             canisters.append(new_supervisor(moment, EMPTY, (plain_text(system),)))
-        elif fast and (supervisor := _plain_system(system, moment)) is not None:
+        elif fast and (supervisor := _plain_system(system, moment, kept)) is not None:
             canisters.append(supervisor)
         else:
+            kept.append(system)
             canisters.append(_parse_system(system, moment))
     names: dict[str, str] = {}
     previous: str | None = None
@@ -586,7 +594,7 @@ def _parse_request(body: object, *, fast: bool = True) -> Conversation:
             # _parse_plain).
             role, content = raw.get("role"), raw.get("content")
             items = (
-                _parse_plain(role, content, moment, names, previous == role)
+                _parse_plain(role, content, moment, names, previous == role, kept)
                 if content and (role == "user" or role == "assistant")
                 else None
             )
@@ -595,6 +603,7 @@ def _parse_request(body: object, *, fast: bool = True) -> Conversation:
                 previous = role
                 continue
         path = f"$.messages[{index}]"
+        kept.append(raw)
         message = expect_mapping(raw, path)
         if "role" not in message:
             raise MalformedPayload("missing role", path)
@@ -631,13 +640,20 @@ def _parse_request(body: object, *, fast: bool = True) -> Conversation:
 
 
 def _parse_plain(
-    role: Any, content: Any, moment: datetime, names: dict[str, str], split: bool
+    role: Any,
+    content: Any,
+    moment: datetime,
+    names: dict[str, str],
+    split: bool,
+    kept: list[Any],
 ) -> list[Canister] | None:
     """The canisters of a message's ``content``, built and marked as
     :func:`_parse_request` builds and marks them the general way (``split``:
     the message follows one of the same role), when it is a string or a list
     of blocks each a ``dict``; ``None`` for anything else, and for anything
-    :func:`_parse_blocks` refuses (which it then refuses at its path).
+    :func:`_parse_blocks` refuses (which it then refuses at its path). A block
+    read through those readers, or kept whole, goes to ``kept``, and so do the
+    arguments of a call read inline (see :func:`_parse_request`).
 
     The commonest blocks (texts, tool calls with ids that fit Anthropic's
     pattern and no other key, images from a URL or in canonical base64) are
@@ -673,16 +689,18 @@ def _parse_plain(
                 text = block.get("text")
                 if type(text) is not str:
                     return None
-                parts.append(
-                    plain_text(text)
-                    if text and len(block) == 2
-                    else _parse_text(block, "")
-                )
+                if text and len(block) == 2:
+                    parts.append(plain_text(text))
+                else:
+                    kept.append(block)
+                    parts.append(_parse_text(block, ""))
                 continue
             if kind == "tool_result" and user:
-                canister = _plain_answer(block, names, moment) or _parse_result(
-                    block, "", names, moment
-                )
+                answer = _plain_answer(block, names, moment)
+                if answer is None:
+                    kept.append(block)
+                    answer = _parse_result(block, "", names, moment)
+                canister = answer
             elif kind == "tool_use" and not user:
                 call_id, name = block.get("id"), block.get("name")
                 arguments = block.get("input")
@@ -697,13 +715,21 @@ def _parse_plain(
                         or fit(call_id) == call_id
                     )
                 ):
-                    frozen = FrozenDict(arguments) if arguments else EMPTY
+                    if arguments:
+                        kept.append(arguments)
+                        frozen = FrozenDict(arguments)
+                    else:
+                        frozen = EMPTY
                     canister = new_invocation(moment, EMPTY, name, frozen, call_id)
                 else:
+                    kept.append(block)
                     canister = _parse_use(block, "", moment)
                 found.append((canister.invocation_id, canister.name))
             elif kind == "image":
-                parts.append(_plain_image(block) or _parse_media(block, "", "image"))
+                image = _plain_image(block)
+                if image is None or len(block) != 2:  # cache_control, kept
+                    kept.append(block)
+                parts.append(image or _parse_media(block, "", "image"))
                 continue
             elif kind == "thinking" or kind == "redacted_thinking":
                 thinking, signature = block.get("thinking"), block.get("signature")
@@ -718,11 +744,14 @@ def _parse_plain(
                         new_reasoning(thinking, signature, None, NAME, None, EMPTY)
                     )
                 else:
+                    kept.append(block)
                     parts.append(_parse_reasoning(block, ""))
                 continue
             elif kind == "document" and user:
+                kept.append(block)
                 canister = _parse_document(block, "", moment)
             elif type(kind) is str and kind in _OPAQUE:
+                kept.append(block)
                 opaque.append((len(parts), dict(block)))
                 continue
             else:
@@ -801,9 +830,12 @@ _ANSWER_MARKS: Final = {
 }
 
 
-def _plain_system(value: object, moment: datetime) -> Supervisor | None:
+def _plain_system(
+    value: object, moment: datetime, kept: list[Any]
+) -> Supervisor | None:
     """A ``system`` list of text blocks as :func:`_parse_system` reads it, when
-    each is a ``dict`` whose text is a string; ``None`` otherwise."""
+    each is a ``dict`` whose text is a string; ``None`` otherwise. A block of
+    other keys goes to ``kept`` (see :func:`_parse_request`)."""
     if type(value) is not list or not value:
         return None
     parts: list[Content] = []
@@ -813,9 +845,11 @@ def _plain_system(value: object, moment: datetime) -> Supervisor | None:
         text = block.get("text")
         if type(text) is not str:
             return None
-        parts.append(
-            plain_text(text) if text and len(block) == 2 else _parse_text(block, "")
-        )
+        if text and len(block) == 2:
+            parts.append(plain_text(text))
+        else:
+            kept.append(block)
+            parts.append(_parse_text(block, ""))
     # What _system_form tells: one unmarked text is marked as given as a list.
     listed = len(parts) == 1 and not parts[0].extras
     supervisor: Supervisor = new_supervisor(
