@@ -39,12 +39,17 @@ DATA = Path(__file__).parent / "data" / "providers"
 
 
 def _outcome(parse: Parse, body: Any, *, fast: bool) -> Any:
-    """What parsing ``body`` gives, with the ids and timestamps numbered."""
+    """What parsing ``body`` gives, with the ids and timestamps numbered, and
+    the warnings it gave (a part the model cannot hold, dropped), which both
+    ways must give alike."""
     body = copy.deepcopy(body)  # a parser must not change its input
-    try:
-        conversation = common.guarded(parse)(body, fast=fast)
-    except CanistersError as error:
-        return ("error", type(error), str(error))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            conversation = common.guarded(parse)(body, fast=fast)
+        except CanistersError as error:
+            return ("error", type(error), str(error), _told(caught))
+    told = _told(caught)
     for canister in conversation:
         assert_public(canister)
     canisters = [
@@ -52,7 +57,11 @@ def _outcome(parse: Parse, body: Any, *, fast: bool) -> Any:
         for index, canister in enumerate(conversation)
     ]
     # repr tells a FrozenDict from a dict and shows the order of keys.
-    return ("canisters", canisters, repr(canisters))
+    return ("canisters", canisters, repr(canisters), told)
+
+
+def _told(caught: list[warnings.WarningMessage]) -> list[tuple[type, str]]:
+    return [(warning.category, str(warning.message)) for warning in caught]
 
 
 def assert_public(canister: Any) -> None:
