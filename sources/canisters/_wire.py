@@ -57,7 +57,10 @@ def build(wire, memo):
     obj = shadow()
     obj.id = wire.id
     text = wire.timestamp
-    moment = fromisoformat(text[:-1] + "+00:00" if text[-1] in "Zz" else text)
+    try:  # the writers' form, and "Z"
+        moment = fromisoformat(text)
+    except ValueError:  # "z" as the hooks read it, or a refusal
+        moment = fromisoformat(text[:-1] + "+00:00" if text[-1:] in "Zz" else text)
     if moment.tzinfo is None:
         raise ValueError(text)
     obj.timestamp = moment

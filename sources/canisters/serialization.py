@@ -203,9 +203,12 @@ def _time_in(text: object, key: str = "timestamp") -> datetime:
             f"expected an ISO 8601 timestamp, got {type(text).__name__}", f"$.{key}"
         )
     try:
-        moment = fromisoformat(
-            text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text
-        )
+        try:  # the writers' form, and "Z"
+            moment = fromisoformat(text)
+        except ValueError:  # "z", or a refusal
+            if not text.endswith(("Z", "z")):
+                raise
+            moment = fromisoformat(text[:-1] + "+00:00")
     except ValueError as error:
         raise SerializationError(
             f"invalid ISO 8601 timestamp {_excerpt(text)}", f"$.{key}"
