@@ -796,30 +796,99 @@ def _anthropic_positions(value: Any) -> dict[str, dict[str, Any]]:
     }
 
 
-@pytest.mark.parametrize("position", sorted(_anthropic_positions(None)))
-def test_anthropic_requests_hold_what_they_keep_unread(position: str) -> None:
-    """Anthropic's request parser holds to the depth bound only what it keeps
-    without reading (guarded_keeping): wherever a body keeps a value, a value
-    nesting too deeply is refused with the message and path the net over the
-    whole of system and messages gives, and one within the bound parses to
-    what the general way reads."""
-    from canisters.providers import anthropic
+def _openai_chat_positions(value: Any) -> dict[str, dict[str, Any]]:
+    """OpenAI Chat request bodies holding ``value`` at each place a parser
+    keeps a value without reading it, most in shapes its fast way reads."""
+    text = {"type": "text", "text": "hi"}
+    image = {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "f", "arguments": '{"a":1}'},
+    }
 
-    reference = common.guarded_reading("system", "messages")(
-        lambda body: anthropic._parse_request(body, fast=False)
+    def messages(*items: Any) -> dict[str, Any]:
+        return {"messages": list(items)}
+
+    user = {"role": "user", "content": "hi"}
+    return {
+        "name": messages({**user, "name": value}),
+        "user key": messages({"role": "user", "content": [text], "x": value}),
+        "part key": messages(
+            {"role": "user", "content": [image, {**text, "x": value}]}
+        ),
+        "image key": messages(
+            {
+                "role": "user",
+                "content": [
+                    text,
+                    {**image, "image_url": {**image["image_url"], "x": value}},
+                ],
+            }
+        ),
+        "system key": messages({"role": "system", "content": "s", "x": value}, user),
+        "assistant key": messages(
+            user, {"role": "assistant", "content": "ok", "x": value}
+        ),
+        "calls key": messages(
+            user,
+            {"role": "assistant", "content": None, "tool_calls": [call], "x": value},
+        ),
+        "call key": messages(
+            user,
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{**call, "x": value}],
+            },
+        ),
+        "tool key": messages(
+            user,
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "r", "x": value},
+        ),
+        "function message": messages(
+            user,
+            {"role": "function", "name": "f", "content": "r", "x": value},
+        ),
+    }
+
+
+_KEEPING: dict[str, tuple[Any, tuple[str, ...]]] = {
+    "anthropic": (_anthropic_positions, ("system", "messages")),
+    "openai-chat": (_openai_chat_positions, ("messages",)),
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "position"),
+    [(name, at) for name, (made, _) in _KEEPING.items() for at in sorted(made(None))],
+)
+def test_request_parsers_hold_what_they_keep_unread(name: str, position: str) -> None:
+    """The Anthropic and OpenAI Chat request parsers hold to the depth bound
+    only what they keep without reading (guarded_keeping): wherever a body
+    keeps a value, a value nesting too deeply is refused with the message and
+    path the net over the whole of the keys they read gives, and one within
+    the bound parses to what the general way reads."""
+    import importlib
+
+    module = importlib.import_module(f"canisters.providers.{name.replace('-', '_')}")
+    made, keys = _KEEPING[name]
+    reference = common.guarded_reading(*keys)(
+        lambda body: module._parse_request(body, fast=False)
     )
     for levels in (10_000, common.BODY_DEPTH + 1):
-        body = _anthropic_positions(deep(levels))[position]
+        body = made(deep(levels))[position]
         with pytest.raises(MalformedPayload, match="nested too deeply") as caught:
-            anthropic.parse_request(body)
+            module.parse_request(body)
         with pytest.raises(MalformedPayload) as expected:
             reference(body)
         assert (caught.value.path, str(caught.value)) == (
             expected.value.path,
             str(expected.value),
         )
-    fits = _anthropic_positions(deep(200))[position]
-    assert _numbered(anthropic.parse_request(fits)) == _numbered(reference(fits))
+    fits = made(deep(200))[position]
+    assert _numbered(module.parse_request(fits)) == _numbered(reference(fits))
 
 
 def _numbered(conversation: Any) -> str:

@@ -246,26 +246,35 @@ def _form(parts: list[Content], form: str, role: str) -> str | None:
     return None if form == _default_form(parts, role) else form
 
 
-@common.guarded_reading("messages")
-def parse_request(body: object) -> Conversation:
+@common.guarded_keeping("messages")
+def parse_request(body: object, kept: list[Any]) -> Conversation:
     """Read the ``messages`` of a Chat Completions request body (or SDK params)."""
-    return _parse_request(body)
+    return _parse_request(body, kept)
 
 
-def _parse_request(body: object, *, fast: bool = True) -> Conversation:
+def _parse_request(
+    body: object, kept: list[Any] | None = None, *, fast: bool = True
+) -> Conversation:
     """:func:`parse_request`, unguarded; ``fast=False`` reads every message the
-    general way (what the fast way must give, exactly)."""
+    general way (what the fast way must give, exactly). What it keeps unread
+    goes to ``kept`` (see :func:`~canisters.providers._common.guarded_keeping`):
+    a message read the general way, whole; from a message read the fast way,
+    its other keys and a part read the general way."""
     mapping = body if type(body) is dict else common.as_mapping(body)
     messages = mapping.get("messages")
     if type(messages) is not list:
         messages = expect_list(messages, "$.messages")
-    return new_conversation(tuple(_parse_messages(messages, fast=fast)))
+    canisters = _parse_messages(messages, [] if kept is None else kept, fast=fast)
+    return new_conversation(tuple(canisters))
 
 
-def _parse_messages(messages: Any, *, fast: bool = True) -> list[Canister]:
+def _parse_messages(
+    messages: Any, kept: list[Any], *, fast: bool = True
+) -> list[Canister]:
     """The canisters of ``messages``, user turns between calls and their results
     marked (see :func:`common.mark_interposed`); ``fast=False`` reads every
-    message the general way (what the fast way must give, exactly)."""
+    message the general way (what the fast way must give, exactly). What it
+    keeps unread goes to ``kept`` (see :func:`_parse_request`)."""
     canisters: list[Canister] = []
     names: dict[str, str] = {}
     legacy: dict[str, list[str]] = {}
@@ -275,7 +284,7 @@ def _parse_messages(messages: Any, *, fast: bool = True) -> list[Canister]:
     for index, raw in enumerate(messages):
         # The common shapes are built here; anything else, the general way below.
         if fast and type(raw) is dict:
-            built = _parse_plain(raw, moment, canisters, names, index)
+            built = _parse_plain(raw, moment, canisters, names, index, kept)
             if built is not None:
                 if type(built) is list:
                     canisters += built
@@ -283,6 +292,7 @@ def _parse_messages(messages: Any, *, fast: bool = True) -> list[Canister]:
                     append(built)  # type: ignore[arg-type]
                 continue
         path = f"$.messages[{index}]"
+        kept.append(raw)
         message = expect_mapping(raw, path)
         if "role" not in message:
             raise MalformedPayload("missing role", path)
@@ -334,10 +344,12 @@ def _parse_plain(
     before: list[Canister],
     names: dict[str, str],
     index: int,
+    kept: list[Any],
 ) -> Canister | list[Canister] | None:
     """The canisters of ``message`` when it has one of the common shapes, built as
     the general way would build them (see ``_parse_messages``); ``None`` when it
-    has another shape.
+    has another shape. Its other keys, and a part read the general way, go to
+    ``kept`` (see :func:`_parse_request`).
 
     The shapes: a system, developer, user, assistant or tool message whose
     content is a string, ``null`` or a list of parts (text parts and images
@@ -362,12 +374,13 @@ def _parse_plain(
         if plain is not None:
             extras = plain[1]
             if size == 3:
+                kept.append(message["name"])
                 named = {"message": {"name": message["name"]}}
                 extras = FrozenDict({NAME: {**extras.get(NAME, EMPTY), **named}})
             canister = plain[0](moment, extras, (plain_text(content),))
             return canister
     elif type(content) is list and size == 2 and role == "user":
-        parts = _plain_parts(content, index)
+        parts = _plain_parts(content, index, kept)
         # The list form is the default but for a lone text (see _default_form).
         listed = len(parts) == 1 and type(parts[0]) is Text and not parts[0].extras
         canister = new_user(moment, _LISTED if listed else EMPTY, tuple(parts))
@@ -379,7 +392,7 @@ def _parse_plain(
         parts = [plain_text(content)]
         form = "string"
     elif type(content) is list:
-        parts = _plain_parts(content, index)
+        parts = _plain_parts(content, index, kept)
         form = "list"
     elif content is None:
         parts = []
@@ -387,6 +400,8 @@ def _parse_plain(
     else:
         return None
     extra = {} if known.issuperset(message) else common.rest(message, known)
+    if extra:
+        kept.append(extra)
     if role == "assistant":
         return _plain_assistant(message, moment, before, names, parts, form, extra)
     if role == "tool":
@@ -499,9 +514,12 @@ def _plain_assistant(
 _TURN = (Role.Assistant, Role.Invocation)
 
 
-def _plain_parts(content: list[Any], index: int) -> list[Content]:
+def _plain_parts(
+    content: list[Any], index: int, kept: list[Any] | None = None
+) -> list[Content]:
     """The parts of a message's list ``content``: text parts and images read here
-    as :func:`_parse_part` reads them, any other part by it."""
+    as :func:`_parse_part` reads them, any other part by it (and given to
+    ``kept``, see :func:`_parse_request`)."""
     parts: list[Content] = []
     for number, part in enumerate(content):
         if type(part) is dict and len(part) == 2:
@@ -516,6 +534,8 @@ def _plain_parts(content: list[Any], index: int) -> list[Content]:
                 if image is not None:
                     parts.append(image)
                     continue
+        if kept is not None:
+            kept.append(part)
         parts.append(_parse_part(part, f"$.messages[{index}].content[{number}]"))
     return parts
 
