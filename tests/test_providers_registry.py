@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 from importlib import metadata
@@ -294,3 +295,85 @@ def test_the_net_that_holds_what_a_parser_keeps() -> None:
     with pytest.raises(MalformedPayload, match="KeyError") as caught:
         parse({"tools": deep})
     assert isinstance(caught.value.__cause__, KeyError)
+
+
+def _collections_during(work: Any) -> tuple[int, bool]:
+    """How many collections the cyclic garbage collector started while ``work()``
+    ran, with a threshold of one container (so that any container made while it
+    runs sets one off), and whether it runs afterwards."""
+    started: list[int] = []
+
+    def note(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started.append(info["generation"])
+
+    threshold = gc.get_threshold()
+    gc.collect()
+    gc.callbacks.append(note)
+    gc.set_threshold(1, 1, 1)
+    try:
+        work()
+        # The last allocation inside work() may be followed by a collection
+        # the moment the collector is given back: count only those before.
+        running = gc.isenabled()
+    finally:
+        gc.set_threshold(*threshold)
+        gc.callbacks.remove(note)
+    return len(started), running
+
+
+@pytest.mark.parametrize("name", providers.names())
+@pytest.mark.parametrize("running", [True, False])
+def test_render_and_parse_pause_the_collector(name: str, running: bool) -> None:
+    """Rendering and reading a request make thousands of containers that hold no
+    cycles: the collector is paused while they are made (no collection starts,
+    however low its threshold), and given back as it was found, running or
+    paused by the application, when the body is refused too."""
+    conversation = Conversation(
+        [
+            canisters.Supervisor("Be brief."),
+            *[
+                turn
+                for number in range(50)
+                for turn in (
+                    canisters.User(f"question {number}"),
+                    canisters.Assistant(f"answer {number}"),
+                )
+            ],
+        ]
+    )
+    normalizer = providers.get(name)
+    body = normalizer.render_request(conversation)
+    render, parse = normalizer.render_request, normalizer.parse_request
+    # Calling them makes a container or two (the options, a bound method)
+    # before the collector pauses: one collection each at most.
+    few = (0, 1) if running else (0,)
+    was = gc.isenabled()
+    try:
+        (gc.enable if running else gc.disable)()
+        # What the threshold does to a collector left running.
+        control = _collections_during(lambda: [{"a": [n]} for n in range(100)])
+        assert control == (control[0], running)
+        assert (control[0] >= 50) is running
+        rendered: list[Any] = []
+        started, after = _collections_during(
+            lambda: rendered.append(render(conversation))
+        )
+        assert started in few
+        assert after is running
+        assert rendered == [body]
+        parsed: list[Conversation] = []
+        started, after = _collections_during(lambda: parsed.append(parse(body)))
+        assert started in few
+        assert after is running
+        assert [canister.content for canister in parsed[0]] == [
+            canister.content for canister in conversation
+        ]
+
+        def refused() -> None:
+            with pytest.raises(canisters.ProviderError):
+                normalizer.parse_request({"messages": 5, "contents": 5, "input": 5})
+
+        assert _collections_during(refused)[1] is running
+    finally:
+        (gc.enable if was else gc.disable)()

@@ -1462,21 +1462,24 @@ def _read_fast(text: object, reader: str) -> Any:
         return None
 
 
-def _paused(function: Callable[[Any], T], argument: Any) -> T:
-    """``function(argument)``, with the cyclic garbage collector paused.
+def _paused(function: Callable[..., T], *arguments: Any) -> T:
+    """``function(*arguments)``, with the cyclic garbage collector paused.
 
     Reading and writing a document make thousands of containers (canisters and
     parts, or the records written), which hold no cycles and set off
     collection after collection, each walking what was just made: a sixth of
     reading a conversation of short messages, a tenth of writing one as JSONL.
-    Collection goes on afterwards, as it would have. A collector paused already
-    (by the application) is left so.
+    Rendering and reading provider bodies are paused the same way (see
+    :mod:`canisters.providers`): a tenth to a sixth of rendering an agent run to
+    OpenAI Chat and of reading OpenAI Chat and Anthropic requests. Collection
+    goes on afterwards, as it would have. A collector paused already (by the
+    application) is left so.
     """
     running = _gc_enabled()
     if running:
         _gc_disable()
     try:
-        return function(argument)
+        return function(*arguments)
     finally:
         if running:
             _gc_enable()

@@ -56,6 +56,7 @@ from ..serialization import (
     _deep_steps,
     _may_nest_deeper,
     _nests_deeper,
+    _paused,
 )
 
 __all__ = [
@@ -385,7 +386,7 @@ def guarded_keeping(
         def wrapper(body: Any) -> _T:
             kept: list[Any] = []
             try:
-                result = function(body, kept)
+                result = _paused(function, body, kept)
             except Exception as error:
                 held(body)
                 _reraise(error)
@@ -446,7 +447,7 @@ def _guarded(function: _F, keys: tuple[str, ...] | None) -> _F:
         def wrapper(body: Any) -> Any:
             held(body)
             try:
-                return function(body)
+                return _paused(function, body)
             except Exception as error:
                 _reraise(error)
 
@@ -455,7 +456,7 @@ def _guarded(function: _F, keys: tuple[str, ...] | None) -> _F:
         def wrapper(self: Any, body: Any) -> Any:  # type: ignore[misc]
             held(body)
             try:
-                return function(self, body)
+                return _paused(function, self, body)
             except Exception as error:
                 _reraise(error)
 
@@ -464,7 +465,7 @@ def _guarded(function: _F, keys: tuple[str, ...] | None) -> _F:
         def wrapper(*args: Any, **kwargs: Any) -> Any:  # type: ignore[misc]
             held(kwargs["body"] if "body" in kwargs else args[-1] if args else None)
             try:
-                return function(*args, **kwargs)
+                return _paused(functools.partial(function, *args, **kwargs))
             except Exception as error:
                 _reraise(error)
 

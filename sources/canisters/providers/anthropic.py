@@ -42,6 +42,7 @@ from ..content import _URL_SCHEME, File, Image, Reasoning, Text
 from ..conversation import Conversation
 from ..exceptions import CanistersError, MalformedPayload, _excerpt
 from ..protocols import Canister, Content, Role
+from ..serialization import _paused
 from . import _common as common
 from . import streams
 from ._common import (
@@ -1291,7 +1292,7 @@ def render_request(conversation: Conversation, **options: Any) -> dict[str, Any]
     there are several or they carry ``cache_control``); consecutive turns of one
     role are merged, as Anthropic requires alternating roles.
     """
-    return _render_request(conversation, options)
+    return _paused(_render_request, conversation, options)
 
 
 def _render_request(
@@ -1925,7 +1926,7 @@ class Anthropic(streams.Streaming):
     ) -> dict[str, Any]:
         """Render ``{"system": ..., "messages": [...]}``; see
         :class:`~canisters.providers.Options`."""
-        return _render_request(conversation, options)
+        return _paused(_render_request, conversation, options)
 
     def parse_response(self, body: Any) -> Conversation:
         """Read a response body or ``anthropic.types.Message``."""

@@ -39,6 +39,7 @@ from ..content import _URL_SCHEME, Media, Text
 from ..conversation import Conversation
 from ..exceptions import MalformedPayload, _excerpt
 from ..protocols import Canister, Content, Role
+from ..serialization import _paused
 from . import streams
 from ._common import (
     ASSISTANT,
@@ -1397,7 +1398,7 @@ class GeminiNormalizer(streams.Streaming):
         self, conversation: Conversation, **options: Any
     ) -> dict[str, Any]:
         """Render ``systemInstruction`` and ``contents`` (REST casing)."""
-        return _render_request(conversation, options)
+        return _paused(_render_request, conversation, options)
 
     @guarded
     def parse_response(self, body: Any) -> Conversation:

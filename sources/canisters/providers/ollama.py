@@ -33,6 +33,7 @@ from ..content import Image, Text
 from ..conversation import Conversation
 from ..exceptions import MalformedPayload, _excerpt
 from ..protocols import Canister, Role
+from ..serialization import _paused
 from . import streams
 from ._common import (
     ASSISTANT,
@@ -722,7 +723,7 @@ class OllamaNormalizer(streams.Streaming):
         self, conversation: Conversation, **options: Any
     ) -> dict[str, Any]:
         """Render ``{"messages": [...]}``; see :class:`~canisters.providers.Options`."""
-        return _render_request(conversation, options)
+        return _paused(_render_request, conversation, options)
 
     @guarded
     def parse_response(self, body: Any) -> Conversation:

@@ -41,6 +41,7 @@ from ..content import _URL_SCHEME, File, Image, Text
 from ..conversation import Conversation
 from ..exceptions import CanistersError, MalformedPayload, _excerpt
 from ..protocols import Canister, Content, Role
+from ..serialization import _paused
 from . import _common as common
 from . import streams
 from ._common import (
@@ -1133,7 +1134,7 @@ def _render_messages(
 
 def render_request(conversation: Conversation, **options: Any) -> dict[str, Any]:
     """Render ``{"messages": [...]}`` for a Chat Completions request."""
-    return _render_request(conversation, options)
+    return _paused(_render_request, conversation, options)
 
 
 def _render_request(
@@ -1732,7 +1733,7 @@ class OpenAIChat(streams.Streaming):
         self, conversation: Conversation, **options: Any
     ) -> dict[str, Any]:
         """Render ``{"messages": [...]}``; see :class:`~canisters.providers.Options`."""
-        return _render_request(conversation, options)
+        return _paused(_render_request, conversation, options)
 
     def parse_response(self, body: Any) -> Conversation:
         """Read a response body or ``ChatCompletion`` object."""

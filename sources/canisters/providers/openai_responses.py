@@ -37,6 +37,7 @@ from ..content import Audio, File, Image, Text
 from ..conversation import Conversation
 from ..exceptions import MalformedPayload, _excerpt
 from ..protocols import Canister, Role
+from ..serialization import _paused
 from . import streams
 from ._common import (
     ASSISTANT,
@@ -1230,7 +1231,7 @@ class OpenAIResponses(streams.Streaming):
     ) -> dict[str, Any]:
         """Render ``{"instructions": ..., "input": [...]}`` (``instructions`` only
         when the conversation starts with a plain supervisor)."""
-        return _render_request(conversation, options)
+        return _paused(_render_request, conversation, options)
 
     @guarded
     def parse_response(self, body: Any) -> Conversation:
