@@ -430,15 +430,30 @@ def test_replacing_a_built_in_hook_turns_the_fast_path_off(
 
 
 # Timestamps in every form Python 3.11's fromisoformat reads, with the value it
-# gives; the library reads them alike on every supported Python (3.10 through a
-# backport), on the fast path and through the hooks.
+# gives, but for a fraction of more than six digits, which is rounded half up to
+# the microsecond; the library reads them alike on every supported Python (3.10
+# through a backport), on the fast path (msgspec reads the RFC 3339 forms) and
+# through the hooks.
 TIMESTAMP_FORMS = [
     ("2025-01-01T00:00:00.5Z", datetime(2025, 1, 1, 0, 0, 0, 500000, timezone.utc)),
     ("2025-01-01T00:00:00z", datetime(2025, 1, 1, tzinfo=timezone.utc)),
     ("20250101T000000Z", datetime(2025, 1, 1, tzinfo=timezone.utc)),
     (
         "2025-01-01T00:00:00.123456789+00:00",
+        datetime(2025, 1, 1, 0, 0, 0, 123457, timezone.utc),
+    ),
+    (
+        "2025-01-01T00:00:00.1234565Z",
+        datetime(2025, 1, 1, 0, 0, 0, 123457, timezone.utc),
+    ),
+    (
+        "2025-01-01T00:00:00.123456499999+00:00",
         datetime(2025, 1, 1, 0, 0, 0, 123456, timezone.utc),
+    ),
+    ("2025-12-31T23:59:59.9999995Z", datetime(2026, 1, 1, tzinfo=timezone.utc)),
+    (
+        "2025-01-01T00:00:00,1234567-02:00",
+        datetime(2025, 1, 1, 0, 0, 0, 123457, timezone(timedelta(hours=-2))),
     ),
     (
         "2025-01-01 12:30+0530",
@@ -459,6 +474,52 @@ def test_timestamps_read_alike_on_every_python(text: str, moment: datetime) -> N
         slow = c.from_json(document)
     assert fast.timestamp == slow.timestamp == moment
     assert fast.timestamp.utcoffset() == moment.utcoffset()
+
+
+_OFFSETS = {
+    "Z": timezone.utc,
+    "z": timezone.utc,
+    "+00:00": timezone.utc,
+    "-00:00": timezone.utc,
+    "+05:30": timezone(timedelta(hours=5, minutes=30)),
+    "-11:45": timezone(-timedelta(hours=11, minutes=45)),
+}
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    seconds=st.integers(0, 10**11),
+    fraction=st.text("0123456789", min_size=1, max_size=12),
+    offset=st.sampled_from(sorted(_OFFSETS)),
+    separator=st.sampled_from(["T", "t", " "]),
+)
+def test_the_fast_path_and_the_hooks_read_every_fraction_alike(
+    seconds: int, fraction: str, offset: str, separator: str
+) -> None:
+    """Whatever the digits of the fraction (msgspec rounds them on the fast path,
+    the hooks round what fromisoformat truncates), the same instant."""
+    moment = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(seconds=seconds)
+    text = moment.strftime(f"%Y-%m-%d{separator}%H:%M:%S.") + fraction + offset
+    document = json.dumps(
+        {
+            "format": "canisters.canister",
+            "version": 2,
+            "canister": {**GOOD, "timestamp": text},
+        }
+    )
+    fast = c.from_json(document)
+    with hooks_only():
+        slow = c.from_json(document)
+    digits = (fraction + "000000")[:6]
+    exact = moment.replace(
+        microsecond=int(digits), tzinfo=_OFFSETS[offset]
+    ) + timedelta(microseconds=len(fraction) > 6 and fraction[6] >= "5")
+    assert fast.timestamp == slow.timestamp == exact
+    assert fast.timestamp.utcoffset() == slow.timestamp.utcoffset()
+    # Every one of these forms is RFC 3339: the fast path reads it itself.
+    reader = w.fast()
+    assert reader is not None
+    assert reader.from_json(document).timestamp == exact  # type: ignore[union-attr]
 
 
 # --------------------------------------------------------------------------- #

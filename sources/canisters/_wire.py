@@ -7,11 +7,11 @@ with it) on the first read, so that ``import canisters`` stays cheap.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Annotated, Any, Final, Literal
 
 import attrs
 
-from ._compat import fromisoformat
 from ._frozen import EMPTY, FrozenDict, freeze
 from ._trusted import _shadow, _trusted
 from .canisters import (
@@ -56,13 +56,9 @@ _WIRE_ENVELOPE: Final = """\
 def build(wire, memo):
     obj = shadow()
     obj.id = wire.id
-    text = wire.timestamp
-    try:  # the writers' form, and "Z"
-        moment = fromisoformat(text)
-    except ValueError:  # "z" as the hooks read it, or a refusal
-        moment = fromisoformat(text[:-1] + "+00:00" if text[-1:] in "Zz" else text)
+    moment = wire.timestamp
     if moment.tzinfo is None:
-        raise ValueError(text)
+        raise ValueError(moment)
     obj.timestamp = moment
     obj.parent_id = wire.parent_id
     value = wire.trace_id
@@ -140,7 +136,6 @@ def _generated(source: str, cls: type) -> Callable[..., Any]:
     namespace: dict[str, Any] = {
         "cls": cls,
         "shadow": shadow,
-        "fromisoformat": fromisoformat,
         "intern": _intern,
         "FrozenDict": FrozenDict,  # what freeze() makes of a non-empty dict
         "EMPTY": EMPTY,
@@ -376,7 +371,7 @@ class _Fast:
         )
         envelope = [
             ("id", Annotated[str, Meta(min_length=1)]),
-            ("timestamp", str),
+            ("timestamp", datetime),
             ("parent_id", text, None),
             ("trace_id", text, None),
             ("policy", text, None),

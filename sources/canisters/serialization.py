@@ -31,7 +31,7 @@ import json
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, get_args, get_origin
 
 import attrs
@@ -217,7 +217,22 @@ def _time_in(text: object, key: str = "timestamp") -> datetime:
         raise SerializationError(
             f"timestamp {_excerpt(text)} has no timezone offset", f"$.{key}"
         )
+    if _HALF_MICROSECOND_OR_MORE(text) is not None:
+        # fromisoformat keeps the first six fractional digits; the model holds
+        # microseconds, rounded half up, as msgspec reads them on the fast path.
+        try:
+            moment += _ONE_MICROSECOND
+        except OverflowError as error:
+            raise SerializationError(
+                f"invalid ISO 8601 timestamp {_excerpt(text)}", f"$.{key}"
+            ) from error
     return moment
+
+
+# A fraction of a second of more than six digits whose seventh is 5 or more (the
+# first fraction of the text: an offset's own fraction takes six digits at most).
+_HALF_MICROSECOND_OR_MORE: Final = re.compile(r"[.,][0-9]{6}[5-9]").search
+_ONE_MICROSECOND: Final = timedelta(microseconds=1)
 
 
 def _check_type(value: object, expected: type | tuple[type, ...], key: str) -> None:
