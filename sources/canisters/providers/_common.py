@@ -54,6 +54,9 @@ from ..serialization import (
     _TOO_DEEP,
     MAX_DEPTH,
     _deep_steps,
+    _gc_disable,
+    _gc_enable,
+    _gc_enabled,
     _may_nest_deeper,
     _nests_deeper,
     _paused,
@@ -385,11 +388,20 @@ def guarded_keeping(
 
         def wrapper(body: Any) -> _T:
             kept: list[Any] = []
+            # The collector is paused as serialization._paused pauses it,
+            # inline: a call more would cost a short body a twentieth.
+            running = _gc_enabled()
+            if running:
+                _gc_disable()
             try:
-                result = _paused(function, body, kept)
+                result = function(body, kept)
             except Exception as error:
+                if running:
+                    _gc_enable()
                 held(body)
                 _reraise(error)
+            if running:
+                _gc_enable()
             if kept:
                 try:
                     dumps(kept)  # within the bound when orjson writes it
@@ -446,19 +458,31 @@ def _guarded(function: _F, keys: tuple[str, ...] | None) -> _F:
 
         def wrapper(body: Any) -> Any:
             held(body)
+            running = _gc_enabled()
+            if running:
+                _gc_disable()
             try:
-                return _paused(function, body)
+                return function(body)
             except Exception as error:
                 _reraise(error)
+            finally:
+                if running:
+                    _gc_enable()
 
     elif shape == ("self", "body"):
 
         def wrapper(self: Any, body: Any) -> Any:  # type: ignore[misc]
             held(body)
+            running = _gc_enabled()
+            if running:
+                _gc_disable()
             try:
-                return _paused(function, self, body)
+                return function(self, body)
             except Exception as error:
                 _reraise(error)
+            finally:
+                if running:
+                    _gc_enable()
 
     else:
 
