@@ -263,19 +263,26 @@ def _pydantic_ai_mappers() -> tuple[Any, Any] | None:
     parameters = ModelRequestParameters()
     loop = asyncio.new_event_loop()
 
-    def openai(all_messages: list[list[Any]]) -> None:
-        async def run() -> None:
-            for messages in all_messages:
+    # Each returns what it rendered, held until the round ends, as the other
+    # libraries' lists of bodies are: a body dropped at once is never walked
+    # by the garbage collector, one held is.
+    def openai(all_messages: list[list[Any]]) -> list[Any]:
+        async def run() -> list[Any]:
+            return [
                 await openai_model._map_messages(messages, parameters)
+                for messages in all_messages
+            ]
 
-        loop.run_until_complete(run())
+        return loop.run_until_complete(run())
 
-    def anthropic(all_messages: list[list[Any]]) -> None:
-        async def run() -> None:
-            for messages in all_messages:
+    def anthropic(all_messages: list[list[Any]]) -> list[Any]:
+        async def run() -> list[Any]:
+            return [
                 await anthropic_model._map_message(messages, parameters, {})
+                for messages in all_messages
+            ]
 
-        loop.run_until_complete(run())
+        return loop.run_until_complete(run())
 
     return openai, anthropic
 
