@@ -12,6 +12,7 @@ import pytest
 
 import canisters
 from canisters import Conversation, providers
+from canisters.providers import _common as common
 
 
 @pytest.fixture(autouse=True)
@@ -373,7 +374,51 @@ def test_render_and_parse_pause_the_collector(name: str, running: bool) -> None:
         def refused() -> None:
             with pytest.raises(canisters.ProviderError):
                 normalizer.parse_request({"messages": 5, "contents": 5, "input": 5})
+            with pytest.raises(canisters.ProviderError):
+                normalizer.render_request("not a conversation")  # type: ignore[arg-type]
 
         assert _collections_during(refused)[1] is running
     finally:
         (gc.enable if was else gc.disable)()
+
+
+@pytest.mark.parametrize(
+    "net",
+    [
+        lambda f: common.guarded_keeping("messages")(f),
+        lambda f: common.guarded_reading("messages")(lambda body: f(body, [])),
+        lambda f: common.guarded(lambda body: f(body, [])),
+    ],
+    ids=["guarded_keeping", "guarded_reading", "guarded"],
+)
+@pytest.mark.parametrize(
+    "raised", [KeyboardInterrupt, ValueError, None], ids=["interrupt", "error", "none"]
+)
+def test_the_nets_give_the_collector_back(
+    net: Any, raised: type[BaseException] | None
+) -> None:
+    """A parser under a net runs with the collector paused, and the collector
+    runs again afterwards whatever the parser does: returns, raises an error
+    (told as MalformedPayload), or is interrupted."""
+    seen: list[bool] = []
+
+    def parser(body: Any, kept: list[Any]) -> str:
+        seen.append(gc.isenabled())
+        if raised is not None:
+            raise raised("stop")
+        return "read"
+
+    parse = net(parser)
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        if raised is None:
+            assert parse({"messages": []}) == "read"
+        else:
+            expected = KeyboardInterrupt if raised is KeyboardInterrupt else Exception
+            with pytest.raises(expected):
+                parse({"messages": []})
+        assert gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert seen == [False]

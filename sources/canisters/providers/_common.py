@@ -396,12 +396,13 @@ def guarded_keeping(
             try:
                 result = function(body, kept)
             except Exception as error:
-                if running:
+                if running:  # before the body is walked
                     _gc_enable()
                 held(body)
                 _reraise(error)
-            if running:
-                _gc_enable()
+            finally:  # on success, and on what is not an Exception
+                if running:
+                    _gc_enable()
             if kept:
                 try:
                     dumps(kept)  # within the bound when orjson writes it
