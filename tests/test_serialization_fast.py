@@ -474,6 +474,11 @@ def test_timestamps_read_alike_on_every_python(text: str, moment: datetime) -> N
         slow = c.from_json(document)
     assert fast.timestamp == slow.timestamp == moment
     assert fast.timestamp.utcoffset() == moment.utcoffset()
+    # The offset is the standard library's, on either path and every Python
+    # (3.10's backport has a class of its own), timezone.utc for zero.
+    assert type(fast.timestamp.tzinfo) is type(slow.timestamp.tzinfo) is timezone
+    if not moment.utcoffset():
+        assert fast.timestamp.tzinfo is slow.timestamp.tzinfo is timezone.utc
 
 
 _OFFSETS = {

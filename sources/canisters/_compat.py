@@ -5,13 +5,14 @@
 digits, basic formats, ``+HHMM`` offsets, week dates) on every supported
 version: on 3.10 through the ``backports-datetime-fromisoformat`` package, a
 dependency there only, so that a document readable on one version is readable,
-with the same value, on all of them.
+with the same value and the same kind of offset (a :class:`datetime.timezone`),
+on all of them.
 """
 
 from __future__ import annotations
 
 import sys
-from datetime import datetime
+from datetime import datetime, timezone
 
 __all__ = ["fromisoformat"]
 
@@ -22,7 +23,15 @@ else:
         datetime_fromisoformat as _fromisoformat,
     )
 
+    _UTC = timezone.utc
+
     def fromisoformat(text: str) -> datetime:
-        """Python 3.11's ``datetime.fromisoformat``, backported."""
+        """Python 3.11's ``datetime.fromisoformat``, backported: an offset is a
+        :class:`datetime.timezone` (``timezone.utc`` for zero), as 3.11 gives
+        and msgspec reads, not the backport's own class."""
         moment: datetime = _fromisoformat(text)
+        zone = moment.tzinfo
+        if zone is not None:
+            offset = zone.utcoffset(moment)
+            moment = moment.replace(tzinfo=timezone(offset) if offset else _UTC)
         return moment
