@@ -396,11 +396,9 @@ def guarded_keeping(
             try:
                 result = function(body, kept)
             except Exception as error:
-                if running:  # before the body is walked
-                    _gc_enable()
                 held(body)
                 _reraise(error)
-            finally:  # on success, and on what is not an Exception
+            finally:
                 if running:
                     _gc_enable()
             if kept:
