@@ -1840,10 +1840,13 @@ def to_json(value: Conversation | Canister | Content) -> str:
 
 
 def _to_json(value: Conversation | Canister | Content) -> str:
-    # The document is handed to _dumps, not kept here: see _dumps.
     floats: list[Any] = []
     document = _document(value, floats.append)
-    return _dumps(document, MAX_DEPTH - _SHIFTS[document["format"]], floats)
+    encoded = _encode_json(document, MAX_DEPTH - _SHIFTS[document["format"]], floats)[0]
+    # The document, and the base64 of its media, go before the bytes become
+    # text: see "Memory" on the reliability page.
+    del document, floats
+    return encoded.decode()
 
 
 def _document(
@@ -1919,22 +1922,16 @@ def to_jsonl(conversation: Iterable[Canister]) -> str:
 
 
 def _to_jsonl(conversation: Iterable[Canister]) -> str:
-    import orjson  # on first use, as in _encode_json
-
-    header = _JSONL_HEADER
     floats: list[Any] = []
     records = _records(conversation, floats.append)
-    # One encoder call per line and one decode for the document; what orjson
-    # refuses or cannot write exactly goes line by line through _encode_json,
-    # which writes it as it always did.
-    try:
-        encoded: bytes | None = _lines(header, records, orjson.dumps)
-    except TypeError:
-        encoded = None
-    if encoded is None or _collected_non_finite(floats):
-        limit = MAX_DEPTH - _LINE_SHIFT
-        lines = [header, *[_encode_json(r, limit)[0] for r in records], b""]
-        encoded = b"\n".join(lines)
+    # NaN and the infinities, which orjson would write as null: every line goes
+    # through _encode_json, which writes them as the standard library does.
+    exact = not _collected_non_finite(floats)
+    del floats
+    encoded = _lines(_JSONL_HEADER, records, MAX_DEPTH - _LINE_SHIFT, exact)
+    # _lines emptied the records as it wrote them: only the bytes are left to
+    # become text (see "Memory" on the reliability page).
+    del records
     return encoded.decode()
 
 
@@ -1944,10 +1941,15 @@ _JSONL_HEADER: Final = json.dumps(
 ).encode()
 
 
-def _lines(
-    header: bytes, records: list[Record], dumps: Callable[[Any], bytes]
-) -> bytes:
+def _lines(header: bytes, records: list[Record], limit: int, exact: bool) -> bytes:
     """``header`` and the JSON of each record, each on a line of its own.
+
+    ``records`` is emptied as the lines are written: a record holding a large
+    media part is released once its line is written, before the lines are
+    joined. One orjson call per line (``exact``: no record holds a NaN or an
+    infinity); a batch orjson refuses, or every line when not ``exact``, goes
+    line by line through :func:`_encode_json`, which writes it as it always
+    did (``limit``: the depth a line's record may nest).
 
     orjson holds about 4 KB for each text it returns, however short: thousands
     of lines alive at once cost far more in memory traffic than writing them.
@@ -1955,14 +1957,33 @@ def _lines(
     alive at once. The empty last item gives the final newline without copying
     the whole text again.
     """
+    import orjson  # on first use, as in _encode_json
+
+    dumps = orjson.dumps
+
+    def write(batch: list[Record]) -> list[bytes]:
+        if exact:
+            try:
+                return [dumps(record) for record in batch]
+            except TypeError:  # what orjson refuses or cannot write exactly
+                pass
+        return [_encode_json(record, limit)[0] for record in batch]
+
     if len(records) <= _BATCH:
-        lines = [header, *[dumps(record) for record in records], b""]
-    else:
-        lines = [header]
-        for start in range(0, len(records), _BATCH):
-            batch = [dumps(record) for record in records[start : start + _BATCH]]
-            lines.append(b"\n".join(batch))
-        lines.append(b"")
+        written = write(records)
+        records.clear()
+        return b"\n".join([header, *written, b""])
+    lines = [header]
+    for start in range(0, len(records), _BATCH):
+        end = start + _BATCH
+        batch = records[start:end]
+        records[start:end] = [None] * len(batch)  # type: ignore[list-item]
+        written = write(batch)
+        del batch
+        lines.append(b"\n".join(written))
+        del written
+    records.clear()
+    lines.append(b"")
     return b"\n".join(lines)
 
 
