@@ -718,3 +718,66 @@ def test_writers_pause_the_collector_and_give_it_back(running: bool) -> None:
         (gc.enable if was else gc.disable)()
     assert seen == [False, False]
     assert after == [running] * 4
+
+
+def test_the_header_to_jsonl_writes_is_known_without_decoding(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """from_jsonl knows the header line to_jsonl writes by its text; a current
+    header spelled otherwise is decoded, and the conversation reads the same."""
+    conversation = c.Conversation(
+        [c.User("hi", id="u", timestamp=datetime(2025, 1, 1, tzinfo=timezone.utc))]
+    )
+    text = c.to_jsonl(conversation)
+    assert text.startswith(w._HEADER_LINE)
+    assert w._HEADER_LINE.encode() == w._HEADER_LINE_BYTES
+    decoded: list[Any] = []
+    path = fast()
+    real = path.any
+    monkeypatch.setattr(path, "any", lambda data: decoded.append(data) or real(data))
+    assert c.from_jsonl(text) == conversation
+    assert c.from_jsonl(text.encode()) == conversation
+    assert decoded == []
+    rest = text[len(w._HEADER_LINE) - 1 :]  # from the header's newline on
+    for header in (
+        '{"version": 2, "format": "canisters.conversation"}',
+        '{"format":"canisters.conversation","version":2} ',
+    ):
+        assert c.from_jsonl(header + rest) == conversation
+    assert len(decoded) == 2
+
+
+@pytest.mark.parametrize("running", [True, False])
+@pytest.mark.parametrize("form", ["json", "jsonl"])
+def test_documents_are_read_and_written_with_the_collector_paused(
+    running: bool, form: str
+) -> None:
+    """Reading and writing a document make thousands of containers without
+    cycles: no collection starts while they are made, however low the
+    collector's threshold, and the collector is given back as it was found
+    (running, or paused by the application), when the text is refused too."""
+    from .test_providers_registry import _collections_during
+
+    read = c.from_json if form == "json" else c.from_jsonl
+    write = c.to_json if form == "json" else c.to_jsonl
+    conversation = c.Conversation(
+        [item for n in range(50) for item in (c.User(f"q{n}"), c.Assistant(f"a{n}"))]
+    )
+    text = write(conversation)
+    out: list[Any] = []
+
+    def refused() -> None:
+        with pytest.raises(c.SerializationError):
+            read('{"format": "canisters.conversation", "version": 2, ')
+
+    was = gc.isenabled()
+    try:
+        (gc.enable if running else gc.disable)()
+        # Calling them may make a container before the collector pauses.
+        few = ((0, running), (1, running))
+        assert _collections_during(lambda: out.append(read(text))) in few
+        assert _collections_during(lambda: out.append(write(conversation))) in few
+        assert out == [conversation, text]
+        assert _collections_during(refused)[1] is running
+    finally:
+        (gc.enable if was else gc.disable)()

@@ -491,20 +491,32 @@ class _Fast:
         data = _utf8(text)
         # The header line, then every canister line in one call: msgspec skips
         # blank lines as the hooks do (and refuses one of other whitespace,
-        # which the hooks then read).
-        newline = data.find("\n" if type(data) is str else b"\n")  # type: ignore[arg-type]
-        header = self.any(data if newline < 0 else data[:newline])
-        if (
-            type(header) is not dict
-            or header.get("format") != CONVERSATION_FORMAT
-            or header.get("version") != FORMAT_VERSION
-        ):
-            raise ValueError("not a current header")
+        # which the hooks then read). The header as to_jsonl writes it is
+        # recognized without decoding it.
+        written: str | bytes
+        if isinstance(data, str):
+            written, newline = _HEADER_LINE, data.find("\n")
+        else:
+            written, newline = _HEADER_LINE_BYTES, data.find(b"\n")
+        if not data.startswith(written):  # type: ignore[arg-type]
+            header = self.any(data if newline < 0 else data[:newline])
+            if (
+                type(header) is not dict
+                or header.get("format") != CONVERSATION_FORMAT
+                or header.get("version") != FORMAT_VERSION
+            ):
+                raise ValueError("not a current header")
         wires = [] if newline < 0 else self.canister_lines(data[newline + 1 :])
         memo = new_memo()
         value = self.new_conversation(tuple([wire.build(memo) for wire in wires]))
         check_held(memo)
         return value
+
+
+_HEADER_LINE: Final = (
+    f'{{"format":"{CONVERSATION_FORMAT}","version":{FORMAT_VERSION}}}\n'
+)
+_HEADER_LINE_BYTES: Final = _HEADER_LINE.encode()
 
 
 HELD: Final = object()

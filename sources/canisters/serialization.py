@@ -1452,9 +1452,17 @@ def _from_version_1(document: Record) -> Record:
 
 def _fast() -> _Fast | None:
     """The fast path's decoders, or ``None`` where it cannot serve."""
-    from . import _wire
+    if not _WIRE:
+        # Loaded on the first read, then kept: an import statement in a
+        # function resolves the package again on every call (half a
+        # microsecond, a tenth of reading a one-message document).
+        from . import _wire
 
-    return _wire.fast()
+        _WIRE.append(_wire)
+    return _WIRE[0].fast()  # type: ignore[no-any-return]
+
+
+_WIRE: list[Any] = []
 
 
 def _disable_fast() -> None:
@@ -1471,10 +1479,17 @@ def _read_fast(text: object, reader: str) -> Any:
     fast = _fast()
     if fast is None or not (type(text) is bytes or type(text) is str):
         return None
+    # The collector is paused as _paused pauses it, inline (a call fewer).
+    running = _gc_enabled()
+    if running:
+        _gc_disable()
     try:
-        return _paused(getattr(fast, reader), text)
+        return getattr(fast, reader)(text)
     except Exception:
         return None
+    finally:
+        if running:
+            _gc_enable()
 
 
 def _paused(function: Callable[..., T], *arguments: Any) -> T:
