@@ -208,18 +208,21 @@ def _parts(canister: Canister) -> list[dict[str, Any]]:
 
 
 def _response(result: Any) -> Any:
-    content = result.content
     if result.error is not None:
         return encode_error_text(result.error)
-    if len(content) == 1 and type(content[0]) is Text:
-        text = content[0]
+    # What OpenTelemetry can hold of the content: a part known only by its
+    # content id is left out before the form is chosen, so that a result
+    # written, read back and written again gives the same attributes.
+    written = [(part, out) for part in result.content if (out := _part(part))]
+    if len(written) == 1 and type(written[0][0]) is Text:
+        text = written[0][0]
         if text.mime_type == "application/json":
             try:
                 return json.loads(text.text)
             except ValueError:
                 return text.text
         return text.text
-    return [part for part in map(_part, content) if part is not None]
+    return [out for _, out in written]
 
 
 def _part(part: Content) -> dict[str, Any] | None:
