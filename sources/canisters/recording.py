@@ -67,6 +67,7 @@ from typing import Any, Final, Literal, TypeVar
 import attrs
 import orjson
 
+from . import _base64
 from .builders import ResultBuilder
 from .canisters import ErrorCode, ErrorInfo, Metadata, Result, new_id
 from .conversation import Conversation
@@ -91,7 +92,7 @@ from .lineage import (
     with_trace,
 )
 from .protocols import Canister, InvocationCanister, Role
-from .serialization import MAX_DEPTH, _dumps, _loads, from_json, to_json
+from .serialization import MAX_DEPTH, _document, _dumps, _loads, from_json
 from .storage import Store
 from .storage._common import check_id, check_line
 
@@ -740,26 +741,35 @@ def snapshot(store: Store, conversation_id: str) -> str:
     if not store.exists(conversation_id):
         raise ConversationNotFound(conversation_id)
     conversation = store.load(conversation_id)
-    blobs = {
-        content_id: base64.b64encode(store.content.get(content_id)).decode("ascii")
-        for content_id in _content_ids(conversation)
-    }
-    document = {
+    # The document is handed to _dumps, which releases it before its bytes
+    # become text, so no local keeps it (or the base64 in it) alive.
+    return _dumps(_snapshot(store, conversation_id, conversation), _SNAPSHOT_DEPTH)
+
+
+def _snapshot(
+    store: Store, conversation_id: str, conversation: Conversation
+) -> dict[str, Any]:
+    """The document :func:`snapshot` writes. The conversation's document is the
+    records :func:`~canisters.to_json` writes, not its text read back: written
+    once, as the rest, with its media's base64 as orjson fragments."""
+    return {
         "format": SNAPSHOT_FORMAT,
         "version": SNAPSHOT_VERSION,
         "conversation_id": conversation_id,
         "prompt_key": recorded_prompt_key(store, conversation_id),
-        # Read and written as documents are (NaN, lone surrogates and integers
-        # beyond 64 bits kept exactly), not by orjson alone.
-        "conversation": _loads(to_json(conversation)),
-        "content": blobs,
+        # Written as documents are (NaN, lone surrogates and integers beyond
+        # 64 bits kept exactly), not by orjson alone: _dumps does.
+        "conversation": _document(conversation),
+        "content": {
+            content_id: _base64.encode(store.content.get(content_id))
+            for content_id in _content_ids(conversation)
+        },
         "side_files": {
             name: lines
             for name in CARRIED_SIDE_FILES
             if (lines := store.sidecar(conversation_id, name).read_lines())
         },
     }
-    return _dumps(document, _SNAPSHOT_DEPTH)
 
 
 # A snapshot holds the conversation document one level below its root (see
