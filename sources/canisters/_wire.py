@@ -29,6 +29,7 @@ from .content import Audio, File, Image, Media, Reasoning, Text, Video
 from .conversation import Conversation
 from .protocols import Canister, Content
 from .serialization import (
+    _JSONL_HEADER,
     _OPAQUE_LIMIT,
     CANISTER_FORMAT,
     CONTENT_FORMAT,
@@ -513,10 +514,9 @@ class _Fast:
         return value
 
 
-_HEADER_LINE: Final = (
-    f'{{"format":"{CONVERSATION_FORMAT}","version":{FORMAT_VERSION}}}\n'
-)
-_HEADER_LINE_BYTES: Final = _HEADER_LINE.encode()
+# The header line to_jsonl writes, newline included.
+_HEADER_LINE_BYTES: Final = _JSONL_HEADER + b"\n"
+_HEADER_LINE: Final = _HEADER_LINE_BYTES.decode()
 
 
 HELD: Final = object()
