@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import gc
 import json
-import sys
+import tracemalloc
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -173,21 +173,91 @@ def test_big_integers_stay_exact() -> None:
     check_against_hooks(text, c.from_json)
 
 
-def test_names_are_interned_and_ids_shared_within_a_document() -> None:
+@pytest.mark.parametrize("path", ["fast", "hooks"])
+def test_recurring_strings_are_shared_within_a_document(path: str) -> None:
     conversation = c.Conversation(
         [
             c.Invocation("lookup", {"q": 1}, invocation_id="call-1", trace_id="t"),
-            c.Result("call-1", "lookup", "ok", policy="runtime"),
+            c.Result("call-1", "lookup", "ok", policy="runtime", trace_id="t"),
             c.Assistant("a", metadata=c.Metadata(model="m", finish_reason="stop")),
             c.Assistant("b", metadata=c.Metadata(model="m", finish_reason="stop")),
+            c.Assistant(
+                [c.Reasoning("r", "sig", provider="anthropic")],
+                metadata=c.Metadata(model="m", finish_reason="stop", retries=1),
+                policy="runtime",
+            ),
+            c.Assistant([c.Reasoning("s", "sig", provider="anthropic")]),
         ]
     )
-    call, result, first, second = c.from_json(c.to_json(conversation))
+    # Each string is made anew, as it is when read from text.
+    text = c.to_json(conversation)
+    with hooks_only() if path == "hooks" else nullcontext():
+        call, result, first, second, third, fourth = c.from_json(text)
     assert result.invocation_id is call.invocation_id
-    assert first.metadata is second.metadata
-    for name in (call.name, result.name, call.trace_id, result.policy):
-        assert sys.intern(name) is name
-    assert sys.intern(first.metadata.model) is first.metadata.model
+    assert result.name is call.name
+    assert result.trace_id is call.trace_id
+    assert third.policy is result.policy
+    assert third.metadata.model is first.metadata.model
+    assert third.metadata.finish_reason is first.metadata.finish_reason
+    assert fourth.content[0].provider is third.content[0].provider
+    if path == "fast":
+        assert first.metadata is second.metadata
+
+
+@pytest.mark.parametrize("path", ["fast", "hooks"])
+def test_strings_read_are_not_kept_once_their_canisters_are_gone(path: str) -> None:
+    # sys.intern shared them until CPython 3.12 made interned strings immortal:
+    # there, each trace id, policy, tool and model name read stayed for good.
+    def document(n: int) -> str:
+        unique = f"{n:032x}"
+        return c.to_json(
+            c.Conversation(
+                [
+                    c.Invocation(f"tool-{unique}", trace_id=f"t-{unique}"),
+                    c.Assistant(
+                        "a",
+                        policy=f"p-{unique}",
+                        metadata=c.Metadata(
+                            model=f"m-{unique}", finish_reason=f"f-{unique}"
+                        ),
+                    ),
+                ]
+            )
+        )
+
+    texts = [document(n) for n in range(20_000)]
+    with hooks_only() if path == "hooks" else nullcontext():
+        c.from_json(texts[0])
+        gc.collect()
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            for text in texts:
+                c.from_json(text)
+            gc.collect()
+            kept = tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+    # 100,000 distinct strings were read, some 10 MB of them; the hooks' table
+    # keeps at most 4,096 short ones.
+    assert kept < 1_000_000, kept
+
+
+def test_reasoning_without_its_provider_is_refused_as_the_hooks_refuse_it() -> None:
+    record = {
+        **json.loads("{" + ENVELOPE + "}"),
+        "role": "assistant",
+        "content": [{"type": "reasoning", "text": "r", "signature": "sig"}],
+    }
+    text = canister_document(record)
+    check_against_hooks(text, c.from_json)
+    with pytest.raises(c.SerializationError, match="provider"):
+        c.from_json(text)
+    fine = canister_document(
+        {**record, "content": [{"type": "reasoning", "text": "r", "provider": ""}]}
+    )
+    check_against_hooks(fine, c.from_json)
+    assert c.from_json(fine).content[0].provider == ""
 
 
 # --------------------------------------------------------------------------- #

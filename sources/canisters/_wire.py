@@ -35,7 +35,6 @@ from .serialization import (
     CONTENT_FORMAT,
     CONVERSATION_FORMAT,
     FORMAT_VERSION,
-    _intern,
     _nests_deeper,
     _utf8,
 )
@@ -49,9 +48,12 @@ from .serialization import (
 # version, text that is not JSON -- makes msgspec or the conversion raise, and
 # the document is read again by the hooks, which give the result or the located
 # error they always gave: the fast path is an optimisation, never a second
-# definition of the format. It also shares, within one document, the
-# invocation id of a result with its invocation and one Metadata between the
-# canisters whose metadata names only the same model and finish reason.
+# definition of the format. It also shares, within one document, the strings
+# that recur (a result's invocation id with its invocation's, tool and model
+# names, finish reasons, trace ids, policies), in the memo that dies with the
+# read (the hooks share them in serialization's bounded table), and one
+# Metadata between the canisters whose metadata names only the same model and
+# finish reason.
 
 _WIRE_ENVELOPE: Final = """\
 def build(wire, memo):
@@ -63,9 +65,9 @@ def build(wire, memo):
     obj.timestamp = moment
     obj.parent_id = wire.parent_id
     value = wire.trace_id
-    obj.trace_id = value if value is None else intern(value)
+    obj.trace_id = value if value is None else memo.setdefault(value, value)
     value = wire.policy
-    obj.policy = value if value is None else intern(value)
+    obj.policy = value if value is None else memo.setdefault(value, value)
     obj.step = wire.step
     value = wire.metadata
     obj.metadata = value if value is None else value.build(memo)
@@ -91,7 +93,8 @@ _WIRE_TAILS: Final[dict[Any, str]] = {
     Document: _WIRE_CONTENT
     + "    obj.title = wire.title\n    obj.document_id = wire.document_id\n",
     Invocation: """\
-    obj.name = intern(wire.name)
+    value = wire.name
+    obj.name = memo.setdefault(value, value)
     value = wire.arguments
     if value:
         obj.arguments = FrozenDict(value)
@@ -104,7 +107,8 @@ _WIRE_TAILS: Final[dict[Any, str]] = {
     Result: """\
     value = wire.invocation_id
     obj.invocation_id = memo.setdefault(value, value)
-    obj.name = intern(wire.name)
+    value = wire.name
+    obj.name = memo.setdefault(value, value)
 """
     + _WIRE_CONTENT
     + """\
@@ -137,7 +141,6 @@ def _generated(source: str, cls: type) -> Callable[..., Any]:
     namespace: dict[str, Any] = {
         "cls": cls,
         "shadow": shadow,
-        "intern": _intern,
         "FrozenDict": FrozenDict,  # what freeze() makes of a non-empty dict
         "EMPTY": EMPTY,
         "HELD": HELD,
@@ -172,28 +175,40 @@ def _media_from_wire(cls: type[Media]) -> Callable[[Any, dict[Any, Any]], Media]
     return build
 
 
-def _reasoning_from_wire(wire: Any, memo: dict[Any, Any]) -> Reasoning:
-    extras = wire.extras
-    if extras:
-        memo[HELD].append(extras)
-    return Reasoning(
-        wire.text,
-        wire.signature,
-        wire.redacted,
-        wire.provider,
-        id=wire.id,
-        extras=EMPTY if extras is None else freeze(extras),
-    )
+_WIRE_REASONING: Final = """\
+def build(wire, memo):
+    signature = wire.signature
+    redacted = wire.redacted
+    provider = wire.provider
+    if provider:
+        provider = memo.setdefault(provider, provider)
+    elif signature is not None or redacted is not None:
+        raise ValueError("a signature without its provider: the hooks say where")
+    obj = shadow()
+    obj.text = wire.text
+    obj.signature = signature
+    obj.redacted = redacted
+    obj.provider = provider
+    obj.id = wire.id
+    value = wire.extras
+    if value:
+        obj.extras = FrozenDict(value)
+        memo[HELD].append(value)
+    else:
+        obj.extras = EMPTY
+    obj.__class__ = cls
+    return obj
+"""
 
 
 _WIRE_METADATA: Final = """\
 def build(wire, memo):
     model = wire.model
     if model is not None:
-        model = intern(model)
+        model = memo.setdefault(model, model)
     finish_reason = wire.finish_reason
     if finish_reason is not None:
-        finish_reason = intern(finish_reason)
+        finish_reason = memo.setdefault(finish_reason, finish_reason)
     usage = wire.usage
     custom = wire.custom
     latency_ms = wire.latency_ms
@@ -328,7 +343,7 @@ class _Fast:
                 ("id", text, None),
                 ("extras", mapping, None),
             ],
-            _reasoning_from_wire,
+            _generated(_WIRE_REASONING, Reasoning),
             tag="reasoning",
             **content_tag,
         )
@@ -402,6 +417,7 @@ class _Fast:
         for cls, names in [
             *((cls, [f[0] for f in envelope + more]) for cls, more in fields.items()),
             (Text, list(text_part.__struct_fields__)),  # type: ignore[attr-defined]
+            (Reasoning, list(reasoning.__struct_fields__)),  # type: ignore[attr-defined]
             (Metadata, list(metadata.__struct_fields__)),  # type: ignore[attr-defined]
             (Usage, list(usage.__struct_fields__)),  # type: ignore[attr-defined]
         ]:
@@ -525,8 +541,8 @@ HELD: Final = object()
 
 
 def new_memo() -> dict[Any, Any]:
-    """A memo for the builders: what they share within one document (a result's
-    invocation id, metadata naming only a model), and the JSON values they set."""
+    """A memo for the builders: what they share within one document (recurring
+    strings, metadata naming only a model), and the JSON values they set."""
     return {HELD: []}
 
 

@@ -29,7 +29,6 @@ import binascii
 import gc
 import json
 import re
-import sys
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, get_args, get_origin
@@ -171,7 +170,28 @@ _new_document = _trusted(Document)
 _new_invocation = _trusted(Invocation)
 _new_result = _trusted(Result)
 _UTC: Final = timezone.utc
-_intern: Final = sys.intern
+
+# Short strings that recur across canisters (tool names, model names, finish
+# reasons, trace ids, policies) are shared as they are read: one object for all
+# the canisters naming the same one. sys.intern did this until CPython 3.12
+# made interned strings immortal: there, every trace id and tool name ever read
+# stayed for the life of the process, and a server reading documents with a
+# fresh trace id each grew without end. This table is bounded in the length of
+# what it holds and in its size (emptied when full), so it keeps at most a few
+# hundred kilobytes alive however many documents are read.
+_SHARED: Final[dict[str, str]] = {}
+_SHARED_LENGTH: Final = 64
+_SHARED_LIMIT: Final = 4096
+
+
+def _share(value: str) -> str:
+    """``value``, or the equal string read before it (short strings only)."""
+    if len(value) > _SHARED_LENGTH:
+        return value
+    shared = _SHARED.setdefault(value, value)
+    if len(_SHARED) > _SHARED_LIMIT:
+        _SHARED.clear()
+    return shared
 
 
 # --------------------------------------------------------------------------- #
@@ -374,11 +394,12 @@ def _reasoning_in(record: Mapping[str, Any]) -> Reasoning:
     text = record.get("text", "")
     if type(text) is not str:
         _check_type(text, str, "text")
+    provider = _opt_str(record, "provider")
     return Reasoning(
         text,
         _opt_str(record, "signature"),
         _opt_str(record, "redacted"),
-        _opt_str(record, "provider"),
+        None if provider is None else _share(provider),
         id=_opt_str(record, "id"),
         extras=_mapping(record, "extras"),
     )
@@ -578,9 +599,9 @@ def _metadata_in(record: object) -> Metadata:
     model, latency_ms, cache_hit, retries, quality, finish_reason = values
     # Model names and finish reasons repeat on every turn: keep one copy of each.
     if type(model) is str:
-        model = _intern(model)
+        model = _share(model)
     if type(finish_reason) is str:
-        finish_reason = _intern(finish_reason)
+        finish_reason = _share(finish_reason)
     usage = get("usage")
     if usage is not None:
         try:
@@ -678,13 +699,13 @@ def _envelope_in(record: Mapping[str, Any], cls: type) -> tuple[Any, ...]:
         if type(trace_id) is not str:
             _check_type(trace_id, str, "trace_id")
         if type(trace_id) is str:
-            trace_id = _intern(trace_id)
+            trace_id = _share(trace_id)
     policy = record.get("policy")
     if policy is not None:
         if type(policy) is not str:
             _check_type(policy, str, "policy")
         if type(policy) is str:
-            policy = _intern(policy)
+            policy = _share(policy)
     step = record.get("step")
     if step is not None:
         if type(step) is not int:
@@ -842,8 +863,11 @@ def _invocation_in(record: Mapping[str, Any]) -> Invocation:
         _check_type(invocation_id, str, "invocation_id")
     if type(name) is not str:
         _check_type(name, str, "name")
-    # A handful of tool names repeat across a conversation: keep one copy of each.
-    name = _intern(name) if type(name) is str else name
+    # A handful of tool names repeat across a conversation: keep one copy of
+    # each, and one of the id the result of the call repeats.
+    name = _share(name) if type(name) is str else name
+    if type(invocation_id) is str:
+        invocation_id = _share(invocation_id)
     arguments = _mapping(record, "arguments")
     return _new_invocation(
         *_envelope_in(record, Invocation), name, arguments, invocation_id
@@ -869,7 +893,9 @@ def _result_in(record: Mapping[str, Any]) -> Result:
         _check_type(invocation_id, str, "invocation_id")
     if type(name) is not str:
         _check_type(name, str, "name")
-    name = _intern(name) if type(name) is str else name
+    name = _share(name) if type(name) is str else name
+    if type(invocation_id) is str:
+        invocation_id = _share(invocation_id)
     content = _content_in(record.get("content", ()))
     error = record.get("error")
     if error is not None:
