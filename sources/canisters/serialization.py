@@ -768,7 +768,38 @@ def unstructure(canister, add=None):
             else:
                 record = {{{head}, "step": step, "metadata": metadata, {fields}}}
     else:
-        record = _envelope_out(canister, {tag!r}, add)
+        # The envelope as _envelope_out writes it, key for key, inline; a value
+        # the constructors do not check is handed to ``add`` unless a str.
+        moment = canister.timestamp
+        if moment.tzinfo is not _UTC:
+            moment = moment.isoformat()
+        record = {{{head}}}
+        value = canister.parent_id
+        if value is not None:
+            record["parent_id"] = value
+            if add is not None and type(value) is not str:
+                add(value)
+        value = canister.trace_id
+        if value is not None:
+            record["trace_id"] = value
+            if add is not None and type(value) is not str:
+                add(value)
+        value = canister.policy
+        if value is not None:
+            record["policy"] = value
+            if add is not None and type(value) is not str:
+                add(value)
+        value = canister.step
+        if value is not None:
+            record["step"] = value
+        value = canister.metadata
+        if value is not None:
+            record["metadata"] = _metadata_out(value, add)
+        value = canister.extras
+        if value:
+            record["extras"] = value
+            if add is not None:
+                add(value)
 {assign}
 {finish}
     return record
@@ -797,7 +828,6 @@ def _canister_out(
     tag: str, fields: tuple[tuple[str, str], ...], prepare: str, finish: str = ""
 ) -> _OutHook:
     source = _OUT_TEMPLATE.format(
-        tag=tag,
         prepare=prepare,
         head=f'"role": {tag!r}, "id": canister.id, "timestamp": moment',
         fields=", ".join(f"{key!r}: {value}" for key, value in fields),
