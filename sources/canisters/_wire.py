@@ -55,7 +55,22 @@ from .serialization import (
 # Metadata between the canisters whose metadata names only the same model and
 # finish reason.
 
-_WIRE_ENVELOPE: Final = """\
+# Where a JSON value of a wire struct goes: frozen, and listed for check_held.
+_WIRE_JSON: Final = """\
+    value = wire.{field}
+    if value:
+        obj.{field} = FrozenDict(value)
+        memo[HELD].append(value)
+    else:
+        obj.{field} = EMPTY
+"""
+_WIRE_EXTRAS: Final = _WIRE_JSON.format(field="extras")
+_WIRE_END: Final = """\
+    obj.__class__ = cls
+    return obj
+"""
+_WIRE_ENVELOPE: Final = (
+    """\
 def build(wire, memo):
     obj = shadow()
     obj.id = wire.id
@@ -71,13 +86,9 @@ def build(wire, memo):
     obj.step = wire.step
     value = wire.metadata
     obj.metadata = value if value is None else value.build(memo)
-    value = wire.extras
-    if value:
-        obj.extras = FrozenDict(value)
-        memo[HELD].append(value)
-    else:
-        obj.extras = EMPTY
 """
+    + _WIRE_EXTRAS
+)
 _WIRE_CONTENT: Final = """\
     parts = wire.content
     obj.content = (
@@ -95,12 +106,9 @@ _WIRE_TAILS: Final[dict[Any, str]] = {
     Invocation: """\
     value = wire.name
     obj.name = memo.setdefault(value, value)
-    value = wire.arguments
-    if value:
-        obj.arguments = FrozenDict(value)
-        memo[HELD].append(value)
-    else:
-        obj.arguments = EMPTY
+"""
+    + _WIRE_JSON.format(field="arguments")
+    + """\
     value = wire.invocation_id
     obj.invocation_id = memo.setdefault(value, value)
 """,
@@ -116,21 +124,17 @@ _WIRE_TAILS: Final[dict[Any, str]] = {
     obj.error = value if value is None else value.build(memo)
 """,
 }
-_WIRE_TEXT: Final = """\
+_WIRE_TEXT: Final = (
+    """\
 def build(wire, memo):
     obj = shadow()
     obj.text = wire.text
     obj.mime_type = wire.mime_type
     obj.id = wire.id
-    value = wire.extras
-    if value:
-        obj.extras = FrozenDict(value)
-        memo[HELD].append(value)
-    else:
-        obj.extras = EMPTY
-    obj.__class__ = cls
-    return obj
 """
+    + _WIRE_EXTRAS
+    + _WIRE_END
+)
 
 
 def _generated(source: str, cls: type) -> Callable[..., Any]:
@@ -175,7 +179,8 @@ def _media_from_wire(cls: type[Media]) -> Callable[[Any, dict[Any, Any]], Media]
     return build
 
 
-_WIRE_REASONING: Final = """\
+_WIRE_REASONING: Final = (
+    """\
 def build(wire, memo):
     signature = wire.signature
     redacted = wire.redacted
@@ -190,15 +195,10 @@ def build(wire, memo):
     obj.redacted = redacted
     obj.provider = provider
     obj.id = wire.id
-    value = wire.extras
-    if value:
-        obj.extras = FrozenDict(value)
-        memo[HELD].append(value)
-    else:
-        obj.extras = EMPTY
-    obj.__class__ = cls
-    return obj
 """
+    + _WIRE_EXTRAS
+    + _WIRE_END
+)
 
 
 _WIRE_METADATA: Final = """\
@@ -425,7 +425,7 @@ class _Fast:
                 raise RuntimeError(f"the wire struct misses fields of {cls}")
         canister: Any = None
         for cls, tail in _WIRE_TAILS.items():
-            source = _WIRE_ENVELOPE + tail + "    obj.__class__ = cls\n    return obj\n"
+            source = _WIRE_ENVELOPE + tail + _WIRE_END
             kind = struct(
                 cls.__name__,
                 envelope + fields[cls],

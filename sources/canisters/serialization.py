@@ -774,21 +774,7 @@ def unstructure(canister, add=None):
         if moment.tzinfo is not _UTC:
             moment = moment.isoformat()
         record = {{{head}}}
-        value = canister.parent_id
-        if value is not None:
-            record["parent_id"] = value
-            if add is not None and type(value) is not str:
-                add(value)
-        value = canister.trace_id
-        if value is not None:
-            record["trace_id"] = value
-            if add is not None and type(value) is not str:
-                add(value)
-        value = canister.policy
-        if value is not None:
-            record["policy"] = value
-            if add is not None and type(value) is not str:
-                add(value)
+{unchecked}
         value = canister.step
         if value is not None:
             record["step"] = value
@@ -804,6 +790,16 @@ def unstructure(canister, add=None):
 {finish}
     return record
 """
+# The envelope's fields typed str that the constructors do not check.
+_UNCHECKED: Final = "\n".join(
+    f"""\
+        value = canister.{name}
+        if value is not None:
+            record["{name}"] = value
+            if add is not None and type(value) is not str:
+                add(value)"""
+    for name in ("parent_id", "trace_id", "policy")
+)
 # The content of a canister, into ``parts``: a lone plain text part (the
 # commonest content) is written without a call.
 _CONTENT_PREPARE: Final = """\
@@ -828,6 +824,7 @@ def _canister_out(
     tag: str, fields: tuple[tuple[str, str], ...], prepare: str, finish: str = ""
 ) -> _OutHook:
     source = _OUT_TEMPLATE.format(
+        unchecked=_UNCHECKED,
         prepare=prepare,
         head=f'"role": {tag!r}, "id": canister.id, "timestamp": moment',
         fields=", ".join(f"{key!r}: {value}" for key, value in fields),
@@ -887,17 +884,26 @@ _invocation_out: Final = _canister_out(
 )
 
 
-def _invocation_in(record: Mapping[str, Any]) -> Invocation:
+def _call_in(record: Mapping[str, Any]) -> tuple[str, str]:
+    """The ``invocation_id`` and ``name`` of an invocation or a result, checked.
+
+    A handful of tool names repeat across a conversation, and a result repeats
+    the id of its invocation: one copy of each is kept (see :func:`_share`).
+    """
     invocation_id, name = record["invocation_id"], record["name"]
-    if type(invocation_id) is not str:
-        _check_type(invocation_id, str, "invocation_id")
-    if type(name) is not str:
-        _check_type(name, str, "name")
-    # A handful of tool names repeat across a conversation: keep one copy of
-    # each, and one of the id the result of the call repeats.
-    name = _share(name) if type(name) is str else name
     if type(invocation_id) is str:
         invocation_id = _share(invocation_id)
+    else:
+        _check_type(invocation_id, str, "invocation_id")
+    if type(name) is str:
+        name = _share(name)
+    else:
+        _check_type(name, str, "name")
+    return invocation_id, name
+
+
+def _invocation_in(record: Mapping[str, Any]) -> Invocation:
+    invocation_id, name = _call_in(record)
     arguments = _mapping(record, "arguments")
     return _new_invocation(
         *_envelope_in(record, Invocation), name, arguments, invocation_id
@@ -918,14 +924,7 @@ _result_out: Final = _canister_out(
 
 
 def _result_in(record: Mapping[str, Any]) -> Result:
-    invocation_id, name = record["invocation_id"], record["name"]
-    if type(invocation_id) is not str:
-        _check_type(invocation_id, str, "invocation_id")
-    if type(name) is not str:
-        _check_type(name, str, "name")
-    name = _share(name) if type(name) is str else name
-    if type(invocation_id) is str:
-        invocation_id = _share(invocation_id)
+    invocation_id, name = _call_in(record)
     content = _content_in(record.get("content", ()))
     error = record.get("error")
     if error is not None:
@@ -1138,23 +1137,39 @@ def register_canister(
         raise SerializationError(
             f"{getattr(cls, '__qualname__', cls)!r} has no Role in its 'role' attribute"
         )
-    _check_tag(tag, cls, _CANISTER_OUT)
-    if tag in _BUILTIN_TAGS and _CANISTER_OUT.get(cls, ("",))[0] != tag:
-        raise SerializationError(
-            f"tag {_excerpt(tag)} is reserved for a built-in class"
-        )
+    _register_canister(
+        cls, role, tag, *_hooks(cls, "role", tag, _CANISTER_OUT, unstructure, structure)
+    )
+    return cls
+
+
+def _hooks(
+    cls: type[Any],
+    key: str,
+    tag: str,
+    table: Mapping[type, tuple[str, _Unstructure]],
+    unstructure: Callable[[Any], Mapping[str, Any]] | None,
+    structure: Callable[[Mapping[str, Any]], Any] | None,
+) -> tuple[_Unstructure, _Structure]:
+    """The hooks :func:`register_canister` and :func:`register_content` register
+    for ``cls`` under ``tag`` (the value of ``key``), after checking the tag
+    against ``table``, the registered classes of its kind."""
+    _check_tag(tag, cls, table)
     if tag in _BUILTIN_TAGS:
+        if table.get(cls, ("",))[0] != tag:
+            raise SerializationError(
+                f"tag {_excerpt(tag)} is reserved for a built-in class"
+            )
         _disable_fast()  # new hooks for a built-in class
     if unstructure is None or structure is None:
-        generated_out, generated_in = _generated_hooks(cls, "role", tag)
+        generated_out, generated_in = _generated_hooks(cls, key, tag)
     out: _Unstructure = (
         generated_out
         if unstructure is None
-        else (lambda obj: {"role": tag, **unstructure(obj)})
+        else (lambda obj: {key: tag, **unstructure(obj)})
     )
     into: _Structure = generated_in if structure is None else structure
-    _register_canister(cls, role, tag, out, into)
-    return cls
+    return out, into
 
 
 def register_content(
@@ -1172,22 +1187,9 @@ def register_content(
         raise SerializationError(
             f"{getattr(cls, '__qualname__', cls)!r} has no 'type' attribute"
         )
-    _check_tag(tag, cls, _CONTENT_OUT)
-    if tag in _BUILTIN_TAGS and _CONTENT_OUT.get(cls, ("",))[0] != tag:
-        raise SerializationError(
-            f"tag {_excerpt(tag)} is reserved for a built-in class"
-        )
-    if tag in _BUILTIN_TAGS:
-        _disable_fast()  # new hooks for a built-in class
-    if unstructure is None or structure is None:
-        generated_out, generated_in = _generated_hooks(cls, "type", tag)
-    out: _Unstructure = (
-        generated_out
-        if unstructure is None
-        else (lambda obj: {"type": tag, **unstructure(obj)})
+    _register_content(
+        cls, tag, *_hooks(cls, "type", tag, _CONTENT_OUT, unstructure, structure)
     )
-    into: _Structure = generated_in if structure is None else structure
-    _register_content(cls, tag, out, into)
     return cls
 
 
