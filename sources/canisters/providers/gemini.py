@@ -896,7 +896,6 @@ class _Renderer:
     ) -> list[dict[str, Any]]:
         parts: list[dict[str, Any]] = []
         for number, part in enumerate(canister.content):  # type: ignore[attr-defined]
-            where = describe(index, canister, number, part)
             extras = mine(part, NAME)
             snake = extras.get("snake", ())
             kind = part.type
@@ -922,11 +921,12 @@ class _Renderer:
                     rendered.update(extras.get("part", {}))
                     parts.append(rendered)
                     continue
+                where = describe(index, canister, number, part)
                 action = reasoning_action(part, NAME, self.options, where, native=False)
                 if action == "text":
                     parts.append({"text": part.text})
             elif kind in ("image", "audio", "video", "file"):
-                media = self.media(part, where)
+                media = self.media(part, describe(index, canister, number, part))
                 if isinstance(media, str):
                     parts.append({"text": media})
                 elif media is not None:
@@ -938,7 +938,10 @@ class _Renderer:
                     parts.append(media)
             else:
                 text = unsupported(
-                    self.options, NAME, where, f"unknown part type {_excerpt(kind)}"
+                    self.options,
+                    NAME,
+                    describe(index, canister, number, part),
+                    f"unknown part type {_excerpt(kind)}",
                 )
                 if text is not None:
                     parts.append({"text": text})

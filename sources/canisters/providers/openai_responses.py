@@ -653,7 +653,6 @@ class _Renderer:
     ) -> list[dict[str, Any]]:
         rendered: list[dict[str, Any]] = []
         for number, part in parts:
-            where = describe(index, canister, number, part)
             extras = mine(part, NAME)
             if part.type == "text":
                 if extras.get("refusal"):
@@ -666,7 +665,9 @@ class _Renderer:
                     wire = {"type": "input_text", "text": part.text}
                 wire.update(extras.get("part", {}))
                 rendered.append(wire)
-            elif part.type in ("image", "file", "audio", "video") and output:
+                continue
+            where = describe(index, canister, number, part)
+            if part.type in ("image", "file", "audio", "video") and output:
                 # Rule: an assistant message holds output_text and refusal only.
                 media = self.refuse(
                     where, f"{part.type} in an assistant message", output=True
