@@ -15,11 +15,11 @@ BENCHMARKS = Path(__file__).resolve().parent.parent / ".auxiliary" / "benchmarks
 
 
 @pytest.fixture(scope="module")
-def modules() -> tuple[ModuleType, ModuleType]:
+def modules() -> tuple[ModuleType, ...]:
     sys.path.insert(0, str(BENCHMARKS))
     try:
         loaded = []
-        for name in ("corpus", "peers"):
+        for name in ("corpus", "peers", "run", "languages"):
             spec = importlib.util.spec_from_file_location(
                 name, BENCHMARKS / f"{name}.py"
             )
@@ -28,14 +28,14 @@ def modules() -> tuple[ModuleType, ModuleType]:
             sys.modules[name] = module
             spec.loader.exec_module(module)
             loaded.append(module)
-        return loaded[0], loaded[1]
+        return tuple(loaded)
     finally:
         sys.path.remove(str(BENCHMARKS))
 
 
 @pytest.mark.parametrize("size", [2, 10, 100, 1000])
 def test_conversation_is_deterministic_and_exact(modules, size):
-    corpus, _ = modules
+    corpus = modules[0]
     first = corpus.conversation(size, seed=3)
     assert len(first) == size
     assert corpus.conversation(size, seed=3) == first
@@ -43,7 +43,7 @@ def test_conversation_is_deterministic_and_exact(modules, size):
 
 
 def test_corpus_is_deterministic_and_holds_the_total(modules):
-    corpus, _ = modules
+    corpus = modules[0]
     mixed = corpus.corpus(2500, seed=1)
     assert corpus.message_count(mixed) == 2500
     assert corpus.corpus(2500, seed=1) == mixed
@@ -51,7 +51,7 @@ def test_corpus_is_deterministic_and_holds_the_total(modules):
 
 @pytest.mark.parametrize("size", [10, 300, 3000])
 def test_conversations_are_valid_and_realistic(modules, size):
-    corpus, peers = modules
+    corpus, peers = modules[:2]
     specs = corpus.conversation(size, seed=size)
     conversation = peers.canisters_from_specs(specs)
     canisters.validate(conversation)
@@ -73,14 +73,14 @@ def test_conversations_are_valid_and_realistic(modules, size):
 
 
 def test_corpus_round_trips_through_json(modules):
-    corpus, peers = modules
+    corpus, peers = modules[:2]
     for specs in corpus.corpus(500, seed=2):
         conversation = peers.canisters_from_specs(specs)
         assert canisters.from_json(canisters.to_json(conversation)) == conversation
 
 
 def test_chat_corpus_is_short_turns_without_media(modules):
-    corpus, peers = modules
+    corpus, peers = modules[:2]
     mixed = corpus.chat_corpus(1500, seed=1)
     assert corpus.message_count(mixed) == 1500
     assert corpus.chat_corpus(1500, seed=1) == mixed
@@ -109,7 +109,7 @@ def test_chat_corpus_is_short_turns_without_media(modules):
 
 
 def test_media_corpus_is_images_as_bytes_and_urls(modules):
-    corpus, peers = modules
+    corpus, peers = modules[:2]
     mixed = corpus.media_corpus(300, seed=1)
     assert corpus.message_count(mixed) == 300
     assert corpus.media_corpus(300, seed=1) == mixed
@@ -137,3 +137,33 @@ def test_media_corpus_is_images_as_bytes_and_urls(modules):
         canisters.validate(built)
         assert not built.pending_invocations()
         assert canisters.from_jsonl(canisters.to_jsonl(built)) == built
+
+
+def _texts(specs):
+    return [
+        text
+        for conversation in specs
+        for spec in conversation
+        for text in [spec.get("text"), *(p.get("text") for p in spec.get("parts", ()))]
+        if text is not None
+    ]
+
+
+@pytest.mark.parametrize("script", ["latin", "cjk", "emoji"])
+def test_the_language_variants_rewrite_every_text_and_nothing_else(modules, script):
+    corpus, peers, _, languages = modules
+    base = corpus.chat_corpus(400, seed=1)
+    variant = languages.rewritten(base, languages.SCRIPTS[script])
+    assert corpus.chat_corpus(400, seed=1) == base  # the base is left as it was
+    assert [len(c) for c in variant] == [len(c) for c in base]
+    before, after = _texts(base), _texts(variant)
+    assert len(after) == len(before) > 0
+    assert all(text.isascii() for text in before)
+    assert sum(not text.isascii() for text in after) >= 0.95 * len(after)
+    for old, new in zip(base, variant, strict=True):
+        for a, b in zip(old, new, strict=True):
+            assert {k: v for k, v in a.items() if k not in ("text", "parts")} == {
+                k: v for k, v in b.items() if k not in ("text", "parts")
+            }
+        built = peers.canisters_from_specs(new)
+        assert canisters.from_json(canisters.to_json(built)) == built
