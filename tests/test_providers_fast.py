@@ -276,6 +276,22 @@ EDGES = {
         c.Assistant((c.Reasoning("hmm", signature="sig", provider="anthropic"),)),
         c.Assistant((c.Reasoning("hmm"), c.Text("x"))),
     ],
+    # A reasoning model's turns (what OpenAI Responses writes in one pass).
+    "reasoning and texts": [
+        c.User("q"),
+        c.Assistant(
+            (
+                c.Reasoning("plan", None, "enc", "openai-responses", id="rs_1"),
+                c.Text("a"),
+                c.Text(""),
+            )
+        ),
+        c.Assistant((c.Text("b"), c.Reasoning("", None, "x", "openai-responses"))),
+        c.Assistant((c.Reasoning("only", provider="openai-responses"),)),
+        c.Assistant((c.Text("c", extras={"anthropic": {"k": 1}}), c.Text("d"))),
+        c.Assistant((c.Text("e"), c.Reasoning("other", provider="gemini"))),
+        c.Assistant((c.Text("f", mime_type="text/markdown"), c.Text("g"))),
+    ],
     # User parts the one pass writes itself (texts and images), and their edges.
     "user media": [
         c.User((c.Text("a"), c.Image(url="https://example.com/a.png"))),
@@ -411,3 +427,39 @@ def test_canisters_without_extras_take_the_fast_way(
     own = attrs.evolve(PLAIN[2], extras={name: {"message": {"name": "bot"}}})
     normalizer.render_request(Conversation([*PLAIN[:2], own]))
     assert len(calls) == 2
+
+
+def test_a_reasoning_models_turns_render_to_responses_in_one_pass(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from canisters.providers import openai_responses
+
+    renderer: Any = openai_responses._Renderer
+    general = renderer.items
+    sent: list[object] = []
+
+    def spy(self: Any, canisters: Any) -> Any:
+        sent.append(canisters)
+        return general(self, canisters)
+
+    monkeypatch.setattr(renderer, "items", spy)
+    normalizer = providers.get("openai-responses")
+    turn = c.Assistant(
+        (c.Reasoning("plan", None, "enc", "openai-responses", id="rs_1"), c.Text("a"))
+    )
+    body = normalizer.render_request(Conversation([c.User("q"), turn]))
+    assert sent == []
+    assert body["input"] == [
+        {"role": "user", "content": "q"},
+        {
+            "type": "reasoning",
+            "id": "rs_1",
+            "summary": [{"type": "summary_text", "text": "plan"}],
+            "encrypted_content": "enc",
+        },
+        {"role": "assistant", "content": "a"},
+    ]
+    # Another provider's reasoning sends the turn the general way.
+    other = c.Assistant((c.Reasoning("plan", provider="anthropic"), c.Text("a")))
+    normalizer.render_request(Conversation([c.User("q"), other]), reasoning="text")
+    assert len(sent) == 1

@@ -33,7 +33,7 @@ import attrs
 
 from .._frozen import EMPTY, FrozenDict
 from ..canisters import Assistant, Result, Usage, now
-from ..content import Audio, File, Image, Text
+from ..content import Audio, File, Image, Reasoning, Text
 from ..conversation import Conversation
 from ..exceptions import MalformedPayload, _excerpt
 from ..protocols import Canister, Role
@@ -859,8 +859,34 @@ class _Renderer:
                             }
                         )
                         continue
+                elif kind is ASSISTANT and content:
+                    # A turn of plain texts and this API's own reasoning (a
+                    # reasoning model's turn): a message per text, an item per
+                    # reasoning part, in order, as assistant() gives them.
+                    made = self.plain_turn(content, index)
+                    if made is not None:
+                        items.extend(made)
+                        continue
             items.extend(self.items([(index, canister)]))
         return items
+
+    def plain_turn(
+        self, content: tuple[Any, ...], index: int
+    ) -> list[dict[str, Any]] | None:
+        """The items of an assistant turn holding only plain texts and reasoning
+        this API issued, without extras; ``None`` for any other turn."""
+        made: list[dict[str, Any]] = []
+        for part in content:
+            if part.extras:
+                return None
+            kind = type(part)
+            if kind is Text:
+                made.append({"role": "assistant", "content": part.text})
+            elif kind is Reasoning and part.provider == NAME:
+                made.append(self.reasoning(part, index))
+            else:
+                return None
+        return made
 
     def items(self, canisters: list[tuple[int, Canister]]) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
