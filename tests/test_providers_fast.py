@@ -291,6 +291,21 @@ EDGES = {
         c.Assistant((c.Text("c", extras={"anthropic": {"k": 1}}), c.Text("d"))),
         c.Assistant((c.Text("e"), c.Reasoning("other", provider="gemini"))),
         c.Assistant((c.Text("f", mime_type="text/markdown"), c.Text("g"))),
+        # Extended thinking (what Anthropic writes in one pass).
+        c.Assistant(
+            (
+                c.Reasoning("think", "sig", None, "anthropic"),
+                c.Text("h"),
+                c.Reasoning("", None, "blob", "anthropic"),
+            )
+        ),
+        c.Assistant((c.Reasoning("", "sig", None, "anthropic"), c.Text("i"))),
+        c.Assistant((c.Reasoning("unsigned", provider="anthropic"), c.Text("j"))),
+        c.Assistant((c.Reasoning("t", "sig", None, "anthropic"), c.Text(""))),
+        c.User("again"),
+        c.Assistant(
+            (c.Reasoning("t", "sig", None, "anthropic", extras={"x": {}}), c.Text("k"))
+        ),
     ],
     # User parts the one pass writes itself (texts and images), and their edges.
     "user media": [
@@ -461,5 +476,43 @@ def test_a_reasoning_models_turns_render_to_responses_in_one_pass(
     ]
     # Another provider's reasoning sends the turn the general way.
     other = c.Assistant((c.Reasoning("plan", provider="anthropic"), c.Text("a")))
+    normalizer.render_request(Conversation([c.User("q"), other]), reasoning="text")
+    assert len(sent) == 1
+
+
+def test_extended_thinking_renders_to_anthropic_in_one_pass(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from canisters.providers import anthropic
+
+    renderer: Any = anthropic._Renderer
+    general = renderer.parts
+    sent: list[object] = []
+
+    def spy(self: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(args)
+        return general(self, *args, **kwargs)
+
+    monkeypatch.setattr(renderer, "parts", spy)
+    normalizer = providers.get("anthropic")
+    turn = c.Assistant(
+        (
+            c.Reasoning("plan", "sig", None, "anthropic"),
+            c.Text("a"),
+            c.Reasoning("", None, "blob", "anthropic"),
+        )
+    )
+    body = normalizer.render_request(Conversation([c.User("q"), turn]))
+    assert sent == []
+    assert body["messages"][1] == {
+        "role": "assistant",
+        "content": [
+            {"type": "thinking", "thinking": "plan", "signature": "sig"},
+            {"type": "text", "text": "a"},
+            {"type": "redacted_thinking", "data": "blob"},
+        ],
+    }
+    # Another provider's reasoning sends the turn the general way.
+    other = c.Assistant((c.Reasoning("plan", "sig", None, "gemini"), c.Text("a")))
     normalizer.render_request(Conversation([c.User("q"), other]), reasoning="text")
     assert len(sent) == 1

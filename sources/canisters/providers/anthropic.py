@@ -1410,10 +1410,10 @@ def _render_plain_messages(
 
     Without extras, turns of one wire role always merge and a message's content is
     a string only when it is one user or assistant canister holding one text.
-    Plain texts, invocations, plain results and user texts and images are written
-    here; everything else goes through the general functions, with the index
-    they get there (the first canister's index plus the offset in its turn,
-    supervisors left out).
+    Plain texts, invocations, plain results, user texts and images and assistant
+    texts and signed thinking are written here; everything else goes through the
+    general functions, with the index they get there (the first canister's index
+    plus the offset in its turn, supervisors left out).
     The positions of the supervisors go to ``supervisors``, when given.
 
     A message that is one canister holding one text gets the text as its content
@@ -1536,7 +1536,7 @@ def _render_plain_messages(
                     message["content"] = text
                     string = True
                 continue
-            rendered = _user_blocks(content) if kind is USER else None
+            rendered = _plain_blocks(content, wire)
             if rendered is not None:
                 blocks.extend(rendered)
             else:
@@ -1558,12 +1558,15 @@ def _render_plain_messages(
 _URL_SCHEMES = ("http:", "https:")  # what an image URL is sent as
 
 
-def _user_blocks(parts: tuple[Content, ...]) -> list[dict[str, Any]] | None:
-    """The blocks of a user canister holding ``parts``, when they are non-empty
-    texts and images without extras or hint, written as :meth:`_Renderer.parts`
-    writes them (an image by its http(s) URL, else its bytes when its media type
-    is one Anthropic takes); ``None`` when there is no part or another one."""
+def _plain_blocks(parts: tuple[Content, ...], wire: str) -> list[dict[str, Any]] | None:
+    """The blocks of a canister holding ``parts``, when they are non-empty texts
+    and, in a user turn, images without extras or hint, or, in an assistant
+    turn, thinking Anthropic signed (or redacted), written as
+    :meth:`_Renderer.parts` writes them (an image by its http(s) URL, else its
+    bytes when its media type is one Anthropic takes; thinking as it came);
+    ``None`` when there is no part or another one."""
     blocks: list[dict[str, Any]] = []
+    user = wire == "user"
     for part in parts:
         kind = type(part)
         if part.extras:
@@ -1572,6 +1575,24 @@ def _user_blocks(parts: tuple[Content, ...]) -> list[dict[str, Any]] | None:
             if not part.text:  # type: ignore[attr-defined]
                 return None  # dropped, and reported, by the general way
             blocks.append({"type": "text", "text": part.text})  # type: ignore[attr-defined]
+            continue
+        if not user:
+            # An extended-thinking turn: its blocks go back to Anthropic as they
+            # came; anything else is decided (and reported) by the general way.
+            if kind is not Reasoning or part.provider != NAME:  # type: ignore[attr-defined]
+                return None
+            if part.redacted is not None:  # type: ignore[attr-defined]
+                blocks.append({"type": "redacted_thinking", "data": part.redacted})  # type: ignore[attr-defined]
+            elif part.signature is not None:  # type: ignore[attr-defined]
+                blocks.append(
+                    {
+                        "type": "thinking",
+                        "thinking": part.text,  # type: ignore[attr-defined]
+                        "signature": part.signature,  # type: ignore[attr-defined]
+                    }
+                )
+            else:
+                return None
             continue
         if kind is not Image or part.hint is not None:  # type: ignore[attr-defined]
             return None
