@@ -444,20 +444,27 @@ def test_canisters_without_extras_take_the_fast_way(
     assert len(calls) == 2
 
 
+def _calls(
+    monkeypatch: pytest.MonkeyPatch, owner: Any, name: str
+) -> list[tuple[Any, ...]]:
+    """The arguments of each call of the general renderer's method ``name``."""
+    general = getattr(owner, name)
+    calls: list[tuple[Any, ...]] = []
+
+    def spy(self: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(args)
+        return general(self, *args, **kwargs)
+
+    monkeypatch.setattr(owner, name, spy)
+    return calls
+
+
 def test_a_reasoning_models_turns_render_to_responses_in_one_pass(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from canisters.providers import openai_responses
 
-    renderer: Any = openai_responses._Renderer
-    general = renderer.items
-    sent: list[object] = []
-
-    def spy(self: Any, canisters: Any) -> Any:
-        sent.append(canisters)
-        return general(self, canisters)
-
-    monkeypatch.setattr(renderer, "items", spy)
+    sent = _calls(monkeypatch, openai_responses._Renderer, "items")
     normalizer = providers.get("openai-responses")
     turn = c.Assistant(
         (c.Reasoning("plan", None, "enc", "openai-responses", id="rs_1"), c.Text("a"))
@@ -485,15 +492,7 @@ def test_extended_thinking_renders_to_anthropic_in_one_pass(
 ) -> None:
     from canisters.providers import anthropic
 
-    renderer: Any = anthropic._Renderer
-    general = renderer.parts
-    sent: list[object] = []
-
-    def spy(self: Any, *args: Any, **kwargs: Any) -> Any:
-        sent.append(args)
-        return general(self, *args, **kwargs)
-
-    monkeypatch.setattr(renderer, "parts", spy)
+    sent = _calls(monkeypatch, anthropic._Renderer, "parts")
     normalizer = providers.get("anthropic")
     turn = c.Assistant(
         (
