@@ -1,9 +1,10 @@
 """The generated unstructure hooks write what the general envelope writes.
 
 Built-in canisters without lineage, trace, policy or extras get their envelope
-written inline; every other through ``_envelope_out``. Both ways must give the
-same keys, in the same order, with the same values, so the bytes written do not
-depend on which way a canister took.
+written as one dict display; every other key by key. Both ways must give the
+same keys, in the same order, with the same values as the envelope written
+field by field below, so the bytes written do not depend on which way a
+canister took.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pytest
 
 import canisters
 from canisters import serialization
-from canisters.serialization import _content_out, _envelope_out, _error_out
+from canisters.serialization import _content_out, _error_out, _metadata_out
 
 MOMENTS = [
     datetime(2025, 3, 1, 9, 0, 0, 123456, tzinfo=timezone.utc),
@@ -38,6 +39,29 @@ ENVELOPES: list[dict[str, Any]] = [
 ]
 
 
+def _envelope_out(canister: Any, tag: str) -> dict[str, Any]:
+    """The envelope, field by field, in the format's key order."""
+    moment = canister.timestamp
+    record: dict[str, Any] = {
+        "role": tag,
+        "id": canister.id,
+        "timestamp": moment if moment.tzinfo is timezone.utc else moment.isoformat(),
+    }
+    if canister.parent_id is not None:
+        record["parent_id"] = canister.parent_id
+    if canister.trace_id is not None:
+        record["trace_id"] = canister.trace_id
+    if canister.policy is not None:
+        record["policy"] = canister.policy
+    if canister.step is not None:
+        record["step"] = canister.step
+    if canister.metadata is not None:
+        record["metadata"] = _metadata_out(canister.metadata)
+    if canister.extras:
+        record["extras"] = canister.extras
+    return record
+
+
 def _expected(canister: Any) -> dict[str, Any]:
     """The record the general functions build, field by field."""
     record = _envelope_out(canister, canister.role.value)
@@ -50,6 +74,10 @@ def _expected(canister: Any) -> dict[str, Any]:
         record["content"] = _content_out(canister.content)
     if isinstance(canister, canisters.Result) and canister.error is not None:
         record["error"] = _error_out(canister.error)
+    if isinstance(canister, canisters.Document):
+        for key in ("title", "document_id"):
+            if getattr(canister, key) is not None:
+                record[key] = getattr(canister, key)
     return record
 
 
@@ -62,6 +90,8 @@ def _canisters(envelope: dict[str, Any]) -> list[Any]:
         ),
         canisters.Assistant((), **envelope),
         canisters.Supervisor("be brief", **envelope),
+        canisters.Document("notes", **envelope),
+        canisters.Document("notes", "Title", "d1", **envelope),
         canisters.Invocation("f", {"x": 1}, invocation_id="c1", **envelope),
         canisters.Result("c1", "f", "ok", **envelope),
         canisters.Result(

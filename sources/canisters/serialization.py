@@ -648,33 +648,6 @@ def _error_in(record: object) -> ErrorInfo:
 # Canister hooks
 
 
-def _envelope_out(canister: Any, tag: str, add: _Add | None = None) -> Record:
-    # A UTC timestamp stays a datetime here: orjson writes it exactly as
-    # isoformat() would, much faster. unstructure_canister() turns it into text
-    # for callers; to_json() and to_jsonl() hand it to orjson as is.
-    moment = canister.timestamp
-    record: Record = {
-        "role": tag,
-        "id": canister.id,
-        "timestamp": moment if moment.tzinfo is _UTC else moment.isoformat(),
-    }
-    if canister.parent_id is not None:
-        record["parent_id"] = canister.parent_id
-    if canister.trace_id is not None:
-        record["trace_id"] = canister.trace_id
-    if canister.policy is not None:
-        record["policy"] = canister.policy
-    if canister.step is not None:
-        record["step"] = canister.step
-    if canister.metadata is not None:
-        record["metadata"] = _metadata_out(canister.metadata, add)
-    if canister.extras:
-        record["extras"] = canister.extras
-    if add is not None:
-        add((canister.parent_id, canister.trace_id, canister.policy, canister.extras))
-    return record
-
-
 def _envelope_in(record: Mapping[str, Any], cls: type) -> tuple[Any, ...]:
     """Read and check the envelope: the values of the first eight fields, in order.
 
@@ -725,8 +698,10 @@ def _envelope_in(record: Mapping[str, Any], cls: type) -> tuple[Any, ...]:
 # The unstructure hooks of the built-in canisters are generated from one
 # template: a canister with no lineage, trace, policy or extras (most of them)
 # gets its record written as one dict display (one of four, as it has a step
-# and metadata or not), any other gets its envelope through _envelope_out and
-# the class's own fields after it; the keys come in the same order either way.
+# and metadata or not), any other gets its envelope key by key and the class's
+# own fields after it; the keys come in the same order either way. A UTC
+# timestamp stays a datetime: orjson writes it exactly as isoformat() would,
+# much faster (unstructure_canister() turns it into text for callers).
 # ``prepare`` computes the class's own values first, ``fields`` names them (key,
 # expression), ``finish`` adds the optional ones at the end.
 _OUT_TEMPLATE: Final = """\
@@ -768,14 +743,13 @@ def unstructure(canister, add=None):
             else:
                 record = {{{head}, "step": step, "metadata": metadata, {fields}}}
     else:
-        # The envelope as _envelope_out writes it, key for key, inline; a value
-        # the constructors do not check is handed to ``add`` unless a str.
+        # The envelope key by key; a value the constructors do not check is
+        # handed to ``add`` unless it is a str.
         moment = canister.timestamp
         if moment.tzinfo is not _UTC:
             moment = moment.isoformat()
         record = {{{head}}}
-{unchecked}
-        value = canister.step
+{unchecked}        value = canister.step
         if value is not None:
             record["step"] = value
         value = canister.metadata
@@ -790,16 +764,25 @@ def unstructure(canister, add=None):
 {finish}
     return record
 """
-# The envelope's fields typed str that the constructors do not check.
-_UNCHECKED: Final = "\n".join(
-    f"""\
-        value = canister.{name}
-        if value is not None:
-            record["{name}"] = value
-            if add is not None and type(value) is not str:
-                add(value)"""
-    for name in ("parent_id", "trace_id", "policy")
-)
+
+
+def _unchecked(names: tuple[str, ...], indent: str) -> str:
+    """Generated code writing the optional fields ``names``, typed str but not
+    checked by the constructors: set ones only, and to ``add`` unless a str."""
+    return "".join(
+        f"""\
+{indent}value = canister.{name}
+{indent}if value is not None:
+{indent}    record["{name}"] = value
+{indent}    if add is not None and type(value) is not str:
+{indent}        add(value)
+"""
+        for name in names
+    )
+
+
+# The envelope's.
+_UNCHECKED: Final = _unchecked(("parent_id", "trace_id", "policy"), " " * 8)
 # The content of a canister, into ``parts``: a lone plain text part (the
 # commonest content) is written without a call.
 _CONTENT_PREPARE: Final = """\
@@ -855,16 +838,12 @@ def _with_content_in(
     return structure
 
 
-def _document_out(canister: Document, add: _Add | None = None) -> Record:
-    record = _envelope_out(canister, "document", add)
-    record["content"] = _content_out(canister.content, add)
-    if canister.title is not None:
-        record["title"] = canister.title
-    if canister.document_id is not None:
-        record["document_id"] = canister.document_id
-    if add is not None:
-        add((canister.title, canister.document_id))
-    return record
+_document_out: Final = _canister_out(
+    "document",
+    (("content", "parts"),),
+    _CONTENT_PREPARE,
+    _unchecked(("title", "document_id"), " " * 4),
+)
 
 
 def _document_in(record: Mapping[str, Any]) -> Document:
