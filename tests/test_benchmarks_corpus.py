@@ -19,7 +19,7 @@ def modules() -> tuple[ModuleType, ...]:
     sys.path.insert(0, str(BENCHMARKS))
     try:
         loaded = []
-        for name in ("corpus", "peers", "run", "languages"):
+        for name in ("corpus", "peers", "run", "languages", "streams"):
             spec = importlib.util.spec_from_file_location(
                 name, BENCHMARKS / f"{name}.py"
             )
@@ -151,7 +151,7 @@ def _texts(specs):
 
 @pytest.mark.parametrize("script", ["latin", "cjk", "emoji"])
 def test_the_language_variants_rewrite_every_text_and_nothing_else(modules, script):
-    corpus, peers, _, languages = modules
+    corpus, peers, _, languages, _ = modules
     base = corpus.chat_corpus(400, seed=1)
     variant = languages.rewritten(base, languages.SCRIPTS[script])
     assert corpus.chat_corpus(400, seed=1) == base  # the base is left as it was
@@ -167,3 +167,23 @@ def test_the_language_variants_rewrite_every_text_and_nothing_else(modules, scri
             }
         built = peers.canisters_from_specs(new)
         assert canisters.from_json(canisters.to_json(built)) == built
+
+
+@pytest.mark.parametrize(
+    "provider", ["anthropic", "openai-chat", "openai-responses", "gemini", "ollama"]
+)
+def test_the_stretched_streams_carry_exactly_their_deltas(modules, provider):
+    streams = modules[4]
+    normalizer = canisters.providers.get(provider)
+
+    def text_of(events):
+        reply = normalizer.parse_stream(events)
+        return "".join(part.text for c in reply for part in c.content)
+
+    tail = text_of(streams.stretched(provider, 0))  # a last event's text (Gemini)
+    for deltas in (1, 7, 300):
+        events = streams.stretched(provider, deltas)
+        text = "".join(streams.piece(n) for n in range(deltas))
+        assert text_of(events) == text + tail
+        made = [e for e in events if streams._text_delta(provider, e) is not None]
+        assert len(made) == deltas

@@ -1694,3 +1694,101 @@ def test_openai_chat_moderation_chunk_after_the_usage() -> None:
     assert head.metadata is not None and head.metadata.usage is not None
     assert head.metadata.usage.input_tokens == 82
     bad("openai-chat", [*events, C_TOOLS[1]], f"$[{len(events)}]", "after the end")
+
+
+# Long replies ------------------------------------------------------------------------
+
+
+def test_pieces_join_once_and_bound_what_they_keep() -> None:
+    pieces = streams.Pieces("a", "b")
+    assert pieces.text() == "ab" and pieces.text() == "ab"
+    for number in range(3 * streams.Pieces._JOIN_AT):
+        pieces.add(str(number % 10))
+        assert len(pieces._parts) < streams.Pieces._JOIN_AT
+    expected = "ab" + "".join(str(n % 10) for n in range(3 * streams.Pieces._JOIN_AT))
+    assert pieces.text() == expected
+    assert streams.Pieces().text() == ""
+    assert repr(streams.Pieces("x", "y")) == "Pieces('xy')"
+
+
+def _one_at_a_time(text: str) -> list[str]:
+    return list(text)
+
+
+@pytest.mark.parametrize("join_at", [2, 3, 1024])
+def test_text_streamed_a_character_at_a_time_is_exact(
+    monkeypatch: pytest.MonkeyPatch, join_at: int
+) -> None:
+    # Text, thinking and arguments grow by pieces that are joined when a body is
+    # built (a snapshot after every event here) and whenever enough are kept.
+    monkeypatch.setattr(streams.Pieces, "_JOIN_AT", join_at)
+    each = _one_at_a_time
+    cases: list[tuple[str, list[Any], dict[str, Any]]] = [
+        (
+            "anthropic",
+            anthropic_tools_stream(each(THOUGHT), each(SAID), each(PARIS), [ROME]),
+            A_TOOLS_BODY,
+        ),
+        (
+            "openai-chat",
+            chat_tools_stream(
+                each("Let me check the weather."), each(PARIS), each(ROME)
+            ),
+            C_TOOLS_BODY,
+        ),
+        (
+            "gemini",
+            gemini_stream(
+                each("The user wants both cities."), each("Let me check the weather.")
+            ),
+            G_BODY,
+        ),
+        (
+            "openai-responses",
+            responses_stream(
+                each("**Weather**\n\nTwo cities."), each(SAID), each(PARIS), whole=False
+            ),
+            R_BODY,
+        ),
+    ]
+    for name, events, body in cases:
+        check_equivalent(name, events, body)
+        check_accumulator_semantics(name, events)
+
+
+def test_a_long_reply_grows_in_pieces_not_by_copies() -> None:
+    # ``text + piece`` per delta copies the whole text each time (quadratic);
+    # between events the text is kept in pieces (the figures are in
+    # .auxiliary/benchmarks/streams.py).
+    words = [f"word{n} " for n in range(3000)]
+    events = anthropic_tools_stream(words[:5], words, [PARIS], [ROME])
+    accumulator = providers.get("anthropic").accumulator()  # type: ignore[attr-defined]
+    for event in events[:-8]:
+        accumulator.feed(event)
+    texts = [block.block.get("text") for block in accumulator._blocks]
+    assert any(isinstance(text, streams.Pieces) for text in texts)
+    snapshot = accumulator.snapshot()
+    assert snapshot[0].content[1].text == "".join(words)  # type: ignore[attr-defined]
+    for event in events[-8:]:
+        accumulator.feed(event)
+    final = accumulator.finish()
+    assert final[0].content[1].text == "".join(words)  # type: ignore[attr-defined]
+
+
+def test_a_text_delta_for_a_value_that_is_not_text_is_refused() -> None:
+    bad(
+        "anthropic",
+        [
+            A_START,
+            a_block(0, {"type": "text", "text": 5}),
+            a_delta(0, type="text_delta", text="x"),
+        ],
+        "$[2].index",
+        "a text delta for 'text', which holds 5",
+    )
+    bad(
+        "gemini",
+        [g_chunk([{"text": 7}]), g_chunk([{"text": "more"}])],
+        "$[1].candidates[0].content.parts[0]",
+        "a text delta for 'text', which holds 7",
+    )

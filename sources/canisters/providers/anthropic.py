@@ -1739,7 +1739,7 @@ class _Block:
 
     def __init__(self, block: dict[str, Any]) -> None:
         self.block = block
-        self.buffer: str | None = "" if block.get("type") in _STREAMED_INPUT else None
+        self.buffer = streams.Pieces() if block.get("type") in _STREAMED_INPUT else None
         self.stopped = False
 
 
@@ -1835,8 +1835,9 @@ class AnthropicAccumulator(streams.Accumulator):
             self._delta(self._block(event, path), event, path)
         elif kind == "content_block_stop":
             block = self._block(event, path)
-            if block.buffer:
-                value = streams.parse_json_arguments(block.buffer, f"{path}")
+            buffer = block.buffer.text() if block.buffer is not None else ""
+            if buffer:
+                value = streams.parse_json_arguments(buffer, f"{path}")
                 if not isinstance(value, dict):
                     raise MalformedPayload(
                         "the tool input streamed is not a JSON object", path
@@ -1874,8 +1875,8 @@ class AnthropicAccumulator(streams.Accumulator):
                     f"input_json_delta for a {_excerpt(target.get('type'))} block",
                     f"{path}.delta.type",
                 )
-            block.buffer += expect_str(
-                delta.get("partial_json"), f"{path}.delta.partial_json"
+            block.buffer.add(
+                expect_str(delta.get("partial_json"), f"{path}.delta.partial_json")
             )
             return
         fits = _DELTA_BLOCK.get(kind) if isinstance(kind, str) else None
@@ -1898,7 +1899,7 @@ class AnthropicAccumulator(streams.Accumulator):
             )
         else:
             text = expect_str(delta.get(field), f"{path}.delta.{field}")
-            target[field] = expect_str(target.get(field, ""), f"{path}.index") + text
+            self._grow(target, field, text, f"{path}.index")
 
     def _body(
         self, mode: str, note: streams.Note
@@ -1915,15 +1916,16 @@ class AnthropicAccumulator(streams.Accumulator):
                         "the block did not finish: left out",
                     )
                     continue
-                if block.buffer:
+                buffer = block.buffer.text() if block.buffer is not None else ""
+                if buffer:
                     try:
-                        value = json.loads(block.buffer)
+                        value = json.loads(buffer)
                     except (ValueError, RecursionError):
                         value = None
                     if isinstance(value, dict):
                         item = {**item, "input": value}
                     elif isinstance(item.get("id"), str):
-                        partial[item["id"]] = block.buffer
+                        partial[item["id"]] = buffer
             content.append(item)
         return {**self._message, "content": content}, partial
 

@@ -1242,7 +1242,9 @@ def _finish_of(candidate: Mapping[str, Any]) -> Any:
     return candidate.get("finishReason", candidate.get("finish_reason"))
 
 
-def _add_part(parts: list[dict[str, Any]], part: dict[str, Any], path: str) -> None:
+def _add_part(
+    parts: list[dict[str, Any]], part: dict[str, Any], path: str, grow: streams._Grow
+) -> None:
     """Add a streamed part: text continues the text part before it of the same
     kind (thought or not), a signature joining the text it ends, unless both
     carry one; an empty text part with nothing else adds nothing; every other
@@ -1262,9 +1264,7 @@ def _add_part(parts: list[dict[str, Any]], part: dict[str, Any], path: str) -> N
             and any(key in part for key in _SIGNATURES)
         )
     ):
-        previous["text"] = expect_str(previous["text"], path) + expect_str(
-            part["text"], f"{path}.text"
-        )
+        grow(previous, "text", expect_str(part["text"], f"{path}.text"), path)
         for key in _SIGNATURES:
             if key in part:
                 previous[key] = part[key]
@@ -1365,7 +1365,9 @@ class GeminiAccumulator(streams.Accumulator):
             expect_list(content.get("parts") or [], f"{where}.content.parts")
         ):
             item = expect_mapping(part, f"{where}.content.parts[{at}]")
-            _add_part(parts, streams.fresh(item), f"{where}.content.parts[{at}]")
+            _add_part(
+                parts, streams.fresh(item), f"{where}.content.parts[{at}]", self._grow
+            )
 
     def _body(
         self, mode: str, note: streams.Note

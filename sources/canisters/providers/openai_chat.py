@@ -1463,8 +1463,11 @@ def _given(value: object) -> bool:
     return value is False or bool(value)
 
 
-def _merge(target: dict[str, Any], delta: Mapping[str, Any], path: str) -> None:
-    """Merge one delta into ``target``: text grows, names fill gaps, objects merge."""
+def _merge(
+    target: dict[str, Any], delta: Mapping[str, Any], path: str, grow: streams._Grow
+) -> None:
+    """Merge one delta into ``target``: text grows (by ``grow``), names fill gaps,
+    objects merge."""
     for key, value in delta.items():
         if key == "tool_calls":
             continue
@@ -1476,10 +1479,12 @@ def _merge(target: dict[str, Any], delta: Mapping[str, Any], path: str) -> None:
         elif key in _NAMING:
             if not old:
                 target[key] = value
-        elif isinstance(old, str) and isinstance(value, str):
-            target[key] = old + value
+        elif isinstance(value, str) and (
+            type(old) is streams.Pieces or isinstance(old, str)
+        ):
+            grow(target, key, value, f"{path}.{key}")
         elif isinstance(old, dict) and isinstance(value, Mapping):
-            _merge(old, value, f"{path}.{key}")
+            _merge(old, value, f"{path}.{key}", grow)
         elif isinstance(old, list) and isinstance(value, list):
             old.extend(streams.fresh(value))
         else:
@@ -1616,7 +1621,7 @@ class OpenAIChatAccumulator(streams.Accumulator):
             raise MalformedPayload(
                 f"a delta for choice {index} after its finish_reason", f"{path}.delta"
             )
-        _merge(choice.message, delta, f"{path}.delta")
+        _merge(choice.message, delta, f"{path}.delta", self._grow)
         calls = delta.get("tool_calls")
         if calls is not None:
             where = f"{path}.delta.tool_calls"
@@ -1637,6 +1642,7 @@ class OpenAIChatAccumulator(streams.Accumulator):
                     merged,
                     expect_mapping(logprobs, f"{path}.logprobs"),
                     f"{path}.logprobs",
+                    self._grow,
                 )
                 choice.logprobs = merged
         for key, value in raw.items():
@@ -1671,7 +1677,10 @@ class OpenAIChatAccumulator(streams.Accumulator):
                 )
             call = choice.calls[index] = {}
         _merge(
-            call, {key: value for key, value in item.items() if key != "index"}, path
+            call,
+            {key: value for key, value in item.items() if key != "index"},
+            path,
+            self._grow,
         )
 
     def _body(

@@ -1175,7 +1175,7 @@ class OpenAIResponsesAccumulator(streams.Accumulator):
             field, key, grows = _PART_DELTAS[kind]
             part = self._part(event, path, field, key)
             delta = expect_str(event.get("delta"), f"{path}.delta")
-            part[grows] = expect_str(part.get(grows, ""), f"{path}.{key}") + delta
+            self._grow(part, grows, delta, f"{path}.{key}")
         elif kind in _PART_DONE:
             field, key, target, source = _PART_DONE[kind]
             part = self._part(event, path, field, key)
@@ -1183,13 +1183,14 @@ class OpenAIResponsesAccumulator(streams.Accumulator):
         elif kind == "response.function_call_arguments.delta":
             item = self._item(event, path)
             delta = expect_str(event.get("delta"), f"{path}.delta")
-            item["arguments"] = expect_str(item.get("arguments", ""), path) + delta
+            self._grow(item, "arguments", delta, path)
         elif kind == "response.function_call_arguments.done":
             item = self._item(event, path)
             item["arguments"] = expect_str(event.get("arguments"), f"{path}.arguments")
         return False
 
     def _complete(self, response: dict[str, Any], path: str) -> dict[str, Any]:
+        self._settle()
         output = response.get("output")
         final = {
             (item.get("type"), item.get("id"))

@@ -48,6 +48,7 @@ __all__ = [
     "MAX_EVENT_BYTES",
     "Accumulator",
     "Note",
+    "Pieces",
     "Streaming",
     "Truncated",
     "fresh",
@@ -65,6 +66,9 @@ raise :class:`~canisters.providers.MalformedPayload`, or keep what was complete.
 
 Note = Callable[[str, str], None]
 """Called as ``note(where, detail)`` for each piece a cut stream leaves out."""
+
+_Grow = Callable[[dict[str, Any], str, str, str], None]
+"""An accumulator's ``_grow``, passed to a provider's merging functions."""
 
 
 def stream_error(error: object, path: str) -> MalformedPayload:
@@ -84,6 +88,41 @@ def stream_error(error: object, path: str) -> MalformedPayload:
     return MalformedPayload(f"the provider sent an error: {text}", path)
 
 
+class Pieces:
+    """A text that arrives in pieces, joined when it is read.
+
+    ``text = text + piece`` once per delta copies the whole text each time: a
+    reply of many small deltas then costs time quadratic in its length (tens of
+    seconds for a long one). :meth:`add` is constant time; :meth:`text` joins the
+    pieces once (and keeps the result, so reading again costs nothing).
+    """
+
+    __slots__ = ("_parts",)
+
+    _JOIN_AT: ClassVar[int] = 1024
+    """Pieces kept before they are joined, which bounds the memory they take."""
+
+    def __init__(self, *parts: str) -> None:
+        self._parts = list(parts)
+
+    def add(self, piece: str) -> None:
+        """Append ``piece``."""
+        parts = self._parts
+        parts.append(piece)
+        if len(parts) >= self._JOIN_AT:
+            self._parts = ["".join(parts)]
+
+    def text(self) -> str:
+        """The text so far."""
+        parts = self._parts
+        if len(parts) != 1:
+            self._parts = parts = ["".join(parts)]
+        return parts[0]
+
+    def __repr__(self) -> str:
+        return f"Pieces({self.text()!r})"
+
+
 class Accumulator:
     """Accumulates one streamed reply; a normalizer's ``accumulator()`` makes one.
 
@@ -93,7 +132,8 @@ class Accumulator:
     equivalent non-streamed response body in ``_body``; the base class keeps
     the event count, the error paths, and canister ids stable across snapshots,
     so the canisters a snapshot or :meth:`feed` gives are those :meth:`finish`
-    gives.
+    gives. Text that grows delta by delta is best added with ``_grow``, which
+    keeps a long reply linear in time.
 
     After an event raised, the accumulator refuses further events.
     """
@@ -107,6 +147,7 @@ class Accumulator:
         self._failed = False
         self._final: Conversation | None = None
         self._stable: list[tuple[str, datetime]] = []
+        self._growing: list[tuple[dict[str, Any], str]] = []
 
     # What subclasses provide -----------------------------------------------------
 
@@ -140,6 +181,40 @@ class Accumulator:
         """Take an event that came after the end, when the provider may send one
         (return True), or refuse it (False)."""
         return False
+
+    # What subclasses may use ---------------------------------------------------
+
+    def _grow(self, target: dict[str, Any], key: str, piece: str, path: str) -> None:
+        """Append ``piece`` to the text at ``target[key]`` (none yet: empty).
+
+        Until the next ``_body`` the value there is a :class:`Pieces`; the base
+        class puts the joined text back before calling ``_body``. A value there
+        that is not text raises :class:`~canisters.providers.MalformedPayload`
+        at ``path``.
+        """
+        old = target.get(key, "")
+        if type(old) is Pieces:
+            old.add(piece)
+            return
+        if not isinstance(old, str):
+            raise MalformedPayload(
+                f"a text delta for {key!r}, which holds {_excerpt(old)}", path
+            )
+        target[key] = Pieces(old, piece)
+        self._growing.append((target, key))
+
+    def _settle(self) -> None:
+        """Put the joined text back wherever ``_grow`` left :class:`Pieces`."""
+        for target, key in self._growing:
+            value = target.get(key)
+            if type(value) is Pieces:
+                target[key] = value.text()
+        self._growing.clear()
+
+    def _built(self, mode: str, note: Note) -> tuple[Mapping[str, Any], dict[str, str]]:
+        """``_body``, once the growing texts are joined."""
+        self._settle()
+        return self._body(mode, note)
 
     @property
     def _started(self) -> bool:
@@ -199,7 +274,7 @@ class Accumulator:
             return self._final
         if not self._started:
             return Conversation()
-        body, partial = self._body("snapshot", _ignore)
+        body, partial = self._built("snapshot", _ignore)
         return self._conversation(body, partial)
 
     def finish(
@@ -220,7 +295,7 @@ class Accumulator:
         if self._final is not None:
             return self._final
         if self._done:
-            body, _ = self._body("final", _ignore)
+            body, _ = self._built("final", _ignore)
             self._final = self._conversation(body, {})
             return self._final
         path = f"$[{self._count}]"
@@ -237,7 +312,7 @@ class Accumulator:
         note(path, detail)
         if not self._started:
             return Conversation()
-        body, _ = self._body("cut", note)
+        body, _ = self._built("cut", note)
         return self._conversation(body, {})
 
     # Machinery -------------------------------------------------------------------
