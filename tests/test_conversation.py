@@ -44,6 +44,32 @@ def test_sequence_behaviour_and_immutability() -> None:
         conversation.canisters = ()  # type: ignore[misc]
 
 
+def test_canisters_are_checked_once_when_they_join() -> None:
+    # append, extend, slices, fork, steps and window make conversations of
+    # canisters already checked: each is looked at when it joins, not again at
+    # every append (which made building a conversation a canister at a time
+    # quadratic).
+    looked = []
+
+    class Counted(c.User):
+        @property
+        def role(self) -> c.Role:  # type: ignore[override]
+            looked.append(self)
+            return c.Role.User
+
+    first = Counted("first")
+    conversation = c.Conversation([first])
+    assert len(looked) == 1
+    for number in range(50):
+        conversation = conversation.append(c.User(f"turn {number}"))
+    conversation = conversation.extend([c.User("x"), c.User("y")])
+    assert isinstance(conversation[0:10], c.Conversation)
+    assert conversation.fork(at=conversation[5].id)[0] is first
+    assert len(looked) == 1 and len(conversation) == 53
+    with pytest.raises(c.ModelError, match="item 1 is not a canister"):
+        conversation.extend([c.User("ok"), 3])  # type: ignore[list-item]
+
+
 def test_pairs_and_pending() -> None:
     conversation, first, second = _agent_run()
     pairs = conversation.pairs()

@@ -1598,21 +1598,34 @@ def test_read_events_is_lazy() -> None:
 
 def test_read_events_refuses_bad_wire() -> None:
     def refused(data: object, where: str, words: str, **options: Any) -> None:
-        with pytest.raises(MalformedPayload) as caught:
-            list(streams.read_events(data, **options))
-        assert caught.value.path == where, str(caught.value)
-        assert words in str(caught.value)
+        given = [data]
+        if isinstance(data, bytes):  # the same when it comes a byte or three at a time
+            given += [
+                [data[n : n + size] for n in range(0, len(data), size)]
+                for size in (1, 3)
+            ]
+        for chunks in given:
+            with pytest.raises(MalformedPayload) as caught:
+                list(streams.read_events(chunks, **options))
+            assert caught.value.path == where, str(caught.value)
+            assert words in str(caught.value)
 
     refused(b'data: {"a": 1}\n\ndata: {oops}\n\n', "line 3", "not JSON")
     refused(b"data: 1\n\nweird line\n", "line 3", "not a server-sent event field")
     refused(b'{"a": 1}\n{"b": 2}\n{"c": \n', "line 3", "unfinished JSON value")
     refused(b'{"a": 1}\n\n{"b" 2}\n', "line 3", "Expecting ':' delimiter")
+    refused(b'{"a": 1} {"b" 2}', "line 1", "delimiter (column 6)")
+    refused(b'{"a": 1}\n{"b":\n 2,\n   "c" 3}', "line 4", "delimiter (column 8)")
     refused(b'[{"a": 1}\n {"b": 2}]', "line 2", "expected ',' or ']'")
     refused(b'[{"a": 1},\n', "line 2", "never closed")
     refused(b'[{"a": 1}] {"b": 2}', "line 1", "after the end of the array")
     refused(b'{"a": "\xff"}', "$", "not UTF-8")
     refused(b'{"a": "' + b"x" * 100 + b'"}', "line 1", "longer than 50", limit=50)
     refused(b"data: " + b"x" * 100, "line 1", "longer than 50", limit=50)
+    refused(b"data: 1\n\ndata: " + b"x" * 100, "line 3", "longer than 50", limit=50)
+    refused(
+        b'{"a": 1}\n{"b": "' + b"x" * 100 + b'"}', "line 2", "longer than 50", limit=50
+    )
     refused([b"{}", 5], "$", "chunk 1 of the stream is int")
     refused(12, "$", "expected the stream as bytes")
     with pytest.raises(ProviderError, match="limit must be"):

@@ -16,6 +16,10 @@ longest reply's per-event cost over the one before's: 1.0 when the cost is
 linear in the length (the shortest replies pay more per event, for the parts
 of a stream that do not repeat).
 
+The same replies are then read from their raw bytes, server-sent events as the
+providers send them (Ollama: NDJSON), handed to :func:`read_events` whole, as
+from a recorded file.
+
 Peer: LangChain accumulates a stream by adding its ``AIMessageChunk`` objects
 (``full = full + chunk``, what ``BaseChatModel.stream`` callers do). The chunks
 are made before the timing, so the figure leaves out LangChain's reading of the
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -145,6 +150,18 @@ def _replaced(value: Any, old: str, new: str) -> Any:
     return new if value == old else value
 
 
+def wire(provider: str, events: list[Any]) -> bytes:
+    """The events as the provider sends them: server-sent events (Ollama: NDJSON)."""
+    if provider == "ollama":
+        return b"".join(json.dumps(event).encode() + b"\n" for event in events)
+    lines = []
+    for event in events:
+        if provider in ("anthropic", "openai-responses"):
+            lines.append(f"event: {event['type']}")
+        lines += [f"data: {json.dumps(event)}", ""]
+    return "\n".join(lines).encode()
+
+
 def langchain_chunks(deltas: int) -> list[AIMessageChunk]:
     """The same pieces of text as LangChain chunks."""
     return [AIMessageChunk(content=piece(n)) for n in range(deltas)]
@@ -180,9 +197,11 @@ def main(argv: list[str] | None = None) -> None:
     for size in sizes:
         chunks = langchain_chunks(size)
         peer[size] = timer.best(lambda chunks=chunks: langchain_sum(chunks)) / size
+    raw: dict[str, dict[int, float]] = {}
     for provider in RECORDED:
         normalizer = providers.get(provider)
         row: dict[int, float] = {}
+        raw[provider] = {}
         for size in sizes:
             events = stretched(provider, size)
             reply = normalizer.parse_stream(events)
@@ -194,10 +213,21 @@ def main(argv: list[str] | None = None) -> None:
                     events
                 )
             ) / len(events)
+            data = wire(provider, events)
+            assert list(streams.read_events(data)) == events
+            raw[provider][size] = timer.best(
+                lambda data=data, normalizer=normalizer: normalizer.parse_stream(
+                    streams.read_events(data)
+                )
+            ) / len(events)
         cells = "".join(f"{row[s] * 1e6:10.2f}" for s in sizes)
         print(f"{provider:<18}{cells}   {_growth(row, sizes):7.2f}x")
     cells = "".join(f"{peer[s] * 1e6:10.2f}" for s in sizes)
     print(f"{'LangChain (sum)':<18}{cells}   {_growth(peer, sizes):7.2f}x")
+    print("\nfrom the raw stream, all its bytes at once (read_events + parse_stream)")
+    for provider, row in raw.items():
+        cells = "".join(f"{row[s] * 1e6:10.2f}" for s in sizes)
+        print(f"{provider:<18}{cells}   {_growth(row, sizes):7.2f}x")
 
 
 def _growth(row: dict[int, float], sizes: list[int]) -> float:

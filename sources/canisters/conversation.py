@@ -7,6 +7,7 @@ from typing import Any, overload
 
 import attrs
 
+from ._trusted import _trusted
 from .canisters import Usage
 from .exceptions import CanisterNotFound, ModelError, _excerpt
 from .protocols import Canister, InvocationCanister, ResultCanister, Role
@@ -54,7 +55,7 @@ class Conversation(Sequence[Canister]):
 
     def __getitem__(self, index: int | slice) -> Canister | Conversation:
         if isinstance(index, slice):
-            return Conversation(self.canisters[index])
+            return _new(self.canisters[index])
         return self.canisters[index]
 
     def __iter__(self) -> Iterator[Canister]:
@@ -77,11 +78,11 @@ class Conversation(Sequence[Canister]):
 
     def append(self, canister: Canister) -> Conversation:
         """Return a new conversation with ``canister`` added at the end."""
-        return Conversation((*self.canisters, *_canisters((canister,))))
+        return _new(self.canisters + _canisters((canister,)))
 
     def extend(self, canisters: Iterable[Canister]) -> Conversation:
         """Return a new conversation with ``canisters`` added at the end."""
-        return Conversation(self.canisters + _canisters(canisters))
+        return _new(self.canisters + _canisters(canisters))
 
     def index_of(self, canister_id: str) -> int:
         """Return the position of the canister with ``canister_id``.
@@ -99,7 +100,7 @@ class Conversation(Sequence[Canister]):
 
     def fork(self, at: str) -> Conversation:
         """Return the conversation up to and including the canister with id ``at``."""
-        return Conversation(self.canisters[: self.index_of(at) + 1])
+        return _new(self.canisters[: self.index_of(at) + 1])
 
     # Queries -------------------------------------------------------------------
 
@@ -141,7 +142,7 @@ class Conversation(Sequence[Canister]):
         groups: dict[int | None, list[Canister]] = {}
         for canister in self.canisters:
             groups.setdefault(canister.step, []).append(canister)
-        return {step: Conversation(tuple(items)) for step, items in groups.items()}
+        return {step: _new(tuple(items)) for step, items in groups.items()}
 
     def usage(self) -> Usage:
         """Token usage summed over every canister's metadata."""
@@ -193,7 +194,13 @@ class Conversation(Sequence[Canister]):
             remaining -= cost
             kept.append(block)
         tail = tuple(c for block in reversed(kept) for c in block)
-        return Conversation(items[:pinned] + tail)
+        return _new(items[:pinned] + tail)
+
+
+_new = _trusted(Conversation)
+"""A conversation of canisters already checked (those of another one), without
+checking each again: ``append`` would otherwise check every canister held at
+each call, a Python loop over the whole conversation per canister added."""
 
 
 def canisters_in(conversation: Iterable[Canister], caller: str) -> tuple[Canister, ...]:

@@ -445,7 +445,7 @@ line breaks cannot fill the memory."""
 _CHUNK = 64 * 1024
 _SSE_FIELDS = ("data:", "event:", "id:", "retry:", ":")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_SPACE = frozenset(" \t\r\n")
+_SPACES = re.compile(r"[ \t\r\n]*")
 
 
 def _wire(line: int, message: str) -> MalformedPayload:
@@ -514,24 +514,47 @@ def _text_chunks(data: object) -> Iterator[str]:
 
 
 def _lines(chunks: Iterator[str], limit: int) -> Iterator[str]:
-    """Split text into lines at CR LF, LF or CR, as server-sent events do."""
-    buffer = ""
+    """Split text into lines at CR LF, LF or CR, as server-sent events do.
+
+    Linear in the text: each line is cut out of its chunk where it lies, and a
+    line spread over several chunks is joined once, when it ends.
+    """
+    search = _LINE_BREAK.search
+    pending: list[str] = []  # the start of a line that has not ended yet
+    size = 0
     number = 0
     for chunk in chunks:
-        buffer += chunk
+        if (
+            "\n" not in chunk
+            and "\r" not in chunk
+            and not (pending and pending[-1].endswith("\r"))
+        ):
+            pending.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise _wire(number + 1, f"longer than {limit:,} characters")
+            continue
+        if pending:
+            pending.append(chunk)
+            chunk = "".join(pending)
+            pending.clear()
+        at = 0
         while True:
-            match = _LINE_BREAK.search(buffer)
+            match = search(chunk, at)
             if match is None:
                 break
-            if match.group() == "\r" and match.end() == len(buffer):
+            if match.group() == "\r" and match.end() == len(chunk):
                 break  # perhaps the first half of a CR LF: wait for more
             number += 1
-            yield buffer[: match.start()]
-            buffer = buffer[match.end() :]
-        if len(buffer) > limit:
+            yield chunk[at : match.start()]
+            at = match.end()
+        if at < len(chunk):
+            pending.append(chunk[at:])
+        size = len(chunk) - at
+        if size > limit:
             raise _wire(number + 1, f"longer than {limit:,} characters")
-    if buffer:
-        yield buffer.removesuffix("\r")
+    if pending:
+        yield "".join(pending).removesuffix("\r")
 
 
 def _sse(chunks: Iterator[str], limit: int) -> Iterator[Any]:
@@ -582,74 +605,101 @@ def _event(text: str, name: str, line: int) -> Any:
 
 
 def _json_values(chunks: Iterator[str], limit: int, array: bool) -> Iterator[Any]:
-    """JSON values one after another (NDJSON), or the items of one JSON array."""
-    decoder = json.JSONDecoder()
+    """JSON values one after another (NDJSON), or the items of one JSON array.
+
+    Linear in the text: values are decoded where they lie in the buffer, and a
+    value that does not end in it is tried again once the buffer has doubled,
+    not after every chunk.
+    """
+    decode = json.JSONDecoder().raw_decode
+    skip = _SPACES.match
     buffer = ""
+    at = 0  # where the next value (or separator) starts in the buffer
     line = 1
     done = False
     state = "open" if array else "item"  # open, item, first, after, closed
     source = iter(chunks)
     while True:
-        position = 0
-        while position < len(buffer) and buffer[position] in _SPACE:
-            position += 1
-        line += buffer.count("\n", 0, position)
-        buffer = buffer[position:]
-        if not buffer:
+        position = skip(buffer, at).end()  # type: ignore[union-attr]
+        line += buffer.count("\n", at, position)
+        at = position
+        if at == len(buffer):
             if done:
                 break
             try:
-                buffer = next(source)
+                buffer, at = next(source), 0
             except StopIteration:
                 done = True
             continue
-        head = buffer[0]
+        head = buffer[at]
         if state == "open":
             if head != "[":
                 raise _wire(line, "expected a JSON array")
-            buffer, state = buffer[1:], "first"
+            at, state = at + 1, "first"
             continue
         if state in ("first", "after") and head == "]":
-            buffer, state = buffer[1:], "closed"
+            at, state = at + 1, "closed"
             continue
         if state == "after":
             if head != ",":
                 raise _wire(line, "expected ',' or ']' between the array's items")
-            buffer, state = buffer[1:], "item"
+            at, state = at + 1, "item"
             continue
         if state == "closed":
             raise _wire(line, "data after the end of the array")
         try:
-            value, end = decoder.raw_decode(buffer)
+            value, end = decode(buffer, at)
         except RecursionError:
             raise _wire(line, "nested too deeply") from None
         except ValueError as error:
-            if not done and len(buffer) <= limit:
-                try:
-                    buffer += next(source)
-                except StopIteration:
-                    done = True
+            if not done and len(buffer) - at <= limit:
+                buffer, done = _more(buffer[at:], source, limit)
+                at = 0
                 continue
-            if len(buffer) > limit:
+            if len(buffer) - at > limit:
                 raise _wire(
                     line, f"an event longer than {limit:,} characters"
                 ) from None
-            if isinstance(error, json.JSONDecodeError):
-                if error.pos >= len(buffer.rstrip()):
-                    raise _wire(line, "an unfinished JSON value") from None
-                where = line + error.lineno - 1
-                message = f"not JSON: {error.msg} (column {error.colno})"
-                raise _wire(where, message) from None
-            raise _wire(line, f"not JSON: {error}") from None
-        if end > limit:
+            raise _not_json(error, buffer, at, line) from None
+        if end - at > limit:
             raise _wire(line, f"an event longer than {limit:,} characters")
         yield value
-        line += buffer.count("\n", 0, end)
-        buffer = buffer[end:]
+        line += buffer.count("\n", at, end)
+        at = end
         if array:
             state = "after"
     if array and state != "closed":
         raise _wire(line, "the array never closed")
+
+
+def _not_json(error: ValueError, buffer: str, at: int, line: int) -> MalformedPayload:
+    """The error for the value at ``buffer[at:]`` (on ``line``), which does not
+    decode: where it lies counted from the value's start."""
+    if not isinstance(error, json.JSONDecodeError):
+        return _wire(line, f"not JSON: {error}")
+    if error.pos >= len(buffer.rstrip()):
+        return _wire(line, "an unfinished JSON value")
+    newline = buffer.rfind("\n", at, error.pos)
+    column = error.pos - newline if newline >= 0 else error.pos - at + 1
+    where = line + buffer.count("\n", at, error.pos)
+    return _wire(where, f"not JSON: {error.msg} (column {column})")
+
+
+def _more(buffer: str, source: Iterator[str], limit: int) -> tuple[str, bool]:
+    """``buffer`` with the chunks that follow, until it has doubled (or passed
+    ``limit``); and whether the source ran out."""
+    pieces = [buffer]
+    size = len(buffer)
+    goal = min(2 * size, limit + 1)
+    while True:
+        try:
+            piece = next(source)
+        except StopIteration:
+            return "".join(pieces), True
+        pieces.append(piece)
+        size += len(piece)
+        if size >= goal:
+            return "".join(pieces), False
 
 
 def read_events(data: object, *, limit: int | None = None) -> Iterator[Any]:
@@ -671,7 +721,8 @@ def read_events(data: object, *, limit: int | None = None) -> Iterator[Any]:
 
     Bytes that are not UTF-8, data that is not JSON or a value longer than
     ``limit`` characters (default :data:`MAX_EVENT_BYTES`) raise
-    :class:`~canisters.providers.MalformedPayload` naming the line.
+    :class:`~canisters.providers.MalformedPayload` naming the line. The time
+    taken is linear in the stream, whether it comes whole or in chunks.
     """
     bound = MAX_EVENT_BYTES if limit is None else limit
     if type(bound) is not int or bound <= 0:
