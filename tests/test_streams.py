@@ -1715,11 +1715,15 @@ def test_openai_chat_moderation_chunk_after_the_usage() -> None:
 def test_pieces_join_once_and_bound_what_they_keep() -> None:
     pieces = streams.Pieces("a", "b")
     assert pieces.text() == "ab" and pieces.text() == "ab"
-    for number in range(3 * streams.Pieces._JOIN_AT):
+    count = 40 * streams.Pieces._JOIN_AT
+    for number in range(count):
         pieces.add(str(number % 10))
-        assert len(pieces._parts) < streams.Pieces._JOIN_AT
-    expected = "ab" + "".join(str(n % 10) for n in range(3 * streams.Pieces._JOIN_AT))
-    assert pieces.text() == expected
+        assert len(pieces._tail) < streams.Pieces._JOIN_AT
+        # Blocks shrink from the first: a few strings, however long the text.
+        sizes = [len(block) for block in pieces._blocks]
+        assert sizes == sorted(sizes, reverse=True) and len(sizes) <= 7
+    expected = "ab" + "".join(str(n % 10) for n in range(count))
+    assert pieces.text() == expected and pieces.text() is pieces.text()
     assert streams.Pieces().text() == ""
     assert repr(streams.Pieces("x", "y")) == "Pieces('xy')"
 

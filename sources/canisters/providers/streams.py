@@ -93,31 +93,41 @@ class Pieces:
 
     ``text = text + piece`` once per delta copies the whole text each time: a
     reply of many small deltas then costs time quadratic in its length (tens of
-    seconds for a long one). :meth:`add` is constant time; :meth:`text` joins the
-    pieces once (and keeps the result, so reading again costs nothing).
+    seconds for a long one). :meth:`add` takes the piece as it is; :meth:`text`
+    joins them once (and keeps the result, so reading again costs nothing).
+    Every :attr:`_JOIN_AT` pieces are joined into a block, and a block into the
+    one before it when it has grown as large, so that what is kept stays a few
+    strings and each character is copied a logarithmic number of times.
     """
 
-    __slots__ = ("_parts",)
+    __slots__ = ("_blocks", "_tail")
 
     _JOIN_AT: ClassVar[int] = 1024
-    """Pieces kept before they are joined, which bounds the memory they take."""
+    """Pieces kept as they came before they are joined into a block."""
 
     def __init__(self, *parts: str) -> None:
-        self._parts = list(parts)
+        self._blocks: list[str] = []
+        self._tail = list(parts)
 
     def add(self, piece: str) -> None:
         """Append ``piece``."""
-        parts = self._parts
-        parts.append(piece)
-        if len(parts) >= self._JOIN_AT:
-            self._parts = ["".join(parts)]
+        tail = self._tail
+        tail.append(piece)
+        if len(tail) >= self._JOIN_AT:
+            block = "".join(tail)
+            tail.clear()
+            blocks = self._blocks
+            while blocks and len(blocks[-1]) <= len(block):
+                block = blocks.pop() + block
+            blocks.append(block)
 
     def text(self) -> str:
         """The text so far."""
-        parts = self._parts
-        if len(parts) != 1:
-            self._parts = parts = ["".join(parts)]
-        return parts[0]
+        blocks, tail = self._blocks, self._tail
+        if tail or len(blocks) != 1:
+            self._blocks = blocks = ["".join(blocks + tail)]
+            tail.clear()
+        return blocks[0]
 
     def __repr__(self) -> str:
         return f"Pieces({self.text()!r})"
