@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+import math
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -1552,6 +1553,11 @@ def test_read_events_formats() -> None:
     assert list(streams.read_events(wire)) == [{"a": 1, "type": "ping"}, {"b": 2}]
     assert list(streams.read_events(b"")) == []
     assert list(streams.read_events(b" \n ")) == []
+    # Data the fast decoder refuses is read as the standard library reads it.
+    odd = b'data: {"a": 123456789012345678901234567890, "b": NaN, "c": "\\ud800"}\n\n'
+    (value,) = streams.read_events(odd)
+    assert value["a"] == 123456789012345678901234567890 and value["c"] == "\ud800"
+    assert math.isnan(value["b"])
 
 
 @settings(max_examples=examples(25), deadline=None)

@@ -38,6 +38,7 @@ from datetime import datetime
 from typing import Any, ClassVar, Literal, TypeGuard
 
 import attrs
+import orjson
 
 from ..conversation import Conversation
 from ..exceptions import MalformedPayload, ProviderError, _excerpt
@@ -455,6 +456,7 @@ line breaks cannot fill the memory."""
 _CHUNK = 64 * 1024
 _SSE_FIELDS = ("data:", "event:", "id:", "retry:", ":")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_loads = orjson.loads
 _SPACES = re.compile(r"[ \t\r\n]*")
 
 
@@ -606,9 +608,14 @@ def _sse(chunks: Iterator[str], limit: int) -> Iterator[Any]:
 
 def _event(text: str, name: str, line: int) -> Any:
     try:
-        value = json.loads(text)
-    except (ValueError, RecursionError) as error:
-        raise _wire(line, f"the event's data is not JSON: {error}") from None
+        value = _loads(text)  # orjson: a fifth of the standard library's time
+    except ValueError:
+        # What orjson refuses (an integer beyond 64 bits, NaN, deep nesting,
+        # or no JSON at all) is read, or refused, as the standard library does.
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError) as error:
+            raise _wire(line, f"the event's data is not JSON: {error}") from None
     if name and name != "message" and isinstance(value, dict) and "type" not in value:
         value["type"] = name
     return value
