@@ -391,11 +391,24 @@ def parse_stream(
 def fresh(value: Any) -> Any:
     """A copy of a JSON value whose objects and arrays an accumulator may change
     without touching the caller's event."""
+    kind = type(value)
+    if kind in _ATOMS:
+        return value
+    if kind is dict:
+        return {
+            key: item if type(item) in _ATOMS else fresh(item)
+            for key, item in value.items()
+        }
     if isinstance(value, Mapping):
         return {key: fresh(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [fresh(item) for item in value]
+        return [item if type(item) in _ATOMS else fresh(item) for item in value]
     return value
+
+
+_ATOMS: frozenset[type] = frozenset((str, int, float, bool, type(None)))
+"""The types of JSON values that hold nothing to copy (exactly: a subclass may
+be a mapping or a list)."""
 
 
 class Streaming:
