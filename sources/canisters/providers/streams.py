@@ -96,7 +96,7 @@ class Pieces:
     reply of many small deltas then costs time quadratic in its length (tens of
     seconds for a long one). :meth:`add` takes the piece as it is; :meth:`text`
     joins them once (and keeps the result, so reading again costs nothing).
-    Every :attr:`_JOIN_AT` pieces are joined into a block, and a block into the
+    Every ``_JOIN_AT`` pieces are joined into a block, and a block into the
     one before it when it has grown as large, so that what is kept stays a few
     strings and each character is copied a logarithmic number of times.
     """
