@@ -42,6 +42,29 @@ def test_the_hot_path_never_lists_the_bucket(tmp_path: Path, s3_blobs: str) -> N
         assert "ListObjectsV2" in made
 
 
+def test_stores_share_a_content_store_with_a_client_of_its_own(
+    tmp_path: Path, s3_endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bucket = new_bucket(s3_endpoint)
+    client = boto3.client("s3", endpoint_url=s3_endpoint)
+    media = S3ContentStore(f"s3://{bucket}/shared", client=client)
+    # The environment now names no server: only the given client reaches one.
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+    made = _calls(media)
+    with (
+        open_store(tmp_path / "files", blobs=media) as files,
+        open_store(f"sqlite:///{tmp_path}/chat.db", blobs=media) as sqlite,
+    ):
+        assert files.content is media and sqlite.content is media
+        files.append("chat", c.User((c.Text("look"), c.Image(data=PNG))))
+        sqlite.append("chat", c.User((c.Text("again"), c.Image(data=PNG))))
+        for store in (files, sqlite):
+            assert store.load("chat")[0].content[1].data == PNG  # type: ignore[attr-defined]
+    assert made.count("PutObject") == 2 and "GetObject" in made
+    (key,) = [o["Key"] for o in client.list_objects_v2(Bucket=bucket)["Contents"]]
+    assert key.startswith("shared/sha256/")
+
+
 def test_blobs_are_written_once_under_their_id(s3_endpoint: str) -> None:
     bucket = new_bucket(s3_endpoint)
     content = S3ContentStore(f"s3://{bucket}/some/prefix/")

@@ -273,7 +273,9 @@ def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
     for PostgreSQL, which needs the ``postgres`` extra
     (``pip install 'canisters[postgres]'``); its tables are created on first
     open. Options: ``blobs`` (``"s3://bucket/prefix"``: content blobs in an
-    S3-compatible bucket instead of the store, any backend; the ``s3`` extra),
+    S3-compatible bucket instead of the store, any backend; the ``s3`` extra;
+    or an :class:`~canisters.storage.s3.S3ContentStore` made with a client of
+    its own),
     ``policy`` (a :class:`StoragePolicy`), ``durability`` (``"fsync"``, the
     default, or ``"flush"``; see :data:`~canisters.storage.Durability`) and,
     for the file and SQLite backends, ``read_only=True``: open an existing

@@ -464,7 +464,7 @@ class FileStore:
         *,
         policy: StoragePolicy | None = None,
         durability: Literal["fsync", "flush"] = "fsync",
-        blobs: str | None = None,
+        blobs: str | S3ContentStore | None = None,
         read_only: bool = False,
     ) -> None:
         self._external = open_blobs(blobs) if blobs is not None else None

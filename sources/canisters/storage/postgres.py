@@ -203,7 +203,7 @@ class _Settings:
         durability: Literal["fsync", "flush"] = "fsync",
         pool_size: int = 4,
         timeout: float = 60.0,
-        blobs: str | None = None,
+        blobs: str | S3ContentStore | None = None,
     ) -> None:
         _modules()
         self._location = location

@@ -62,7 +62,10 @@ class S3ContentStore:
     """Content-addressed blobs in a bucket, under a prefix.
 
     ``location`` is ``s3://bucket`` or ``s3://bucket/prefix``; ``client`` a
-    boto3 S3 client (by default one made from the standard AWS settings).
+    boto3 S3 client (by default one made from the standard AWS settings). Give
+    one to a store as ``blobs=S3ContentStore(location, client=client)`` when
+    the endpoint, credentials or botocore settings are not the environment's,
+    or to share one client among many stores (boto3 clients are thread-safe).
     """
 
     __slots__ = ("_bucket", "_client", "_prefix")
@@ -201,7 +204,11 @@ class S3ContentStore:
 
 
 def open_blobs(location: object) -> S3ContentStore:
-    """Return the external content store ``location`` names (``s3://`` only)."""
+    """Return the external content store ``location`` names (``s3://`` only), or
+    ``location`` itself when it is an :class:`S3ContentStore` (one made with a
+    client of its own, which several stores may share)."""
+    if isinstance(location, S3ContentStore):
+        return location
     if isinstance(location, str) and location.startswith(SCHEME):
         return S3ContentStore(location)
     raise StorageError(

@@ -280,7 +280,7 @@ class SQLiteStore:
         policy: StoragePolicy | None = None,
         durability: Literal["fsync", "flush"] = "fsync",
         timeout: float = 60.0,
-        blobs: str | None = None,
+        blobs: str | S3ContentStore | None = None,
         read_only: bool = False,
     ) -> None:
         self._external = open_blobs(blobs) if blobs is not None else None
