@@ -1521,6 +1521,7 @@ class OpenAIChatAccumulator(streams.Accumulator):
     def __init__(self) -> None:
         super().__init__()
         self._top: dict[str, Any] = {}
+        self._held: frozenset[str] = _CHUNK_OWN  # keys whose value is settled
         self._choices: dict[int, _Choice] = {}
         self._usage: Any = None
         self._announced = False
@@ -1582,12 +1583,15 @@ class OpenAIChatAccumulator(streams.Accumulator):
                 " (the stream of another API?)",
                 f"{path}.type",
             )
-        for key, value in event.items():
-            # The first value holds, except that an empty one gives way: Azure
-            # OpenAI's first chunk (its prompt filter results) has "id": "",
-            # "model": "" and "created": 0, the chunks after it the real ones.
-            if key not in _CHUNK_OWN and not _given(self._top.get(key)):
-                self._top[key] = value
+        if not event.keys() <= self._held:
+            for key, value in event.items():
+                # The first value holds, except that an empty one gives way:
+                # Azure OpenAI's first chunk (its prompt filter results) has
+                # "id": "", "model": "" and "created": 0, the chunks after it
+                # the real ones.
+                if key not in _CHUNK_OWN and not _given(self._top.get(key)):
+                    self._top[key] = value
+            self._held = _CHUNK_OWN | {k for k, v in self._top.items() if _given(v)}
         if "object" in event:
             self._top.setdefault("object", "chat.completion")
         if "usage" in event:
@@ -1645,11 +1649,14 @@ class OpenAIChatAccumulator(streams.Accumulator):
                     self._grow,
                 )
                 choice.logprobs = merged
-        for key, value in raw.items():
-            # A later value replaces an earlier one unless it is empty (Azure's
-            # last chunk carries "content_filter_results": {}).
-            if key not in _CHOICE_OWN and (_given(value) or key not in choice.other):
-                choice.other[key] = value
+        if not raw.keys() <= _CHOICE_OWN:
+            for key, value in raw.items():
+                # A later value replaces an earlier one unless it is empty
+                # (Azure's last chunk carries "content_filter_results": {}).
+                if key not in _CHOICE_OWN and (
+                    _given(value) or key not in choice.other
+                ):
+                    choice.other[key] = value
         finish = raw.get("finish_reason")
         if finish is not None:
             choice.finish = expect_str(finish, f"{path}.finish_reason")
