@@ -306,6 +306,20 @@ EDGES = {
         c.Assistant(
             (c.Reasoning("t", "sig", None, "anthropic", extras={"x": {}}), c.Text("k"))
         ),
+        # Gemini's thoughts (what Gemini writes in one pass).
+        c.Assistant((c.Reasoning("think", "c2ln", None, "gemini"), c.Text("l"))),
+        c.Assistant(
+            (c.Reasoning("unsigned", provider="gemini"), c.Text("m"), c.Text(""))
+        ),
+        c.User((c.Reasoning("a user's", "c2ln", None, "gemini"), c.Text("n"))),
+        c.Assistant(
+            (
+                c.Reasoning(
+                    "t", "c2ln", None, "gemini", extras={"gemini": {"part": {}}}
+                ),
+                c.Text("o"),
+            )
+        ),
     ],
     # User parts the one pass writes itself (texts and images), and their edges.
     "user media": [
@@ -513,5 +527,31 @@ def test_extended_thinking_renders_to_anthropic_in_one_pass(
     }
     # Another provider's reasoning sends the turn the general way.
     other = c.Assistant((c.Reasoning("plan", "sig", None, "gemini"), c.Text("a")))
+    normalizer.render_request(Conversation([c.User("q"), other]), reasoning="text")
+    assert len(sent) == 1
+
+
+def test_gemini_thinking_turns_render_in_one_pass(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from canisters.providers import gemini
+
+    sent = _calls(monkeypatch, gemini._Renderer, "content_parts")
+    normalizer = providers.get("gemini")
+    turn = c.Assistant(
+        (c.Reasoning("plan", "c2ln", None, "gemini"), c.Text("a"), c.Text("b"))
+    )
+    body = normalizer.render_request(Conversation([c.User("q"), turn]))
+    assert sent == []
+    assert body["contents"][1] == {
+        "role": "model",
+        "parts": [
+            {"text": "plan", "thought": True, "thoughtSignature": "c2ln"},
+            {"text": "a"},
+            {"text": "b"},
+        ],
+    }
+    # Another provider's reasoning sends the turn the general way.
+    other = c.Assistant((c.Reasoning("plan", "sig", None, "anthropic"), c.Text("a")))
     normalizer.render_request(Conversation([c.User("q"), other]), reasoning="text")
     assert len(sent) == 1

@@ -35,7 +35,7 @@ from ..canisters import (
     Usage,
     now,
 )
-from ..content import _URL_SCHEME, Media, Text
+from ..content import _URL_SCHEME, Media, Reasoning, Text
 from ..conversation import Conversation
 from ..exceptions import MalformedPayload, _excerpt
 from ..protocols import Canister, Content, Role
@@ -1068,8 +1068,9 @@ class _Renderer:
         self, canisters: Sequence[tuple[int, Canister]]
     ) -> list[dict[str, Any]]:
         """What :meth:`contents` gives when no canister has Gemini extras, in one
-        pass: turns of one role always merge, plain texts, calls and plain results
-        are written here, everything else goes through the general methods."""
+        pass: turns of one role always merge, plain texts, Gemini's own thoughts,
+        calls and plain results are written here, everything else goes through
+        the general methods."""
         rendered: list[dict[str, Any]] = []
         parts: list[dict[str, Any]] = []
         role = ""
@@ -1092,14 +1093,15 @@ class _Renderer:
                 parts.extend(self.document_parts(canister, index))
                 continue
             content = canister.content  # type: ignore[attr-defined]
+            if kind is not RESULT:
+                written = _plain_parts(content, wire == "model")
+                if written is None:
+                    written = self.content_parts(canister, index, wire == "model")
+                parts.extend(written)
+                continue
             part = content[0] if len(content) == 1 else None
             plain = type(part) is Text and not part.extras
-            if kind is not RESULT:
-                if plain:
-                    parts.append({"text": part.text})  # type: ignore[union-attr]
-                else:
-                    parts.extend(self.content_parts(canister, index, wire == "model"))
-            elif (
+            if (
                 plain
                 and canister.error is None  # type: ignore[attr-defined]
                 and part.mime_type != "application/json"  # type: ignore[union-attr]
@@ -1157,6 +1159,25 @@ class _Renderer:
         ):
             return rendered[0]
         return rendered
+
+
+def _plain_parts(content: Sequence[Any], model: bool) -> list[dict[str, Any]] | None:
+    """What :meth:`_Renderer.content_parts` gives for ``content`` when it holds
+    only texts without extras and, in a model turn, Gemini's own thoughts
+    without extras; else ``None``."""
+    written: list[dict[str, Any]] = []
+    for part in content:
+        kind = type(part)
+        if kind is Text and not part.extras:
+            written.append({"text": part.text})
+        elif kind is Reasoning and model and part.provider == NAME and not part.extras:
+            thought: dict[str, Any] = {"text": part.text, "thought": True}
+            if part.signature is not None:
+                thought["thoughtSignature"] = part.signature
+            written.append(thought)
+        else:
+            return None
+    return written
 
 
 def _empty_from_elsewhere(canister: Canister) -> bool:
