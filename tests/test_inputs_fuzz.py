@@ -11,6 +11,7 @@ for a longer local run.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
@@ -30,6 +31,7 @@ from canisters import (
     providers,
     serialization,
 )
+from canisters.providers import Report, streams
 
 from .budget import examples
 
@@ -225,6 +227,93 @@ def test_the_fuzzed_inputs_cover_every_provider_and_hostile_kind() -> None:
     assert len(DOCUMENTS) >= 50
     kinds = {type(value) for value in HOSTILE}
     assert {type(None), bool, int, float, str, list, dict} <= kinds
+
+
+# Streams --------------------------------------------------------------------------
+
+WIRES = [
+    (path.parent.name, path.read_bytes())
+    for path in sorted((DATA.parent / "streams").glob("*/*"))
+    if path.suffix in (".sse", ".ndjson")
+]
+STREAMS = [(name, list(streams.read_events(wire))) for name, wire in WIRES]
+
+
+@FUZZ
+@given(st.data())
+def test_raw_streams_with_bytes_changed_read_or_are_refused(
+    data: st.DataObject,
+) -> None:
+    """Recorded raw streams with bytes changed, cut out or put in, given whole
+    or in chunks: read into a reply, or refused with the library's error."""
+    name, wire = data.draw(st.sampled_from(WIRES), label="stream")
+    changed = bytearray(wire)
+    for _ in range(data.draw(st.integers(1, 4))):
+        at = data.draw(st.integers(0, len(changed) - 1))
+        edit = data.draw(st.sampled_from(["set", "cut", "put"]))
+        byte = data.draw(st.sampled_from(list(b'{}[]":,\n\r \x00\xff\xc3ae0')))
+        if edit == "set":
+            changed[at] = byte
+        elif edit == "cut":
+            del changed[at : at + data.draw(st.integers(1, 40))]
+        else:
+            changed.insert(at, byte)
+    size = data.draw(st.sampled_from([0, 1, 7, 4096]))
+    given = bytes(changed)
+    chunks: Any = (
+        given if not size else [given[n : n + size] for n in range(0, len(given), size)]
+    )
+    try:
+        conversation = providers.get(name).parse_stream(  # type: ignore[attr-defined]
+            streams.read_events(chunks), truncated="keep"
+        )
+    except CanistersError as error:
+        assert_located(error)
+        return
+    assert_round_trips(conversation)
+
+
+@FUZZ
+@given(st.data())
+def test_mutated_streams_accumulate_or_are_refused_with_a_path(
+    data: st.DataObject,
+) -> None:
+    """Recorded streams with events changed, dropped or repeated: fed one event
+    at a time with a snapshot now and then, and finished keeping what was
+    complete, they give a reply or the library's error naming the event."""
+    name, recorded = data.draw(st.sampled_from(STREAMS), label="stream")
+    events = data.draw(mutations(recorded), label="events")
+    normalizer = providers.get(name)
+    if not isinstance(events, list):
+        with pytest.raises(CanistersError) as caught:
+            normalizer.parse_stream(events)  # type: ignore[attr-defined]
+        assert_located(caught.value)
+        return
+    accumulator = normalizer.accumulator()  # type: ignore[attr-defined]
+    kept = copy.deepcopy(events)
+    try:
+        for number, event in enumerate(events):
+            accumulator.feed(event)
+            if number % 3 == 0:
+                accumulator.snapshot()
+        conversation = accumulator.finish(truncated="keep", report=Report())
+    except CanistersError as error:
+        assert_located(error)
+        return
+    finally:
+        assert events == kept, "the accumulator changed the caller's events"
+    assert_round_trips(conversation)
+
+
+def test_the_fuzzed_streams_cover_every_streaming_provider() -> None:
+    assert {name for name, _events in STREAMS} == {
+        "anthropic",
+        "gemini",
+        "ollama",
+        "openai-chat",
+        "openai-responses",
+    }
+    assert all(events for _name, events in STREAMS)
 
 
 @pytest.mark.parametrize("value", HOSTILE, ids=repr)

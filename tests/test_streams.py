@@ -10,6 +10,7 @@ providers' documentation of their streams.
 from __future__ import annotations
 
 import base64
+import copy
 import itertools
 import json
 import math
@@ -73,6 +74,9 @@ def check_accumulator_semantics(name: str, events: list[Any]) -> None:
     with pytest.raises(MalformedPayload) as caught:
         accumulator.feed(events[0])
     assert caught.value.path == f"$[{len(events)}]"
+
+
+STREAMS_DATA = Path(__file__).parent / "data" / "streams"
 
 
 # Anthropic ---------------------------------------------------------------------------
@@ -1815,3 +1819,29 @@ def test_a_text_delta_for_a_value_that_is_not_text_is_refused() -> None:
         "$[1].candidates[0].content.parts[0]",
         "a text delta for 'text', which holds 7",
     )
+
+
+def test_accumulators_leave_the_callers_events_as_they_were() -> None:
+    # A tool call's function first sent as text, then as objects: the first
+    # object was kept as the caller's own and the next merged into it.
+    def call(function: object) -> dict[str, Any]:
+        return {"index": 0, "id": "c1", "type": "function", "function": function}
+
+    odd = [
+        chunk([c_delta({"role": "assistant", "tool_calls": [call("odd")]})]),
+        chunk([c_delta({"tool_calls": [call({"name": "f", "arguments": '{"a"'})]})]),
+        chunk([c_delta({"tool_calls": [call({"arguments": ": 1}"})]})]),
+        chunk([c_delta({}, "tool_calls")]),
+    ]
+    recorded = [
+        (path.parent.name, list(streams.read_events(path.read_bytes())))
+        for path in sorted(STREAMS_DATA.glob("*/*"))
+        if path.suffix in (".sse", ".ndjson")
+    ]
+    for name, events in [*recorded, ("openai-chat", odd)]:
+        kept = copy.deepcopy(events)
+        try:
+            providers.get(name).parse_stream(events)  # type: ignore[attr-defined]
+        except MalformedPayload:
+            pass
+        assert events == kept, name

@@ -1467,7 +1467,8 @@ def _merge(
     target: dict[str, Any], delta: Mapping[str, Any], path: str, grow: streams._Grow
 ) -> None:
     """Merge one delta into ``target``: text grows (by ``grow``), names fill gaps,
-    objects merge."""
+    objects merge. What ``target`` takes from ``delta`` is copied: a later delta
+    merging into it must not change the caller's event."""
     for key, value in delta.items():
         if key == "tool_calls":
             continue
@@ -1478,7 +1479,7 @@ def _merge(
             target[key] = streams.fresh(value)
         elif key in _NAMING:
             if not old:
-                target[key] = value
+                target[key] = streams.fresh(value)
         elif isinstance(value, str) and (
             type(old) is streams.Pieces or isinstance(old, str)
         ):
@@ -1488,7 +1489,7 @@ def _merge(
         elif isinstance(old, list) and isinstance(value, list):
             old.extend(streams.fresh(value))
         else:
-            target[key] = value
+            target[key] = streams.fresh(value)
 
 
 class _Choice:
