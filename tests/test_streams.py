@@ -693,6 +693,7 @@ def test_openai_chat_any_split_gives_the_same_reply(
 
 def test_openai_chat_bad_streams() -> None:
     name = "openai-chat"
+    bad(name, [{"type": []}], "$[0].type", "not a chat.completion.chunk")
     bad(
         name, [chunk([c_delta({"role": "assistant"})]), 7], "$[1]", "expected an object"
     )

@@ -1572,8 +1572,8 @@ class OpenAIChatAccumulator(streams.Accumulator):
             raise streams.stream_error(event["error"], f"{path}.error")
         if "type" in event and "choices" not in event:
             kind = event["type"]
-            if kind in _HELPER_EVENTS or (
-                isinstance(kind, str) and kind.startswith(_HELPER_PREFIXES)
+            if isinstance(kind, str) and (
+                kind in _HELPER_EVENTS or kind.startswith(_HELPER_PREFIXES)
             ):
                 return self._ended()  # an SDK helper's event (see _mapping)
             if kind == "error" or isinstance(event.get("message"), str):
