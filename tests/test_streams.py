@@ -1132,6 +1132,11 @@ def test_openai_responses_bad_streams() -> None:
         item={"id": "m", "type": "message", "role": "assistant", "content": []},
     )
     bad(name, [created, added, added], "$[2].output_index", "added twice")
+    # The final event's items are matched with the open ones by type and id,
+    # whatever values those hold.
+    odd_output = [{**item, "type": {}} for item in R_OUTPUT]
+    odd_end = r_event("response.completed", response={**R_BODY, "output": odd_output})
+    bad(name, [created, added, odd_end], "$[2]", "output item 0 is still open")
     bad(
         name,
         [

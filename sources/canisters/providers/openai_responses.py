@@ -1044,6 +1044,17 @@ _PART_ADDED = {
 }
 
 
+def _identity(item: Mapping[str, Any]) -> tuple[Any, Any] | None:
+    """An output item's type and id, to match a streamed item with the final
+    event's; ``None`` when either is not a value a set can hold."""
+    key = (item.get("type"), item.get("id"))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
 class OpenAIResponsesAccumulator(streams.Accumulator):
     """Accumulates a Responses stream: ``response.created``, output items
     (``response.output_item.added`` ... ``response.output_item.done``) and their
@@ -1193,14 +1204,15 @@ class OpenAIResponsesAccumulator(streams.Accumulator):
         self._settle()
         output = response.get("output")
         final = {
-            (item.get("type"), item.get("id"))
+            _identity(item)
             for item in (output if isinstance(output, list) else ())
             if isinstance(item, Mapping)
         }
+        final.discard(None)
         for index in sorted(self._items):
             item = self._items[index]
             if index not in self._finished and (
-                (item.get("type"), item.get("id")) not in final or not item.get("id")
+                _identity(item) not in final or not item.get("id")
             ):
                 # An item the final event holds whole may lack its
                 # response.output_item.done, as the SDK's stream state allows.
