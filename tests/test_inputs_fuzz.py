@@ -145,7 +145,9 @@ def assert_located(
     path = getattr(error, "path", None)
     if isinstance(error, (MalformedPayload, SerializationError)):
         assert isinstance(path, str) and path, error
-        assert path.startswith(("$", "line ")), error
+        # A path in the document, a line of a stream, or in an OpenTelemetry
+        # attribute (named before its own path).
+        assert path.startswith(("$", "line ", "gen_ai.")), error
         assert root or path != "$", error
         assert near is None or _near(path, near), (near, error)
     assert len(str(error)) < 2_000, "a message quotes a whole value"
@@ -218,6 +220,49 @@ def test_mutated_documents_read_or_are_refused_with_a_path(data: st.DataObject) 
             assert_located(error)
         else:
             assert_round_trips(conversation)
+
+
+def _interop_documents() -> list[tuple[str, Any]]:
+    """Each recorded body's conversation as the other libraries write it:
+    LangChain's and pydantic-ai's JSON, OpenTelemetry's GenAI attributes."""
+    from canisters.interop import langchain, otel, pydantic_ai
+
+    writers: dict[str, Any] = {
+        "langchain": lambda c: json.loads(langchain.to_json(c, report=Report())),
+        "pydantic-ai": lambda c: json.loads(pydantic_ai.to_json(c, report=Report())),
+        "otel": lambda c: otel.to_otel(c, report=Report()),
+    }
+    found = []
+    for document in DOCUMENTS:
+        conversation = serialization.from_json(json.dumps(document))
+        for form, write in writers.items():
+            found.append((form, write(conversation)))
+    return found
+
+
+INTEROP = _interop_documents()
+
+
+@FUZZ
+@given(st.data())
+def test_mutated_interop_documents_read_or_are_refused(data: st.DataObject) -> None:
+    """What LangChain, pydantic-ai and OpenTelemetry hand over, mutated: read
+    into canisters that round-trip, or refused with the library's own error."""
+    from canisters.interop import langchain, otel, pydantic_ai
+
+    form, written_by = data.draw(st.sampled_from(INTEROP), label="document")
+    document = data.draw(mutations(written_by), label="mutated")
+    try:
+        if form == "otel":
+            conversation = otel.from_otel(document)
+        elif form == "langchain":
+            conversation = langchain.from_json(json.dumps(document))
+        else:
+            conversation = pydantic_ai.from_json(json.dumps(document))
+    except CanistersError as error:
+        assert_located(error)
+        return
+    assert_round_trips(conversation)
 
 
 def test_the_fuzzed_inputs_cover_every_provider_and_hostile_kind() -> None:

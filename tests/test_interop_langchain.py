@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 
@@ -193,6 +195,18 @@ def test_bad_input_raises_the_library_error() -> None:
         interop.to_canisters([{"role": "user"}])  # type: ignore[list-item]
     with pytest.raises(c.MalformedPayload):
         interop.from_json("[{}]")
+    # What LangChain refuses is said in a line, however long the value.
+    with pytest.raises(c.MalformedPayload) as caught:
+        interop.from_json(json.dumps([{"type": "x" * 5000, "data": {}}]))
+    assert len(str(caught.value)) < 400
+    # A block of an unknown kind is kept whole; a media block's fields are checked.
+    odd = [{"type": "human", "data": {"content": [{"type": {}}, "hi"]}}]
+    read = interop.from_json(json.dumps(odd))
+    assert read[0].content[0].extras["langchain"]["block"] == {"type": {}}  # type: ignore[attr-defined]
+    image = {"type": "image", "url": "https://x/a.png", "mime_type": 5}
+    with pytest.raises(c.MalformedPayload) as caught:
+        interop.from_json(json.dumps([{"type": "human", "data": {"content": [image]}}]))
+    assert caught.value.path.endswith(".mime_type")
 
 
 def test_missing_library_names_the_extra() -> None:

@@ -192,12 +192,42 @@ def test_losses_are_reported() -> None:
             },
             "gen_ai.output.messages$[0].parts[0].content",
         ),
+        (
+            {
+                otel.INPUT_MESSAGES: [
+                    {
+                        "role": "tool",
+                        "parts": [{"type": "tool_call_response", "id": {"a": 1}}],
+                    }
+                ]
+            },
+            "gen_ai.input.messages$[0].parts[0].id",
+        ),
+        (
+            {
+                otel.INPUT_MESSAGES: [
+                    {
+                        "role": "user",
+                        "parts": [{"type": "uri", "uri": "https://x", "mime_type": 1}],
+                    }
+                ]
+            },
+            "gen_ai.input.messages$[0].parts[0].mime_type",
+        ),
+        ([("not", "a mapping")], "$"),
     ],
 )
 def test_malformed_input_names_the_path(attributes: dict[str, Any], path: str) -> None:
     with pytest.raises(c.MalformedPayload) as caught:
         otel.from_otel(attributes)
     assert caught.value.path == path
+    assert "Error:" not in str(caught.value)  # the library's words, no stray type
+
+
+def test_a_modality_of_another_kind_reads_as_a_file() -> None:
+    part = {"type": "uri", "uri": "https://x/a", "modality": {"odd": 1}}
+    read = otel.from_otel({otel.INPUT_MESSAGES: [{"role": "user", "parts": [part]}]})
+    assert isinstance(read[0].content[0], c.File)  # type: ignore[attr-defined]
 
 
 @settings(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import warnings
@@ -278,6 +279,12 @@ def test_bad_input_raises_the_library_error() -> None:
         interop.to_canisters(["not a message"])  # type: ignore[list-item]
     with pytest.raises(c.MalformedPayload):
         interop.from_json(b"{}")
+    # What pydantic refuses is said in a line: where, and what, cut short.
+    history = [{"kind": "request", "parts": [{"part_kind": "u" * 5000}]}]
+    with pytest.raises(c.MalformedPayload) as caught:
+        interop.from_json(json.dumps(history))
+    assert "at 0.request.parts.0" in str(caught.value)
+    assert len(str(caught.value)) < 400
 
 
 def test_missing_library_names_the_extra() -> None:

@@ -1,4 +1,5 @@
-"""What the interop modules share: lazy imports and the fidelity check."""
+"""What the interop modules share: lazy imports, the fidelity check, and the
+error for what another library refused."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ from typing import Any
 
 import attrs
 
-from ..exceptions import MissingExtra
+from ..exceptions import MalformedPayload, MissingExtra, _excerpt
 from ..protocols import Canister
 from ..providers._common import Report, describe
 
-__all__ = ["report_losses", "require"]
+__all__ = ["refused", "report_losses", "require"]
 
 
 def require(module: str, extra: str) -> ModuleType:
@@ -22,6 +23,25 @@ def require(module: str, extra: str) -> ModuleType:
         return importlib.import_module(module)
     except ImportError as error:
         raise MissingExtra(module, extra) from error
+
+
+def refused(what: str, error: Exception) -> MalformedPayload:
+    """The library's error for input another library refused (``what`` names
+    the form expected): where its first complaint is and what it says, in a
+    line. pydantic's own message quotes each value whole, however long."""
+    listed = getattr(error, "errors", None)
+    try:
+        found = listed(include_input=False, include_url=False) if listed else []
+    except Exception:  # an ``errors`` that is not pydantic's
+        found = []
+    if not found:
+        return MalformedPayload(f"not {what}: {_excerpt(str(error))}")
+    first = found[0]
+    where = ".".join(str(step) for step in first.get("loc", ())) or "the top"
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    return MalformedPayload(
+        f"not {what}: at {where}: {_excerpt(str(first.get('msg', '')))}{more}"
+    )
 
 
 def _field_names(item: Any) -> list[str]:

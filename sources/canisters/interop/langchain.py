@@ -47,7 +47,7 @@ from ..canisters import (
 )
 from ..content import Audio, File, Image, Media, Reasoning, Text, Video
 from ..conversation import Conversation, canisters_in
-from ..exceptions import MalformedPayload
+from ..exceptions import MalformedPayload, _excerpt
 from ..protocols import Canister, Content, Role
 from ..providers._common import (
     Report,
@@ -55,11 +55,12 @@ from ..providers._common import (
     b64encode,
     expect_list,
     expect_mapping,
+    expect_optional_str,
     expect_str,
     guarded,
     mine,
 )
-from ._common import report_losses, require
+from ._common import refused, report_losses, require
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
@@ -121,7 +122,7 @@ def from_json(data: str | bytes) -> Conversation:
         decoded = json.loads(data)
         messages = module.messages_from_dict(decoded)
     except Exception as error:
-        raise MalformedPayload(f"not LangChain messages: {error}") from None
+        raise refused("LangChain messages", error) from None
     return to_canisters(messages)
 
 
@@ -167,7 +168,9 @@ def _read_messages(messages: Sequence[Mapping[str, Any]]) -> list[Canister]:
             if name is None:
                 rest["name"] = None
         else:
-            raise MalformedPayload(f"unknown message type {kind!r}", f"{path}.type")
+            raise MalformedPayload(
+                f"unknown message type {_excerpt(kind)}", f"{path}.type"
+            )
         own = dict(mine(out[start], NAME))
         if shape:
             own["shape"] = shape
@@ -253,15 +256,20 @@ def _extras(rest: Mapping[str, Any]) -> dict[str, Any]:
     return {NAME: dict(rest)} if rest else {}
 
 
+def _id(block: Mapping[str, Any], path: str) -> str | None:
+    """A standard block's ``id``: a string or absent."""
+    return expect_optional_str(block.get("id"), f"{path}.id")
+
+
 def _read_block(block: Mapping[str, Any], path: str) -> Content:
     kind: Any = block.get("type")
     if kind == "text" and isinstance(block.get("text"), str):
         rest = _rest(block, ("type", "text", "id"))
-        return Text(block["text"], id=block.get("id"), extras=_extras(rest))
+        return Text(block["text"], id=_id(block, path), extras=_extras(rest))
     if kind == "reasoning" and isinstance(block.get("reasoning", ""), str):
         rest = _rest(block, ("type", "reasoning", "id"))
         return Reasoning(
-            block.get("reasoning", ""), id=block.get("id"), extras=_extras(rest)
+            block.get("reasoning", ""), id=_id(block, path), extras=_extras(rest)
         )
     if kind == "thinking" and isinstance(block.get("thinking"), str):
         signature = block.get("signature")
@@ -274,9 +282,13 @@ def _read_block(block: Mapping[str, Any], path: str) -> Content:
             provider="anthropic" if signature is not None else None,
             extras=_extras(rest),
         )
-    if kind in _MEDIA and any(k in block for k in ("url", "base64", "file_id")):
+    if (
+        isinstance(kind, str)
+        and kind in _MEDIA
+        and any(k in block for k in ("url", "base64", "file_id"))
+    ):
         cls = _MEDIA[kind]
-        mime = block.get("mime_type")
+        mime = expect_optional_str(block.get("mime_type"), f"{path}.mime_type")
         rest = _rest(block, ("type", "url", "base64", "file_id", "mime_type", "id"))
         source: dict[str, Any] = {}
         if "base64" in block:
@@ -291,7 +303,8 @@ def _read_block(block: Mapping[str, Any], path: str) -> Content:
         if "file_id" in block:
             refs = {NAME: expect_str(block["file_id"], f"{path}.file_id")}
             source["refs"] = refs
-        return cls(mime_type=mime, id=block.get("id"), extras=_extras(rest), **source)
+        identifier = _id(block, path)
+        return cls(mime_type=mime, id=identifier, extras=_extras(rest), **source)
     if kind == "image_url":
         image_url = block.get("image_url")
         url = image_url.get("url") if isinstance(image_url, Mapping) else image_url

@@ -66,6 +66,7 @@ from ..providers._common import (
     encode_error_text,
     expect_list,
     expect_mapping,
+    expect_optional_str,
     expect_str,
     guarded,
 )
@@ -266,6 +267,11 @@ def from_otel(
     them, or decoded lists. Malformed values raise
     :class:`~canisters.MalformedPayload` naming the attribute and the path.
     """
+    if attributes is not None and not isinstance(attributes, Mapping):
+        raise MalformedPayload(
+            "expected the span's attributes as a mapping, got "
+            f"{type(attributes).__name__}"
+        )
     source = dict(attributes or {})
     values = {
         SYSTEM_INSTRUCTIONS: source.get(SYSTEM_INSTRUCTIONS, system_instructions),
@@ -333,7 +339,7 @@ def _read_message(
         kind = part.get("type")
         if kind == "tool_call":
             flush()
-            call_id = part.get("id") or ""
+            call_id = expect_str(part.get("id") or "", f"{where}.id")
             name = expect_str(part.get("name"), f"{where}.name")
             arguments = part.get("arguments")
             if isinstance(arguments, str):
@@ -350,7 +356,7 @@ def _read_message(
             out.append(invocation)
         elif kind == "tool_call_response":
             flush()
-            call_id = part.get("id") or ""
+            call_id = expect_str(part.get("id") or "", f"{where}.id")
             out.append(_read_result(part.get("response"), call_id, names, where))
         else:
             converted = _read_part(part, where)
@@ -401,7 +407,7 @@ def _read_part(raw: Any, path: str) -> Content | None:
         return Reasoning(expect_str(part.get("content"), f"{path}.content"))
     if kind in ("blob", "uri", "file"):
         modality = part.get("modality")
-        mime = part.get("mime_type")
+        mime = expect_optional_str(part.get("mime_type"), f"{path}.mime_type")
         cls = _media_class(modality, mime)
         if kind == "blob":
             text = expect_str(part.get("content"), f"{path}.content")
@@ -416,7 +422,7 @@ def _read_part(raw: Any, path: str) -> Content | None:
 
 
 def _media_class(modality: Any, mime: Any) -> type[Media]:
-    if modality in _MEDIA_OF:
+    if isinstance(modality, str) and modality in _MEDIA_OF:
         return _MEDIA_OF[modality]
     if modality == "document":
         return File

@@ -55,7 +55,7 @@ from ..canisters import (
 )
 from ..content import Audio, File, Image, Media, Reasoning, Text, Video
 from ..conversation import Conversation, canisters_in
-from ..exceptions import MalformedPayload
+from ..exceptions import MalformedPayload, _excerpt
 from ..protocols import Canister, Content, Role
 from ..providers._common import (
     Report,
@@ -65,7 +65,7 @@ from ..providers._common import (
     media_mime,
     mine,
 )
-from ._common import report_losses, require
+from ._common import refused, report_losses, require
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
@@ -171,7 +171,7 @@ def _time(value: object, path: str) -> datetime:
             return datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
             pass
-    raise MalformedPayload(f"expected a timestamp, got {value!r}", path)
+    raise MalformedPayload(f"expected a timestamp, got {_excerpt(value)}", path)
 
 
 # pydantic-ai -> canisters ------------------------------------------------------------
@@ -197,7 +197,7 @@ def to_canisters(messages: Sequence[ModelMessage]) -> Conversation:
     try:
         dumped = adapter.dump_python(items, mode="json")
     except Exception as error:  # pydantic's errors are not ours to leak
-        raise MalformedPayload(f"not a pydantic-ai message history: {error}") from None
+        raise refused("a pydantic-ai message history", error) from None
     return Conversation(_read_messages(dumped))
 
 
@@ -207,7 +207,7 @@ def from_json(data: str | bytes) -> Conversation:
     try:
         messages = adapter.validate_json(data)
     except Exception as error:
-        raise MalformedPayload(f"not a pydantic-ai message history: {error}") from None
+        raise refused("a pydantic-ai message history", error) from None
     return to_canisters(messages)
 
 
@@ -223,7 +223,9 @@ def _read_messages(messages: Sequence[Mapping[str, Any]]) -> list[Canister]:
         elif kind == "response":
             _read_response(message, path, out)
         else:
-            raise MalformedPayload(f"unknown message kind {kind!r}", f"{path}.kind")
+            raise MalformedPayload(
+                f"unknown message kind {_excerpt(kind)}", f"{path}.kind"
+            )
         if len(out) == start:
             # A message without parts still marks its place.
             if kind == "request":
@@ -296,7 +298,7 @@ def _read_return(
     if shape:
         rest["shape"] = shape
     error = None
-    if outcome in _ERROR_OUTCOMES:
+    if isinstance(outcome, str) and outcome in _ERROR_OUTCOMES:
         code, retryable = _ERROR_OUTCOMES[outcome]
         message = value if isinstance(value, str) else json.dumps(value)
         error = ErrorInfo(code, message, retryable)
@@ -344,7 +346,7 @@ def _read_item(item: Mapping[str, Any], path: str) -> Content:
     if kind in ("text-content", "structured-content"):
         rest = _rest(item, ("content", "kind" if kind == "text-content" else ""))
         return Text(item["content"], extras=_extras(rest))
-    if kind in _URL_KINDS:
+    if isinstance(kind, str) and kind in _URL_KINDS:
         rest = _rest(item, ("url", "kind", "media_type"))
         if kind == "document-url":
             rest["kind"] = kind

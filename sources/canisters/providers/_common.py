@@ -80,6 +80,7 @@ __all__ = [
     "encode_error_text",
     "expect_list",
     "expect_mapping",
+    "expect_optional_str",
     "encode_arguments",
     "expect_str",
     "expect_url",
@@ -630,6 +631,13 @@ def expect_str(value: object, path: str) -> str:
     if isinstance(value, str):
         return value
     raise MalformedPayload(f"expected a string, got {_kind(value)}", path)
+
+
+def expect_optional_str(value: object, path: str) -> str | None:
+    """Return ``value`` if it is a string or ``None``, else raise."""
+    if value is None or isinstance(value, str):
+        return value
+    raise MalformedPayload(f"expected a string or null, got {_kind(value)}", path)
 
 
 def expect_url(value: object, path: str) -> str:
