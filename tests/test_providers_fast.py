@@ -473,85 +473,82 @@ def _calls(
     return calls
 
 
-def test_a_reasoning_models_turns_render_to_responses_in_one_pass(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from canisters.providers import openai_responses
-
-    sent = _calls(monkeypatch, openai_responses._Renderer, "items")
-    normalizer = providers.get("openai-responses")
-    turn = c.Assistant(
-        (c.Reasoning("plan", None, "enc", "openai-responses", id="rs_1"), c.Text("a"))
-    )
-    body = normalizer.render_request(Conversation([c.User("q"), turn]))
-    assert sent == []
-    assert body["input"] == [
-        {"role": "user", "content": "q"},
-        {
-            "type": "reasoning",
-            "id": "rs_1",
-            "summary": [{"type": "summary_text", "text": "plan"}],
-            "encrypted_content": "enc",
-        },
-        {"role": "assistant", "content": "a"},
-    ]
-    # Another provider's reasoning sends the turn the general way.
-    other = c.Assistant((c.Reasoning("plan", provider="anthropic"), c.Text("a")))
-    normalizer.render_request(Conversation([c.User("q"), other]), reasoning="text")
-    assert len(sent) == 1
-
-
-def test_extended_thinking_renders_to_anthropic_in_one_pass(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from canisters.providers import anthropic
-
-    sent = _calls(monkeypatch, anthropic._Renderer, "parts")
-    normalizer = providers.get("anthropic")
-    turn = c.Assistant(
+ONE_PASS = [
+    # A reasoning model's turn to OpenAI Responses: reasoning items beside it.
+    (
+        "openai-responses",
+        "items",
+        (c.Reasoning("plan", None, "enc", "openai-responses", id="rs_1"), c.Text("a")),
+        lambda body: body["input"],
+        [
+            {"role": "user", "content": "q"},
+            {
+                "type": "reasoning",
+                "id": "rs_1",
+                "summary": [{"type": "summary_text", "text": "plan"}],
+                "encrypted_content": "enc",
+            },
+            {"role": "assistant", "content": "a"},
+        ],
+    ),
+    # Extended thinking to Anthropic: signed and redacted thinking blocks.
+    (
+        "anthropic",
+        "parts",
         (
             c.Reasoning("plan", "sig", None, "anthropic"),
             c.Text("a"),
             c.Reasoning("", None, "blob", "anthropic"),
-        )
-    )
-    body = normalizer.render_request(Conversation([c.User("q"), turn]))
-    assert sent == []
-    assert body["messages"][1] == {
-        "role": "assistant",
-        "content": [
-            {"type": "thinking", "thinking": "plan", "signature": "sig"},
-            {"type": "text", "text": "a"},
-            {"type": "redacted_thinking", "data": "blob"},
-        ],
-    }
-    # Another provider's reasoning sends the turn the general way.
-    other = c.Assistant((c.Reasoning("plan", "sig", None, "gemini"), c.Text("a")))
-    normalizer.render_request(Conversation([c.User("q"), other]), reasoning="text")
-    assert len(sent) == 1
+        ),
+        lambda body: body["messages"][1],
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "plan", "signature": "sig"},
+                {"type": "text", "text": "a"},
+                {"type": "redacted_thinking", "data": "blob"},
+            ],
+        },
+    ),
+    # Gemini's thoughts: a thought part with its signature, then the texts.
+    (
+        "gemini",
+        "content_parts",
+        (c.Reasoning("plan", "c2ln", None, "gemini"), c.Text("a"), c.Text("b")),
+        lambda body: body["contents"][1],
+        {
+            "role": "model",
+            "parts": [
+                {"text": "plan", "thought": True, "thoughtSignature": "c2ln"},
+                {"text": "a"},
+                {"text": "b"},
+            ],
+        },
+    ),
+]
 
 
-def test_gemini_thinking_turns_render_in_one_pass(
+@pytest.mark.parametrize(
+    ("name", "general", "parts", "sent_as", "expected"),
+    ONE_PASS,
+    ids=[case[0] for case in ONE_PASS],
+)
+def test_a_reasoning_models_turns_render_in_one_pass(
     monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    general: str,
+    parts: tuple[Any, ...],
+    sent_as: Any,
+    expected: Any,
 ) -> None:
-    from canisters.providers import gemini
-
-    sent = _calls(monkeypatch, gemini._Renderer, "content_parts")
-    normalizer = providers.get("gemini")
-    turn = c.Assistant(
-        (c.Reasoning("plan", "c2ln", None, "gemini"), c.Text("a"), c.Text("b"))
-    )
-    body = normalizer.render_request(Conversation([c.User("q"), turn]))
+    module: Any = sys.modules[FAST[name].__module__]
+    sent = _calls(monkeypatch, module._Renderer, general)
+    normalizer = providers.get(name)
+    body = normalizer.render_request(Conversation([c.User("q"), c.Assistant(parts)]))
     assert sent == []
-    assert body["contents"][1] == {
-        "role": "model",
-        "parts": [
-            {"text": "plan", "thought": True, "thoughtSignature": "c2ln"},
-            {"text": "a"},
-            {"text": "b"},
-        ],
-    }
+    assert sent_as(body) == expected
     # Another provider's reasoning sends the turn the general way.
-    other = c.Assistant((c.Reasoning("plan", "sig", None, "anthropic"), c.Text("a")))
-    normalizer.render_request(Conversation([c.User("q"), other]), reasoning="text")
+    other = "gemini" if name == "anthropic" else "anthropic"
+    turn = c.Assistant((c.Reasoning("plan", "sig", None, other), c.Text("a")))
+    normalizer.render_request(Conversation([c.User("q"), turn]), reasoning="text")
     assert len(sent) == 1
