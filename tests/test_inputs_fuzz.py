@@ -236,7 +236,10 @@ def _interop_documents() -> list[tuple[str, Any]]:
     for document in DOCUMENTS:
         conversation = serialization.from_json(json.dumps(document))
         for form, write in writers.items():
-            found.append((form, write(conversation)))
+            try:
+                found.append((form, write(conversation)))
+            except SerializationError:  # an image URL some pydantic-ai cannot write
+                continue
     return found
 
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import warnings
 from datetime import datetime, timezone
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -285,6 +286,32 @@ def test_bad_input_raises_the_library_error() -> None:
         interop.from_json(json.dumps(history))
     assert "at 0.request.parts.0" in str(caught.value)
     assert len(str(caught.value)) < 400
+
+
+def test_what_pydantic_ai_cannot_write_raises_the_library_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # pydantic-ai 2.54 (the last for Python 3.10) cannot write an image URL
+    # whose media type it does not infer from the URL; any refusal of its
+    # writer comes out as the library's error, saying why.
+    conversation = c.Conversation([c.User("hi")])
+    adapter = interop._adapter()
+
+    class Refusing:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(adapter, name)
+
+        def dump_json(self, *args: Any, **kwargs: Any) -> Any:
+            raise ValueError("Could not infer media type from image URL")
+
+        def dump_python(self, *args: Any, **kwargs: Any) -> Any:
+            raise ValueError("Could not infer media type from image URL")
+
+    monkeypatch.setattr(interop, "_adapter", Refusing)
+    with pytest.raises(c.SerializationError, match="Could not infer media type"):
+        interop.to_json(conversation)
+    with pytest.raises(c.SerializationError, match="cannot write this history"):
+        interop.from_canisters(conversation, report=Report())
 
 
 def test_missing_library_names_the_extra() -> None:

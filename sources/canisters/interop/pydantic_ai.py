@@ -36,9 +36,9 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
@@ -55,7 +55,7 @@ from ..canisters import (
 )
 from ..content import Audio, File, Image, Media, Reasoning, Text, Video
 from ..conversation import Conversation, canisters_in
-from ..exceptions import MalformedPayload, _excerpt
+from ..exceptions import MalformedPayload, SerializationError, _excerpt
 from ..protocols import Canister, Content, Role
 from ..providers._common import (
     Report,
@@ -495,9 +495,10 @@ def from_canisters(
     try:
         messages: list[ModelMessage] = adapter.validate_python(dumped)
     except Exception as error:
-        raise MalformedPayload(f"pydantic-ai refused the history: {error}") from None
+        raise refused("a history pydantic-ai accepts", error) from None
     if report is not None:
-        back = _read_messages(adapter.dump_python(messages, mode="json"))
+        dumped_back = _written(lambda: adapter.dump_python(messages, mode="json"))
+        back = _read_messages(dumped_back)
         report_losses(canisters, back, NAME, report)
     return messages
 
@@ -505,7 +506,23 @@ def from_canisters(
 def to_json(conversation: Iterable[Canister], *, report: Report | None = None) -> bytes:
     """Write a conversation as pydantic-ai's JSON form of a history."""
     messages = from_canisters(conversation, report=report)
-    return bytes(_adapter().dump_json(messages))
+    return bytes(_written(lambda: _adapter().dump_json(messages)))
+
+
+T = TypeVar("T")
+
+
+def _written(write: Callable[[], T]) -> T:
+    """``write()``, pydantic-ai writing a history; what it cannot write raises
+    :class:`~canisters.SerializationError` saying why (some versions cannot
+    write an image URL whose media type they do not infer from the URL: give
+    the part a ``mime_type``)."""
+    try:
+        return write()
+    except Exception as error:  # pydantic-ai's errors are not ours to leak
+        raise SerializationError(
+            f"pydantic-ai cannot write this history: {_excerpt(str(error))}"
+        ) from None
 
 
 _REQUEST_SIDE = {Role.Supervisor, Role.User, Role.Document, Role.Result}
