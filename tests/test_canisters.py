@@ -7,6 +7,7 @@ import pickle
 import warnings
 import weakref
 from datetime import datetime, timezone
+from typing import Any
 
 import attrs
 import pytest
@@ -180,3 +181,49 @@ def test_a_forked_process_makes_ids_of_its_own() -> None:
     assert {theirs[i : i + 32] for i in range(0, 96, 32)}.isdisjoint(
         {ours[i : i + 32] for i in range(0, 96, 32)}
     )
+
+
+@pytest.mark.parametrize(
+    ("build", "field"),
+    [
+        (lambda: c.Text("a", mime_type=5), "mime_type"),
+        (lambda: c.Text("a", id=5), "id"),
+        (lambda: c.Image(url="https://x.test/a.png", mime_type=5), "mime_type"),
+        (lambda: c.Audio(url="https://x.test/a.wav", hint=b"x"), "hint"),
+        (lambda: c.File(data=b"%PDF", filename=3), "filename"),
+        (lambda: c.Reasoning("r", provider=5), "provider"),
+        (lambda: c.Reasoning("r", "sig", None, 5), "provider"),
+        (lambda: c.User("a", parent_id=5), "parent_id"),
+        (lambda: c.User("a", trace_id=["t"]), "trace_id"),
+        (lambda: c.Assistant("a", metadata={"model": "m"}), "metadata"),  # type: ignore[arg-type]
+        (lambda: c.Document("a", title=5), "title"),
+        (lambda: c.Metadata(model=5), "model"),
+        (lambda: c.Metadata(latency_ms="12"), "latency_ms"),
+        (lambda: c.Metadata(retries=True), "retries"),
+        (lambda: c.Metadata(cache_hit="yes"), "cache_hit"),
+        (lambda: c.Metadata(usage={"input_tokens": 1}), "usage"),  # type: ignore[arg-type]
+        (lambda: c.Usage(1.0, 2), "input_tokens"),
+        (lambda: c.Usage(1, "2"), "output_tokens"),
+        (lambda: c.ErrorInfo(5, "m"), "code"),
+        (lambda: c.ErrorInfo("X", None), "message"),  # type: ignore[arg-type]
+        (lambda: c.ErrorInfo("X", "m", "no"), "retryable"),  # type: ignore[arg-type]
+    ],
+)
+def test_a_field_of_another_type_is_refused_where_it_is_given(
+    build: Any, field: str
+) -> None:
+    # Written, it would be refused on reading: a store holding it could not
+    # load its conversation.
+    with pytest.raises(c.ModelError) as caught:
+        build()
+    assert caught.value.field == field
+    assert field in str(caught.value)
+
+
+def test_fields_of_their_types_still_build() -> None:
+    metadata = c.Metadata(
+        model="m", latency_ms=12, usage=c.Usage(1, 2), cache_hit=False, retries=0
+    )
+    reply = c.Assistant("a", metadata=metadata, parent_id="p", trace_id="t")
+    assert c.from_json(c.to_json(c.Conversation([reply]))) == [reply]
+    assert c.ErrorInfo(c.ErrorCode.TIMEOUT, "slow", True).code == "TIMEOUT"

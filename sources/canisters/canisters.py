@@ -22,6 +22,7 @@ from typing import Any, ClassVar, Final, TypeVar
 import attrs
 
 from ._frozen import EMPTY, freeze
+from ._typecheck import number, refuse, text_or_none, whole
 from .content import Text
 from .exceptions import ModelError, _excerpt
 from .protocols import Canister, Content, Role
@@ -154,6 +155,14 @@ class ErrorInfo:
     )
     """Structured details, JSON-compatible."""
 
+    def __attrs_post_init__(self) -> None:
+        if not isinstance(self.code, str):
+            raise refuse(self, "code", "a string")
+        if not isinstance(self.message, str):
+            raise refuse(self, "message", "a string")
+        if not isinstance(self.retryable, bool):
+            raise refuse(self, "retryable", "a bool")
+
 
 @attrs.frozen(weakref_slot=False)
 class Usage:
@@ -169,6 +178,11 @@ class Usage:
     """Input tokens written to a prompt cache."""
     reasoning_tokens: int = 0
     """Output tokens spent on reasoning."""
+
+    def __attrs_post_init__(self) -> None:
+        for field in _USAGE_FIELDS:
+            if not whole(getattr(self, field)):
+                raise refuse(self, field, "an int")
 
     @property
     def total_tokens(self) -> int:
@@ -208,6 +222,28 @@ class Metadata:
     custom: Mapping[str, Any] = attrs.field(default=EMPTY, converter=freeze)
     """Anything else, JSON-compatible."""
 
+    def __attrs_post_init__(self) -> None:
+        text_or_none(self, "model", "finish_reason")
+        for field in ("latency_ms", "quality"):
+            value = getattr(self, field)
+            if value is not None and not number(value):
+                raise refuse(self, field, "a number or None")
+        if self.retries is not None and not whole(self.retries):
+            raise refuse(self, "retries", "an int or None")
+        if self.cache_hit is not None and not isinstance(self.cache_hit, bool):
+            raise refuse(self, "cache_hit", "a bool or None")
+        if self.usage is not None and not isinstance(self.usage, Usage):
+            raise refuse(self, "usage", "a Usage or None")
+
+
+_USAGE_FIELDS: Final = (
+    "input_tokens",
+    "output_tokens",
+    "cached_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+)
+
 
 def _check_envelope(canister: _Envelope) -> None:
     identifier = canister.id
@@ -228,6 +264,15 @@ def _check_envelope(canister: _Envelope) -> None:
     if zone is not timezone.utc and (zone is None or timestamp.utcoffset() is None):
         name = type(canister).__name__
         raise ModelError(f"{name}.timestamp must be timezone-aware, got {timestamp}")
+    if (
+        canister.parent_id is not None
+        or canister.trace_id is not None
+        or canister.policy is not None
+    ):
+        text_or_none(canister, "parent_id", "trace_id", "policy")
+    metadata = canister.metadata
+    if metadata is not None and not isinstance(metadata, Metadata):
+        raise refuse(canister, "metadata", "a Metadata or None")
     step = canister.step
     if step is not None and (type(step) is not int or step < 0):
         name = type(canister).__name__
@@ -308,6 +353,11 @@ class Document(_Envelope):
     """A title for the material."""
     document_id: str | None = None
     """An application id for the material."""
+
+    def __attrs_post_init__(self) -> None:
+        _check_envelope(self)
+        if self.title is not None or self.document_id is not None:
+            text_or_none(self, "title", "document_id")
 
 
 @attrs.frozen(weakref_slot=False)

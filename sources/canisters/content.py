@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 import attrs
 
 from ._frozen import EMPTY, freeze
+from ._typecheck import refuse, text_or_none
 from .exceptions import ModelError, _excerpt
 from .protocols import Modality
 
@@ -69,6 +70,10 @@ class Text:
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.text, str):
             raise ModelError(f"Text.text must be a str, got {type(self.text).__name__}")
+        if not isinstance(self.mime_type, str):
+            raise refuse(self, "mime_type", "a string")
+        if self.id is not None:
+            text_or_none(self, "id")
 
 
 @attrs.frozen(weakref_slot=False)
@@ -102,6 +107,10 @@ class Media:
     """Provider-specific fields without neutral meaning, keyed by provider name."""
 
     def __attrs_post_init__(self) -> None:
+        if self.mime_type is not None or self.hint is not None or self.id is not None:
+            text_or_none(self, "mime_type", "hint", "id")
+        if getattr(self, "filename", None) is not None:
+            text_or_none(self, "filename")
         if self.url is None and self.content_id is None and not self.refs:
             # The common case, inline bytes (data is bytes or None, as its
             # converter made it): only a missing source is left to refuse.
@@ -217,6 +226,7 @@ class Reasoning:
             raise ModelError(
                 f"Reasoning.text must be a str, got {type(self.text).__name__}"
             )
+        text_or_none(self, "signature", "redacted", "provider", "id")
         if (self.signature is not None or self.redacted is not None) and (
             not self.provider
         ):
