@@ -201,6 +201,9 @@ class Usage:
         )
 
 
+_USAGE_FIELDS: Final = tuple(field.name for field in attrs.fields(Usage))
+
+
 @attrs.frozen(weakref_slot=False)
 class Metadata:
     """Execution metadata of a canister."""
@@ -234,15 +237,6 @@ class Metadata:
             raise refuse(self, "cache_hit", "a bool or None")
         if self.usage is not None and not isinstance(self.usage, Usage):
             raise refuse(self, "usage", "a Usage or None")
-
-
-_USAGE_FIELDS: Final = (
-    "input_tokens",
-    "output_tokens",
-    "cached_tokens",
-    "cache_write_tokens",
-    "reasoning_tokens",
-)
 
 
 def _check_envelope(canister: _Envelope) -> None:

@@ -109,8 +109,6 @@ class Media:
     def __attrs_post_init__(self) -> None:
         if self.mime_type is not None or self.hint is not None or self.id is not None:
             text_or_none(self, "mime_type", "hint", "id")
-        if getattr(self, "filename", None) is not None:
-            text_or_none(self, "filename")
         if self.url is None and self.content_id is None and not self.refs:
             # The common case, inline bytes (data is bytes or None, as its
             # converter made it): only a missing source is left to refuse.
@@ -195,6 +193,11 @@ class File(Media):
 
     filename: str | None = attrs.field(default=None, kw_only=True)
     """The file's name, where known."""
+
+    def __attrs_post_init__(self) -> None:
+        super().__attrs_post_init__()
+        if self.filename is not None:
+            text_or_none(self, "filename")
 
 
 @attrs.frozen(weakref_slot=False)

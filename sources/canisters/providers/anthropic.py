@@ -1742,6 +1742,10 @@ class _Block:
         self.buffer = streams.Pieces() if block.get("type") in _STREAMED_INPUT else None
         self.stopped = False
 
+    def streamed_input(self) -> str:
+        """The tool input's JSON text so far (empty for other blocks)."""
+        return self.buffer.text() if self.buffer is not None else ""
+
 
 class AnthropicAccumulator(streams.Accumulator):
     """Accumulates a Messages stream: ``message_start``, the content blocks'
@@ -1835,7 +1839,7 @@ class AnthropicAccumulator(streams.Accumulator):
             self._delta(self._block(event, path), event, path)
         elif kind == "content_block_stop":
             block = self._block(event, path)
-            buffer = block.buffer.text() if block.buffer is not None else ""
+            buffer = block.streamed_input()
             if buffer:
                 value = streams.parse_json_arguments(buffer, f"{path}")
                 if not isinstance(value, dict):
@@ -1916,7 +1920,7 @@ class AnthropicAccumulator(streams.Accumulator):
                         "the block did not finish: left out",
                     )
                     continue
-                buffer = block.buffer.text() if block.buffer is not None else ""
+                buffer = block.streamed_input()
                 if buffer:
                     try:
                         value = json.loads(buffer)
