@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 import pty
@@ -1175,3 +1177,39 @@ def test_a_damaged_store_gives_its_own_message_through_every_command(
     for command in (["show", where], ["store", "stats", where]):
         code, _out, err = _run(capsys, *command)
         assert code == 0 and "internal error" not in err, (command, err)
+
+
+# a store someone planted a link in, read by the reading commands (issue 34) ----
+
+
+@pytest.mark.parametrize("place", ["blobs", "blobs/sha256", "shard", "chat-1"])
+def test_reading_commands_read_nothing_through_a_planted_link(
+    place: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    where, picture = filled("file", tmp_path)
+    root = Path(where)
+    if place == "shard":
+        place = f"blobs/sha256/{hashlib.sha256(picture).hexdigest()[:2]}"
+    elif place == "chat-1":
+        place = "conversations/chat-1"
+    link = root / place
+    moved = tmp_path / "outside"
+    link.rename(moved)
+    link.symlink_to(moved)
+    listing_reads_it = place in ("blobs", "blobs/sha256", "conversations/chat-1")
+    for command in (
+        ["show", where],
+        ["show", where, "chat-1"],
+        ["show", "--json", where, "chat-1"],
+        ["store", "export", where, "chat-1"],
+        ["store", "stats", where],
+        ["store", "gc", "--dry-run", where],
+    ):
+        code, out, err = _run(capsys, *command)
+        if command == ["show", where] and not listing_reads_it:
+            assert code == 0, (command, err)
+            continue
+        assert code == 2, (command, out, err)
+        assert err.startswith("canisters: error: ") and len(err.splitlines()) == 1
+        assert f"{link} is a symbolic link" in err, (command, err)
+        assert base64.b64encode(picture).decode() not in out

@@ -7,6 +7,7 @@ directory the store touches; every operation through it must raise
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import canisters as c
-from canisters import storage
+from canisters import recording, storage
 from canisters.audit import AuditLog
 from canisters.storage import open_store
 
@@ -224,3 +225,132 @@ def test_a_linked_store_root_is_fine(tmp_path: Path) -> None:
         store.append("chat", _user("again"))
         assert len(store.load("chat")) == 2
         assert store.collect_garbage().removed == ()
+
+
+# --------------------------------------------------------------------------- #
+# Read-only opens: each directory and file of the store replaced by a link to
+# itself moved outside the store, so that reading through the link would give
+# the intact store's answers. Each operation that reaches the place must refuse
+# with IntegrityError naming the link; every other one must give the intact
+# store's answer.
+
+_IMAGE = PNG * 3
+_IMAGE_ID = "sha256:" + hashlib.sha256(_IMAGE).hexdigest()
+
+Operation = Callable[[storage.Store, str], object]
+"""An operation on a store holding the conversation "chat" and a fork of it."""
+
+_OPERATIONS: dict[str, Operation] = {
+    "load": lambda store, fork: store.load("chat"),
+    "load fork": lambda store, fork: store.load(fork),
+    "salvage": lambda store, fork: store.load("chat", salvage=True),
+    "verify": lambda store, fork: store.verify("chat"),
+    "head": lambda store, fork: store.head("chat"),
+    "exists": lambda store, fork: store.exists("chat"),
+    "conversations": lambda store, fork: store.conversations(),
+    "side file": lambda store, fork: store.sidecar("chat", "audit").read_lines(),
+    "side files": lambda store, fork: store.sidecar_names("chat"),
+    "blob": lambda store, fork: store.content.get(_IMAGE_ID),
+    "has blob": lambda store, fork: store.content.has(_IMAGE_ID),
+    "blobs": lambda store, fork: sorted(store.content.ids()),
+    "references": lambda store, fork: store.referenced_content(),
+    "stats": lambda store, fork: store.stats(),
+    "gc dry run": lambda store, fork: store.collect_garbage(dry_run=True),
+    "snapshot": lambda store, fork: recording.snapshot(store, "chat"),
+}
+
+# Salvage and verify read around a blob they cannot read: the record holding it
+# is skipped (salvage) or reported (verify), the blob never read.
+_IMAGE_READS = frozenset(
+    ("load", "blob", "has blob", "blobs", "stats", "gc dry run", "snapshot")
+)
+_LOG_READS = frozenset(
+    (
+        *("load", "load fork", "salvage", "verify", "head", "exists"),
+        *("conversations", "references", "stats", "gc dry run", "snapshot"),
+    )
+)
+_SIDE_READS = frozenset(
+    ("side file", "side files", "references", "gc dry run", "snapshot")
+)
+_FORK_READS = frozenset(
+    ("load fork", "conversations", "references", "stats", "gc dry run")
+)
+
+# place in the store ({shard}, {blob}: the image's; {fork}: the fork's id) ->
+# the operations that read through it; None: opening the store refuses,
+# read-only or not.
+_PLACES: dict[str, frozenset[str] | None] = {
+    "store.json": None,
+    "gc.lock": None,
+    "blobs": None,
+    "blobs/sha256": None,
+    "blobs/tmp": None,
+    "conversations": None,
+    "blobs/sha256/{shard}": _IMAGE_READS,
+    "blobs/sha256/{shard}/{blob}": _IMAGE_READS,
+    "conversations/chat": _LOG_READS | _SIDE_READS,
+    "conversations/chat/messages.jsonl": _LOG_READS,
+    "conversations/chat/head.json": frozenset(("verify",)),
+    "conversations/chat/sidecars": _SIDE_READS,
+    "conversations/chat/sidecars/audit.log": _SIDE_READS,
+    "conversations/chat/forks": frozenset(),
+    "conversations/chat/forks/{fork}": frozenset(),
+    "conversations/chat/attachments": frozenset(),
+    "conversations/chat/attachments/notes.txt": frozenset(),
+    "conversations/{fork}": _FORK_READS,
+    "conversations/{fork}/messages.jsonl": _FORK_READS,
+    "conversations/{fork}/fork.json": frozenset(("load fork",)),
+    "conversations/{fork}/head.json": frozenset(),
+}
+
+
+def _readable_store(root: Path) -> str:
+    """A store holding a blob, a side file, an attachment and a fork (its id)."""
+    with open_store(root) as store:
+        assert isinstance(store, storage.FileStore)
+        first = _user()
+        store.extend("chat", [first, c.User(content=(c.Image(data=_IMAGE),))])
+        store.sidecar("chat", "audit").append_line(f"saw {_IMAGE_ID}")
+        store.attachment_path("chat", "notes.txt").write_text("notes")
+        fork = store.fork("chat", first.id)
+        store.append(fork, _user("in the fork"))
+    return fork
+
+
+@pytest.mark.parametrize("place", list(_PLACES))
+def test_read_only_open_reads_through_no_link(tmp_path: Path, place: str) -> None:
+    root = tmp_path / "store"
+    fork = _readable_store(root)
+    with open_store(root, read_only=True) as store:
+        intact = {name: run(store, fork) for name, run in _OPERATIONS.items()}
+    loaded = intact["load"]
+    assert isinstance(loaded, c.Conversation)
+    assert loaded[1].content[0].data == _IMAGE  # type: ignore[attr-defined]
+    digest = _IMAGE_ID[7:]
+    link = root / place.format(shard=digest[:2], blob=digest, fork=fork)
+    moved = tmp_path / "outside" / link.name
+    moved.parent.mkdir()
+    link.rename(moved)
+    link.symlink_to(moved)
+    through = _PLACES[place]
+    if through is None:
+        _refused(lambda: open_store(root, read_only=True), link)
+        _refused(lambda: open_store(root), link)
+        return
+    with open_store(root, read_only=True) as store:
+        for name, run in _OPERATIONS.items():
+            if name in through:
+                with pytest.raises(c.IntegrityError) as caught:
+                    run(store, fork)
+                assert "symbolic link" in str(caught.value), name
+                assert str(link) in str(caught.value), name
+            elif through is _IMAGE_READS and name == "salvage":
+                assert run(store, fork) == loaded[:1]
+            elif through is _IMAGE_READS and name == "verify":
+                report = run(store, fork)
+                assert isinstance(report, storage.Verification)
+                assert [problem.code for problem in report.problems] == ["content"]
+                assert str(link) in report.problems[0].message
+            else:
+                assert run(store, fork) == intact[name], name

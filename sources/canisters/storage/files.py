@@ -17,12 +17,14 @@ Appends take an exclusive ``flock`` on ``messages.jsonl``; blobs are written to
 ``blobs/tmp`` and renamed into place before the record naming them is appended.
 Locks are advisory and POSIX-only (``fcntl``).
 
-The store follows no symbolic link below its directory: files are opened with
-``O_NOFOLLOW`` and every directory it enters is checked first, so that a link
-planted there (by someone allowed to write only the store) cannot make it read,
-write or delete files elsewhere. A link found raises
-:class:`~canisters.IntegrityError` naming it. The store's own directory may be
-a link.
+The store follows no symbolic link below its directory, whether opened for
+writing or read-only: files are opened with ``O_NOFOLLOW`` and every directory
+it enters is checked first (``conversations``, ``blobs``, ``blobs/sha256`` and
+``blobs/tmp`` when it opens, and each directory again on the way to every file
+it reads or writes), so that a link planted there (by someone allowed to write
+only the store) cannot make it read, list, write or delete files elsewhere. A
+link found raises :class:`~canisters.IntegrityError` naming it. The store's own
+directory may be a link.
 """
 
 from __future__ import annotations
@@ -148,6 +150,12 @@ def _check_directory(path: str | Path) -> None:
         raise _link_error(path)
 
 
+def _check_directories(paths: Iterable[str | Path]) -> None:
+    """Refuse the first of ``paths`` that is a symbolic link (given top down)."""
+    for path in paths:
+        _check_directory(path)
+
+
 def _make_directory(path: Path) -> Path:
     """Create the directory ``path`` if missing; refuse it when it is a link."""
     with contextlib.suppress(FileExistsError):
@@ -221,9 +229,22 @@ class Locks:
 
 
 class FileContentStore:
-    """Blobs as files ``blobs/sha256/<2 hex>/<64 hex>``, verified on every read."""
+    """Blobs as files ``blobs/sha256/<2 hex>/<64 hex>``, verified on every read.
 
-    __slots__ = ("_durable", "_locks", "_root", "_shards", "_temporary", "_tmp")
+    Opened in either mode, and again before each read or write, it refuses a
+    symbolic link in place of ``blobs``, ``blobs/sha256``, the shard directory
+    or the blob file.
+    """
+
+    __slots__ = (
+        "_durable",
+        "_locks",
+        "_parents",
+        "_root",
+        "_shards",
+        "_temporary",
+        "_tmp",
+    )
 
     def __init__(
         self, root: Path, locks: Locks, durability: Literal["fsync", "flush"]
@@ -232,7 +253,11 @@ class FileContentStore:
         self._temporary = root / "tmp"
         self._locks = locks
         self._durable = durability == "fsync"
-        if not locks.read_only:
+        # The directories above every shard, top down.
+        self._parents = (os.fspath(root), os.fspath(self._root))
+        if locks.read_only:
+            _check_directories((root, self._root, self._temporary))
+        else:
             _make_directory(root)
             _make_directory(self._root)
             _make_directory(self._temporary)
@@ -269,6 +294,7 @@ class FileContentStore:
         digest = check_content_id(content_id)[7:]
         shard = self._shards + digest[:2]
         target = f"{shard}{os.sep}{digest}"
+        _check_directories(self._parents)
         _check_directory(shard)
         try:
             if stat.S_ISLNK(os.lstat(target).st_mode):
@@ -276,7 +302,7 @@ class FileContentStore:
             return False
         except (FileNotFoundError, NotADirectoryError):
             pass
-        _check_directory(self._temporary)
+        _check_directories((self._parents[0], self._temporary))
         temporary = f"{self._tmp}{digest}.{new_id()}"
         fd = _open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
         try:
@@ -302,6 +328,7 @@ class FileContentStore:
     def get(self, content_id: str) -> bytes:
         """Return the bytes of ``content_id``, checking them against the id."""
         path = self.path(content_id)
+        _check_directories(self._parents)
         _check_directory(path.parent)
         try:
             data = _read(path)
@@ -316,15 +343,19 @@ class FileContentStore:
     def has(self, content_id: str) -> bool:
         """Tell whether the blob is stored."""
         path = self.path(content_id)
+        _check_directories(self._parents)
         _check_directory(path.parent)
         try:
-            return stat.S_ISREG(os.lstat(path).st_mode)
+            mode = os.lstat(path).st_mode
         except (FileNotFoundError, NotADirectoryError):
             return False
+        if stat.S_ISLNK(mode):
+            raise _link_error(path)
+        return stat.S_ISREG(mode)
 
     def ids(self) -> Iterator[str]:
         """Yield the id of every stored blob (refusing links among them)."""
-        _check_directory(self._root)
+        _check_directories(self._parents)
         if not self._root.is_dir():  # a store opened read-only before any blob
             return
         for shard in sorted(self._root.iterdir()):
@@ -758,7 +789,7 @@ class FileStore:
                 raise IntegrityError(f"{conversation_id!r}: forks form a cycle")
             seen.add(current)
             directory = self._directory(current)
-            if not (directory / LOG_NAME).exists():
+            if not self.exists(current):
                 raise ConversationNotFound(current)
             fork = self._fork_info(directory)
             if fork is None:
@@ -881,9 +912,20 @@ class FileStore:
             return found
         with os.scandir(self._conversations) as entries:
             for entry in entries:
-                if entry.name.startswith(".") or not entry.is_dir():
+                if entry.name.startswith("."):
                     continue
-                if os.path.isfile(os.path.join(entry.path, LOG_NAME)):
+                if entry.is_symlink():
+                    raise _link_error(entry.path)
+                if not entry.is_dir(follow_symlinks=False):
+                    continue
+                log = os.path.join(entry.path, LOG_NAME)
+                try:
+                    mode = os.lstat(log).st_mode
+                except FileNotFoundError:
+                    continue
+                if stat.S_ISLNK(mode):
+                    raise _link_error(log)
+                if stat.S_ISREG(mode):
                     found.append(entry.name)
         found.sort()
         return found
@@ -933,7 +975,7 @@ class FileStore:
         """Delete the conversation and its side files; refused while forks exist."""
         self._locks.writing()
         directory = self._directory(conversation_id)
-        if not (directory / LOG_NAME).exists():
+        if not self.exists(conversation_id):
             raise ConversationNotFound(conversation_id)
         forks = directory / "forks"
         _check_directory(forks)
@@ -971,13 +1013,16 @@ class FileStore:
     def sidecar_names(self, conversation_id: str) -> list[str]:
         """Return the name of every side file of the conversation, sorted."""
         directory = self._directory(conversation_id) / "sidecars"
-        if not directory.is_dir() or directory.is_symlink():
+        _check_directory(directory)
+        if not directory.is_dir():
             return []
-        return sorted(
-            path.name[:-4]
-            for path in directory.iterdir()
-            if path.name.endswith(".log") and not path.is_symlink()
-        )
+        names = []
+        for path in directory.iterdir():
+            if path.name.endswith(".log"):
+                if path.is_symlink():
+                    raise _link_error(path)
+                names.append(path.name[:-4])
+        return sorted(names)
 
     def attachment_path(self, conversation_id: str, name: str) -> Path:
         """Return the path of a file kept beside the conversation (file backend only).
