@@ -1,8 +1,11 @@
-"""The file backend follows no symbolic link planted inside its directory.
+"""The file backend follows no symbolic link planted inside its directory, and
+the SQLite backend none beside its database file, whether opened for writing or
+read-only.
 
 Someone allowed to write only the store plants a link in place of each file or
 directory the store touches; every operation through it must raise
-``IntegrityError`` naming the link, and nothing outside the store may change.
+``IntegrityError`` naming the link, nothing outside the store may change, and
+nothing outside may be read.
 """
 
 from __future__ import annotations
@@ -354,3 +357,33 @@ def test_read_only_open_reads_through_no_link(tmp_path: Path, place: str) -> Non
                 assert str(link) in report.problems[0].message
             else:
                 assert run(store, fork) == intact[name], name
+
+
+# --------------------------------------------------------------------------- #
+# SQLite keeps its write-ahead log and shared memory beside the database file.
+
+
+@pytest.mark.parametrize("suffix", ["-wal", "-shm", "-journal"])
+@pytest.mark.parametrize("read_only", [True, False])
+def test_sqlite_companion_file_linked_out(
+    tmp_path: Path, outside: Path, suffix: str, read_only: bool
+) -> None:
+    database = tmp_path / "store.db"
+    with open_store(f"sqlite:///{database}") as store:
+        store.append("chat", _user())
+    link = Path(f"{database}{suffix}")
+    _plant(link, outside / "precious.txt")
+    _refused(lambda: open_store(f"sqlite:///{database}", read_only=read_only), link)
+
+
+def test_a_linked_sqlite_database_is_fine(tmp_path: Path) -> None:
+    real = tmp_path / "real" / "store.db"
+    real.parent.mkdir()
+    with open_store(f"sqlite:///{real}") as store:
+        store.append("chat", _user())
+    alias = tmp_path / "alias.db"
+    alias.symlink_to(real)
+    with open_store(f"sqlite:///{alias}") as store:
+        store.append("chat", _user("again"))
+    with open_store(f"sqlite:///{alias}", read_only=True) as store:
+        assert len(store.load("chat")) == 2

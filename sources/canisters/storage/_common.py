@@ -181,6 +181,14 @@ def check_line(line: object) -> str:
     return line
 
 
+def link_error(path: object) -> IntegrityError:
+    """The error of a backend that found a symbolic link where it reads or writes."""
+    return IntegrityError(
+        f"{path} is a symbolic link: the store follows no links "
+        "(one planted in it could turn it against files elsewhere)"
+    )
+
+
 def check_durability(value: object) -> Durability:
     """Return ``value`` when it names a durability level, else raise."""
     if value not in DURABILITIES:

@@ -76,6 +76,7 @@ from ._common import (
     encode_head,
     encode_record,
     follows,
+    link_error,
     logger,
     record_link,
     references,
@@ -113,20 +114,13 @@ def _os_errors(method: Callable[P, T]) -> Callable[P, T]:
     return wrapper
 
 
-def _link_error(path: str | Path) -> IntegrityError:
-    return IntegrityError(
-        f"{os.fspath(path)} is a symbolic link: the store follows no links "
-        "(one planted in it could turn it against files elsewhere)"
-    )
-
-
 def _open(path: str | Path, flags: int, mode: int = 0o644) -> int:
     """``os.open`` refusing a symbolic link as the last part of ``path``."""
     try:
         return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
     except OSError as error:
         if error.errno == errno.ELOOP:
-            raise _link_error(path) from None
+            raise link_error(path) from None
         raise
 
 
@@ -147,7 +141,7 @@ def _check_directory(path: str | Path) -> None:
     except (FileNotFoundError, NotADirectoryError):
         return
     if stat.S_ISLNK(mode):
-        raise _link_error(path)
+        raise link_error(path)
 
 
 def _check_directories(paths: Iterable[str | Path]) -> None:
@@ -298,7 +292,7 @@ class FileContentStore:
         _check_directory(shard)
         try:
             if stat.S_ISLNK(os.lstat(target).st_mode):
-                raise _link_error(target)
+                raise link_error(target)
             return False
         except (FileNotFoundError, NotADirectoryError):
             pass
@@ -350,7 +344,7 @@ class FileContentStore:
         except (FileNotFoundError, NotADirectoryError):
             return False
         if stat.S_ISLNK(mode):
-            raise _link_error(path)
+            raise link_error(path)
         return stat.S_ISREG(mode)
 
     def ids(self) -> Iterator[str]:
@@ -360,13 +354,13 @@ class FileContentStore:
             return
         for shard in sorted(self._root.iterdir()):
             if shard.is_symlink():
-                raise _link_error(shard)
+                raise link_error(shard)
             if not shard.is_dir():
                 continue
             for blob in shard.iterdir():
                 if len(blob.name) == 64 and blob.name.startswith(shard.name):
                     if blob.is_symlink():
-                        raise _link_error(blob)
+                        raise link_error(blob)
                     yield "sha256:" + blob.name
 
 
@@ -900,7 +894,7 @@ class FileStore:
         except (FileNotFoundError, NotADirectoryError):
             return False
         if stat.S_ISLNK(mode):
-            raise _link_error(path)
+            raise link_error(path)
         return stat.S_ISREG(mode)
 
     @_os_errors
@@ -915,7 +909,7 @@ class FileStore:
                 if entry.name.startswith("."):
                     continue
                 if entry.is_symlink():
-                    raise _link_error(entry.path)
+                    raise link_error(entry.path)
                 if not entry.is_dir(follow_symlinks=False):
                     continue
                 log = os.path.join(entry.path, LOG_NAME)
@@ -924,7 +918,7 @@ class FileStore:
                 except FileNotFoundError:
                     continue
                 if stat.S_ISLNK(mode):
-                    raise _link_error(log)
+                    raise link_error(log)
                 if stat.S_ISREG(mode):
                     found.append(entry.name)
         found.sort()
@@ -1020,7 +1014,7 @@ class FileStore:
         for path in directory.iterdir():
             if path.name.endswith(".log"):
                 if path.is_symlink():
-                    raise _link_error(path)
+                    raise link_error(path)
                 names.append(path.name[:-4])
         return sorted(names)
 

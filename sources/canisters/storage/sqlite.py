@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import os
 import sqlite3
+import stat
 import threading
 import time
 import urllib.parse
@@ -60,6 +61,7 @@ from ._common import (
     content_id_of,
     decode_lines,
     encode_record,
+    link_error,
     record_link,
     references,
     sweep,
@@ -157,6 +159,28 @@ class Transaction:
             self._database.connection.execute("COMMIT" if kind is None else "ROLLBACK")
         finally:
             self._database.lock.release()
+
+
+_COMPANIONS: Final = ("-wal", "-shm", "-journal")
+
+
+def _check_companions(path: str) -> None:
+    """Refuse a symbolic link in place of a file SQLite keeps beside the database.
+
+    SQLite itself opens them without following links (``O_NOFOLLOW``) and then
+    fails with a bare "unable to open database file", or, read-only, reads the
+    database without its write-ahead log: this names the link instead. The
+    database's own path may be a link (they then lie beside its target).
+    """
+    for base in dict.fromkeys((path, os.path.realpath(path))):
+        for suffix in _COMPANIONS:
+            companion = base + suffix
+            try:
+                mode = os.lstat(companion).st_mode
+            except OSError:  # missing, or not for this reader to see: SQLite says
+                continue
+            if stat.S_ISLNK(mode):
+                raise link_error(companion)
 
 
 class SQLiteContentStore:
@@ -288,6 +312,7 @@ class SQLiteStore:
         self._policy = policy if policy is not None else StoragePolicy()
         self._durability = check_durability(durability)
         self._read_only = read_only
+        _check_companions(self._path)
         try:
             if read_only:
                 self._database = Database(self._connect_read_only(timeout), True)
