@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
+import copy
+import dataclasses
 import hashlib
+import json
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -21,6 +26,8 @@ import canisters as c
 from canisters import recording
 from canisters.recording import Recorder, resume, run_pending
 from canisters.storage import Store, open_store
+from canisters.storage.files import FileStore
+from canisters.storage.sqlite import SQLiteStore
 from canisters.validation import validate
 
 from .budget import examples
@@ -721,6 +728,200 @@ def test_snapshot_carries_the_audit_log(store: Store, tmp_path: Path) -> None:
     with open_store(tmp_path / "other") as other:
         recording.restore(other, text)
         assert AuditLog(other, "run-1").entries() == log.entries()
+
+
+# Lone surrogates in a snapshot (issue 34) ---------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class _Key:
+    """A step naming an object's key itself, not the value under it."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return f"<key {self.name}>"
+
+
+Path_ = tuple[Any, ...]
+
+# Objects whose keys are data (the others' keys name fields: another name is
+# another field, not the same text changed).
+_DATA_KEYS = frozenset(("side_files", "content", "arguments", "extras", "custom"))
+
+
+def _string_paths(value: Any, path: Path_ = ()) -> Iterator[Path_]:
+    """The path of every string in a JSON value, and of every key that is data."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if path and path[-1] in _DATA_KEYS:
+                yield (*path, _Key(key))
+            yield from _string_paths(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _string_paths(item, (*path, index))
+    elif isinstance(value, str):
+        yield path
+
+
+def _with_lone_surrogate(document: dict[str, Any], path: Path_) -> dict[str, Any]:
+    """A copy of ``document`` whose string at ``path`` ends in a lone surrogate."""
+    changed = copy.deepcopy(document)
+    *above, last = path
+    holder: Any = changed
+    for step in above:
+        holder = holder[step]
+    if isinstance(last, _Key):
+        holder[last.name + "\ud800"] = holder.pop(last.name)
+    else:
+        holder[last] += "\ud800"
+    return changed
+
+
+def _contents(store: Store) -> object:
+    """Everything a store holds: its files' bytes, or its database's rows."""
+    if isinstance(store, FileStore):
+        return {
+            str(path.relative_to(store.root)): path.read_bytes()
+            for path in sorted(store.root.rglob("*"))
+            if path.is_file()
+        }
+    assert isinstance(store, SQLiteStore)
+    with contextlib.closing(sqlite3.connect(store.path)) as connection:
+        tables = [
+            name
+            for (name,) in connection.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'"
+            )
+        ]
+        return {
+            table: sorted(
+                connection.execute(f"SELECT * FROM {table}").fetchall(), key=repr
+            )
+            for table in tables
+        }
+
+
+def _surrogate_snapshot(store: Store) -> dict[str, Any]:
+    from canisters.audit import AuditLog
+
+    _rich(store)
+    AuditLog(store, "run-1").record("x", "approved", by="test")
+    document: dict[str, Any] = json.loads(recording.snapshot(store, "run-1"))
+    assert document["side_files"]["audit"] and document["prompt_key"]
+    return document
+
+
+_PNG_ID = "sha256:" + hashlib.sha256(PNG).hexdigest()
+
+# What a store cannot write: a side-file line is UTF-8 text, and ids and content
+# keys have their own shapes. Everything else a snapshot holds is kept exactly.
+_REFUSED_AT = (
+    ("format",),
+    ("conversation_id",),
+    ("side_files", _Key("audit")),
+    ("side_files", "audit", 0),
+    ("content", _Key(_PNG_ID)),
+)
+_KEPT_AT = (
+    ("prompt_key",),
+    ("conversation", "canisters", 0, "content", 0, "text"),  # a system prompt
+    ("conversation", "canisters", 1, "content", 0, "text"),
+)
+
+
+def test_every_string_of_a_snapshot_with_a_lone_surrogate_is_kept_or_refused(
+    store: Store, tmp_path: Path, backend: str
+) -> None:
+    document = _surrogate_snapshot(store)
+    paths = list(_string_paths(document))
+    assert set(_REFUSED_AT) | set(_KEPT_AT) <= set(paths)
+    kept, refused = set(), set()
+    with open_store(_location(tmp_path, backend, "target")) as target:
+        for path in paths:
+            changed = _with_lone_surrogate(document, path)
+            before = _contents(target)
+            try:
+                # json.dumps writes the lone surrogate as its \uXXXX escape.
+                restored = recording.restore(target, json.dumps(changed))
+            except c.SnapshotRestoreError:
+                refused.add(path)
+                assert _contents(target) == before, path
+                continue
+            kept.add(path)
+            again = json.loads(recording.snapshot(target, restored))
+            assert again == {**changed, "conversation_id": restored}, path
+            if path == ("prompt_key",):
+                assert resume(target, restored, document["prompt_key"] + "\ud800")
+    assert set(_REFUSED_AT) <= refused
+    assert set(_KEPT_AT) <= kept
+
+
+@pytest.mark.parametrize(
+    "path", [*_REFUSED_AT, *_KEPT_AT], ids=lambda path: ".".join(map(str, path))
+)
+def test_store_import_of_a_snapshot_with_a_lone_surrogate(
+    store: Store,
+    tmp_path: Path,
+    backend: str,
+    path: Path_,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from canisters.cli import run
+
+    document = _with_lone_surrogate(_surrogate_snapshot(store), path)
+    snapshot = tmp_path / "snapshot.json"
+    snapshot.write_text(json.dumps(document), encoding="ascii")
+    where = _location(tmp_path, backend, "target")
+    with open_store(where) as target:
+        target.append("other", c.User("already here"))
+        before = _contents(target)
+    code = run(["store", "import", where, str(snapshot)])
+    err = capsys.readouterr().err
+    with open_store(where, read_only=True) as target:
+        if path in _REFUSED_AT:
+            assert code == 2, err
+            assert err.startswith(f"canisters: error: {snapshot}: cannot restore")
+            assert len(err.splitlines()) == 1
+            assert _contents(target) == before
+        else:
+            assert code == 0, err
+            restored = json.loads(recording.snapshot(target, "run-1"))
+            assert restored == document
+
+
+def test_a_side_file_line_with_a_lone_surrogate_is_refused_before_any_write(
+    store: Store,
+) -> None:
+    store.sidecar("chat", "notes").append_line("fine")
+    before = _contents(store)
+    for line in ("\ud800", "text then \udfff", "\ud83d\ude00 split", "a\x00b"):
+        with pytest.raises(c.ModelError) as caught:
+            store.sidecar("chat", "notes").append_line(line)
+        assert "side-file line" in str(caught.value)
+    assert _contents(store) == before
+    assert store.sidecar("chat", "notes").read_lines() == ["fine"]
+
+
+def test_a_prompt_key_with_a_lone_surrogate_is_kept(store: Store) -> None:
+    key = "triage/\udc80v3"
+    recorder = Recorder(store, "run-1", prompt_key=key)
+    recorder.record(c.User("hi"))
+    assert recording.recorded_prompt_key(store, "run-1") == key
+    assert resume(store, "run-1", key).prompt_key == key
+    with pytest.raises(c.PromptMismatch):
+        resume(store, "run-1", "triage/v3")
+
+
+def test_a_prompt_key_no_document_can_hold_is_refused_before_any_write(
+    store: Store,
+) -> None:
+    before = _contents(store)
+    with pytest.raises(c.SerializationError, match="surrogate pair"):
+        Recorder(store, "run-1", prompt_key="\ud83d\ude00")
+    with pytest.raises(c.ModelError, match="prompt key"):
+        Recorder(store, "run-1", prompt_key=3)  # type: ignore[arg-type]
+    assert _contents(store) == before
 
 
 # Lineage and summaries ------------------------------------------------------------

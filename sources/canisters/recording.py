@@ -65,7 +65,6 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, Literal, TypeVar
 
 import attrs
-import orjson
 
 from . import _base64
 from .builders import ResultBuilder
@@ -144,11 +143,22 @@ CARRIED_SIDE_FILES: Final = ("audit",)
 # Prompt identity -------------------------------------------------------------
 
 
+def _prompt_key_line(prompt_key: str | None) -> str:
+    """The side-file line recording ``prompt_key``, written as documents are: a
+    lone surrogate is kept exactly (as its ``\\uXXXX`` escape); what no document
+    can hold raises :class:`~canisters.SerializationError`."""
+    if prompt_key is not None and type(prompt_key) is not str:
+        raise ModelError(
+            f"a prompt key is a str or None, not {type(prompt_key).__name__}",
+            field="prompt_key",
+        )
+    return _dumps({"prompt_key": prompt_key})
+
+
 def _write_prompt_key(
     store: Store, conversation_id: str, prompt_key: str | None
 ) -> None:
-    record = {"prompt_key": prompt_key}
-    _side_write(store, conversation_id, PROMPT_KEY_FILE, orjson.dumps(record).decode())
+    _side_write(store, conversation_id, PROMPT_KEY_FILE, _prompt_key_line(prompt_key))
 
 
 def recorded_prompt_key(store: Store, conversation_id: str) -> str | None:
@@ -157,8 +167,8 @@ def recorded_prompt_key(store: Store, conversation_id: str) -> str | None:
     if data is None:
         return None
     try:
-        record = orjson.loads(data)
-    except orjson.JSONDecodeError as error:
+        record = _loads(data)
+    except SerializationError as error:
         raise RecordingError(
             f"conversation {conversation_id!r}: unreadable prompt key record: {error}"
         ) from error
@@ -276,6 +286,9 @@ class Recorder:
         self._clock = _StepClock()
         self._canisters: list[Canister] = []
         self._claims: set[str] = set()
+        # Checked before anything is read or written: a key no document can hold
+        # raises here, not at the first record.
+        _prompt_key_line(prompt_key)
         self._started = store.exists(conversation_id)
         if self._started:
             recorded = _check_prompt_key(store, conversation_id, prompt_key)
@@ -784,7 +797,7 @@ def _restore_error(message: str) -> SnapshotRestoreError:
 @attrs.frozen
 class _Snapshot:
     conversation_id: str
-    prompt_key: str | None
+    prompt_key_line: str | None
     conversation: Conversation
     blobs: dict[str, bytes]
     side_files: dict[str, list[str]]
@@ -848,6 +861,12 @@ def _read_snapshot(text: str | bytes) -> _Snapshot:
     _checked(check_id, conversation_id, where="$.conversation_id")
     if prompt_key is not None and not isinstance(prompt_key, str):
         raise _restore_error("$.prompt_key must be a string or null")
+    prompt_key_line = None
+    if prompt_key is not None:
+        try:
+            prompt_key_line = check_line(_prompt_key_line(prompt_key))
+        except (SerializationError, ModelError) as error:
+            raise _restore_error(f"$.prompt_key: {error}") from None
     try:
         conversation = from_json(_dumps(document.get("conversation")))
     except SerializationError as error:
@@ -856,7 +875,7 @@ def _read_snapshot(text: str | bytes) -> _Snapshot:
         raise _restore_error("$.conversation must be a non-empty conversation")
     return _Snapshot(
         conversation_id,
-        prompt_key,
+        prompt_key_line,
         conversation,
         _blobs(document.get("content", {}), conversation),
         _side_files(document.get("side_files", {})),
@@ -872,9 +891,11 @@ def restore(
     and that id is free in ``store``; otherwise it gets a new id. Asking for a
     ``conversation_id`` that already exists, or giving a document that is not a
     readable snapshot (bad JSON, bad canisters, blobs that do not match their
-    ids), raises :class:`~canisters.SnapshotRestoreError` before anything is
-    written. The blobs go in first and the canisters last, so a restore cut
-    short leaves no conversation behind.
+    ids, a side-file line holding a lone surrogate, which a store cannot write
+    as UTF-8 text), raises :class:`~canisters.SnapshotRestoreError` before
+    anything is written. A lone surrogate in the conversation or the prompt key
+    is kept exactly, as documents keep it. The blobs go in first and the
+    canisters last, so a restore cut short leaves no conversation behind.
     """
     read = _read_snapshot(text)
     if conversation_id is not None:
@@ -888,8 +909,8 @@ def restore(
         target = conversation_id
     for data in read.blobs.values():
         store.content.put(data)
-    if read.prompt_key is not None:
-        _write_prompt_key(store, target, read.prompt_key)
+    if read.prompt_key_line is not None:
+        _side_write(store, target, PROMPT_KEY_FILE, read.prompt_key_line)
     for name, lines in read.side_files.items():
         sidecar = store.sidecar(target, name)
         for line in lines:

@@ -173,11 +173,26 @@ def check_bytes(data: object) -> bytes:
 
 
 def check_line(line: object) -> str:
-    """Return ``line`` when it is a str holding no line break, else raise."""
+    """Return ``line`` when it is text every backend writes as it is, else raise
+    :class:`~canisters.ModelError`: a str holding no line break, no NUL
+    (PostgreSQL's text cannot hold it) and no lone surrogate (UTF-8 cannot).
+
+    Every backend checks each side-file line with it before writing anything.
+    """
     if not isinstance(line, str):
         raise ModelError(f"a side-file line is a str, not {type(line).__name__}")
     if "\n" in line or "\r" in line:
         raise ModelError("a side-file line must not contain a line break")
+    if "\x00" in line:
+        raise ModelError("a side-file line must not contain a NUL character")
+    if not line.isascii():
+        try:
+            line.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise ModelError(
+                "a side-file line must be text UTF-8 can write: it holds a lone "
+                f"surrogate ({line[error.start]!r} at index {error.start})"
+            ) from None
     return line
 
 
@@ -413,11 +428,10 @@ class Codec:
                     continue
                 try:
                     data = text.encode("utf-8")
-                except UnicodeEncodeError as error:
-                    raise SerializationError(
-                        f"text is not valid Unicode: {error}",
-                        f"$.content[{index}].text",
-                    ) from error
+                except UnicodeEncodeError:
+                    # A lone surrogate: UTF-8 cannot hold it as a blob, the
+                    # record keeps it exactly (its \uXXXX escape), as documents do.
+                    continue
                 if not every_text and len(data) < self._limit:
                     continue
                 field = "text"

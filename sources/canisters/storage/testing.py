@@ -398,6 +398,11 @@ class StoreConformance:
         assert store.sidecar("chat", "other").read_lines() == []
         with pytest.raises(ValueError, match="line break"):
             audit.append_line("two\nlines")
+        with pytest.raises(c.ModelError, match="lone surrogate"):
+            audit.append_line("half of a pair: \ud83d")
+        with pytest.raises(c.ModelError, match="NUL"):
+            audit.append_line("a\x00b")
+        assert audit.read_lines() == ['{"decision": "allow"}', "second ✓"]
         store.append("chat", c.User("hi"))
         store.delete("chat")
         assert store.sidecar("chat", "audit").read_lines() == []
