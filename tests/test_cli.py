@@ -1196,7 +1196,7 @@ def test_reading_commands_read_nothing_through_a_planted_link(
     moved = tmp_path / "outside"
     link.rename(moved)
     link.symlink_to(moved)
-    listing_reads_it = place in ("blobs", "blobs/sha256", "conversations/chat-1")
+    opening_refuses = place in ("blobs", "blobs/sha256")
     for command in (
         ["show", where],
         ["show", where, "chat-1"],
@@ -1206,8 +1206,14 @@ def test_reading_commands_read_nothing_through_a_planted_link(
         ["store", "gc", "--dry-run", where],
     ):
         code, out, err = _run(capsys, *command)
-        if command == ["show", where] and not listing_reads_it:
+        if command == ["show", where] and not opening_refuses:
+            # The listing reads logs, not blobs; a conversation behind a link is
+            # listed with its error beside the others.
             assert code == 0, (command, err)
+            listed = {line.split()[0]: line for line in out.splitlines()}
+            assert sorted(listed) == ["chat-0", "chat-1", "chat-2"]
+            if place == "conversations/chat-1":
+                assert f"{link} is a symbolic link" in listed["chat-1"]
             continue
         assert code == 2, (command, out, err)
         assert err.startswith("canisters: error: ") and len(err.splitlines()) == 1

@@ -267,18 +267,16 @@ _OPERATIONS: dict[str, Operation] = {
 _IMAGE_READS = frozenset(
     ("load", "blob", "has blob", "blobs", "stats", "gc dry run", "snapshot")
 )
+# A link among the entries of conversations/ or sidecars/ is listed by its name,
+# never followed: conversations() and sidecar_names() give the intact answer.
 _LOG_READS = frozenset(
     (
         *("load", "load fork", "salvage", "verify", "head", "exists"),
-        *("conversations", "references", "stats", "gc dry run", "snapshot"),
+        *("references", "stats", "gc dry run", "snapshot"),
     )
 )
-_SIDE_READS = frozenset(
-    ("side file", "side files", "references", "gc dry run", "snapshot")
-)
-_FORK_READS = frozenset(
-    ("load fork", "conversations", "references", "stats", "gc dry run")
-)
+_SIDE_READS = frozenset(("side file", "references", "gc dry run", "snapshot"))
+_FORK_READS = frozenset(("load fork", "references", "stats", "gc dry run"))
 
 # place in the store ({shard}, {blob}: the image's; {fork}: the fork's id) ->
 # the operations that read through it; None: opening the store refuses,
@@ -292,10 +290,10 @@ _PLACES: dict[str, frozenset[str] | None] = {
     "conversations": None,
     "blobs/sha256/{shard}": _IMAGE_READS,
     "blobs/sha256/{shard}/{blob}": _IMAGE_READS,
-    "conversations/chat": _LOG_READS | _SIDE_READS,
+    "conversations/chat": _LOG_READS | _SIDE_READS | {"side files"},
     "conversations/chat/messages.jsonl": _LOG_READS,
     "conversations/chat/head.json": frozenset(("verify",)),
-    "conversations/chat/sidecars": _SIDE_READS,
+    "conversations/chat/sidecars": _SIDE_READS | {"side files"},
     "conversations/chat/sidecars/audit.log": _SIDE_READS,
     "conversations/chat/forks": frozenset(),
     "conversations/chat/forks/{fork}": frozenset(),

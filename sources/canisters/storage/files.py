@@ -908,18 +908,18 @@ class FileStore:
             for entry in entries:
                 if entry.name.startswith("."):
                     continue
+                # A link in place of a conversation or its log is listed, never
+                # followed: reading that conversation raises IntegrityError.
                 if entry.is_symlink():
-                    raise link_error(entry.path)
+                    found.append(entry.name)
+                    continue
                 if not entry.is_dir(follow_symlinks=False):
                     continue
-                log = os.path.join(entry.path, LOG_NAME)
                 try:
-                    mode = os.lstat(log).st_mode
+                    mode = os.lstat(os.path.join(entry.path, LOG_NAME)).st_mode
                 except FileNotFoundError:
                     continue
-                if stat.S_ISLNK(mode):
-                    raise link_error(log)
-                if stat.S_ISREG(mode):
+                if stat.S_ISREG(mode) or stat.S_ISLNK(mode):
                     found.append(entry.name)
         found.sort()
         return found
@@ -1010,13 +1010,11 @@ class FileStore:
         _check_directory(directory)
         if not directory.is_dir():
             return []
-        names = []
-        for path in directory.iterdir():
-            if path.name.endswith(".log"):
-                if path.is_symlink():
-                    raise link_error(path)
-                names.append(path.name[:-4])
-        return sorted(names)
+        # A link in place of a side file is listed, never followed: reading it
+        # raises IntegrityError.
+        return sorted(
+            path.name[:-4] for path in directory.iterdir() if path.name.endswith(".log")
+        )
 
     def attachment_path(self, conversation_id: str, name: str) -> Path:
         """Return the path of a file kept beside the conversation (file backend only).
