@@ -247,7 +247,7 @@ def test_malformed_provider_body_names_the_path(tmp_path: Path) -> None:
 
 
 def test_error_bodies_and_undecidable_kinds(tmp_path: Path) -> None:
-    error = payload("anthropic", "error-orphan-tool-result-400.json", tmp_path)
+    error = payload("anthropic", "errors/orphan-tool-result-400.json", tmp_path)
     out = canisters_cmd("convert", "--from", "anthropic", "--to", "ollama", str(error))
     assert_one_line_error(out, "error body")
     out = canisters_cmd(

@@ -1,4 +1,5 @@
-"""Provider error bodies: one neutral :class:`ErrorReply`, read and written per provider.
+"""Provider error bodies: one neutral :class:`ErrorReply`, read and written per
+provider.
 
 A provider that refuses a call answers with an error body (and an HTTP status)
 instead of a reply, or sends an error event in the middle of a stream. Each
@@ -267,12 +268,13 @@ class Dialect:
         code: object,
         status: int | None,
         message: str,
+        reason: object = None,
     ) -> ErrorKind:
         """The kind of an error: its code, then its type; a generic one (an
         invalid request, a server error) gives way to a more telling HTTP
         status, and an invalid request to a message about the context length."""
         kind: ErrorKind | None = None
-        for key in (code, type):
+        for key in (reason, code, type):
             if isinstance(key, str) and kind is None:
                 kind = self.kinds.get(key)
         by_status = _status_kind(status)
@@ -375,7 +377,7 @@ class Dialect:
             isinstance(code, bool) or not isinstance(code, (str, int))
         ):
             raise MalformedPayload("expected a string or null", f"{path}.code")
-        kind = self.classify(error_type, code, status, message)
+        kind = self.classify(error_type, code, status, message, _reason(inner))
         return ErrorReply(
             kind,
             message,
@@ -447,7 +449,7 @@ class Dialect:
         return status, {"error": inner, **envelope}
 
 
-# The providers' tables -----------------------------------------------------------------
+# The providers' tables ------------------------------------------------------------
 
 _OPENAI_KINDS: Final[Mapping[str, ErrorKind]] = {
     # types
@@ -536,6 +538,9 @@ _GEMINI_KINDS: Final[Mapping[str, ErrorKind]] = {
     "DEADLINE_EXCEEDED": "timeout",
     "INTERNAL": "server_error",
     "UNKNOWN": "server_error",
+    # ErrorInfo reasons
+    "API_KEY_INVALID": "authentication",
+    "API_KEY_EXPIRED": "authentication",
 }
 _GEMINI_RENDERS: Final[Mapping[ErrorKind, tuple[int, str | None, str | int | None]]] = {
     "invalid_request": (400, None, "INVALID_ARGUMENT"),
@@ -607,6 +612,16 @@ def generic_error(error: object, path: str, provider: str | None) -> ErrorRespon
             dialect.classify(None, None, None, text), text, provider=provider
         )
     return ErrorResponse(reply, path)
+
+
+def _reason(inner: Mapping[str, Any]) -> str | None:
+    """The ``reason`` of a Google error's ``ErrorInfo`` detail (``API_KEY_INVALID``
+    comes as a 400 ``INVALID_ARGUMENT``: the reason tells it is about the key)."""
+    details = inner.get("details")
+    for detail in details if isinstance(details, list) else ():
+        if isinstance(detail, Mapping) and isinstance(detail.get("reason"), str):
+            return detail["reason"]  # type: ignore[no-any-return]
+    return None
 
 
 def check(provider: str, body: object) -> None:

@@ -43,8 +43,7 @@ from ..exceptions import CanistersError, MalformedPayload, _excerpt
 from ..protocols import Canister, Content, Role
 from ..serialization import _paused
 from . import _common as common
-from . import _errors
-from . import streams
+from . import _errors, streams
 from ._common import (
     ASSISTANT,
     INVOCATION,
