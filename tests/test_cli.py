@@ -74,7 +74,7 @@ def assert_one_line_error(out: subprocess.CompletedProcess[str], *words: str) ->
 
 def payload(provider: str, name: str, tmp_path: Path) -> Path:
     case = json.loads((DATA / provider / name).read_text(encoding="utf-8"))
-    path = tmp_path / f"{provider}-{name}"
+    path = tmp_path / f"{provider}-{Path(name).name}"
     path.write_text(json.dumps(case["payload"]), encoding="utf-8")
     return path
 

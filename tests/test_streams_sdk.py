@@ -659,10 +659,11 @@ def test_openai_responses_error_event_with_a_nested_error() -> None:
         "sequence_number": 3,
         "error": {"type": "server_error", "code": "server_error", "message": "Boom"},
     }
-    with pytest.raises(MalformedPayload) as caught:
+    with pytest.raises(providers.ErrorResponse) as caught:
         providers.get("openai-responses").parse_stream([*events[:3], error])
-    assert caught.value.path == "$[3].error"
-    assert "server_error: Boom" in str(caught.value)
+    assert caught.value.path == "$[3]"
+    assert caught.value.reply.kind == "server_error"
+    assert caught.value.reply.message == "Boom"
 
 
 def test_openai_responses_stream_helper_events() -> None:
