@@ -323,7 +323,7 @@ def _pair(result: Result, out: Sequence[Canister]) -> Result:
 
 def _read_return(
     part: Mapping[str, Any], where: str, envelope: dict[str, Any]
-) -> Canister:
+) -> Result:
     value = part["content"]
     if part.get("part_kind") == "retry-prompt":  # pydantic-ai's deprecated form
         outcome = "retried"
