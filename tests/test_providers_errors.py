@@ -10,9 +10,13 @@ from typing import Any
 
 import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from canisters import ModelError, ProviderError, providers
 from canisters.providers import ERROR_KINDS, ErrorKind, ErrorReply, ErrorResponse
+
+from .budget import examples
 
 DATA = Path(__file__).parent / "data" / "providers"
 NAMES = ("anthropic", "gemini", "ollama", "openai-chat", "openai-responses")
@@ -575,3 +579,40 @@ def test_the_sdk_raises_its_matching_exception(
 
 def test_sdk_classes_checked() -> None:
     assert len({expected for _, _, expected in SDK_CLASSES}) >= 20
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                ["error", "type", "message", "code", "status", "param", "x"]
+            ),
+            inner,
+            max_size=4,
+        )
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.sampled_from(NAMES), _JSON, st.none() | st.integers(0, 700))
+def test_parse_error_on_any_input_reads_or_refuses_in_its_own_words(
+    name: str, body: Any, status: int | None
+) -> None:
+    reader = normalizer(name)
+    try:
+        reply = reader.parse_error(body, status=status)
+    except ProviderError as refused:  # said in a line, and nothing else escapes
+        problem = str(refused)
+        reply = None
+    if reply is None:
+        assert "\n" not in problem
+        return
+    assert reply.kind in ERROR_KINDS and reply.provider == name
+    rendered_status, rendered = reader.render_error(reply)
+    assert reader.parse_error(rendered, status=rendered_status).message == (
+        reply.message
+    )

@@ -21,6 +21,10 @@ a complete stream equals the non-streamed parse, signatures and usage included.
 
 Bad streams raise :class:`~canisters.providers.MalformedPayload` whose path
 names the event: ``$[7]`` is the eighth event, ``$[7].delta.type`` a field of it.
+An error the provider sends mid-stream (Anthropic's ``error`` event, Responses'
+``error`` and ``response.failed``, an error object of Chat Completions, Gemini
+or Ollama) raises :class:`~canisters.providers.ErrorResponse`, whose ``reply``
+says what the provider said and whose ``path`` names the event.
 A stream that ends before its final event raises too, unless
 ``truncated="keep"``: then what was complete comes back, and the
 :class:`~canisters.providers.Report` passed as ``report=`` gets a ``"cut"``
