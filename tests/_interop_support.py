@@ -56,3 +56,38 @@ def extra_named_without(library: str, module: str) -> str:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     return out.stdout.strip()
+
+
+def tool_histories() -> Any:
+    """Valid conversations with rounds of tool calls and their results, answered in
+    the order they were made (what a peer's history without ids can still pair)."""
+    from hypothesis import strategies as st
+
+    import canisters as c
+
+    texts = st.text(min_size=1, max_size=8).filter(str.strip)
+    names = st.sampled_from(["weather", "time", "search"])
+
+    @st.composite
+    def build(draw: Any) -> c.Conversation:
+        out: list[Canister] = [c.User(draw(texts))]
+        for turn in range(draw(st.integers(1, 3))):
+            calls = [
+                c.Invocation(
+                    name,
+                    {"q": draw(st.integers(0, 9))},
+                    invocation_id=f"call_{turn}_{number}",
+                )
+                for number, name in enumerate(
+                    draw(st.lists(names, min_size=1, max_size=3))
+                )
+            ]
+            out.extend(calls)
+            out.extend(
+                c.Result(call.invocation_id, call.name, (c.Text(draw(texts)),))
+                for call in calls
+            )
+        out.append(c.Assistant(draw(texts)))
+        return c.Conversation(out)
+
+    return build()

@@ -76,7 +76,7 @@ def assert_one_line_error(out: subprocess.CompletedProcess[str], *words: str) ->
 
 def payload(provider: str, name: str, tmp_path: Path) -> Path:
     case = json.loads((DATA / provider / name).read_text(encoding="utf-8"))
-    path = tmp_path / f"{provider}-{name}"
+    path = tmp_path / f"{provider}-{Path(name).name}"
     path.write_text(json.dumps(case["payload"]), encoding="utf-8")
     return path
 
@@ -249,7 +249,7 @@ def test_malformed_provider_body_names_the_path(tmp_path: Path) -> None:
 
 
 def test_error_bodies_and_undecidable_kinds(tmp_path: Path) -> None:
-    error = payload("anthropic", "error-orphan-tool-result-400.json", tmp_path)
+    error = payload("anthropic", "errors/orphan-tool-result-400.json", tmp_path)
     out = canisters_cmd("convert", "--from", "anthropic", "--to", "ollama", str(error))
     assert_one_line_error(out, "error body")
     out = canisters_cmd(

@@ -12,7 +12,11 @@ from canisters.interop import langchain as interop
 from canisters.providers import Report
 from tests.strategies import conversations
 
-from ._interop_support import assert_no_silent_loss, extra_named_without
+from ._interop_support import (
+    assert_no_silent_loss,
+    extra_named_without,
+    tool_histories,
+)
 from .budget import examples
 
 lc = pytest.importorskip("langchain_core.messages")
@@ -222,3 +226,44 @@ def test_messages_written_from_canisters_round_trip_exactly(
 ) -> None:
     messages = interop.from_canisters(conversation)
     assert interop.from_canisters(interop.to_canisters(messages)) == messages
+
+
+def test_a_tool_message_without_a_name_takes_its_calls() -> None:
+    history = [
+        lc.HumanMessage("Weather in Paris?"),
+        lc.AIMessage(
+            "", tool_calls=[{"name": "weather", "args": {"city": "Paris"}, "id": "c1"}]
+        ),
+        lc.ToolMessage("3 degrees", tool_call_id="c1"),
+        lc.AIMessage("3 degrees."),
+    ]
+    conversation = interop.to_canisters(history)
+    c.validate(conversation)
+    assert conversation[2].name == "weather"  # type: ignore[attr-defined]
+    assert interop.from_canisters(conversation) == history
+    # A name given, even one that differs, is kept as it was.
+    named = [*history[:2], lc.ToolMessage("3", tool_call_id="c1", name="")]
+    assert interop.from_canisters(interop.to_canisters(named)) == named
+
+
+@settings(
+    max_examples=examples(30), deadline=None, suppress_health_check=list(HealthCheck)
+)
+@given(tool_histories())
+def test_histories_without_optional_fields_validate_and_round_trip(
+    conversation: c.Conversation,
+) -> None:
+    """LangChain's optional ``ToolMessage.name`` left out: the results still
+    name their calls' tools, and the messages come back as they were."""
+    messages = [
+        message.model_copy(update={"name": None})
+        if isinstance(message, lc.ToolMessage)
+        else message
+        for message in interop.from_canisters(conversation)
+    ]
+    read = interop.to_canisters(messages)
+    c.validate(read)
+    assert [getattr(x, "name", None) for x in read] == [
+        getattr(x, "name", None) for x in conversation
+    ]
+    assert interop.from_canisters(read) == messages

@@ -9,13 +9,14 @@ from typing import Any
 import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import canisters as c
 from canisters.interop import otel
 from canisters.providers import Report
 from tests.strategies import conversations
 
-from ._interop_support import assert_no_silent_loss
+from ._interop_support import assert_no_silent_loss, tool_histories
 from .budget import examples
 
 DATA = Path(__file__).parent / "data" / "otel"
@@ -322,3 +323,29 @@ def test_document_modality_reads_as_a_file() -> None:
         {otel.INPUT_MESSAGES: [{"role": "user", "parts": [part]}]}
     )
     assert type(conversation[0].content[0]) is c.File  # type: ignore[attr-defined]
+
+
+@settings(
+    max_examples=examples(30), deadline=None, suppress_health_check=list(HealthCheck)
+)
+@given(tool_histories(), st.sampled_from(["absent", "null"]))
+def test_attributes_without_optional_ids_validate_and_round_trip(
+    conversation: c.Conversation, how: str
+) -> None:
+    """``id`` is optional (``string | null``) in tool call and tool call response
+    parts: without it, each response answers the oldest unanswered call, and the
+    attributes come back as they were."""
+    attributes = otel.to_otel(conversation)
+    for message in attributes[otel.INPUT_MESSAGES] + attributes[otel.OUTPUT_MESSAGES]:
+        for part in message["parts"]:
+            if part["type"] in ("tool_call", "tool_call_response"):
+                if how == "absent":
+                    del part["id"]
+                else:
+                    part["id"] = None
+    read = otel.from_otel(attributes)
+    c.validate(read)
+    assert [getattr(x, "name", None) for x in read] == [
+        getattr(x, "name", None) for x in conversation
+    ]
+    assert otel.to_otel(read) == attributes

@@ -17,7 +17,11 @@ from canisters.interop import pydantic_ai as interop
 from canisters.providers import Report
 from tests.strategies import conversations
 
-from ._interop_support import assert_no_silent_loss, extra_named_without
+from ._interop_support import (
+    assert_no_silent_loss,
+    extra_named_without,
+    tool_histories,
+)
 from .budget import examples
 
 messages = pytest.importorskip("pydantic_ai.messages")
@@ -340,3 +344,72 @@ def test_histories_written_from_canisters_round_trip_exactly(
 ) -> None:
     history = interop.from_canisters(conversation)
     assert interop.from_canisters(interop.to_canisters(history)) == history
+
+
+def _without_id(part: Any) -> Any:
+    """``part`` as built without a ``tool_call_id``: pydantic-ai generates one."""
+    import dataclasses
+
+    generated = messages.ToolCallPart("x").tool_call_id
+    return dataclasses.replace(part, tool_call_id=generated)
+
+
+@settings(
+    max_examples=examples(30), deadline=None, suppress_health_check=list(HealthCheck)
+)
+@given(tool_histories())
+def test_histories_without_optional_fields_validate_and_round_trip(
+    conversation: c.Conversation,
+) -> None:
+    """Tool calls and returns built without their optional ``tool_call_id`` get
+    different generated ids: each return still answers its call, by tool name in
+    order, and the history comes back as it was."""
+    import dataclasses
+
+    history = [
+        dataclasses.replace(
+            message,
+            parts=[
+                _without_id(part)
+                if isinstance(part, (messages.ToolCallPart, messages.ToolReturnPart))
+                else part
+                for part in message.parts
+            ],
+        )
+        for message in interop.from_canisters(conversation)
+    ]
+    read = interop.to_canisters(history)
+    c.validate(read)
+    assert [getattr(x, "name", None) for x in read] == [
+        getattr(x, "name", None) for x in conversation
+    ]
+    assert interop.from_canisters(read) == history
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Please return JSON.",
+        [{"type": "missing", "loc": ("a",), "msg": "Field required", "input": {}}],
+    ],
+)
+def test_retry_feedback_without_a_tool_is_the_users_word(content: Any) -> None:
+    """Retry feedback that answers no tool call (its ``tool_name`` left out)."""
+    if hasattr(messages, "RetryFeedbackPart"):
+        retry = messages.RetryFeedbackPart(
+            content=content, retry=messages.RetryInfo(cause="model_retry")
+        )
+    else:  # older pydantic-ai
+        retry = messages.RetryPromptPart(content)
+    history = [
+        messages.ModelRequest(parts=[messages.UserPromptPart("Answer in JSON.")]),
+        messages.ModelResponse(parts=[messages.TextPart("no")]),
+        messages.ModelRequest(parts=[retry]),
+        messages.ModelResponse(parts=[messages.TextPart("{}")]),
+    ]
+    read = interop.to_canisters(history)
+    c.validate(read)
+    assert read[2].role is c.Role.User and read[2].content  # type: ignore[attr-defined]
+    # Back as pydantic-ai itself reads the part back (its newer form, if any).
+    again = Adapter.validate_python(Adapter.dump_python(history))
+    assert interop.from_canisters(read) == again

@@ -127,6 +127,11 @@ def test_import_is_lazy() -> None:
 def test_public_surface() -> None:
     assert sorted(providers.__all__) == [
         "ENTRY_POINT_GROUP",
+        "ERROR_KINDS",
+        "ErrorKind",
+        "ErrorNormalizer",
+        "ErrorReply",
+        "ErrorResponse",
         "Event",
         "FidelityWarning",
         "MalformedPayload",
@@ -139,8 +144,13 @@ def test_public_surface() -> None:
         "register",
     ]
     for name in providers.__all__:
-        assert getattr(providers, name).__doc__ or name == "ENTRY_POINT_GROUP"
+        # (constants and type aliases are documented where they are declared)
+        assert getattr(providers, name).__doc__ or name in (
+            "ENTRY_POINT_GROUP",
+            "ErrorKind",
+        )
     assert issubclass(providers.MalformedPayload, canisters.ProviderError)
+    assert issubclass(providers.ErrorResponse, canisters.ProviderError)
 
 
 @pytest.mark.parametrize("name", providers.names())

@@ -1077,9 +1077,11 @@ def test_public_surface() -> None:
     assert sorted(recording.__all__) == sorted(
         [
             "CARRIED_SIDE_FILES",
+            "FailedCall",
             "Handler",
             "OnPending",
             "PROMPT_KEY_FILE",
+            "PROVIDER_ERROR",
             "Recorder",
             "Resumption",
             "SNAPSHOT_FORMAT",

@@ -11,7 +11,10 @@ The tree, rooted at :class:`CanistersError`::
     ├── UnknownProvider (LookupError)      no normalizer under that name
     ├── MissingExtra (ImportError)         an optional library is not installed
     ├── ProviderError (ValueError)         a provider body could not be handled
-    │   └── UnsupportedContent             content the target cannot take
+    │   ├── MalformedPayload               not shaped as the provider sends it
+    │   ├── UnsupportedContent             content the target cannot take
+    │   └── ErrorResponse                  the provider refused the call
+    │                                      (canisters.providers, with its reply)
     ├── StorageError (OSError)             the store failed
     │   ├── ConversationNotFound (LookupError)
     │   ├── ContentNotFound (LookupError)

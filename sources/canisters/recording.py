@@ -16,6 +16,19 @@ caller-supplied handlers and records each result as soon as it exists::
     run_pending(resumption, {"lookup": lookup_ticket})
     conversation = resumption.recorder.conversation
 
+A model call that the provider refused is recorded too:
+:meth:`Recorder.record_error` writes the refusal (an
+:class:`~canisters.providers.ErrorReply`, or the
+:class:`~canisters.providers.ErrorResponse` carrying it) into the conversation's
+audit log (decision :data:`PROVIDER_ERROR`), so that an audit of the run shows
+it, and a resumed run learns from :attr:`Resumption.failed_call` that the call
+it would make next already failed, rather than taking it for one never made::
+
+    try:
+        reply = normalizer.parse_response(body)
+    except providers.ErrorResponse as refused:
+        recorder.record_error(refused)
+
 :func:`snapshot` and :func:`restore` carry a whole conversation, with the blobs
 its media refer to, as one JSON document. :func:`new_trace`, :func:`with_trace`,
 :func:`lineage` and :func:`trace` follow ``trace_id`` / ``parent_id`` lineage, and
@@ -62,13 +75,15 @@ import inspect
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import Any, Final, Literal, TypeVar
 
 import attrs
 
 from . import _base64
+from ._compat import fromisoformat
 from .builders import ResultBuilder
-from .canisters import ErrorCode, ErrorInfo, Metadata, Result, new_id
+from .canisters import ErrorCode, ErrorInfo, Metadata, Result, new_id, now
 from .conversation import Conversation
 from .exceptions import (
     CanistersError,
@@ -91,12 +106,15 @@ from .lineage import (
     with_trace,
 )
 from .protocols import Canister, InvocationCanister, Role
+from .providers import ErrorReply, ErrorResponse
 from .serialization import MAX_DEPTH, _document, _dumps, _loads, from_json
 from .storage import Store
 from .storage._common import check_id, check_line
 
 __all__ = [
     "CARRIED_SIDE_FILES",
+    "PROVIDER_ERROR",
+    "FailedCall",
     "Handler",
     "OnPending",
     "PROMPT_KEY_FILE",
@@ -138,6 +156,60 @@ PROMPT_KEY_FILE: Final = "prompt-key"
 """The side file beside a conversation that holds its prompt key."""
 CARRIED_SIDE_FILES: Final = ("audit",)
 """Side files a snapshot carries along (the log of :mod:`canisters.audit`)."""
+_AUDIT_FILE: Final = CARRIED_SIDE_FILES[0]  # canisters.audit.AUDIT_FILE
+PROVIDER_ERROR: Final = "provider_error"
+"""The audit decision under which :meth:`Recorder.record_error` records a
+provider's refusal of a call."""
+
+
+@attrs.frozen
+class FailedCall:
+    """A model call the provider refused, as :meth:`Recorder.record_error`
+    recorded it."""
+
+    reply: ErrorReply
+    """What the provider said."""
+    after: str | None
+    """The id of the last canister recorded before the call (``None`` when the
+    conversation had none): the call was made on the conversation up to it."""
+    step: int
+    """The step the call's answer would have had."""
+    id: str
+    """The id of the audit entry that holds it."""
+    timestamp: datetime
+    """When it was recorded; timezone-aware UTC."""
+
+    def as_details(self) -> dict[str, Any]:
+        """The audit entry's details (the reply's fields and the step)."""
+        reply = attrs.asdict(self.reply, recurse=False)
+        reply["extras"] = dict(self.reply.extras)
+        reply["envelope"] = dict(self.reply.envelope)
+        return {**reply, "step": self.step}
+
+
+def _failed_call(record: Any) -> FailedCall | None:
+    """Read a :data:`PROVIDER_ERROR` audit line; other lines give ``None``."""
+    if not isinstance(record, dict) or record.get("decision") != PROVIDER_ERROR:
+        return None
+    details = record.get("details")
+    if not isinstance(details, dict):
+        return None
+    fields = {field.name for field in attrs.fields(ErrorReply)}
+    try:
+        reply = ErrorReply(**{k: v for k, v in details.items() if k in fields})
+        step = details.get("step")
+        if not isinstance(step, int) or isinstance(step, bool):
+            return None
+        after = record.get("canister_id")
+        return FailedCall(
+            reply,
+            after if isinstance(after, str) else None,
+            step,
+            str(record["id"]),
+            fromisoformat(record["timestamp"]),
+        )
+    except (CanistersError, KeyError, TypeError, ValueError):
+        return None
 
 
 # Prompt identity -------------------------------------------------------------
@@ -328,6 +400,75 @@ class Recorder:
         """Invocations recorded so far that have no result yet, in order."""
         return self.conversation.pending_invocations()
 
+    def record_error(
+        self, error: ErrorReply | ErrorResponse, /, **details: Any
+    ) -> FailedCall:
+        """Record that the model call made on the conversation so far ended in a
+        provider's refusal, and return the record.
+
+        ``error`` is the :class:`~canisters.providers.ErrorReply` (or the
+        :class:`~canisters.providers.ErrorResponse` ``parse_response`` or a
+        stream raised). It is appended to the conversation's audit log as a
+        :data:`PROVIDER_ERROR` entry about the last canister recorded, with the
+        reply's fields, the step and ``details`` (JSON-compatible: the model,
+        the attempt...); it is durable when this returns. The conversation
+        itself is left as it was: a refusal is no message.
+        """
+        if isinstance(error, ErrorResponse):
+            error = error.reply
+        if not isinstance(error, ErrorReply):
+            raise RecordingError(
+                "record_error takes an ErrorReply or an ErrorResponse, got "
+                f"{type(error).__name__}"
+            )
+        with self._lock:
+            clock = self._clock
+            step = clock.step + 1 if clock.answered else clock.step
+            after = self._canisters[-1].id if self._canisters else None
+            failed = FailedCall(error, after, step, new_id(), now())
+            record = {
+                "id": failed.id,
+                "timestamp": failed.timestamp.isoformat(),
+                "canister_id": after,
+                "decision": PROVIDER_ERROR,
+                "details": {**details, **failed.as_details()},
+            }
+            try:
+                line = orjson.dumps(record).decode("utf-8")
+            except TypeError as problem:
+                raise SerializationError(
+                    f"provider error details: {problem}", "$.details"
+                ) from problem
+            self._start()
+            _side_write(self._store, self._conversation_id, _AUDIT_FILE, line)
+            return failed
+
+    def failures(self) -> tuple[FailedCall, ...]:
+        """Every provider refusal recorded for the conversation, oldest first."""
+        lines = self._store.sidecar(self._conversation_id, _AUDIT_FILE).read_lines()
+        found = []
+        for line in lines:
+            try:
+                record = orjson.loads(line)
+            except orjson.JSONDecodeError:  # a torn last line after a crash
+                continue
+            failed = _failed_call(record)
+            if failed is not None:
+                found.append(failed)
+        return tuple(found)
+
+    @property
+    def failed_call(self) -> FailedCall | None:
+        """The refusal of the call that comes next, if it was already made: the
+        last failure recorded, when no canister was recorded after it."""
+        failures = self.failures()
+        if not failures:
+            return None
+        last = failures[-1]
+        with self._lock:
+            after = self._canisters[-1].id if self._canisters else None
+        return last if last.after == after else None
+
     def _claim(self, invocation_id: str) -> bool:
         """Reserve a pending invocation for one runner; False if taken or answered."""
         with self._lock:
@@ -436,6 +577,12 @@ class Resumption:
     def prompt_key(self) -> str | None:
         """The prompt identity the conversation was recorded with."""
         return self.recorder.prompt_key
+
+    @property
+    def failed_call(self) -> FailedCall | None:
+        """The provider's refusal of the model call the run would make next,
+        when that call was made and failed (see :meth:`Recorder.record_error`)."""
+        return self.recorder.failed_call
 
 
 def resume(

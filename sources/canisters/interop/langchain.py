@@ -17,7 +17,9 @@
   ``usage_metadata`` and the ``model_name`` / ``finish_reason`` of its
   ``response_metadata`` become the first canister's metadata;
 - ``ToolMessage`` becomes a :class:`~canisters.Result`, with an
-  :class:`~canisters.ErrorInfo` when its ``status`` is ``"error"``.
+  :class:`~canisters.ErrorInfo` when its ``status`` is ``"error"``; without a
+  ``name`` (it is optional, and mostly left out) the result takes the name of
+  the tool call it answers.
 
 A message's ``id`` becomes the id of its first canister (and back); everything
 else LangChain holds rides in ``extras["langchain"]``, so
@@ -157,16 +159,19 @@ def _read_messages(messages: Sequence[Mapping[str, Any]]) -> list[Canister]:
             status = rest.pop("status", "success")
             call_id = expect_str(message.get("tool_call_id"), f"{path}.tool_call_id")
             rest.pop("tool_call_id", None)
-            name = message.get("name")
-            if name is not None:
+            given = message.get("name")
+            if given is not None:
                 rest.pop("name", None)
+            # ToolMessage.name is optional and mostly left out: the result names
+            # the tool of its call, as OpenAI Chat's tool messages do.
+            name = given or _called(out, call_id) or ""
             error = None
             if status == "error":
                 text = "".join(p.text for p in content if type(p) is Text)
                 error = ErrorInfo(ErrorCode.TOOL_ERROR, text)
-            out.append(Result(call_id, name or "", content, error))
-            if name is None:
-                rest["name"] = None
+            out.append(Result(call_id, name, content, error))
+            if given != name:
+                rest["name"] = given  # given back as it was
         else:
             raise MalformedPayload(
                 f"unknown message type {_excerpt(kind)}", f"{path}.type"
@@ -180,6 +185,16 @@ def _read_messages(messages: Sequence[Mapping[str, Any]]) -> list[Canister]:
             changes["id"] = message["id"]
         out[start] = attrs.evolve(out[start], **changes)  # type: ignore[misc]
     return out
+
+
+def _called(out: Sequence[Canister], call_id: str) -> str | None:
+    """The name of the tool call ``call_id`` among the canisters read so far."""
+    for canister in reversed(out):
+        if (
+            canister.role is Role.Invocation and canister.invocation_id == call_id  # type: ignore[attr-defined]
+        ):
+            return canister.name  # type: ignore[attr-defined,no-any-return]
+    return None
 
 
 def _read_ai_metadata(rest: dict[str, Any], out: list[Canister], start: int) -> None:

@@ -53,6 +53,7 @@ from ..canisters import (
     Result,
     Supervisor,
     User,
+    new_id,
 )
 from ..content import Audio, File, Image, Media, Reasoning, Text, Video
 from ..conversation import Conversation, canisters_in
@@ -69,6 +70,7 @@ from ..providers._common import (
     expect_optional_str,
     expect_str,
     guarded,
+    mine,
 )
 from ._common import report_losses
 
@@ -179,26 +181,43 @@ def _finish(canisters: Sequence[Canister], message: Mapping[str, Any]) -> str:
     return "tool_call" if calls else "stop"
 
 
+def _with_id(canister: Canister, part: dict[str, Any]) -> dict[str, Any]:
+    """``part`` with its ``id`` left out or null again when the part it was read
+    from had none (the id was made up to pair the call with its response)."""
+    how = mine(canister, NAME).get("id")
+    if how == "absent":
+        del part["id"]
+    elif how == "null":
+        part["id"] = None
+    return part
+
+
 def _parts(canister: Canister) -> list[dict[str, Any]]:
     role = canister.role
     if role is Role.Invocation:
         invocation: Any = canister
         return [
-            {
-                "type": "tool_call",
-                "id": invocation.invocation_id,
-                "name": invocation.name,
-                "arguments": dict(invocation.arguments),
-            }
+            _with_id(
+                canister,
+                {
+                    "type": "tool_call",
+                    "id": invocation.invocation_id,
+                    "name": invocation.name,
+                    "arguments": dict(invocation.arguments),
+                },
+            )
         ]
     if role is Role.Result:
         result: Any = canister
         return [
-            {
-                "type": "tool_call_response",
-                "id": result.invocation_id,
-                "response": _response(result),
-            }
+            _with_id(
+                canister,
+                {
+                    "type": "tool_call_response",
+                    "id": result.invocation_id,
+                    "response": _response(result),
+                },
+            )
         ]
     parts: list[dict[str, Any]] = []
     for part in canister.content:  # type: ignore[attr-defined]
@@ -285,6 +304,7 @@ def from_otel(
 def _read(values: Mapping[str, Any]) -> list[Canister]:
     out: list[Canister] = []
     names: dict[str, str] = {}
+    anonymous: list[str] = []  # calls without an id, not answered yet
     system = _decoded(values[SYSTEM_INSTRUCTIONS], SYSTEM_INSTRUCTIONS)
     if system:
         path = f"{SYSTEM_INSTRUCTIONS}$"
@@ -300,7 +320,12 @@ def _read(values: Mapping[str, Any]) -> list[Canister]:
         path = f"{name}$"
         for index, message in enumerate(expect_list(messages, path)):
             _read_message(
-                message, f"{path}[{index}]", out, names, name == OUTPUT_MESSAGES
+                message,
+                f"{path}[{index}]",
+                out,
+                names,
+                anonymous,
+                name == OUTPUT_MESSAGES,
             )
     return out
 
@@ -319,6 +344,7 @@ def _read_message(
     path: str,
     out: list[Canister],
     names: dict[str, str],
+    anonymous: list[str],
     output: bool,
 ) -> None:
     message = expect_mapping(message, path)
@@ -339,7 +365,7 @@ def _read_message(
         kind = part.get("type")
         if kind == "tool_call":
             flush()
-            call_id = expect_str(part.get("id") or "", f"{where}.id")
+            call_id, extras = _call_id(part, where, anonymous, None)
             name = expect_str(part.get("name"), f"{where}.name")
             arguments = part.get("arguments")
             if isinstance(arguments, str):
@@ -351,13 +377,16 @@ def _read_message(
                 arguments = {}
             if not isinstance(arguments, Mapping):
                 arguments = {"arguments": arguments}
-            invocation = Invocation(name, arguments, invocation_id=call_id)
+            invocation = Invocation(
+                name, arguments, invocation_id=call_id, extras=extras
+            )
             names[call_id] = name
             out.append(invocation)
         elif kind == "tool_call_response":
             flush()
-            call_id = expect_str(part.get("id") or "", f"{where}.id")
-            out.append(_read_result(part.get("response"), call_id, names, where))
+            call_id, extras = _call_id(part, where, anonymous, anonymous)
+            result = _read_result(part.get("response"), call_id, names, where)
+            out.append(attrs.evolve(result, extras=extras) if extras else result)
         else:
             converted = _read_part(part, where)
             if converted is not None:
@@ -373,6 +402,29 @@ def _read_message(
             out[start] = attrs.evolve(  # type: ignore[misc]
                 first, metadata=Metadata(finish_reason=_FINISH_IN.get(finish, finish))
             )
+
+
+def _call_id(
+    part: Mapping[str, Any],
+    where: str,
+    anonymous: list[str],
+    answered: list[str] | None,
+) -> tuple[str, dict[str, Any]]:
+    """The id of a tool call or of its response, and the extras keeping how the
+    part gave it.
+
+    ``id`` is optional in both parts (``string | null``): a call without one gets
+    an id of its own, and a response without one answers the oldest call without
+    one still unanswered (``answered`` is that queue; ``None`` for a call).
+    """
+    if part.get("id") is not None:
+        return expect_str(part["id"], f"{where}.id"), {}
+    how = {NAME: {"id": "null" if "id" in part else "absent"}}
+    if answered is None:
+        call_id = new_id()
+        anonymous.append(call_id)
+        return call_id, how
+    return (answered.pop(0) if answered else new_id()), how
 
 
 def _read_result(

@@ -275,17 +275,55 @@ def _read_request(message: Mapping[str, Any], path: str, out: list[Canister]) ->
             if shape:
                 rest["shape"] = shape
             out.append(User(content, extras=_extras(rest), **envelope))
-        elif "tool_name" in part and "content" in part and part.get("tool_call_id"):
-            out.append(_read_return(part, where, envelope))
+        elif (
+            part.get("tool_name") is not None
+            and "content" in part
+            and part.get("tool_call_id")
+        ):
+            out.append(_pair(_read_return(part, where, envelope), out))
         else:
-            # A part without neutral meaning (retry feedback, instruction deltas,
-            # speech, ...): kept whole.
-            out.append(User(extras={NAME: {"part": dict(part)}}, **envelope))
+            # A part without neutral meaning (retry feedback without a tool,
+            # instruction deltas, speech, ...): kept whole, its text (the
+            # feedback the model reads) as the user's.
+            said = part.get("content")
+            if said is not None and not isinstance(said, str):
+                said = json.dumps(said, ensure_ascii=False, default=str)
+            content = (Text(said),) if said else ()
+            out.append(User(content, extras={NAME: {"part": dict(part)}}, **envelope))
+
+
+_GENERATED = "pyd_ai_"  # how pydantic-ai's generated tool call ids start
+
+
+def _pair(result: Result, out: Sequence[Canister]) -> Result:
+    """``result`` answering its call: a tool return built without a
+    ``tool_call_id`` has one pydantic-ai generated, which no call has; it
+    answers the oldest unanswered call of its tool (its own id is kept)."""
+    call_id = result.invocation_id
+    for canister in reversed(out):
+        if canister.role is Role.Invocation and canister.invocation_id == call_id:  # type: ignore[attr-defined]
+            return result
+    if not call_id.startswith(_GENERATED):
+        return result
+    answered = {c.invocation_id for c in out if c.role is Role.Result}  # type: ignore[attr-defined]
+    for canister in out:
+        if (
+            canister.role is Role.Invocation
+            and canister.name == result.name  # type: ignore[attr-defined]
+            and canister.invocation_id not in answered  # type: ignore[attr-defined]
+        ):
+            own = {**mine(result, NAME), "tool_call_id": call_id}
+            return attrs.evolve(
+                result,
+                invocation_id=canister.invocation_id,  # type: ignore[attr-defined]
+                extras={**result.extras, NAME: own},
+            )
+    return result
 
 
 def _read_return(
     part: Mapping[str, Any], where: str, envelope: dict[str, Any]
-) -> Canister:
+) -> Result:
     value = part["content"]
     if part.get("part_kind") == "retry-prompt":  # pydantic-ai's deprecated form
         outcome = "retried"
@@ -619,7 +657,8 @@ def _write_return(
 ) -> dict[str, Any]:
     part: dict[str, Any] = {"part_kind": "tool-return", **rest}
     part["tool_name"] = canister.name
-    part["tool_call_id"] = canister.invocation_id
+    # (a return that had an id of its own, generated, answers its call by name)
+    part["tool_call_id"] = rest.get("tool_call_id", canister.invocation_id)
     part["timestamp"] = canister.timestamp.isoformat()
     content = canister.content
     error = canister.error

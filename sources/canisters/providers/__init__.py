@@ -13,6 +13,15 @@ Every built-in normalizer also reads streamed responses
 
     conversation = normalizer.parse_stream(events)
 
+and reads and writes its provider's error bodies (:class:`ErrorNormalizer`):
+``parse_response`` on an error body, and a stream with an error event, raise
+:class:`ErrorResponse` carrying the neutral :class:`ErrorReply`::
+
+    try:
+        reply = normalizer.parse_response(body)
+    except providers.ErrorResponse as refused:
+        status, relayed = providers.get("openai-chat").render_error(refused.reply)
+
 Built-in normalizers (``openai-chat``, ``anthropic``...) are imported on first use,
 so ``import canisters`` never imports a provider module or SDK. Plugins register
 through the ``canisters.providers`` entry-point group (the entry point names a
@@ -30,9 +39,15 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from ..conversation import Conversation
 from ..exceptions import MalformedPayload, ProviderError, UnknownProvider
 from ._common import Event, FidelityWarning, Options, Report
+from ._errors import ERROR_KINDS, ErrorKind, ErrorReply, ErrorResponse
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "ERROR_KINDS",
+    "ErrorKind",
+    "ErrorNormalizer",
+    "ErrorReply",
+    "ErrorResponse",
     "Event",
     "FidelityWarning",
     "MalformedPayload",
@@ -118,6 +133,25 @@ class StreamingNormalizer(Normalizer, Protocol):
     ) -> Conversation:
         """Read a streamed response's events into the reply ``parse_response``
         gives for the same response sent whole."""
+
+
+@runtime_checkable
+class ErrorNormalizer(Normalizer, Protocol):
+    """A :class:`Normalizer` that also reads and writes its provider's error
+    bodies.
+
+    Every built-in normalizer is one; see :doc:`/providers` for each provider's
+    shape and table of kinds.
+    """
+
+    __slots__ = ()
+
+    def parse_error(self, body: Any, *, status: int | None = None) -> ErrorReply:
+        """Read an error body (or the exception the provider's SDK raised) with
+        the HTTP status it came with, when known."""
+
+    def render_error(self, reply: ErrorReply) -> tuple[int, dict[str, Any]]:
+        """Write ``reply`` as the provider's error body: ``(HTTP status, body)``."""
 
 
 def _discover() -> dict[str, metadata.EntryPoint]:

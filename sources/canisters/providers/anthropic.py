@@ -44,7 +44,7 @@ from ..exceptions import CanistersError, MalformedPayload, _excerpt
 from ..protocols import Canister, Content, Role
 from ..serialization import _paused
 from . import _common as common
-from . import streams
+from . import _errors, streams
 from ._common import (
     ASSISTANT,
     DOCUMENT,
@@ -939,8 +939,7 @@ _RESPONSE_KEYS = frozenset({"content", "model"})
 def parse_response(body: object) -> Conversation:
     """Read a Messages response (or ``anthropic.types.Message``)."""
     mapping = common.as_mapping(body)
-    if mapping.get("type") == "error":
-        raise MalformedPayload("an error body, not a message", "$.type")
+    _errors.check(NAME, mapping)
     role = mapping.get("role", "assistant")
     if role != "assistant":
         raise MalformedPayload(f"unexpected role {_excerpt(role)}", "$.role")
@@ -1791,7 +1790,7 @@ class AnthropicAccumulator(streams.Accumulator):
         if kind == "ping":
             return False
         if kind == "error":
-            raise streams.stream_error(event.get("error"), f"{path}.error")
+            raise _errors.DIALECTS[NAME].stream_error(event, path)
         if not isinstance(kind, str):
             raise MalformedPayload(
                 f"unknown event type {_excerpt(kind)}", f"{path}.type"
@@ -1934,7 +1933,7 @@ class AnthropicAccumulator(streams.Accumulator):
         return {**self._message, "content": content}, partial
 
 
-class Anthropic(streams.Streaming):
+class Anthropic(streams.Streaming, _errors.ErrorNormalizing):
     """The ``anthropic`` normalizer (Anthropic Messages); streams are read by
     :class:`AnthropicAccumulator` (events as dicts or
     ``anthropic.types.RawMessageStreamEvent``)."""

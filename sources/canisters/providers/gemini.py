@@ -40,7 +40,7 @@ from ..conversation import Conversation
 from ..exceptions import MalformedPayload, _excerpt
 from ..protocols import Canister, Content, Role
 from ..serialization import _paused
-from . import streams
+from . import _errors, streams
 from ._common import (
     ASSISTANT,
     BOUND,
@@ -1340,7 +1340,7 @@ class GeminiAccumulator(streams.Accumulator):
 
     def _absorb(self, event: Mapping[str, Any], path: str) -> bool:
         if "error" in event and "candidates" not in event:
-            raise streams.stream_error(event["error"], f"{path}.error")
+            raise _errors.DIALECTS[NAME].stream_error(event, path)
         for key, value in event.items():
             if key != "candidates":
                 self._top[key] = streams.fresh(value)
@@ -1408,7 +1408,7 @@ class GeminiAccumulator(streams.Accumulator):
         return body, {}
 
 
-class GeminiNormalizer(streams.Streaming):
+class GeminiNormalizer(streams.Streaming, _errors.ErrorNormalizing):
     """The ``gemini`` normalizer (``generateContent`` request and response bodies);
     streams are read by :class:`GeminiAccumulator` (chunks as dicts or
     ``google.genai.types.GenerateContentResponse``)."""
@@ -1429,6 +1429,7 @@ class GeminiNormalizer(streams.Streaming):
     @guarded
     def parse_response(self, body: Any) -> Conversation:
         """Read the first candidate, usage, model version and response id."""
+        _errors.check(NAME, body)
         body = as_mapping(body, received=True)
         reader = _Reader()
         candidates = reader.get(body, "candidates")

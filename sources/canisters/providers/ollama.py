@@ -34,7 +34,7 @@ from ..conversation import Conversation
 from ..exceptions import MalformedPayload, _excerpt
 from ..protocols import Canister, Role
 from ..serialization import _paused
-from . import streams
+from . import _errors, streams
 from ._common import (
     ASSISTANT,
     DOCUMENT,
@@ -653,7 +653,7 @@ class OllamaAccumulator(streams.Accumulator):
 
     def _absorb(self, event: Mapping[str, Any], path: str) -> bool:
         if "error" in event:
-            raise streams.stream_error(event["error"], f"{path}.error")
+            raise _errors.DIALECTS[NAME].stream_error(event, path)
         self._last = event
         logprobs = event.get("logprobs")
         if logprobs is not None:
@@ -704,7 +704,7 @@ class OllamaAccumulator(streams.Accumulator):
         return {**envelope, "message": message}, {}
 
 
-class OllamaNormalizer(streams.Streaming):
+class OllamaNormalizer(streams.Streaming, _errors.ErrorNormalizing):
     """The ``ollama`` normalizer (``/api/chat`` request and response bodies);
     streams are read by :class:`OllamaAccumulator` (objects as dicts or
     ``ollama.ChatResponse``)."""
@@ -729,6 +729,7 @@ class OllamaNormalizer(streams.Streaming):
     def parse_response(self, body: Any) -> Conversation:
         """Read a response body or ``ollama.ChatResponse``."""
         mapping = as_mapping(body)
+        _errors.check(NAME, mapping)
         message = expect_mapping(mapping.get("message"), "$.message")
         canisters = _Parser(now()).message(0, message, "$.message")
         if canisters and canisters[0].role not in (Role.Assistant, Role.Invocation):

@@ -43,7 +43,7 @@ from ..exceptions import CanistersError, MalformedPayload, _excerpt
 from ..protocols import Canister, Content, Role
 from ..serialization import _paused
 from . import _common as common
-from . import streams
+from . import _errors, streams
 from ._common import (
     ASSISTANT,
     INVOCATION,
@@ -725,6 +725,7 @@ def parse_response(body: object) -> Conversation:
     followed by its invocations.
     """
     mapping = common.as_mapping(body)
+    _errors.check(NAME, mapping)
     choices = expect_list(mapping.get("choices"), "$.choices")
     model = mapping.get("model")
     model = expect_str(model, "$.model") if model is not None else None
@@ -1569,7 +1570,7 @@ class OpenAIChatAccumulator(streams.Accumulator):
 
     def _absorb(self, event: Mapping[str, Any], path: str) -> bool:
         if "error" in event and "choices" not in event:
-            raise streams.stream_error(event["error"], f"{path}.error")
+            raise _errors.DIALECTS[NAME].stream_error(event, path)
         if "type" in event and "choices" not in event:
             kind = event["type"]
             if isinstance(kind, str) and (
@@ -1578,7 +1579,7 @@ class OpenAIChatAccumulator(streams.Accumulator):
                 return self._ended()  # an SDK helper's event (see _mapping)
             if kind == "error" or isinstance(event.get("message"), str):
                 # An SSE "event: error" whose data is the error itself.
-                raise streams.stream_error(event, path)
+                raise _errors.DIALECTS[NAME].stream_error(event, path)
             raise MalformedPayload(
                 f"not a chat.completion.chunk: an event of type {_excerpt(kind)}"
                 " (the stream of another API?)",
@@ -1733,7 +1734,7 @@ class OpenAIChatAccumulator(streams.Accumulator):
         return body, partial
 
 
-class OpenAIChat(streams.Streaming):
+class OpenAIChat(streams.Streaming, _errors.ErrorNormalizing):
     """The ``openai-chat`` normalizer (OpenAI Chat Completions); streams are read
     by :class:`OpenAIChatAccumulator` (chunks as dicts or ``ChatCompletionChunk``)."""
 

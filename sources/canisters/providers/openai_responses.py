@@ -38,7 +38,7 @@ from ..conversation import Conversation
 from ..exceptions import MalformedPayload, _excerpt
 from ..protocols import Canister, Role
 from ..serialization import _paused
-from . import streams
+from . import _errors, streams
 from ._common import (
     ASSISTANT,
     BOUND,
@@ -1121,12 +1121,8 @@ class OpenAIResponsesAccumulator(streams.Accumulator):
     def _absorb(self, event: Mapping[str, Any], path: str) -> bool:
         kind = event.get("type")
         if kind == "error":
-            nested = event.get("error")  # some servers nest it as Chat does
-            if isinstance(nested, Mapping):
-                raise streams.stream_error(nested, f"{path}.error")
-            raise streams.stream_error(
-                {key: event.get(key) for key in ("code", "message")}, path
-            )
+            # (some servers nest the error object as Chat does)
+            raise _errors.DIALECTS[NAME].stream_error(event, path)
         if not isinstance(kind, str):
             raise MalformedPayload(
                 f"unknown event type {_excerpt(kind)}", f"{path}.type"
@@ -1135,9 +1131,7 @@ class OpenAIResponsesAccumulator(streams.Accumulator):
             where = f"{path}.response"
             response = streams.fresh(expect_mapping(event.get("response"), where))
             if kind == "response.failed":
-                raise streams.stream_error(
-                    response.get("error") or "the response failed", f"{where}.error"
-                )
+                raise _errors.DIALECTS[NAME].stream_error(response, where)
             self._response = response
             if kind in _ENDS:
                 self._whole = self._complete(response, path)
@@ -1251,7 +1245,7 @@ class OpenAIResponsesAccumulator(streams.Accumulator):
         return {**self._response, "output": output}, partial
 
 
-class OpenAIResponses(streams.Streaming):
+class OpenAIResponses(streams.Streaming, _errors.ErrorNormalizing):
     """The ``openai-responses`` normalizer (OpenAI Responses API); streams are
     read by :class:`OpenAIResponsesAccumulator` (events as dicts or
     ``openai.types.responses.ResponseStreamEvent``)."""
@@ -1277,6 +1271,7 @@ class OpenAIResponses(streams.Streaming):
     def parse_response(self, body: Any) -> Conversation:
         """Read a response body or ``openai.types.responses.Response``."""
         mapping = as_mapping(body)
+        _errors.check(NAME, mapping)
         parser = _Parser(now())
         for index, item in enumerate(
             expect_list(mapping.get("output", []), "$.output")

@@ -21,6 +21,10 @@ a complete stream equals the non-streamed parse, signatures and usage included.
 
 Bad streams raise :class:`~canisters.providers.MalformedPayload` whose path
 names the event: ``$[7]`` is the eighth event, ``$[7].delta.type`` a field of it.
+An error the provider sends mid-stream (Anthropic's ``error`` event, Responses'
+``error`` and ``response.failed``, an error object of Chat Completions, Gemini
+or Ollama) raises :class:`~canisters.providers.ErrorResponse`, whose ``reply``
+says what the provider said and whose ``path`` names the event.
 A stream that ends before its final event raises too, unless
 ``truncated="keep"``: then what was complete comes back, and the
 :class:`~canisters.providers.Report` passed as ``report=`` gets a ``"cut"``
@@ -44,6 +48,7 @@ from ..conversation import Conversation
 from ..exceptions import MalformedPayload, ProviderError, _excerpt
 from ..protocols import Canister, Role
 from ._common import STRAY, Report, expect_mapping
+from ._errors import ErrorResponse, generic_error
 
 __all__ = [
     "MAX_EVENT_BYTES",
@@ -72,21 +77,18 @@ _Grow = Callable[[dict[str, Any], str, str, str], None]
 """An accumulator's ``_grow``, passed to a provider's merging functions."""
 
 
-def stream_error(error: object, path: str) -> MalformedPayload:
+def stream_error(
+    error: object, path: str, *, provider: str | None = None
+) -> ErrorResponse:
     """Return the exception for an ``error`` event the provider sent mid-stream.
 
     ``error`` is the event's error object (``{"type": ..., "message": ...}``) or
-    text; the message says what the provider said, the path names the event.
+    text; the :class:`~canisters.providers.ErrorResponse` carries it read as an
+    :class:`~canisters.providers.ErrorReply`, and its path names the event. The
+    built-in normalizers read their own providers' error events; this is for a
+    plugin's stream.
     """
-    if isinstance(error, Mapping):
-        kind = error.get("type") or error.get("status") or error.get("code")
-        message = error.get("message")
-        text = f"{kind}: {message}" if kind and message else str(message or kind)
-        if not message and not kind:
-            text = _excerpt(dict(error))
-    else:
-        text = str(error)
-    return MalformedPayload(f"the provider sent an error: {text}", path)
+    return generic_error(error, path, provider)
 
 
 class Pieces:

@@ -1,0 +1,691 @@
+"""Provider error bodies: one neutral :class:`ErrorReply`, read and written per
+provider.
+
+A provider that refuses a call answers with an error body (and an HTTP status)
+instead of a reply, or sends an error event in the middle of a stream. Each
+normalizer reads its provider's error shape into an :class:`ErrorReply`
+(``normalizer.parse_error(body, status=...)``) and writes one back as its
+provider's body and status (``normalizer.render_error(reply)``), so that a
+gateway can relay the refusal of one provider to a client of another.
+``parse_response`` and the stream readers raise :class:`ErrorResponse`, which
+carries the reply, on an error body or event.
+
+The shapes, one per family of providers:
+
+``openai``
+    ``{"error": {"message", "type", "param", "code"}}`` (OpenAI Chat and
+    Responses, and the servers that speak their format).
+``anthropic``
+    ``{"type": "error", "error": {"type", "message"}, "request_id"}``, the same
+    object as an ``error`` event mid-stream.
+``google``
+    ``{"error": {"code", "message", "status", "details"}}``, also as a list of
+    one such object (what ``streamGenerateContent`` without SSE answers).
+``ollama``
+    ``{"error": "text"}``.
+
+Each provider module holds a :class:`Dialect`: the shape, and the table
+between its error types and codes and the neutral :data:`ErrorKind`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Final, Literal, get_args
+
+import attrs
+
+from .._frozen import EMPTY, freeze
+from ..exceptions import MalformedPayload, ModelError, ProviderError
+from ._common import as_mapping
+
+__all__ = [
+    "ERROR_KINDS",
+    "Dialect",
+    "ErrorKind",
+    "ErrorReply",
+    "ErrorResponse",
+]
+
+ErrorKind = Literal[
+    "invalid_request",
+    "authentication",
+    "permission",
+    "not_found",
+    "request_too_large",
+    "context_length_exceeded",
+    "rate_limited",
+    "quota_exceeded",
+    "overloaded",
+    "timeout",
+    "server_error",
+    "content_refused",
+    "unknown",
+]
+"""What went wrong, whichever provider said it.
+
+``invalid_request``
+    the request is malformed or asks for what cannot be done (HTTP 400, 422);
+``authentication``
+    no key, or a key the provider does not accept (401);
+``permission``
+    the key may not do this (403), a region or organisation refused;
+``not_found``
+    no such model, file or endpoint (404);
+``request_too_large``
+    the request body is over the provider's size limit (413);
+``context_length_exceeded``
+    the prompt has more tokens than the model's context window (a 400 whose
+    code or message says so);
+``rate_limited``
+    too many requests or tokens per unit of time (429): retry later;
+``quota_exceeded``
+    the account's credit or quota is spent (OpenAI's ``insufficient_quota``,
+    Anthropic's ``billing_error``): a retry will not help;
+``overloaded``
+    the provider is over capacity (Anthropic's 529, a 503): retry later;
+``timeout``
+    the provider gave up waiting (504, 408, ``DEADLINE_EXCEEDED``);
+``server_error``
+    the provider failed (500 and other 5xx);
+``content_refused``
+    the provider's content policy refused the request (OpenAI's
+    ``content_policy_violation``, Azure's ``content_filter``);
+``unknown``
+    nothing in the body or status tells.
+"""
+
+ERROR_KINDS: Final[tuple[ErrorKind, ...]] = get_args(ErrorKind)
+"""Every :data:`ErrorKind`, in the order documented there."""
+
+_RETRYABLE: Final = frozenset({"rate_limited", "overloaded", "timeout", "server_error"})
+
+_STATUS_KINDS: Final[Mapping[int, ErrorKind]] = {
+    400: "invalid_request",
+    401: "authentication",
+    402: "quota_exceeded",
+    403: "permission",
+    404: "not_found",
+    408: "timeout",
+    413: "request_too_large",
+    422: "invalid_request",
+    429: "rate_limited",
+    500: "server_error",
+    502: "server_error",
+    503: "overloaded",
+    504: "timeout",
+    529: "overloaded",
+}
+_GENERIC: Final = frozenset({"invalid_request", "server_error", "unknown"})
+_CONTEXT: Final = re.compile(
+    r"context.length|context.window|maximum context|prompt is too long"
+    r"|exceeds the maximum number of tokens|too many tokens",
+    re.IGNORECASE,
+)
+_NOT_FOUND: Final = re.compile(r"\bnot found\b", re.IGNORECASE)
+
+
+def _status_kind(status: int | None) -> ErrorKind | None:
+    if status is None:
+        return None
+    found = _STATUS_KINDS.get(status)
+    if found is not None:
+        return found
+    if 400 <= status < 500:
+        return "invalid_request"
+    if 500 <= status < 600:
+        return "server_error"
+    return None
+
+
+def _status_of(value: object) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and 100 <= value < 600:
+        return value
+    return None
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else f"{line[: limit - 3]}..."
+
+
+@attrs.frozen
+class ErrorReply:
+    """A provider's refusal of a call, in neutral terms.
+
+    Read from an error body by ``normalizer.parse_error`` (or carried by
+    :class:`ErrorResponse`); written back as any provider's body by
+    ``normalizer.render_error``. The provider's own fields (``type``, ``code``,
+    ``extras``, ``envelope``) are given back exactly to the provider they came
+    from; another provider gets the type, code and status its table gives for
+    ``kind``.
+    """
+
+    kind: ErrorKind
+    """What went wrong; see :data:`ErrorKind`."""
+    message: str = ""
+    """What the provider said, as it said it."""
+    status: int | None = attrs.field(default=None, kw_only=True)
+    """The HTTP status of the refusal, where known (not for an error event
+    mid-stream, which arrives in a 200 response)."""
+    code: str | int | None = attrs.field(default=None, kw_only=True)
+    """The provider's code: OpenAI's ``code`` (``"rate_limit_exceeded"``),
+    Gemini's ``status`` (``"RESOURCE_EXHAUSTED"``)."""
+    type: str | None = attrs.field(default=None, kw_only=True)
+    """The provider's error type: OpenAI's and Anthropic's ``type``
+    (``"invalid_request_error"``, ``"overloaded_error"``)."""
+    param: str | None = attrs.field(default=None, kw_only=True)
+    """The request parameter the error is about (OpenAI's ``param``)."""
+    provider: str | None = attrs.field(default=None, kw_only=True)
+    """The provider (normalizer name) the error was read from."""
+    extras: Mapping[str, Any] = attrs.field(
+        default=EMPTY, converter=freeze, kw_only=True
+    )
+    """The rest of the provider's error object (Gemini's ``details``, Azure's
+    ``innererror``), JSON-compatible."""
+    envelope: Mapping[str, Any] = attrs.field(
+        default=EMPTY, converter=freeze, kw_only=True
+    )
+    """The body's keys beside the error object (Anthropic's ``request_id``;
+    the id, model and the rest of a failed OpenAI Responses response)."""
+
+    def __attrs_post_init__(self) -> None:
+        if self.kind not in ERROR_KINDS:
+            raise ModelError(
+                f"kind must be one of {', '.join(ERROR_KINDS)}, got {self.kind!r}",
+                "kind",
+            )
+        if not isinstance(self.message, str):
+            raise ModelError("message must be a string", "message")
+        if self.status is not None and _status_of(self.status) is None:
+            raise ModelError(
+                f"status must be an HTTP status (100-599) or None, got {self.status!r}",
+                "status",
+            )
+        if self.code is not None and (
+            isinstance(self.code, bool) or not isinstance(self.code, (str, int))
+        ):
+            raise ModelError("code must be a string, an int or None", "code")
+        for field in ("type", "param", "provider"):
+            value = getattr(self, field)
+            if value is not None and not isinstance(value, str):
+                raise ModelError(f"{field} must be a string or None", field)
+
+    @property
+    def retryable(self) -> bool:
+        """Whether the same call may succeed later (rate limited, overloaded,
+        timed out, or a server error)."""
+        return self.kind in _RETRYABLE
+
+    def __str__(self) -> str:
+        said = [str(part) for part in (self.type, self.code) if part is not None]
+        if self.status is not None:
+            said.insert(0, f"HTTP {self.status}")
+        detail = f" ({', '.join(said)})" if said else ""
+        message = f": {_one_line(self.message)}" if self.message else ""
+        return f"{self.kind}{detail}{message}"
+
+
+class ErrorResponse(ProviderError):
+    """A provider refused the call: its body (or a stream's event) is an error.
+
+    ``reply`` is the :class:`ErrorReply` read from it; ``path`` names the event
+    of a stream that carried it (``$[7]``), or is ``None`` for a whole body.
+    """
+
+    def __init__(self, reply: ErrorReply, path: str | None = None) -> None:
+        self.reply = reply
+        self.path = path
+        who = reply.provider or "the provider"
+        where = f" mid-stream at {path}" if path is not None else ""
+        super().__init__(f"{who} refused the call{where}: {reply}")
+
+
+Shape = Literal["openai", "anthropic", "google", "ollama"]
+"""The error-body shapes of the module docstring."""
+
+
+@attrs.frozen
+class Dialect:
+    """One provider's error shape and its table of kinds.
+
+    ``kinds`` maps the provider's error types and codes to a kind (a code is
+    looked up before a type); ``renders`` gives, per kind, the HTTP status, type
+    and code to write for it.
+    """
+
+    provider: str
+    shape: Shape
+    kinds: Mapping[str, ErrorKind]
+    renders: Mapping[ErrorKind, tuple[int, str | None, str | int | None]]
+
+    # Reading ---------------------------------------------------------------------
+
+    def classify(
+        self,
+        type: object,
+        code: object,
+        status: int | None,
+        message: str,
+        reason: object = None,
+    ) -> ErrorKind:
+        """The kind of an error: its code, then its type; a generic one (an
+        invalid request, a server error) gives way to a more telling HTTP
+        status, and an invalid request to a message about the context length."""
+        kind: ErrorKind | None = None
+        for key in (reason, code, type):
+            if isinstance(key, str) and kind is None:
+                kind = self.kinds.get(key)
+        by_status = _status_kind(status)
+        if kind is None or (kind in _GENERIC and by_status not in (None, *_GENERIC)):
+            kind = by_status or kind
+        if kind in (None, "invalid_request") and _CONTEXT.search(message):
+            return "context_length_exceeded"
+        if kind is None and _NOT_FOUND.search(message):
+            return "not_found"
+        return kind or "unknown"
+
+    def is_error(self, body: object) -> bool:
+        """Whether ``body`` (a decoded JSON value) is this provider's error body."""
+        if self.shape == "google" and isinstance(body, list) and len(body) == 1:
+            body = body[0]
+        if not isinstance(body, Mapping):
+            return False
+        if self.shape == "anthropic":
+            return body.get("type") == "error"
+        if self.shape == "openai" and body.get("object") == "response":
+            return body.get("status") == "failed"
+        error = body.get("error")
+        if self.shape == "ollama":
+            return isinstance(error, str) and "message" not in body
+        return isinstance(error, Mapping) and not body.keys() & {
+            "choices",
+            "candidates",
+            "output",
+        }
+
+    def parse(self, body: object, status: int | None = None) -> ErrorReply:
+        """Read an error body; anything else raises
+        :class:`~canisters.providers.MalformedPayload`."""
+        if status is not None and _status_of(status) is None:
+            raise ProviderError(
+                f"status must be an HTTP status (100-599), got {status!r}"
+            )
+        if self.shape == "google" and isinstance(body, list) and len(body) == 1:
+            body = body[0]  # streamGenerateContent's JSON array of one error
+        if not isinstance(body, Mapping):
+            raise MalformedPayload(
+                f"expected an error body (a JSON object), got {type(body).__name__}"
+            )
+        if not self.is_error(body):
+            raise MalformedPayload(f"not a {self.provider} error body", "$.error")
+        if self.shape == "ollama":
+            message = body["error"]
+            envelope = {k: v for k, v in body.items() if k != "error"}
+            kind = self.classify(None, None, status, message)
+            return ErrorReply(
+                kind, message, status=status, provider=self.provider, envelope=envelope
+            )
+        if self.shape == "openai" and body.get("object") == "response":
+            # A response that failed (sent with HTTP 200): its error object
+            # holds only a code and a message.
+            inner = body.get("error")
+            inner = inner if isinstance(inner, Mapping) else {}
+            envelope = {k: v for k, v in body.items() if k != "error"}
+            return self._reply(inner, status, envelope, "$.error")
+        envelope = {k: v for k, v in body.items() if k not in ("error", "type")}
+        return self._reply(body["error"], status, envelope, "$.error")
+
+    def _reply(
+        self,
+        inner: Mapping[str, Any],
+        status: int | None,
+        envelope: Mapping[str, Any],
+        path: str,
+    ) -> ErrorReply:
+        message = inner.get("message")
+        if message is None:
+            message = ""
+        elif not isinstance(message, str):
+            raise MalformedPayload("expected a string", f"{path}.message")
+        own: tuple[str, ...] = ("message", "type", "param", "code")
+        if self.shape == "anthropic":
+            own = ("message", "type")
+            code = param = None
+            error_type = inner.get("type")
+        elif self.shape == "google":
+            own = ("message", "status", "code")
+            code = inner.get("status")
+            error_type = None
+            param = None
+            said = _status_of(inner.get("code"))
+            status = status if status is not None else said
+        else:
+            code = inner.get("code")
+            error_type = inner.get("type")
+            param = inner.get("param")
+        extras = {k: v for k, v in inner.items() if k not in own}
+        if self.shape == "google" and inner.get("code") != status:
+            extras["code"] = inner.get("code")  # kept when it is not the status
+        if status is None:
+            status = _status_of(inner.get("status"))  # Azure's inner "status"
+        for key, value in (("type", error_type), ("param", param)):
+            if value is not None and not isinstance(value, str):
+                raise MalformedPayload("expected a string or null", f"{path}.{key}")
+        if code is not None and (
+            isinstance(code, bool) or not isinstance(code, (str, int))
+        ):
+            raise MalformedPayload("expected a string or null", f"{path}.code")
+        kind = self.classify(error_type, code, status, message, _reason(inner))
+        return ErrorReply(
+            kind,
+            message,
+            status=status,
+            code=code,
+            type=error_type,
+            param=param,
+            provider=self.provider,
+            extras=extras,
+            envelope=envelope,
+        )
+
+    def refuse(self, body: object, status: int | None = None) -> ErrorResponse:
+        """The :class:`ErrorResponse` for an error body ``parse_response`` met."""
+        return ErrorResponse(self.parse(body, status))
+
+    def stream_error(self, event: Mapping[str, Any], path: str) -> ErrorResponse:
+        """The :class:`ErrorResponse` for an error event of a stream.
+
+        ``event`` is an error body of the provider's shape, a bare error object
+        (``{"type", "code", "message", "param"}``, as Responses' ``error`` event
+        and an SSE ``event: error`` of Chat Completions carry it), or a failed
+        Responses ``response`` object.
+        """
+        if not self.is_error(event):
+            inner = {k: v for k, v in event.items() if k != "sequence_number"}
+            if self.shape == "openai" and inner.get("type") == "error":
+                del inner["type"]  # the event's type, not the error's
+            if self.shape == "anthropic":
+                event = {"type": "error", "error": inner}
+            elif self.shape == "ollama":
+                event = {"error": str(event.get("error") or event)}
+            else:
+                event = {"error": inner}
+        reply = self.parse(event)
+        return ErrorResponse(reply, path)
+
+    # Writing ---------------------------------------------------------------------
+
+    def render(self, reply: ErrorReply) -> tuple[int, dict[str, Any]]:
+        """Write ``reply`` as this provider's error body, with its HTTP status."""
+        if not isinstance(reply, ErrorReply):
+            raise ProviderError(
+                f"render_error takes an ErrorReply, got {type(reply).__name__}"
+            )
+        same = reply.provider == self.provider
+        status, error_type, code = self.renders[reply.kind]
+        extras: dict[str, Any] = {}
+        envelope: dict[str, Any] = {}
+        if same:
+            error_type, code = reply.type, reply.code
+            extras, envelope = dict(reply.extras), dict(reply.envelope)
+        if reply.status is not None and (same or reply.provider is None):
+            status = reply.status
+        message = reply.message
+        if self.shape == "ollama":
+            return status, {"error": message, **envelope}
+        if self.shape == "google":
+            said = extras.pop("code", status)
+            inner = {"code": said, "message": message, "status": code, **extras}
+            return status, {"error": inner, **envelope}
+        if self.shape == "anthropic":
+            inner = {"type": error_type, "message": message, **extras}
+            return status, {"type": "error", "error": inner, **envelope}
+        if envelope.get("object") == "response":
+            envelope = {}  # a failed response is relayed as an error body
+        inner = {"message": message, "type": error_type, "param": reply.param}
+        inner.update(code=code, **extras)
+        return status, {"error": inner, **envelope}
+
+
+# The providers' tables ------------------------------------------------------------
+
+_OPENAI_KINDS: Final[Mapping[str, ErrorKind]] = {
+    # types
+    "invalid_request_error": "invalid_request",
+    "authentication_error": "authentication",
+    "permission_error": "permission",
+    "request_forbidden": "permission",
+    "not_found_error": "not_found",
+    "requests": "rate_limited",
+    "tokens": "rate_limited",
+    "rate_limit_error": "rate_limited",
+    "insufficient_quota": "quota_exceeded",
+    "server_error": "server_error",
+    # codes
+    "context_length_exceeded": "context_length_exceeded",
+    "string_above_max_length": "request_too_large",
+    "rate_limit_exceeded": "rate_limited",
+    "invalid_api_key": "authentication",
+    "model_not_found": "not_found",
+    "unsupported_country_region_territory": "permission",
+    "content_filter": "content_refused",
+    "content_policy_violation": "content_refused",
+    "image_content_policy_violation": "content_refused",
+    "invalid_prompt": "content_refused",
+    "image_too_large": "request_too_large",
+    "image_file_too_large": "request_too_large",
+    "vector_store_timeout": "timeout",
+}
+_OPENAI_RENDERS: Final[Mapping[ErrorKind, tuple[int, str | None, str | int | None]]] = {
+    "invalid_request": (400, "invalid_request_error", None),
+    "authentication": (401, "invalid_request_error", "invalid_api_key"),
+    "permission": (403, "invalid_request_error", None),
+    "not_found": (404, "invalid_request_error", None),
+    "request_too_large": (413, "invalid_request_error", None),
+    "context_length_exceeded": (
+        400,
+        "invalid_request_error",
+        "context_length_exceeded",
+    ),
+    "rate_limited": (429, "requests", "rate_limit_exceeded"),
+    "quota_exceeded": (429, "insufficient_quota", "insufficient_quota"),
+    "overloaded": (503, "server_error", None),
+    "timeout": (504, "server_error", None),
+    "server_error": (500, "server_error", None),
+    "content_refused": (400, "invalid_request_error", "content_policy_violation"),
+    "unknown": (500, "server_error", None),
+}
+_ANTHROPIC_KINDS: Final[Mapping[str, ErrorKind]] = {
+    "invalid_request_error": "invalid_request",
+    "authentication_error": "authentication",
+    "billing_error": "quota_exceeded",
+    "permission_error": "permission",
+    "not_found_error": "not_found",
+    "request_too_large": "request_too_large",
+    "rate_limit_error": "rate_limited",
+    "api_error": "server_error",
+    "timeout_error": "timeout",
+    "overloaded_error": "overloaded",
+}
+_ANTHROPIC_RENDERS: Final[
+    Mapping[ErrorKind, tuple[int, str | None, str | int | None]]
+] = {
+    "invalid_request": (400, "invalid_request_error", None),
+    "authentication": (401, "authentication_error", None),
+    "permission": (403, "permission_error", None),
+    "not_found": (404, "not_found_error", None),
+    "request_too_large": (413, "request_too_large", None),
+    "context_length_exceeded": (400, "invalid_request_error", None),
+    "rate_limited": (429, "rate_limit_error", None),
+    "quota_exceeded": (402, "billing_error", None),
+    "overloaded": (529, "overloaded_error", None),
+    "timeout": (504, "timeout_error", None),
+    "server_error": (500, "api_error", None),
+    "content_refused": (400, "invalid_request_error", None),
+    "unknown": (500, "api_error", None),
+}
+_GEMINI_KINDS: Final[Mapping[str, ErrorKind]] = {
+    "INVALID_ARGUMENT": "invalid_request",
+    "FAILED_PRECONDITION": "invalid_request",
+    "OUT_OF_RANGE": "invalid_request",
+    "UNAUTHENTICATED": "authentication",
+    "PERMISSION_DENIED": "permission",
+    "NOT_FOUND": "not_found",
+    "RESOURCE_EXHAUSTED": "rate_limited",
+    "UNAVAILABLE": "overloaded",
+    "DEADLINE_EXCEEDED": "timeout",
+    "INTERNAL": "server_error",
+    "UNKNOWN": "server_error",
+    # ErrorInfo reasons
+    "API_KEY_INVALID": "authentication",
+    "API_KEY_EXPIRED": "authentication",
+}
+_GEMINI_RENDERS: Final[Mapping[ErrorKind, tuple[int, str | None, str | int | None]]] = {
+    "invalid_request": (400, None, "INVALID_ARGUMENT"),
+    "authentication": (401, None, "UNAUTHENTICATED"),
+    "permission": (403, None, "PERMISSION_DENIED"),
+    "not_found": (404, None, "NOT_FOUND"),
+    "request_too_large": (413, None, "INVALID_ARGUMENT"),
+    "context_length_exceeded": (400, None, "INVALID_ARGUMENT"),
+    "rate_limited": (429, None, "RESOURCE_EXHAUSTED"),
+    "quota_exceeded": (429, None, "RESOURCE_EXHAUSTED"),
+    "overloaded": (503, None, "UNAVAILABLE"),
+    "timeout": (504, None, "DEADLINE_EXCEEDED"),
+    "server_error": (500, None, "INTERNAL"),
+    "content_refused": (400, None, "INVALID_ARGUMENT"),
+    "unknown": (500, None, "UNKNOWN"),
+}
+_OLLAMA_RENDERS: Final[Mapping[ErrorKind, tuple[int, str | None, str | int | None]]] = {
+    kind: (status, None, None) for kind, (status, _, _) in _OPENAI_RENDERS.items()
+}
+
+DIALECTS: Final[Mapping[str, Dialect]] = {
+    "openai-chat": Dialect("openai-chat", "openai", _OPENAI_KINDS, _OPENAI_RENDERS),
+    "openai-responses": Dialect(
+        "openai-responses", "openai", _OPENAI_KINDS, _OPENAI_RENDERS
+    ),
+    "anthropic": Dialect(
+        "anthropic", "anthropic", _ANTHROPIC_KINDS, _ANTHROPIC_RENDERS
+    ),
+    "gemini": Dialect("gemini", "google", _GEMINI_KINDS, _GEMINI_RENDERS),
+    "ollama": Dialect("ollama", "ollama", {}, _OLLAMA_RENDERS),
+}
+"""The built-in providers' dialects, by normalizer name."""
+
+
+def generic_error(error: object, path: str, provider: str | None) -> ErrorResponse:
+    """The :class:`ErrorResponse` for an error object of unknown shape (a
+    plugin's stream): its ``type``, ``code``, ``status`` and ``message``."""
+    dialect = Dialect(provider or "the provider", "openai", _OPENAI_KINDS, {})
+    if isinstance(error, Mapping):
+        message = error.get("message")
+        message = message if isinstance(message, str) else ""
+        error_type = error.get("type")
+        error_type = error_type if isinstance(error_type, str) else None
+        code = error.get("code")
+        if isinstance(code, bool) or not isinstance(code, (str, int)):
+            code = None
+        status = _status_of(error.get("status")) or _status_of(code)
+        if not isinstance(error.get("status"), int) and isinstance(
+            error.get("status"), str
+        ):
+            code = code if code is not None else error.get("status")
+        own = ("message", "type", "code", "status")
+        rest = {k: v for k, v in error.items() if k not in own}
+        if not message and error_type is None and code is None:
+            message = str(dict(error))
+        kind = dialect.classify(error_type, code, status, message)
+        reply = ErrorReply(
+            kind,
+            message,
+            status=status,
+            code=code,
+            type=error_type,
+            provider=provider,
+            extras=rest,
+        )
+    else:
+        text = str(error)
+        reply = ErrorReply(
+            dialect.classify(None, None, None, text), text, provider=provider
+        )
+    return ErrorResponse(reply, path)
+
+
+def _reason(inner: Mapping[str, Any]) -> str | None:
+    """The ``reason`` of a Google error's ``ErrorInfo`` detail (``API_KEY_INVALID``
+    comes as a 400 ``INVALID_ARGUMENT``: the reason tells it is about the key)."""
+    details = inner.get("details")
+    for detail in details if isinstance(details, list) else ():
+        if isinstance(detail, Mapping) and isinstance(detail.get("reason"), str):
+            return detail["reason"]  # type: ignore[no-any-return]
+    return None
+
+
+def check(provider: str, body: object) -> None:
+    """Raise :class:`ErrorResponse` when ``body`` is ``provider``'s error body
+    (what ``parse_response`` does before reading a reply)."""
+    # Every shape's error body holds an "error" (a failed Responses response
+    # says so in its "status"): a reply is let through at the cost of two reads.
+    if type(body) is dict and body.get("error") is None:
+        if body.get("status") != "failed":
+            return
+    dialect = DIALECTS[provider]
+    if dialect.is_error(body):
+        raise dialect.refuse(body)
+
+
+def _from_exception(error: BaseException, status: int | None) -> tuple[Any, int | None]:
+    """The body and HTTP status an SDK's exception holds (openai's and
+    anthropic's ``APIStatusError``, google-genai's ``APIError``, ollama's
+    ``ResponseError``)."""
+    said = _status_of(getattr(error, "status_code", None)) or _status_of(
+        getattr(error, "code", None)
+    )
+    status = status if status is not None else said
+    response = getattr(error, "response", None)
+    reader = getattr(response, "json", None)
+    if callable(reader):
+        try:
+            return reader(), status
+        except Exception:  # a body that is not JSON: read what the error kept
+            pass
+    details = getattr(error, "details", None)  # google-genai keeps the JSON
+    if isinstance(details, (Mapping, list)):
+        return details, status
+    text = getattr(error, "error", None)  # ollama keeps the message
+    if isinstance(text, str):
+        return {"error": text}, status
+    body = getattr(error, "body", None)
+    return body, status
+
+
+class ErrorNormalizing:
+    """Mixin giving a built-in normalizer ``parse_error`` and ``render_error``
+    from its provider's :class:`Dialect`."""
+
+    __slots__ = ()
+
+    name: str
+
+    def parse_error(self, body: Any, *, status: int | None = None) -> ErrorReply:
+        """Read the provider's error body (or the exception its SDK raised) into
+        an :class:`~canisters.providers.ErrorReply`; ``status`` is the HTTP
+        status it came with, when the caller has it. A body that is not an error
+        raises :class:`~canisters.providers.MalformedPayload`."""
+        if isinstance(body, BaseException):
+            body, status = _from_exception(body, status)
+        elif not isinstance(body, (Mapping, list)):
+            body = as_mapping(body, received=True)
+        return DIALECTS[self.name].parse(body, status)
+
+    def render_error(self, reply: ErrorReply) -> tuple[int, dict[str, Any]]:
+        """Write ``reply`` as the provider's error body: ``(HTTP status, body)``.
+
+        A reply read from this provider comes back as it was read; one from
+        another provider (or made by hand) gets this provider's status, type and
+        code for its kind, with its message and parameter.
+        """
+        return DIALECTS[self.name].render(reply)
