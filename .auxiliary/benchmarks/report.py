@@ -341,7 +341,7 @@ def write(report: dict[str, Any], path: Path) -> None:
     other."""
     path.write_text(render(report), encoding="utf-8")
     path.with_suffix(".json").write_text(
-        json.dumps(report, indent=1, sort_keys=True) + "\n", encoding="utf-8"
+        json.dumps(report, indent=1) + "\n", encoding="utf-8"
     )
 
 
