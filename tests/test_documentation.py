@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,6 +41,31 @@ def test_page_examples_run_in_order(page: str) -> None:
 def test_readme_taste_runs() -> None:
     for block in _blocks(ROOT / "README.rst"):
         exec(compile(block, "README.rst", "exec"), {})
+
+
+def _report_module() -> Any:
+    path = ROOT / ".auxiliary" / "benchmarks" / "report.py"
+    spec = importlib.util.spec_from_file_location("benchmark_report", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_performance_figures_are_the_report_of_the_saved_run() -> None:
+    # The page shows what report.py writes from the run saved beside the tables,
+    # and the README's headline is that run's too: neither is edited by hand.
+    report = _report_module()
+    figures = DOCS / "benchmark-figures.inc"
+    results = json.loads(figures.with_suffix(".json").read_text(encoding="utf-8"))
+    assert figures.read_text(encoding="utf-8") == report.render(results)
+    assert ".. include:: benchmark-figures.inc" in (DOCS / "performance.rst").read_text(
+        encoding="utf-8"
+    )
+    readme = (ROOT / "README.rst").read_text(encoding="utf-8")
+    headline = report.MARKERS.search(readme)
+    assert headline is not None
+    assert headline[2].strip() == report.headline(results)
 
 
 def test_multimodal_example_prints_a_valid_conversation() -> None:

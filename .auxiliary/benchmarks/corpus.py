@@ -161,7 +161,7 @@ class _Writer:
         if kind == "assistant":
             # Every model reply records its token usage and why it stopped, as
             # providers report them; drawn from the id's bits, so that the
-            # rest of the corpus is what it was before replies carried them.
+            # rest of the corpus draws the same values with or without them.
             fields["usage"] = (100 + bits % 20_000, 5 + (bits >> 32) % 800)
             fields["finish"] = "stop"
         self.specs.append({"kind": kind, "id": ident, "time": self.clock, **fields})

@@ -7,7 +7,7 @@ A gateway reads every request it forwards, and most requests are short: a system
 prompt and a few turns. The corpus benchmark (``run.py``) reads whole
 conversations of 10 to 1,000 messages, where the cost per message dominates;
 here the cost per body shows. Two workloads, each against LangChain's
-``convert_to_messages`` on the body's ``messages`` (what the issue compares;
+``convert_to_messages`` on the body's ``messages`` (the nearest peer;
 LangChain keeps Anthropic's content blocks as they are and leaves media as
 text, where canisters reads every block into typed parts and media into bytes):
 

@@ -73,7 +73,7 @@ if hasattr(os, "register_at_fork"):  # not on Windows
 
 
 # datetime.now bound to UTC once: the attribute lookups of
-# ``datetime.now(timezone.utc)`` were a third of its cost, paid by every
+# ``datetime.now(timezone.utc)`` are a third of its cost, paid by every
 # canister made without a timestamp and every body a provider parser reads.
 _utc_now: Final = functools.partial(datetime.now, timezone.utc)
 

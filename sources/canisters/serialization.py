@@ -1409,7 +1409,7 @@ def _v1_part(part: Any) -> Any:
 
 
 def _v1_canister(record: Any) -> Any:
-    """Upgrade one version-1 (pre-release, seed 000) message record."""
+    """Upgrade one version-1 (pre-release) message record."""
     if not isinstance(record, dict):
         return record
     record = dict(record)
@@ -1458,7 +1458,8 @@ def _v1_canister(record: Any) -> Any:
 
 @register_migration(1)
 def _from_version_1(document: Record) -> Record:
-    """Version 1 used seed 000's names: message kinds, ``step_num``, ``actor``."""
+    """Version 1 (pre-release) had other names for the message kinds, and
+    ``step_num`` and ``actor`` fields."""
     if "canisters" in document:
         records = document["canisters"]
         if not isinstance(records, list):
