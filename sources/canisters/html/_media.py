@@ -143,7 +143,7 @@ def decode_data_url(url: str) -> tuple[bytes, str | None] | None:
 
 
 def data_url(data: bytes, mime_type: str) -> str:
-    """Return ``data`` as a ``data:`` URL of ``mime_type`` (one of :data:`EMBEDDABLE`)."""
+    """Return ``data`` as a ``data:`` URL of ``mime_type`` (an embeddable type)."""
     return f"data:{mime_type};base64,{base64.b64encode(data).decode('ascii')}"
 
 

@@ -23,8 +23,9 @@ from ..protocols import Canister, Content, Modality, Role
 from . import _media
 from ._style import CSS, PAGE_CSS
 
-BlobUrl = Callable[[str, str, bool], str]
-"""``(content_id, mime_type, download)`` to the URL serving that blob."""
+BlobUrl = Callable[[str, Modality, str, bool], str]
+"""``(content_id, modality, declared type, download)`` to the URL serving that
+blob (embedded, or as a download)."""
 
 _CSP_BASE: Final = (
     "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; "
@@ -193,10 +194,9 @@ class Writer:
         if data is None and part.content_id is not None:
             if self.options.blob_url is not None:
                 kind = _media.normal_type(declared) or ""
-                allowed = _media.EMBEDDABLE.get(modality, frozenset())
-                if kind in allowed:
-                    src = self.options.blob_url(part.content_id, kind, False)
-                link = self.options.blob_url(part.content_id, kind, True)
+                if modality in _media.EMBEDDABLE:
+                    src = self.options.blob_url(part.content_id, modality, kind, False)
+                link = self.options.blob_url(part.content_id, modality, kind, True)
             elif self.options.content is not None:
                 try:
                     data = self.options.content.get(part.content_id)
@@ -206,9 +206,9 @@ class Writer:
                 problem = "stored in a content store (not given)"
         if data is not None:
             size = len(data)
-            kind, why = _media.embeddable_type(data, declared, modality)
+            embed, why = _media.embeddable_type(data, declared, modality)
             limit = self.options.max_media_bytes
-            if kind is None:
+            if embed is None:
                 problem = why
             elif limit is not None and size > limit:
                 problem = f"larger than {human_size(limit)}: not embedded here"
@@ -217,8 +217,8 @@ class Writer:
             else:
                 if self.media_left is not None:
                     self.media_left -= size
-                src = _media.data_url(data, kind)
-                declared = declared or kind
+                src = _media.data_url(data, embed)
+                declared = declared or embed
         self.figure(part, label, src, link, size, declared, problem)
 
     def figure(
@@ -515,9 +515,7 @@ def page(
     self_media: bool = False,
 ) -> str:
     """Return a whole HTML document showing ``conversation``."""
-    policy = content_security_policy(
-        self_media=self_media, remote=options.remote_media
-    )
+    policy = content_security_policy(self_media=self_media, remote=options.remote_media)
     title = options.title or "conversation"
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
