@@ -78,9 +78,7 @@ class Watched:
 
     def requests_besides(self, *allowed_prefixes: str) -> list[str]:
         """The requests made to anything but ``allowed_prefixes``."""
-        return [
-            url for url in self.requests if not url.startswith(allowed_prefixes)
-        ]
+        return [url for url in self.requests if not url.startswith(allowed_prefixes)]
 
 
 @pytest.fixture

@@ -31,7 +31,9 @@ from canisters import (
 )
 
 
-def png(width: int = 64, height: int = 48, rgb: tuple[int, int, int] = (200, 40, 40)) -> bytes:
+def png(
+    width: int = 64, height: int = 48, rgb: tuple[int, int, int] = (200, 40, 40)
+) -> bytes:
     """A real PNG of one colour."""
     row = b"\x00" + bytes(rgb) * width
     raw = row * height
@@ -75,7 +77,12 @@ def sample() -> Conversation:
         [
             Supervisor("You answer briefly."),
             Document(
-                (Text("The handbook says hello."), File(data=PDF, mime_type="application/pdf", filename="handbook.pdf")),
+                (
+                    Text("The handbook says hello."),
+                    File(
+                        data=PDF, mime_type="application/pdf", filename="handbook.pdf"
+                    ),
+                ),
                 title="Handbook",
                 document_id="doc-1",
             ),
@@ -121,9 +128,9 @@ HOSTILE_TEXTS = (
     "<img src=x onerror=\"window.__pwned=1;document.title='pwned'\">",
     '"><svg onload="window.__pwned=1">',
     "</textarea></style></title><script>window.__pwned=1</script>",
-    "<a href=\"javascript:window.__pwned=1\">click</a>",
-    "<iframe src=\"https://example.com/\"></iframe><link rel=stylesheet href=\"https://example.com/x.css\">",
-    "<meta http-equiv=\"refresh\" content=\"0;url=https://example.com/\">",
+    '<a href="javascript:window.__pwned=1">click</a>',
+    '<iframe src="https://example.com/"></iframe><link rel=stylesheet href="https://example.com/x.css">',
+    '<meta http-equiv="refresh" content="0;url=https://example.com/">',
 )
 
 
@@ -138,19 +145,31 @@ def hostile() -> Conversation:
     )
     return Conversation(
         [
-            Supervisor("<style>body{background:url(https://example.com/bg.png)}</style>"),
+            Supervisor(
+                "<style>body{background:url(https://example.com/bg.png)}</style>"
+            ),
             User(
                 (
                     *(Text(text) for text in HOSTILE_TEXTS),
-                    Text("<b>html</b><script>window.__pwned=1</script>", mime_type="text/html"),
+                    Text(
+                        "<b>html</b><script>window.__pwned=1</script>",
+                        mime_type="text/html",
+                    ),
                     Image(data=SVG_SCRIPT, mime_type="image/svg+xml"),
                     Image(data=SVG_SCRIPT, mime_type="image/png"),
                     Image(url=svg_url),
                     Image(url="javascript:window.__pwned=1"),
                     Image(url="https://example.com/tracker.png", mime_type="image/png"),
                     Audio(url="https://example.com/sound.mp3"),
-                    Video(data=b"<html><script>window.__pwned=1</script></html>", mime_type="video/mp4"),
-                    File(data=b"<script>window.__pwned=1</script>", mime_type="text/html", filename="<script>x</script>.html"),
+                    Video(
+                        data=b"<html><script>window.__pwned=1</script></html>",
+                        mime_type="video/mp4",
+                    ),
+                    File(
+                        data=b"<script>window.__pwned=1</script>",
+                        mime_type="text/html",
+                        filename="<script>x</script>.html",
+                    ),
                 ),
                 id='"><script>window.__pwned=1</script>',
             ),
@@ -159,11 +178,21 @@ def hostile() -> Conversation:
                     Reasoning("<script>window.__pwned=1</script>"),
                     Text("x" * 200_000 + "<script>window.__pwned=1</script>"),
                 ),
-                metadata=Metadata(model="<script>window.__pwned=1</script>", finish_reason="<i>stop</i>"),
-                extras={"x": {"<script>": "</script><script>window.__pwned=1</script>"}},
+                metadata=Metadata(
+                    model="<script>window.__pwned=1</script>",
+                    finish_reason="<i>stop</i>",
+                ),
+                extras={
+                    "x": {"<script>": "</script><script>window.__pwned=1</script>"}
+                },
             ),
             call,
-            Result(call.invocation_id, call.name, "<script>window.__pwned=1</script>", error=ErrorInfo("<script>", "<img src=x onerror=window.__pwned=1>")),
+            Result(
+                call.invocation_id,
+                call.name,
+                "<script>window.__pwned=1</script>",
+                error=ErrorInfo("<script>", "<img src=x onerror=window.__pwned=1>"),
+            ),
         ]
     )
 

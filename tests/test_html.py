@@ -50,8 +50,17 @@ def test_a_page_is_self_contained_and_forbids_scripts() -> None:
 def test_roles_steps_and_pairs() -> None:
     conversation = sample()
     page = Page(html.render(conversation))
-    roles = [e.attributes["data-role"] for e in page.elements if "data-role" in e.attributes]
-    assert set(roles) == {"supervisor", "document", "user", "assistant", "invocation", "result"}
+    roles = [
+        e.attributes["data-role"] for e in page.elements if "data-role" in e.attributes
+    ]
+    assert set(roles) == {
+        "supervisor",
+        "document",
+        "user",
+        "assistant",
+        "invocation",
+        "result",
+    }
     assert len(roles) == len(conversation)  # each canister once
     steps = [e.attributes["data-step"] for e in page.all("section")]
     assert steps == ["1", "2"]
@@ -62,11 +71,19 @@ def test_roles_steps_and_pairs() -> None:
     order = page.elements
     for pair in pairs:
         start = order.index(pair)
-        inner = [e for e in order[start + 1 : start + 30] if "data-role" in e.attributes or "cv-pending" in _classes(e.attributes)]
+        inner = [
+            e
+            for e in order[start + 1 : start + 30]
+            if "data-role" in e.attributes or "cv-pending" in _classes(e.attributes)
+        ]
         assert inner[0].attributes["data-role"] == "invocation"
         second = inner[1]
-        assert second.attributes.get("data-role") == "result" or "cv-pending" in _classes(second.attributes)
-    errors = [e for e in page.elements if {"cv-result", "cv-error"} <= _classes(e.attributes)]
+        assert second.attributes.get(
+            "data-role"
+        ) == "result" or "cv-pending" in _classes(second.attributes)
+    errors = [
+        e for e in page.elements if {"cv-result", "cv-error"} <= _classes(e.attributes)
+    ]
     assert len(errors) == 1
     assert "NOT_FOUND" in page.text and "no record 7" in page.text
     assert "pending" in page.text and "no invocation" in page.text  # the orphan
@@ -100,7 +117,9 @@ def test_media_are_embedded_only_as_what_a_page_may_embed() -> None:
     links = [e.attributes["href"] for e in page.all("a")]
     assert links == ["https://example.com/clip.mp4"]
     remote = Page(html.render(sample(), remote_media=True))
-    assert [e.attributes["src"] for e in remote.all("video")] == ["https://example.com/clip.mp4"]
+    assert [e.attributes["src"] for e in remote.all("video")] == [
+        "https://example.com/clip.mp4"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -137,9 +156,13 @@ def test_hostile_content_is_escaped() -> None:
         for name, value in element.attributes.items():
             assert not name.startswith("on"), element
             if name in ("href", "src"):
-                assert value.startswith(("data:image/png", "https://", "http://")), element
+                assert value.startswith(("data:image/png", "https://", "http://")), (
+                    element
+                )
                 assert not value.lower().startswith("javascript:")
-    assert [e for e in page.all("meta") if e.attributes.get("http-equiv") == "refresh"] == []
+    assert [
+        e for e in page.all("meta") if e.attributes.get("http-equiv") == "refresh"
+    ] == []
     # The hostile strings are there, as text.
     assert "<script>window.__pwned=1;document.title='pwned'</script>" in page.text
     assert "javascript:window.__pwned=1" in page.text
@@ -157,7 +180,9 @@ def test_huge_texts_are_cut_at_max_text() -> None:
 def test_media_held_by_a_store_are_inlined(tmp_path: object) -> None:
     with storage.open_store(str(tmp_path)) as store:
         content_id = store.content.put(png(8, 8))
-        conversation = Conversation([User((Image(content_id=content_id, mime_type="image/png"),))])
+        conversation = Conversation(
+            [User((Image(content_id=content_id, mime_type="image/png"),))]
+        )
         without = Page(html.render(conversation))
         assert not without.all("img") and "content store" in without.text
         for given in (store, store.content):
@@ -186,7 +211,9 @@ def test_one_canister_or_a_list_renders() -> None:
         (Conversation(), {"store": "a string"}, "store"),
     ],
 )
-def test_bad_arguments_raise_the_library_error(value: object, options: dict[str, object], message: str) -> None:
+def test_bad_arguments_raise_the_library_error(
+    value: object, options: dict[str, object], message: str
+) -> None:
     with pytest.raises(canisters.ModelError, match=message):
         html.render(value, **options)  # type: ignore[arg-type]
 
@@ -194,7 +221,10 @@ def test_bad_arguments_raise_the_library_error(value: object, options: dict[str,
 def test_notebook_display_is_bounded() -> None:
     picture = png(400, 400)
     big = Conversation(
-        [User((Text("z" * 100_000), Image(data=picture, mime_type="image/png"))) for _ in range(html.NOTEBOOK_LIMIT + 50)]
+        [
+            User((Text("z" * 100_000), Image(data=picture, mime_type="image/png")))
+            for _ in range(html.NOTEBOOK_LIMIT + 50)
+        ]
     )
     shown = big._repr_html_()
     assert len(shown) < 12 * 1024 * 1024

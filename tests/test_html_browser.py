@@ -33,7 +33,12 @@ def test_the_page_shows_every_role_pair_and_medium(
         "[data-role]", "nodes => nodes.map(n => n.dataset.role)"
     )
     assert sorted(set(roles)) == [
-        "assistant", "document", "invocation", "result", "supervisor", "user"
+        "assistant",
+        "document",
+        "invocation",
+        "result",
+        "supervisor",
+        "user",
     ]
     # Each call beside its result: in one pair, side by side on a wide page.
     pairs = page.eval_on_selector_all(

@@ -43,7 +43,9 @@ def fill(location: str, *, fillers: int = FILLERS, blobs: str | None = None) -> 
     with storage.open_store(location, **options) as store:
         for number in range(fillers):
             when = old + timedelta(days=number)
-            store.extend(f"old-{number:03d}", [User(f"filler {number}", timestamp=when)])
+            store.extend(
+                f"old-{number:03d}", [User(f"filler {number}", timestamp=when)]
+            )
         store.extend("damaged", [User(f"message {n}") for n in range(3)])
         store.extend("chat", conversation)
         fork = store.fork("chat", conversation[3].id)  # after the first reply
@@ -91,7 +93,16 @@ def viewing(location: str, *options: str) -> Iterator[str]:
     """Run ``canisters view LOCATION`` and yield its base URL while it serves."""
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "canisters", "view", location, "--port", str(port), *options],
+        [
+            sys.executable,
+            "-m",
+            "canisters",
+            "view",
+            location,
+            "--port",
+            str(port),
+            *options,
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -102,7 +113,9 @@ def viewing(location: str, *options: str) -> Iterator[str]:
         line = process.stdout.readline() if ready else ""
         if "serving" not in line:
             process.kill()
-            raise AssertionError(f"canisters view did not start: {line!r} {process.communicate()}")
+            raise AssertionError(
+                f"canisters view did not start: {line!r} {process.communicate()}"
+            )
         yield f"http://127.0.0.1:{port}"
     finally:
         process.terminate()
@@ -126,6 +139,10 @@ def get(
             connection.putheader("Host", host)
         connection.endheaders()
         response = connection.getresponse()
-        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+        return (
+            response.status,
+            {k.lower(): v for k, v in response.getheaders()},
+            response.read(),
+        )
     finally:
         connection.close()

@@ -649,7 +649,13 @@ def verify(blobs: str | None, location: str, conversation_ids: tuple[str, ...]) 
                 else:
                     records += verification.records
                     for problem in verification.problems:
-                        click.echo(click.style(str(problem), fg="red"))
+                        click.echo(
+                            f"{cid}: "
+                            + click.style(
+                                f"{problem.where}: {problem.message} ({problem.code})",
+                                fg="red",
+                            )
+                        )
                     found += len(verification.problems)
                     if verification.torn_tail:
                         _note(f"{cid}: an unfinished last line was ignored")
