@@ -233,3 +233,27 @@ def test_a_missing_extra_is_one_line_naming_it(tmp_path: Path) -> None:
     assert "pip install 'canisters[view]'" in out.stderr
     assert re.match(r"canisters: error: starlette is not installed", out.stderr)
     assert json.dumps(out.stdout) == '""'
+
+
+def test_the_example_store_shows_the_picture_the_call_and_its_result(
+    tmp_path: Path,
+) -> None:
+    example = Path(__file__).resolve().parent.parent / "documentation" / "examples"
+    out = subprocess.run(
+        [sys.executable, str(example / "store_example.py"), "example-store"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "canisters view example-store postcard --open" in out.stdout
+    with viewing(str(tmp_path / "example-store")) as base:
+        page = Page(get(base, "/c/postcard")[2].decode())
+    assert [e.attributes["src"][:22] for e in page.all("img")] == [
+        "data:image/png;base64,"
+    ]
+    pairs = [e for e in page.elements if e.attributes.get("class") == "cv-pair"]
+    assert len(pairs) == 1
+    assert "get_weather" in page.text and "21 °C, sunny" in page.text
+    assert "hash chain intact" in page.text and "fork" in page.text

@@ -45,7 +45,7 @@ from .protocols import Modality
 from .serialization import to_json
 from .storage import InvalidIdentifier, Store
 
-__all__ = ["DEFAULT_PORT", "PAGE_SIZE", "create_app", "serve"]
+__all__ = ["DEFAULT_PORT", "PAGE_SIZE", "allowed_hosts", "create_app", "serve"]
 
 DEFAULT_PORT: Final = 8765
 """The port ``canisters view`` listens on unless told otherwise."""

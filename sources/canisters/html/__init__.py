@@ -33,10 +33,15 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ..exceptions import ModelError
-from ._media import EMBEDDABLE
+from ..protocols import Modality
+from . import _media
 from ._page import Options, as_conversation, fragment, page
 
 __all__ = ["EMBEDDABLE", "NOTEBOOK_LIMIT", "render"]
+
+EMBEDDABLE: Final[dict[Modality, frozenset[str]]] = _media.EMBEDDABLE
+"""The media types a page embeds, per modality (documents are never embedded);
+images also need the bytes of a raster format."""
 
 NOTEBOOK_LIMIT: Final = 200
 """The most canisters a notebook display shows (the page shows them all)."""

@@ -67,6 +67,7 @@ white-space:pre-wrap}
 .canisters-view figure{margin:6px 0}
 .canisters-view figure img,.canisters-view figure video{max-width:100%;
 max-height:480px;border-radius:4px;display:block}
+.canisters-view figure img{min-width:96px;height:auto}
 .canisters-view figcaption,.canisters-view .cv-card{font-size:12px;color:var(--muted)}
 .canisters-view .cv-card{border:1px solid var(--line);border-radius:6px;
 padding:6px 10px;background:#fff;display:inline-block;margin:4px 0}
