@@ -241,3 +241,9 @@ def test_every_canister_displays_in_a_notebook() -> None:
         shown = canister._repr_html_()  # type: ignore[attr-defined]
         assert f'data-id="{canister.id}"' in shown
         assert shown.startswith("<style>")
+
+
+def test_a_lone_surrogate_becomes_a_replacement_character() -> None:
+    page = html.render(User("kept from a body: \ud800 here"), title="odd \udfff")
+    assert page.encode("utf-8")  # writable as UTF-8
+    assert "kept from a body: \ufffd here" in page and "odd \ufffd" in page

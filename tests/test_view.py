@@ -257,3 +257,16 @@ def test_the_example_store_shows_the_picture_the_call_and_its_result(
     assert len(pairs) == 1
     assert "get_weather" in page.text and "21 °C, sunny" in page.text
     assert "hash chain intact" in page.text and "fork" in page.text
+
+
+def test_a_wildcard_address_is_refused(tmp_path: Path) -> None:
+    location = str(tmp_path / "store")
+    storage.open_store(location).close()
+    out = subprocess.run(
+        [sys.executable, "-m", "canisters", "view", location, "--host", "0.0.0.0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 2
+    assert out.stderr.startswith("canisters: error: give the address to serve on")

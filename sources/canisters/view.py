@@ -39,7 +39,7 @@ from .exceptions import (
     MissingExtra,
 )
 from .html import _catalog, _media
-from .html._page import Options, content_security_policy, page
+from .html._page import Options, content_security_policy, encodable, page
 from .html._style import CSS, PAGE_CSS
 from .protocols import Modality
 from .serialization import to_json
@@ -157,7 +157,7 @@ def create_app(
 
     def frame(heading: str, inner: str) -> str:
         policy = content_security_policy(self_media=True)
-        return (
+        return encodable(
             '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
             '<meta name="referrer" content="no-referrer">'
@@ -361,6 +361,11 @@ def serve(
     browser once the server listens; ``ready`` is called with the URL then.
     """
     _starlette()
+    if host in ("", "0.0.0.0", "::", "[::]"):
+        raise CanistersError(
+            f"give the address to serve on, not {host or 'an empty one'!r}: the "
+            "server answers only requests that name the address it serves"
+        )
     try:
         import uvicorn
     except ImportError as error:

@@ -9,6 +9,7 @@ cannot run.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from html import escape
@@ -58,6 +59,17 @@ class Options:
     media_budget: int | None = None
     blob_url: BlobUrl | None = None
     limit: int | None = None
+
+
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def encodable(text: str) -> str:
+    """``text`` with any lone surrogate (kept from a body's ``"\\ud800"``)
+    replaced by U+FFFD, so the page can be written as UTF-8."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub("\ufffd", text)
 
 
 _ROLE_CLASSES: Final = {
@@ -504,7 +516,7 @@ def body(conversation: Conversation, options: Options, preamble: str = "") -> st
     out.append('<main class="cv-messages">')
     writer.conversation(conversation.canisters)
     out.append("</main></div>")
-    return "".join(out)
+    return encodable("".join(out))
 
 
 def page(
@@ -522,7 +534,8 @@ def page(
         f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
         '<meta name="referrer" content="no-referrer">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{escape(title)}</title><style>{PAGE_CSS}{CSS}</style></head><body>"
+        f"<title>{escape(encodable(title))}</title><style>{PAGE_CSS}{CSS}</style>"
+        "</head><body>"
         f"{body(conversation, options, preamble)}</body></html>\n"
     )
 
