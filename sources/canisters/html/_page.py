@@ -61,6 +61,10 @@ class Options:
     limit: int | None = None
 
 
+_CHUNK: Final = 40
+"""Messages per chunk the browser lays out or skips as one (steps are not cut):
+skipping each message on its own costs every frame a check per message."""
+
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
@@ -411,6 +415,8 @@ class Writer:
         out = self.out
         current: int | None = None
         open_step = False
+        out.append('<div class="cv-chunk">')
+        in_chunk = 0
         for canister in shown:
             role = canister.role
             if role is Role.Result:
@@ -418,10 +424,13 @@ class Writer:
                 if invocation_id in invoked and answers.get(invocation_id) is canister:
                     continue  # written beside its invocation
             step = canister.step
-            if step != current or (step is None and open_step):
+            if step != current or step is None:
                 if open_step:
                     out.append("</section>")
                     open_step = False
+                if in_chunk >= _CHUNK:
+                    out.append('</div><div class="cv-chunk">')
+                    in_chunk = 0
                 current = step
                 if step is not None:
                     out.append(
@@ -439,8 +448,10 @@ class Writer:
                 self.canister(canister, tags)
             else:
                 self.canister(canister)
+            in_chunk += 1
         if open_step:
             out.append("</section>")
+        out.append("</div>")
         if len(shown) < len(canisters):
             out.append(
                 f'<p class="cv-note">{len(canisters) - len(shown):,} more canisters '

@@ -1,9 +1,9 @@
 """The style sheet of every page (part of :mod:`canisters.html`).
 
 Every rule is scoped under ``.canisters-view`` so that a notebook's own styles
-and the page's do not mix. Messages are laid out lazily by the browser
-(``content-visibility: auto``): a page of ten thousand messages opens and
-scrolls as one of a hundred does.
+and the page's do not mix. Messages are laid out lazily by the browser, in
+chunks of a few dozen (``content-visibility: auto``): a page of ten thousand
+messages opens and scrolls without laying out what is far from the window.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ padding-left:10px}
 text-transform:uppercase;letter-spacing:.05em;margin:0 0 4px}
 .canisters-view .cv-msg{border:1px solid var(--line);border-left:5px solid var(--c);
 border-radius:6px;margin:6px 0;padding:6px 10px;background:var(--tint);
-content-visibility:auto;contain-intrinsic-size:auto 90px;overflow-wrap:anywhere}
+overflow-wrap:anywhere}
+.canisters-view .cv-chunk{content-visibility:auto;contain-intrinsic-size:auto 4000px}
 .canisters-view .cv-user{--c:var(--user);--tint:#f3faf4;margin-left:48px}
 .canisters-view .cv-assistant{--c:var(--assistant);--tint:#f4f8fe;margin-right:48px}
 .canisters-view .cv-supervisor{--c:var(--supervisor);--tint:#faf4fb}
@@ -51,7 +52,7 @@ padding:0 6px;font-size:11px}
 .canisters-view .cv-code{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;
 white-space:pre-wrap;background:#f6f8fa;border-radius:4px;padding:4px 6px;margin:4px 0}
 .canisters-view .cv-pair{display:grid;grid-template-columns:1fr 1fr;gap:8px;
-margin:6px 0;content-visibility:auto;contain-intrinsic-size:auto 120px}
+margin:6px 0}
 .canisters-view .cv-pending{border:1px dashed var(--error);border-radius:6px;
 color:var(--error);padding:6px 10px}
 .canisters-view details>summary{cursor:pointer;color:var(--muted);font-size:12px}
