@@ -4,7 +4,11 @@ Playwright drives the system's Chromium (Debian's ``chromium`` package, or the
 executable named by ``CANISTERS_CHROMIUM``); its own browser download is not
 used. Without a Chromium the browser tests are skipped, except in CI (the
 ``CI`` environment variable set), where they must run and fail instead.
-One browser serves a whole test session (one per pytest-xdist worker).
+
+One browser serves every test of a module (the browser tests live in one
+module, so one browser a session). Not longer: while Playwright's sync API is
+started, an asyncio loop runs on the main thread, and every later test calling
+``asyncio.run`` would fail.
 """
 
 from __future__ import annotations
@@ -48,9 +52,9 @@ def _unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """A headless Chromium, shared by the session's tests."""
+    """A headless Chromium, shared by the module's tests."""
     executable = find_chromium()
     if executable is None:
         _unavailable(

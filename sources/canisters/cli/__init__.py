@@ -543,11 +543,13 @@ def view_(
 
 @cli.group(
     epilog="""\b
-LOCATION is a directory (the file backend) or sqlite:///path.db (relative) or
-sqlite:////absolute/path.db.
+LOCATION is a directory (the file backend), sqlite:///path.db (relative),
+sqlite:////absolute/path.db or postgresql://user@host/dbname.
 
 \b
 Examples:
+  canisters store list conversations/
+  canisters store verify conversations/
   canisters store stats conversations/
   canisters store export conversations/ chat-1 -o chat-1.json
   canisters store import sqlite:///chats.db chat-1.json
