@@ -145,9 +145,10 @@ def test_the_viewer_in_the_browser(browser_page: Watched, tmp_path: Path) -> Non
         assert first.inner_text() in ("chat", fork)  # newest first
         page.fill("input[name=q]", "cha")
         page.click("button")
+        page.wait_for_url(base + "/?q=cha")
         assert page.locator("td.cv-id a").all_inner_texts() == ["chat"]
         page.click("text=chat")
-        assert page.url == base + "/c/chat"
+        page.wait_for_url(base + "/c/chat")
         assert page.locator(".cv-verified").inner_text().startswith("hash chain intact")
         assert page.eval_on_selector("img", "i => i.naturalWidth") == 64
         assert page.locator(".cv-pair").count() == 3
@@ -157,6 +158,7 @@ def test_the_viewer_in_the_browser(browser_page: Watched, tmp_path: Path) -> Non
         saved = Path(download.value.path())
         assert json.loads(saved.read_bytes())["format"].startswith("canisters.")
         page.click(f"text={fork}")
+        page.wait_for_url(f"{base}/c/{fork}")
         assert "forked from chat" in page.locator(".cv-forks").inner_text()
         assert page.locator("text=a different road").count() == 1
     assert browser_page.requests_besides(base) == []
