@@ -26,6 +26,7 @@ import textwrap
 import warnings
 from collections.abc import Sequence
 from typing import Final, NoReturn
+from urllib.parse import quote
 
 import click
 
@@ -524,7 +525,7 @@ def view_(
     from .. import view as viewer
 
     viewer._starlette()  # the missing extra is told before the store is opened
-    start = "/" if conversation_id is None else f"/c/{conversation_id}"
+    start = "/" if conversation_id is None else f"/c/{quote(conversation_id)}"
     with open_store(location, read_only=True, blobs=blobs) as opened:
 
         def ready(url: str) -> None:
