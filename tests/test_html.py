@@ -7,19 +7,26 @@ import base64
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import canisters
 from canisters import (
     Assistant,
     Conversation,
+    ErrorInfo,
     File,
     Image,
+    Invocation,
+    Result,
     Text,
     User,
     html,
     storage,
 )
 
+from . import strategies
+from .budget import examples
 from .html_support import PDF, SVG_SCRIPT, Page, hostile, png, sample, wav
 
 
@@ -247,3 +254,92 @@ def test_a_lone_surrogate_becomes_a_replacement_character() -> None:
     page = html.render(User("kept from a body: \ud800 here"), title="odd \udfff")
     assert page.encode("utf-8")  # writable as UTF-8
     assert "kept from a body: \ufffd here" in page and "odd \ufffd" in page
+
+
+_MARKUP = st.lists(
+    st.sampled_from(
+        [
+            "<",
+            ">",
+            '"',
+            "'",
+            "&",
+            "/",
+            "=",
+            " ",
+            "script",
+            "img",
+            "svg",
+            "on",
+            "error",
+            "load",
+            "javascript:",
+            "style",
+            "iframe",
+            "\u2028",
+            "\ud800",
+        ]
+    ),
+    max_size=20,
+).map("".join)
+_TAGS = {
+    "html",
+    "head",
+    "meta",
+    "title",
+    "style",
+    "body",
+    "div",
+    "h1",
+    "h2",
+    "p",
+    "b",
+    "span",
+    "main",
+    "section",
+    "article",
+    "time",
+    "details",
+    "summary",
+    "dl",
+    "dt",
+    "dd",
+    "figure",
+    "figcaption",
+    "img",
+    "audio",
+    "video",
+    "a",
+    "code",
+}
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(strategies.conversations, _MARKUP, _MARKUP)
+def test_no_content_becomes_markup(
+    conversation: Conversation, text: str, name: str
+) -> None:
+    """Whatever a conversation holds, a page and a notebook display hold only
+    the writer's own elements, no handler attribute and no link or source the
+    page may not have."""
+    call = Invocation(name, {text: text}, invocation_id=text, policy=text)
+    extra = [
+        User((Text(text), Text(text, mime_type="text/html")), id=text or "x"),
+        call,
+        Result(call.invocation_id, name, text, error=ErrorInfo(text, text)),
+    ]
+    whole = conversation.extend(extra)
+    for written in (html.render(whole, title=text), whole._repr_html_()):
+        written.encode("utf-8")
+        page = Page(written)
+        assert {e.tag for e in page.elements} <= _TAGS
+        for element in page.elements:
+            for attribute, value in element.attributes.items():
+                assert not attribute.startswith("on"), element
+                if attribute == "src":
+                    assert value.startswith(
+                        ("data:image/", "data:audio/", "data:video/")
+                    )
+                if attribute == "href":
+                    assert value.startswith(("http://", "https://")), element
+        assert text.replace("\ud800", "\ufffd") in page.text
