@@ -4,6 +4,7 @@ budget)."""
 
 from hypothesis import settings
 
+from .browser_support import browser, browser_page  # noqa: F401
 from .budget import examples
 from .storage_servers import (  # noqa: F401
     postgres_location,

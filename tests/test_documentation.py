@@ -26,7 +26,9 @@ def _blocks(page: Path) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("page", ["guide.rst", "interop.rst", "streaming.rst"])
+@pytest.mark.parametrize(
+    "page", ["guide.rst", "interop.rst", "streaming.rst", "viewing.rst"]
+)
 def test_page_examples_run_in_order(page: str) -> None:
     blocks = _blocks(DOCS / page)
     assert blocks, f"{page} has no python examples"

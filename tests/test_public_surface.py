@@ -127,6 +127,8 @@ def test_protocol_names() -> None:
         "canisters.providers.gemini",
         "canisters.providers.ollama",
         "canisters.storage",
+        "canisters.html",
+        "canisters.view",
         "canisters.interop.pydantic_ai",
         "canisters.interop.langchain",
         "canisters.interop.otel",

@@ -304,6 +304,12 @@ class _Envelope:
     def __attrs_post_init__(self) -> None:
         _check_envelope(self)
 
+    def _repr_html_(self) -> str:
+        """The notebook display: :mod:`canisters.html`'s view, bounded in size."""
+        from .html import _notebook
+
+        return _notebook(self)
+
 
 @attrs.frozen(weakref_slot=False)
 class User(_Envelope):

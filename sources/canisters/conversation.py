@@ -74,6 +74,12 @@ class Conversation(Sequence[Canister]):
     def __repr__(self) -> str:
         return f"Conversation({list(self.canisters)!r})"
 
+    def _repr_html_(self) -> str:
+        """The notebook display: :mod:`canisters.html`'s view, bounded in size."""
+        from .html import _notebook
+
+        return _notebook(self)
+
     # Building ------------------------------------------------------------------
 
     def append(self, canister: Canister) -> Conversation:

@@ -5,11 +5,14 @@
     canisters convert --from anthropic --to openai-chat request.json
     canisters show --from openai-chat converted.json
     canisters validate conversation.json
-    canisters store stats|export|import|gc LOCATION
+    canisters show --html conversation.json -o conversation.html
+    canisters view conversations/
+    canisters store list|verify|stats|export|import|gc|copy LOCATION
 
-Exit codes: ``0`` success; ``1`` ``validate`` found problems; ``2`` an error (bad
-usage, unreadable input, anything that stopped the command), reported as one line
-on stderr. Set ``CANISTERS_TRACEBACK=1`` to see the traceback behind an error.
+Exit codes: ``0`` success; ``1`` ``validate`` or ``store verify`` found
+problems; ``2`` an error (bad usage, unreadable input, anything that stopped the
+command), reported as one line on stderr. Set ``CANISTERS_TRACEBACK=1`` to see
+the traceback behind an error.
 
 Only this package imports :mod:`click`; ``import canisters`` never does.
 """
@@ -23,12 +26,14 @@ import textwrap
 import warnings
 from collections.abc import Sequence
 from typing import Final, NoReturn
+from urllib.parse import quote
 
 import click
 
-from .. import __version__, providers, recording, storage
+from .. import __version__, html, providers, recording, storage
 from ..conversation import Conversation
 from ..exceptions import CanistersError
+from ..html import _catalog
 from ..serialization import _loads, to_json
 from ..validation import problems
 from ._inputs import (
@@ -54,7 +59,7 @@ __all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_PROBLEMS", "NEUTRAL", "cli", "main", "
 EXIT_OK: Final = 0
 """The command did what was asked."""
 EXIT_PROBLEMS: Final = 1
-"""``validate`` found problems in a conversation."""
+"""``validate`` or ``store verify`` found problems."""
 EXIT_ERROR: Final = 2
 """An error stopped the command (bad usage, unreadable input, a failed store)."""
 
@@ -175,9 +180,11 @@ Examples:
   canisters convert --from anthropic --to openai-chat request.json
   canisters show --from openai-chat converted.json
   canisters validate conversation.json
-  canisters store stats conversations/
+  canisters show --html conversation.json -o conversation.html
+  canisters view conversations/
+  canisters store verify conversations/
 
-Exit codes: 0 success, 1 validate found problems, 2 an error.""",
+Exit codes: 0 success, 1 validate or store verify found problems, 2 an error.""",
 )
 @click.option(
     "--color/--no-color",
@@ -301,12 +308,27 @@ Examples:
     is_flag=True,
     help="Write the neutral JSON document (or the list of stored conversations).",
 )
+@click.option(
+    "--html",
+    "as_html",
+    is_flag=True,
+    help="Write one self-contained HTML page (open it in a browser).",
+)
+@click.option(
+    "-o",
+    "--output",
+    default=STDIN,
+    metavar="FILE",
+    help="With --html: write the page here instead of stdout.",
+)
 @click.argument("source", metavar="FILE|STORE")
 @click.argument("conversation_id", required=False, metavar="[CONVERSATION_ID]")
 def show(
     provider: str | None,
     kind: str,
     as_json: bool,
+    as_html: bool,
+    output: str,
     source: str,
     conversation_id: str | None,
 ) -> None:
@@ -316,16 +338,35 @@ def show(
     SOURCE is a file ('-' for stdin) holding a canisters document (conversation,
     canister, JSONL or snapshot) or, with --from, a provider body; or a store (a
     directory or sqlite:///path.db) with the CONVERSATION_ID to show. A store
-    without CONVERSATION_ID lists its conversations.
+    without CONVERSATION_ID lists its conversations. With --html the output is a
+    page that needs nothing but itself (media inline, no script, no request).
     """
+    if as_html and as_json:
+        raise Failure("give --html or --json, not both")
+    if output != STDIN and not as_html:
+        raise Failure("-o writes the --html page; give --html too")
     if source != STDIN and is_store(source):
         if provider is not None:
             raise Failure("--from reads files; a store holds canisters already")
         with open_store(source, read_only=True) as store:
             if conversation_id is None:
+                if as_html:
+                    raise Failure(
+                        "--html shows one conversation: give its CONVERSATION_ID"
+                    )
                 _list_conversations(store, as_json)
                 return
             conversation = store.load(conversation_id)
+            if as_html:
+                write(
+                    output,
+                    html.render(
+                        conversation,
+                        title=f"conversation {conversation_id}",
+                        store=store,
+                    ),
+                )
+                return
         title = f"conversation {conversation_id}"
     else:
         if conversation_id is not None:
@@ -334,6 +375,9 @@ def show(
             )
         conversation, _kind = load(source, provider, kind)
         title = display_name(source)
+    if as_html:
+        write(output, html.render(conversation, title=title))
+        return
     if as_json:
         _echo_document(conversation)
     else:
@@ -434,13 +478,79 @@ def validate(provider: str | None, kind: str, files: tuple[str, ...]) -> None:
         raise click.exceptions.Exit(EXIT_PROBLEMS)
 
 
+@cli.command(
+    "view",
+    epilog="""\b
+Examples:
+  canisters view conversations/
+  canisters view conversations/ chat-1 --open
+  canisters view sqlite:///chats.db --port 9000
+  canisters view postgresql://app@db/chat --blobs s3://chat-media/prod""",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    default=8765,
+    show_default=True,
+    help="The port to listen on.",
+)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="The address to listen on (anything but a loopback address lets other "
+    "machines read the store).",
+)
+@click.option("--blobs", metavar="S3_URL", help="Where the store keeps its blobs.")
+@click.option(
+    "--open", "open_browser", is_flag=True, help="Open the page in a web browser."
+)
+@click.argument("location")
+@click.argument("conversation_id", required=False, metavar="[CONVERSATION_ID]")
+def view_(
+    port: int,
+    host: str,
+    blobs: str | None,
+    open_browser: bool,
+    location: str,
+    conversation_id: str | None,
+) -> None:
+    """Browse a store in a web browser: a local, read-only web app.
+
+    Lists the conversations (newest first, filtered by id) and shows each one
+    with its media, tool calls beside their results, folded reasoning, its
+    forks, whether its hash chain verifies, and a download of its document.
+    Needs the 'view' extra: pip install 'canisters[view]'. Stop it with Ctrl-C.
+    """
+    from .. import view as viewer
+
+    viewer._starlette()  # the missing extra is told before the store is opened
+    start = "/" if conversation_id is None else f"/c/{quote(conversation_id)}"
+    with open_store(location, read_only=True, blobs=blobs) as opened:
+
+        def ready(url: str) -> None:
+            click.echo(f"serving {location} at {url} (read-only; Ctrl-C stops)")
+
+        viewer.serve(
+            opened,
+            host=host,
+            port=port,
+            location=location,
+            open_browser=open_browser,
+            start=start,
+            ready=ready,
+        )
+
+
 @cli.group(
     epilog="""\b
-LOCATION is a directory (the file backend) or sqlite:///path.db (relative) or
-sqlite:////absolute/path.db.
+LOCATION is a directory (the file backend), sqlite:///path.db (relative),
+sqlite:////absolute/path.db or postgresql://user@host/dbname.
 
 \b
 Examples:
+  canisters store list conversations/
+  canisters store verify conversations/
   canisters store stats conversations/
   canisters store export conversations/ chat-1 -o chat-1.json
   canisters store import sqlite:///chats.db chat-1.json
@@ -448,7 +558,122 @@ Examples:
   canisters store copy conversations/ postgresql://app@db/chat"""
 )
 def store() -> None:
-    """Maintain a conversation store: stats, export, import, gc, copy."""
+    """Maintain a conversation store: list, verify, stats, export, import, gc, copy."""
+
+
+@store.command(
+    "list",
+    epilog="""\b
+Examples:
+  canisters store list conversations/
+  canisters store list sqlite:///chats.db --json""",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Write a JSON array: id, records, fork_of, fork_at, forks.",
+)
+@click.option("--blobs", metavar="S3_URL", help="Where the store keeps its blobs.")
+@click.argument("location")
+def list_(as_json: bool, blobs: str | None, location: str) -> None:
+    """List the conversations: id, number of records, and forks.
+
+    A fork's line names the conversation it was forked from and the canister
+    it shares last; its parent's line counts its forks. An unreadable
+    conversation is listed with what is wrong.
+    """
+    with open_store(location, read_only=True, blobs=blobs) as opened:
+        origins = _catalog.fork_origins(opened, location)
+        rows: list[dict[str, object]] = []
+        for cid in opened.conversations():
+            row: dict[str, object] = {"id": cid}
+            try:
+                row["records"] = opened.head(cid)[0]
+            except CanistersError as error:
+                row["records"] = None
+                row["error"] = str(error)
+            origin = origins.get(cid)
+            row["fork_of"] = origin.parent if origin else None
+            row["fork_at"] = origin.at if origin else None
+            row["forks"] = [child for child, _ in _catalog.children(origins, cid)]
+            rows.append(row)
+    if as_json:
+        click.echo(dumps(rows))
+        return
+    if not rows:
+        click.echo("no conversations")
+    width = max((len(str(row["id"])) for row in rows), default=0)
+    for row in rows:
+        line = f"{str(row['id']).ljust(width)}  "
+        if "error" in row:
+            click.echo(line + click.style(str(row["error"]), fg="red"))
+            continue
+        records = row["records"]
+        line += click.style(f"{records} record{'s' if records != 1 else ''}", dim=True)
+        if row["fork_of"] is not None:
+            line += f"  fork of {row['fork_of']}"
+            if row["fork_at"] is not None:
+                line += f" at {row['fork_at']}"
+        forks = row["forks"]
+        assert isinstance(forks, list)
+        if forks:
+            line += f"  {len(forks)} fork{'s' if len(forks) != 1 else ''}"
+        click.echo(line)
+
+
+@store.command(
+    epilog="""\b
+Examples:
+  canisters store verify conversations/
+  canisters store verify sqlite:///chats.db chat-1 chat-2
+  canisters store verify postgresql://app@db/chat || mail -s "store damaged" ops""",
+)
+@click.option("--blobs", metavar="S3_URL", help="Where the store keeps its blobs.")
+@click.argument("location")
+@click.argument("conversation_ids", nargs=-1, metavar="[CONVERSATION_ID...]")
+def verify(blobs: str | None, location: str, conversation_ids: tuple[str, ...]) -> None:
+    """Check the hash chain and blobs of every conversation (or those named).
+
+    Each problem is one line: the conversation, the record (line or sequence
+    number), what is wrong and its code. Exits with 1 when any problem was
+    found (a conversation named but absent is one), so it can run from cron.
+    """
+    found = records = 0
+    with open_store(location, read_only=True, blobs=blobs) as opened:
+        wanted = list(conversation_ids) or opened.conversations()
+        with progress_bar("verifying") as progress:
+            for done, cid in enumerate(wanted):
+                try:
+                    verification = opened.verify(cid)
+                except CanistersError as error:
+                    click.echo(f"{cid}: " + click.style(str(error), fg="red"))
+                    found += 1
+                else:
+                    records += verification.records
+                    for problem in verification.problems:
+                        click.echo(
+                            f"{cid}: "
+                            + click.style(
+                                f"{problem.where}: {problem.message} ({problem.code})",
+                                fg="red",
+                            )
+                        )
+                    found += len(verification.problems)
+                    if verification.torn_tail:
+                        _note(f"{cid}: an unfinished last line was ignored")
+                if progress is not None:
+                    progress(done + 1, len(wanted))
+    count = len(wanted)
+    summary = (
+        f"verified {count} conversation{'s' if count != 1 else ''} "
+        f"({records} record{'s' if records != 1 else ''}): "
+    )
+    if found:
+        noun = "problem" if found == 1 else "problems"
+        click.echo(summary + click.style(f"{found} {noun}", fg="red"))
+        raise click.exceptions.Exit(EXIT_PROBLEMS)
+    click.echo(summary + click.style("intact", fg="green"))
 
 
 @store.command(
