@@ -126,17 +126,25 @@ def test_import_is_lazy() -> None:
 
 def test_public_surface() -> None:
     assert sorted(providers.__all__) == [
+        "Capabilities",
+        "DEFAULT_CAPABILITIES",
         "ENTRY_POINT_GROUP",
         "Event",
         "FidelityWarning",
         "MalformedPayload",
         "Normalizer",
         "Options",
+        "ReasoningTable",
         "Report",
+        "RequestNormalizer",
+        "SchemaChange",
         "StreamingNormalizer",
+        "capabilities_for",
         "get",
+        "is_strict_compatible",
         "names",
         "register",
+        "translate_schema",
     ]
     for name in providers.__all__:
         assert getattr(providers, name).__doc__ or name == "ENTRY_POINT_GROUP"

@@ -1,0 +1,242 @@
+"""The neutral request model and the cross-format rules (schemas, reasoning,
+capabilities), through the public API."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import attrs
+import pytest
+
+import canisters
+from canisters import (
+    CacheConfig,
+    Generation,
+    OutputFormat,
+    ProviderTool,
+    ReasoningConfig,
+    Request,
+    Tool,
+    ToolChoice,
+    User,
+    providers,
+)
+from canisters.providers import (
+    Capabilities,
+    ReasoningTable,
+    is_strict_compatible,
+    translate_schema,
+)
+
+# The model ----------------------------------------------------------------------------
+
+
+def test_a_request_holds_every_field() -> None:
+    request = Request(
+        [User("hi")],
+        model="gpt-4.1",
+        tools=(
+            Tool("get_weather", "Weather", {"type": "object"}, strict=True),
+            ProviderTool("anthropic", {"type": "web_search_20250305", "name": "w"}),
+        ),
+        tool_choice=ToolChoice.tool("get_weather", parallel=False),
+        output=OutputFormat("json_schema", {"type": "object"}, name="answer"),
+        generation=Generation(max_output_tokens=100, temperature=0.5, stop="END"),
+        reasoning=ReasoningConfig(effort="high", budget_tokens=9000),
+        cache=CacheConfig(key="k", retention="24h"),
+        user="u1",
+        metadata={"a": "b"},
+        service_tier="flex",
+        stream=True,
+        extras={"openai-chat": {"body": {"modalities": ["text"]}}},
+    )
+    assert isinstance(request.conversation, canisters.Conversation)
+    assert request.generation.stop == ("END",)
+    assert request.tool_choice is not None
+    assert request.tool_choice.forced == "get_weather"
+    assert request.functions == (request.tools[0],)
+    assert request.tool("get_weather") is request.tools[0]
+    assert request.tool("nope") is None
+    with pytest.raises(TypeError):
+        request.metadata["a"] = "c"  # type: ignore[index]
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        request.model = "x"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("build", "field"),
+    [
+        (lambda: Tool(""), "name"),
+        (lambda: Tool("f", description=3), "description"),  # type: ignore[arg-type]
+        (lambda: Tool("f", strict="yes"), "strict"),  # type: ignore[arg-type]
+        (lambda: ToolChoice("sometimes"), "mode"),  # type: ignore[arg-type]
+        (lambda: ToolChoice("auto", names=(1,)), "names"),  # type: ignore[arg-type]
+        (lambda: OutputFormat("xml"), "type"),  # type: ignore[arg-type]
+        (lambda: Generation(max_output_tokens=1.5), "max_output_tokens"),  # type: ignore[arg-type]
+        (lambda: Generation(temperature="hot"), "temperature"),  # type: ignore[arg-type]
+        (lambda: Generation(logprobs=1), "logprobs"),  # type: ignore[arg-type]
+        (lambda: ReasoningConfig(budget_tokens=True), "budget_tokens"),
+        (lambda: CacheConfig(key=1), "key"),  # type: ignore[arg-type]
+        (lambda: Request(model=3), "model"),  # type: ignore[arg-type]
+        (lambda: Request(tools=({"name": "f"},)), "tools"),  # type: ignore[arg-type]
+        (lambda: Request(tool_choice="auto"), "tool_choice"),  # type: ignore[arg-type]
+        (lambda: Request(generation=None), "generation"),  # type: ignore[arg-type]
+        (lambda: Request(extras={"x": 1}), "extras"),
+    ],
+)
+def test_a_field_of_another_type_is_refused(build: Any, field: str) -> None:
+    with pytest.raises(canisters.ModelError) as caught:
+        build()
+    assert caught.value.field == field
+
+
+# Schema translation -------------------------------------------------------------------
+
+NESTED = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "properties": {
+        "city": {"type": "string", "format": "email", "examples": ["x"]},
+        "unit": {"anyOf": [{"$ref": "#/$defs/Unit"}, {"type": "null"}]},
+        "kind": {"const": "weather"},
+        "count": {"type": ["integer", "null"], "exclusiveMinimum": 0},
+        "pick": {"oneOf": [{"type": "string"}, {"type": "integer"}]},
+        "empty": {"type": "object", "properties": {}},
+        "level": {"type": "integer", "enum": [1, 2]},
+    },
+    "required": ["city"],
+    "additionalProperties": False,
+    "$defs": {"Unit": {"type": "string", "enum": ["C", "F"]}},
+}
+
+
+def test_gemini_schema_changes_are_reported_by_path() -> None:
+    original = copy.deepcopy(NESTED)
+    schema, changes = translate_schema(NESTED, target="gemini")
+    assert original == NESTED  # pure
+    assert schema == {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string"},
+            "unit": {"type": "string", "enum": ["C", "F"], "nullable": True},
+            "kind": {"type": "string", "enum": ["weather"]},
+            "count": {"type": "integer", "nullable": True},
+            "pick": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+            "empty": {"type": "object"},
+            "level": {"type": "integer"},
+        },
+        "required": ["city"],
+    }
+    found = {(change.path, change.action) for change in changes}
+    assert found == {
+        ("$.$defs", "removed"),
+        ("$.$schema", "removed"),
+        ("$.additionalProperties", "removed"),
+        ("$.properties.city.format", "removed"),
+        ("$.properties.city.examples", "removed"),
+        ("$.properties.unit.anyOf", "nullable"),
+        ("$.properties.unit.anyOf", "merged"),
+        ("$.properties.unit", "inlined"),
+        ("$.properties.kind.const", "enum"),
+        ("$.properties.count.type", "nullable"),
+        ("$.properties.count.exclusiveMinimum", "removed"),
+        ("$.properties.pick.oneOf", "any_of"),
+        ("$.properties.empty.properties", "removed"),
+        ("$.properties.level.enum", "removed"),
+    }
+
+
+def test_gemini_refuses_recursion_and_depth() -> None:
+    recursive = {
+        "type": "object",
+        "properties": {"child": {"$ref": "#/$defs/Node"}},
+        "$defs": {
+            "Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}}}
+        },
+    }
+    with pytest.raises(canisters.ProviderError, match="refers to itself"):
+        translate_schema(recursive, target="gemini")
+    deep: dict[str, Any] = {"type": "string"}
+    for _ in range(5):
+        deep = {"type": "object", "properties": {"a": deep}}
+    with pytest.raises(canisters.ProviderError, match=r"\$\.properties\.a.*nests"):
+        translate_schema(deep, target="gemini", max_depth=3)
+    assert translate_schema(deep, target="gemini", max_depth=5)[1] == []
+    with pytest.raises(canisters.ProviderError, match="not a local definition"):
+        translate_schema({"$ref": "https://example.com/s.json"}, target="gemini")
+
+
+def test_gemini_json_schema_needs_fewer_changes() -> None:
+    schema, changes = translate_schema(NESTED, target="gemini-json")
+    assert schema["$defs"] == NESTED["$defs"]
+    assert schema["properties"]["unit"] == NESTED["properties"]["unit"]  # type: ignore[index]
+    assert schema["properties"]["kind"] == {"enum": ["weather"]}
+    assert {(c.path, c.action) for c in changes} == {
+        ("$.$schema", "removed"),
+        ("$.properties.city.examples", "removed"),
+        ("$.properties.kind.const", "enum"),
+        ("$.properties.count.exclusiveMinimum", "removed"),
+    }
+
+
+def test_openai_strict_closes_objects_and_requires_every_property() -> None:
+    loose = {
+        "type": "object",
+        "properties": {"a": {"type": "string"}, "b": {"type": "integer"}},
+        "required": ["a"],
+    }
+    assert not is_strict_compatible(loose)
+    schema, changes = translate_schema(loose, target="openai-strict")
+    assert schema == {
+        "type": "object",
+        "properties": {"a": {"type": "string"}, "b": {"type": ["integer", "null"]}},
+        "required": ["a", "b"],
+        "additionalProperties": False,
+    }
+    assert {(c.path, c.action) for c in changes} == {
+        ("$.additionalProperties", "closed"),
+        ("$.properties.b", "required"),
+    }
+    assert is_strict_compatible(schema)
+    assert translate_schema(schema, target="openai-strict") == (schema, [])
+
+
+@pytest.mark.parametrize("target", ["openai", "anthropic", "ollama"])
+def test_json_schema_targets_take_the_schema_as_it_is(target: Any) -> None:
+    assert translate_schema(NESTED, target=target) == (NESTED, [])
+
+
+def test_a_schema_that_is_not_an_object_is_refused() -> None:
+    with pytest.raises(canisters.ProviderError):
+        translate_schema([], target="gemini")  # type: ignore[arg-type]
+
+
+# Reasoning table and capabilities -----------------------------------------------------
+
+
+def test_reasoning_table_maps_both_ways_and_is_overridable() -> None:
+    table = ReasoningTable()
+    assert table.budget("high") == 16384
+    assert table.budget("none") is None
+    assert table.effort(16384) == "high"
+    assert table.effort(3000) == "medium"
+    assert table.effort(10**6) == "xhigh"
+    assert table.effort(3000, ("low", "high")) == "high"
+    mine = ReasoningTable({"high": 4096, "low": 1024})
+    assert list(mine.budgets) == ["low", "high"]
+    assert mine.effort(2000) == "high"
+    with pytest.raises(canisters.ProviderError):
+        ReasoningTable({"low": -1})
+
+
+def test_capabilities_default_per_format_and_are_an_option() -> None:
+    assert providers.capabilities_for("anthropic").default_max_tokens == 4096
+    assert providers.capabilities_for("openai-chat").max_stop_sequences == 4
+    mine = Capabilities(temperature=(0, 1))
+    assert mine.temperature == (0.0, 1.0)
+    assert providers.capabilities_for("anthropic", mine) is mine
+    with pytest.raises(canisters.ProviderError, match="capabilities"):
+        providers.get("openai-chat").render_full_request(Request(), capabilities={})
+    with pytest.raises(canisters.ProviderError, match="max_tokens"):
+        providers.get("openai-chat").render_full_request(Request(), max_tokens=0)
