@@ -404,3 +404,22 @@ def test_malformed_bodies_raise_the_librarys_error() -> None:
 
 def test_the_normalizer_is_a_request_normalizer() -> None:
     assert isinstance(normalizer(), providers.RequestNormalizer)
+
+
+@pytest.mark.parametrize("path", REQUESTS, ids=[path.stem for path in REQUESTS])
+def test_every_recorded_request_comes_back_after_a_document(path: Path) -> None:
+    body = json.loads(path.read_text())["payload"]
+    request = normalizer().parse_full_request(body)
+    again = canisters.from_json(canisters.to_json(request))
+    assert again == request
+    assert normalizer().render_full_request(again) == body
+
+
+@pytest.mark.parametrize("name", list(HARD_CASES))
+def test_hard_cases_come_back_after_a_document(name: str) -> None:
+    body = HARD_CASES[name]
+    again = canisters.from_json(
+        canisters.to_json(normalizer().parse_full_request(body))
+    )
+    assert isinstance(again, Request)
+    assert normalizer().render_full_request(again) == body

@@ -4,6 +4,7 @@ capabilities), through the public API."""
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import attrs
@@ -240,3 +241,52 @@ def test_capabilities_default_per_format_and_are_an_option() -> None:
         providers.get("openai-chat").render_full_request(Request(), capabilities={})
     with pytest.raises(canisters.ProviderError, match="max_tokens"):
         providers.get("openai-chat").render_full_request(Request(), max_tokens=0)
+
+
+# Request documents --------------------------------------------------------------------
+
+
+def test_a_request_document_round_trips() -> None:
+    request = Request(
+        [User("hi")],
+        model="m",
+        tools=(
+            Tool(
+                "f", "does f", {"type": "object"}, strict=False, extras={"p": {"a": 1}}
+            ),
+            ProviderTool("gemini", {"googleSearch": {}}),
+        ),
+        tool_choice=ToolChoice("auto", ("f",), parallel=True),
+        output=OutputFormat("json"),
+        generation=Generation(temperature=0.0, stop=("x",), seed=1),
+        reasoning=ReasoningConfig(enabled=False, include_thoughts=True),
+        cache=CacheConfig(key="k"),
+        metadata={"a": "b"},
+        stream=False,
+        extras={"openai-chat": {"body": {"store": True}}},
+    )
+    text = canisters.to_json(request)
+    assert '"format":"canisters.request"' in text
+    assert canisters.from_json(text) == request
+    assert canisters.from_json(canisters.to_json(Request())) == Request()
+
+
+@pytest.mark.parametrize(
+    ("record", "path"),
+    [
+        ({"model": 3}, "$.request.model"),
+        ({"tools": [{"type": "mystery"}]}, "$.request.tools[0].type"),
+        ({"tools": [{"type": "function", "name": ""}]}, "$.request.tools[0].name"),
+        ({"tools": {}}, "$.request.tools"),
+        ({"generation": {"top_k": "many"}}, "$.request.generation.top_k"),
+        ({"generation": {"warmth": 1}}, "$.request.generation.warmth"),
+        ({"output": []}, "$.request.output"),
+        ({"colour": "red"}, "$.request.colour"),
+        ({"canisters": [{"role": "nobody"}]}, "$.request.canisters[0].role"),
+    ],
+)
+def test_a_bad_request_document_says_where(record: Any, path: str) -> None:
+    document = {"format": "canisters.request", "version": 2, "request": record}
+    with pytest.raises(canisters.SerializationError) as caught:
+        canisters.from_json(json.dumps(document))
+    assert caught.value.path == path
