@@ -190,6 +190,7 @@ class OutputFormat:
 
     ``OutputFormat("text")``; ``OutputFormat("json")`` (any JSON object);
     ``OutputFormat("json_schema", schema={...}, name="answer", strict=True)``.
+    Its ``type`` is ``"text"``, ``"json"`` or ``"json_schema"``.
     """
 
     type: OutputType = "text"

@@ -19,7 +19,7 @@ import mimetypes
 import re
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, NoReturn, TypeVar
+from typing import Any, Literal, NamedTuple, NoReturn, TypeVar
 
 import attrs
 import orjson
@@ -61,9 +61,8 @@ from ..serialization import (
     _nests_deeper,
     _paused,
 )
-
-if TYPE_CHECKING:
-    from ._rules import Capabilities, ReasoningTable
+from ._rules.capabilities import Capabilities
+from ._rules.reasoning import ReasoningTable
 
 __all__ = [
     "Event",
@@ -301,9 +300,9 @@ def _check_type(name: str, kind: str) -> Callable[..., None]:
         elif kind == "str":
             fits = isinstance(value, str)
         else:
-            from . import _rules
-
-            fits = isinstance(value, getattr(_rules, kind))
+            fits = isinstance(
+                value, {"Capabilities": Capabilities}.get(kind, ReasoningTable)
+            )
         if not fits:
             what = {"int": "a positive int", "str": "a string"}.get(kind, f"a {kind}")
             raise ProviderError(f"option {name} must be {what}; got {_excerpt(value)}")

@@ -1,15 +1,18 @@
 """The cross-format rules every provider's request module uses.
 
-- :mod:`.schema`: JSON Schema translation (:func:`translate_schema`,
-  :func:`is_strict_compatible`);
+- :mod:`.schema`: JSON Schema translation
+  (:func:`~canisters.providers.translate_schema`,
+  :func:`~canisters.providers.is_strict_compatible`);
 - :mod:`.tools`: the tool-choice rules (subsets, parallel calls);
-- :mod:`.reasoning`: effort levels and token budgets (:class:`ReasoningTable`);
+- :mod:`.reasoning`: effort levels and token budgets
+  (:class:`~canisters.providers.ReasoningTable`);
 - :mod:`.generation`: clamping, stop sequences, service tiers, and the
-  effort or budget to send (:func:`effort_for`, :func:`budget_for`);
-- :mod:`.capabilities`: what a model takes (:class:`Capabilities`), passed by
-  the caller, with a conservative default per format;
+  effort or budget to send (:func:`.effort_for`, :func:`.budget_for`);
+- :mod:`.capabilities`: what a model takes
+  (:class:`~canisters.providers.Capabilities`), passed by the caller, with a
+  conservative default per format;
 - :mod:`.outcomes`: recording (and, under ``unsupported="error"``, refusing)
-  what was not translated exactly (:class:`Outcomes`).
+  what was not translated exactly (:class:`.Outcomes`).
 
 A provider's request module spells its own fields; what happens across
 formats is decided here, in one place.

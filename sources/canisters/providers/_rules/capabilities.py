@@ -36,8 +36,8 @@ class Capabilities:
     """What one model takes, for the translation of a request to it.
 
     Every field has the conservative value (what the oldest current model of
-    the format takes); :func:`attrs.evolve` a default profile to describe a
-    newer model::
+    the format takes); Evolve a default profile to describe a
+    newer model (``attrs.evolve``)::
 
         caps = attrs.evolve(
             providers.capabilities_for("anthropic"), structured_output="native"

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 from ...exceptions import UnsupportedContent
-from .._common import FidelityWarning, Options
+
+if TYPE_CHECKING:
+    from .._common import Options
 
 __all__ = ["Outcomes"]
 
@@ -39,6 +42,8 @@ class Outcomes:
     def dropped(self, field: str, reason: str) -> None:
         """``field`` is left out: the format has no equivalent."""
         self._refuse(field, reason)
+        from .._common import FidelityWarning  # _common imports the rules
+
         warnings.warn(
             f"{self.provider}: dropped request field {field}: {reason}",
             FidelityWarning,
