@@ -29,6 +29,12 @@ from canisters.providers import (
     is_strict_compatible,
     translate_schema,
 )
+from canisters.providers import _rules as rules
+from canisters.providers._common import Options
+from canisters.providers._requests import BODY, Fields, Rendering, WholeRequests
+
+# The rules' tests use the "drop" policy, which warns as it reports.
+quiet = pytest.mark.filterwarnings("ignore::canisters.providers.FidelityWarning")
 
 # The model ----------------------------------------------------------------------------
 
@@ -290,3 +296,230 @@ def test_a_bad_request_document_says_where(record: Any, path: str) -> None:
     with pytest.raises(canisters.SerializationError) as caught:
         canisters.from_json(json.dumps(document))
     assert caught.value.path == path
+
+
+# The rules a provider's request module applies ----------------------------------------
+
+
+def outcomes(**options: Any) -> tuple[rules.Outcomes, providers.Report]:
+    report = providers.Report()
+    return rules.Outcomes(Options(report=report, **options), "x"), report
+
+
+def kinds(report: providers.Report) -> list[tuple[str, str]]:
+    return [(event.kind, event.where) for event in report.events]
+
+
+ANTHROPIC = providers.capabilities_for("anthropic")
+THINKING = ReasoningConfig(enabled=True, budget_tokens=2048)
+
+
+def test_a_forced_tool_gives_way_to_reasoning_where_the_model_wants() -> None:
+    noted, report = outcomes(unsupported="drop")
+    forced = ToolChoice.tool("f", parallel=False)
+    assert rules.forced_with_reasoning(
+        forced, THINKING, ANTHROPIC, noted
+    ) == ToolChoice("auto", ("f",), False)
+    assert kinds(report) == [("conflict", "tool_choice")]
+    same = providers.capabilities_for("openai-chat")
+    assert rules.forced_with_reasoning(forced, THINKING, same, noted) is forced
+    assert rules.forced_with_reasoning(forced, None, ANTHROPIC, noted) is forced
+    strict, _ = outcomes()
+    with pytest.raises(canisters.UnsupportedContent, match="tool_choice"):
+        rules.forced_with_reasoning(forced, THINKING, ANTHROPIC, strict)
+
+
+def test_sampling_gives_way_to_reasoning_where_the_model_wants() -> None:
+    noted, report = outcomes(unsupported="drop")
+    generation = Generation(temperature=0.3, top_k=5, top_p=0.9, max_output_tokens=9)
+    sent = rules.sampling_with_reasoning(generation, True, ANTHROPIC, noted)
+    assert sent == Generation(max_output_tokens=9)
+    assert kinds(report) == [
+        ("conflict", "generation.temperature"),
+        ("conflict", "generation.top_k"),
+        ("conflict", "generation.top_p"),
+    ]
+    assert (
+        rules.sampling_with_reasoning(generation, False, ANTHROPIC, noted) is generation
+    )
+
+
+def test_json_beside_tools_gives_way_where_the_model_wants() -> None:
+    noted, report = outcomes(unsupported="drop")
+    gemini = providers.capabilities_for("gemini")
+    json_out = OutputFormat("json")
+    assert rules.json_with_tools(json_out, True, gemini, noted) is None
+    assert rules.json_with_tools(json_out, False, gemini, noted) is json_out
+    assert kinds(report) == [("conflict", "output")]
+
+
+def test_structured_output_as_a_forced_tool() -> None:
+    noted, report = outcomes(unsupported="drop")
+    tool = rules.output_as_tool(OutputFormat("json_schema", {"type": "object"}), noted)
+    assert tool == Tool(rules.OUTPUT_TOOL, tool.description, {"type": "object"})
+    assert kinds(report) == [("approximated", "output")]
+
+
+@quiet
+def test_budgets_and_efforts_translate_through_the_table() -> None:
+    noted, report = outcomes(unsupported="drop")
+    table = ReasoningTable()
+    assert (
+        rules.budget_for(ReasoningConfig(effort="low"), ANTHROPIC, table, noted) == 2048
+    )
+    assert (
+        rules.budget_for(ReasoningConfig(budget_tokens=100), ANTHROPIC, table, noted)
+        == 1024
+    )
+    assert (
+        rules.budget_for(ReasoningConfig(effort="none"), ANTHROPIC, table, noted)
+        is None
+    )
+    both = ReasoningConfig(effort="high", budget_tokens=5000)
+    assert rules.budget_for(both, ANTHROPIC, table, noted) == 5000
+    chat = providers.capabilities_for("openai-chat")
+    assert rules.effort_for(both, chat, table, noted) == "high"
+    assert rules.effort_for(ReasoningConfig(enabled=False), chat, table, noted) is None
+    with_none = Capabilities(efforts=("none", "low"))
+    assert (
+        rules.effort_for(ReasoningConfig(enabled=False), with_none, table, noted)
+        == "none"
+    )
+    assert kinds(report) == [
+        ("approximated", "reasoning.effort"),
+        ("approximated", "reasoning.budget_tokens"),
+        ("dropped", "reasoning.effort"),
+        ("dropped", "reasoning.budget_tokens"),
+        ("dropped", "reasoning.enabled"),
+        ("approximated", "reasoning.enabled"),
+    ]
+
+
+@quiet
+def test_service_tiers_translate_or_drop() -> None:
+    noted, report = outcomes(unsupported="drop")
+    assert (
+        rules.service_tier(
+            "standard_only", providers.capabilities_for("openai-chat"), noted
+        )
+        == "default"
+    )
+    assert rules.service_tier("default", ANTHROPIC, noted) == "standard_only"
+    assert rules.service_tier("flex", ANTHROPIC, noted) is None
+    assert (
+        rules.service_tier("flex", providers.capabilities_for("gemini"), noted) is None
+    )
+    assert [kind for kind, _ in kinds(report)] == [
+        "approximated",
+        "approximated",
+        "dropped",
+        "dropped",
+    ]
+
+
+def test_a_gemini_schema_reads_back_as_json_schema() -> None:
+    gemini = {
+        "type": "OBJECT",
+        "properties": {
+            "city": {"type": "STRING", "nullable": True, "example": "Paris"},
+            "unit": {"type": "STRING", "format": "enum", "enum": ["C", "F"]},
+            "any": {"anyOf": [{"type": "INTEGER"}], "nullable": True},
+        },
+        "propertyOrdering": ["city", "unit"],
+    }
+    schema, changes = rules.from_gemini_schema(gemini)
+    assert schema == {
+        "type": "object",
+        "properties": {
+            "city": {"type": ["string", "null"], "examples": ["Paris"]},
+            "unit": {"type": "string", "enum": ["C", "F"]},
+            "any": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+        },
+    }
+    assert {(c.path, c.action) for c in changes} == {
+        ("$.properties.city.nullable", "nullable"),
+        ("$.properties.city.example", "renamed"),
+        ("$.properties.unit.format", "removed"),
+        ("$.properties.any.nullable", "nullable"),
+        ("$.propertyOrdering", "removed"),
+    }
+
+
+# A request settings module of one's own -----------------------------------------------
+
+
+class _Settings:
+    """A minimal request settings module: a format taking ``model``, a
+    required ``limit`` and OpenAI Chat's ``store``."""
+
+    NAME = "tiny"
+    CONVERSATION_KEYS = frozenset({"messages"})
+
+    @staticmethod
+    def parse_settings(body: Any) -> Request:
+        fields = Fields(body, skip=_Settings.CONVERSATION_KEYS)
+        model = fields.take("model", lambda v: isinstance(v, str))
+        limit = fields.take("limit", lambda v: type(v) is int)
+        extras = {"tiny": {BODY: fields.rest}} if fields.rest else None
+        return Request(
+            model=model, generation=Generation(max_output_tokens=limit), extras=extras
+        )
+
+    @staticmethod
+    def render_settings(request: Request, rendering: Rendering) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if rendering.model is not None:
+            out["model"] = rendering.model
+        limit = rendering.max_output_tokens(request.generation.max_output_tokens)
+        if limit is not None:
+            out["limit"] = limit
+        store = rendering.claim("openai-chat", "store")
+        if store is not None:
+            out["store"] = store
+        out.update(rendering.own_body)
+        return out
+
+
+class _Tiny(WholeRequests):
+    name = "tiny"
+    request_settings = _Settings()
+
+    def parse_request(self, body: Any) -> canisters.Conversation:
+        return providers.get("openai-chat").parse_request(body)
+
+    def render_request(self, conversation: Any, **options: Any) -> dict[str, Any]:
+        return providers.get("openai-chat").render_request(conversation, **options)
+
+
+def test_a_settings_module_is_all_a_format_needs() -> None:
+    tiny = _Tiny()
+    body = {
+        "model": "t",
+        "messages": [{"role": "user", "content": "hi"}],
+        "limit": 5,
+        "x": [1],
+    }
+    assert tiny.render_full_request(tiny.parse_full_request(body)) == body
+    chat = providers.get("openai-chat").parse_full_request(
+        {"model": "gpt", "messages": [], "store": True, "verbosity": "low"}
+    )
+    report = providers.Report()
+    with pytest.warns(providers.FidelityWarning, match="verbosity"):
+        sent = tiny.render_full_request(
+            chat, unsupported="drop", report=report, model="t", max_tokens=77
+        )
+    assert sent == {
+        "model": "t",
+        "messages": [],
+        "store": True,
+    }  # no default limit: none
+    assert kinds(report) == [("dropped", "extras.openai-chat.body.verbosity")]
+    profile = Capabilities(default_max_tokens=100)
+    report = providers.Report()
+    sent = tiny.render_full_request(Request(), capabilities=profile, report=report)
+    assert sent == {"messages": [], "limit": 100}
+    assert [(e.kind, e.rule) for e in report.events] == [
+        ("synthesized", "the profile's default")
+    ]
+    sent = tiny.render_full_request(Request(), capabilities=profile, max_tokens=7)
+    assert sent["limit"] == 7

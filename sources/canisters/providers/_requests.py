@@ -172,6 +172,7 @@ class Rendering:
     """
 
     __slots__ = (
+        "_unclaimed",
         "capabilities",
         "model",
         "options",
@@ -235,14 +236,46 @@ class Rendering:
         return tuple(kept)
 
     def _foreign(self, request: Request) -> None:
+        self._unclaimed: dict[tuple[str, str], Any] = {}
         for provider in request.extras:
-            if provider == self.provider:
-                continue
-            for key in kept_body(request, provider):
-                self.outcomes.dropped(
-                    key if provider == "" else f"extras.{provider}.body.{key}",
-                    f"a {provider} field without an equivalent",
-                )
+            if provider != self.provider:
+                for key, value in kept_body(request, provider).items():
+                    self._unclaimed[provider, key] = value
+
+    def claim(self, provider: str, key: str) -> Any:
+        """The value another format's parser kept verbatim as ``key``, taken
+        by this format's renderer (``None`` when absent): a field the neutral
+        model lacks but the two formats share (OpenAI Chat's ``store`` for
+        OpenAI Responses). What is not claimed is dropped, reported, after
+        ``render_settings``."""
+        return self._unclaimed.pop((provider, key), None)
+
+    def finish(self) -> None:
+        """Report the other formats' kept fields nobody claimed as dropped."""
+        for provider, key in self._unclaimed:
+            self.outcomes.dropped(
+                f"extras.{provider}.body.{key}",
+                f"a {provider} field without an equivalent",
+            )
+        self._unclaimed.clear()
+
+    def max_output_tokens(self, value: int | None) -> int | None:
+        """The output limit to send: ``value``, or for a format requiring one
+        (its profile has a ``default_max_tokens``) the ``max_tokens=`` option
+        or that default, reported as synthesized."""
+        if value is not None:
+            return value
+        default = self.capabilities.default_max_tokens
+        if default is None:
+            return None
+        given = self.options.max_tokens
+        sent = given if given is not None else default
+        self.outcomes.synthesized(
+            "generation.max_output_tokens",
+            f"the request has no output limit; {sent} sent",
+            "the max_tokens option" if given is not None else "the profile's default",
+        )
+        return sent
 
     def tool_extras(self, tool: Tool) -> Mapping[str, Any]:
         """The extras ``tool`` keeps for this format."""
@@ -311,6 +344,7 @@ class WholeRequests:
         rendering = Rendering(request, opts, self.name)
         try:
             settings = self.request_settings.render_settings(request, rendering)
+            rendering.finish()
         except CanistersError:
             raise
         except common.STRAY as error:

@@ -26,6 +26,8 @@ from .generation import (
     budget_for,
     clamped,
     effort_for,
+    json_with_tools,
+    sampling_with_reasoning,
     service_tier,
     stops,
 )
@@ -35,15 +37,24 @@ from .schema import (
     GEMINI_MAX_DEPTH,
     SchemaChange,
     SchemaTarget,
+    from_gemini_schema,
     is_strict_compatible,
     translate_schema,
 )
-from .tools import disable_parallel, narrowed
+from .tools import (
+    OUTPUT_TOOL,
+    disable_parallel,
+    forced_with_reasoning,
+    narrowed,
+    output_as_tool,
+    reasoning_on,
+)
 
 __all__ = [
     "DEFAULT_CAPABILITIES",
     "DEFAULT_REASONING_TABLE",
     "GEMINI_MAX_DEPTH",
+    "OUTPUT_TOOL",
     "Capabilities",
     "Outcomes",
     "ReasoningTable",
@@ -57,7 +68,13 @@ __all__ = [
     "stops",
     "capabilities_for",
     "disable_parallel",
+    "forced_with_reasoning",
+    "from_gemini_schema",
+    "json_with_tools",
     "is_strict_compatible",
     "narrowed",
+    "output_as_tool",
+    "reasoning_on",
+    "sampling_with_reasoning",
     "translate_schema",
 ]

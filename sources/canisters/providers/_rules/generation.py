@@ -9,13 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ...requests import ReasoningConfig
+import attrs
+
+from ...requests import Generation, OutputFormat, ReasoningConfig
 from .capabilities import Capabilities
 from .outcomes import Outcomes
 from .reasoning import ReasoningTable
 
 __all__ = [
     "TIER_EQUIVALENTS",
+    "json_with_tools",
+    "sampling_with_reasoning",
     "budget_for",
     "clamped",
     "effort_for",
@@ -169,3 +173,54 @@ def budget_for(
         )
         budget = least
     return budget
+
+
+def sampling_with_reasoning(
+    generation: Generation,
+    reasoning_is_on: bool,
+    capabilities: Capabilities,
+    outcomes: Outcomes,
+) -> Generation:
+    """The generation settings to send while reasoning is on, to a model that
+    takes no sampling settings then (Anthropic: no ``temperature`` or
+    ``top_k``, ``top_p`` only from 0.95): those are left out, each noted as a
+    conflict settled in favour of the reasoning."""
+    if capabilities.sampling_with_reasoning or not reasoning_is_on:
+        return generation
+    changes: dict[str, None] = {}
+    for name in ("temperature", "top_k"):
+        if getattr(generation, name) is not None:
+            changes[name] = None
+    if generation.top_p is not None and generation.top_p < 0.95:
+        changes["top_p"] = None
+    for name in changes:
+        outcomes.conflict(
+            f"generation.{name}",
+            f"{name} with reasoning on, which the model refuses",
+            f"{name} left out; reasoning is kept",
+        )
+    return attrs.evolve(generation, **changes) if changes else generation
+
+
+def json_with_tools(
+    output: OutputFormat | None,
+    has_tools: bool,
+    capabilities: Capabilities,
+    outcomes: Outcomes,
+) -> OutputFormat | None:
+    """The output format to send beside tools, to a model that refuses a JSON
+    answer in a request with tools (Gemini 2.5): left out, noted as a conflict
+    settled in favour of the tools."""
+    if (
+        output is None
+        or output.type == "text"
+        or not has_tools
+        or capabilities.tools_with_json
+    ):
+        return output
+    outcomes.conflict(
+        "output",
+        "a JSON answer in a request with tools, which the model refuses",
+        "the output format left out; the tools are kept",
+    )
+    return None

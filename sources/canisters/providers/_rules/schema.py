@@ -20,6 +20,7 @@ __all__ = [
     "GEMINI_MAX_DEPTH",
     "SchemaChange",
     "SchemaTarget",
+    "from_gemini_schema",
     "is_strict_compatible",
     "translate_schema",
 ]
@@ -57,11 +58,13 @@ class SchemaChange:
         "any_of",
         "required",
         "closed",
+        "renamed",
     ]
-    """What: a ``$ref`` inlined, ``null`` turned into ``nullable``, a ``const``
-    turned into a one-value enum, a keyword removed, an ``allOf`` merged, a
-    ``oneOf`` or type list turned into ``anyOf``, a property made required (and
-    nullable), an object closed (``additionalProperties: false``)."""
+    """What: a ``$ref`` inlined, ``null`` turned into ``nullable`` (or back),
+    a ``const`` turned into a one-value enum, a keyword removed, an ``allOf``
+    merged, a ``oneOf`` or type list turned into ``anyOf``, a property made
+    required (and nullable), an object closed (``additionalProperties:
+    false``), a keyword renamed (Gemini's ``example`` as ``examples``)."""
     detail: str
     """In words."""
 
@@ -449,3 +452,64 @@ def _nullable(schema: Any) -> Any:
     if isinstance(kind, list):
         return dict(schema) if "null" in kind else {**schema, "type": [*kind, "null"]}
     return {"anyOf": [dict(schema), {"type": "null"}]}
+
+
+def from_gemini_schema(
+    schema: Mapping[str, Any],
+) -> tuple[dict[str, Any], list[SchemaChange]]:
+    """A schema in Gemini's OpenAPI subset (``parameters``,
+    ``responseSchema``) as JSON Schema, and the changes made, by path: type
+    names lower-cased (``"OBJECT"`` is ``"object"``; not reported),
+    ``nullable: true`` as ``"null"`` in the type list (or an ``anyOf`` with
+    ``null``), ``example`` as ``examples``, Gemini's ``format: "enum"`` and
+    ``propertyOrdering`` removed. Pure, like :func:`translate_schema`."""
+    if not isinstance(schema, Mapping):
+        raise ProviderError(
+            f"a Gemini schema must be an object, got {type(schema).__name__}"
+        )
+    changes: list[SchemaChange] = []
+    return _from_gemini(schema, "$", changes), changes
+
+
+def _from_gemini(schema: Any, path: str, changes: list[SchemaChange]) -> Any:
+    if not isinstance(schema, Mapping):
+        return _copy(schema)
+    out: dict[str, Any] = {}
+    nullable = False
+    for key, value in schema.items():
+        where = f"{path}.{key}"
+        if key == "type" and isinstance(value, str):
+            out[key] = value.lower()
+        elif key == "nullable":
+            nullable = value is True
+            changes.append(SchemaChange(where, "nullable", "nullable sent as null"))
+        elif key == "example":
+            out["examples"] = [_copy(value)]
+            changes.append(SchemaChange(where, "renamed", "example sent as examples"))
+        elif key == "propertyOrdering" or (key == "format" and value == "enum"):
+            changes.append(
+                SchemaChange(where, "removed", f"JSON Schema has no {key} {value!r}")
+            )
+        elif key == "properties" and isinstance(value, Mapping):
+            out[key] = {
+                name: _from_gemini(item, f"{where}.{name}", changes)
+                for name, item in value.items()
+            }
+        elif key == "items":
+            out[key] = _from_gemini(value, where, changes)
+        elif key == "anyOf" and isinstance(value, list):
+            out[key] = [
+                _from_gemini(item, f"{where}[{index}]", changes)
+                for index, item in enumerate(value)
+            ]
+        else:
+            out[key] = _copy(value)
+    if nullable:
+        kind = out.get("type")
+        if isinstance(kind, str):
+            out["type"] = [kind, "null"]
+        elif "anyOf" in out:
+            out["anyOf"] = [*out["anyOf"], {"type": "null"}]
+        else:
+            out = {"anyOf": [out, {"type": "null"}]}
+    return out

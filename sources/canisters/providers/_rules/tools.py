@@ -15,7 +15,11 @@ required, one named tool, a subset) does not line up across formats:
   reported;
 - whether calls may run in parallel is ``parallel_tool_calls`` on OpenAI and
   the inverse ``disable_parallel_tool_use`` inside Anthropic's tool choice
-  (:func:`disable_parallel`); Gemini and Ollama have no such setting.
+  (:func:`disable_parallel`); Gemini and Ollama have no such setting;
+- a forced choice conflicts with reasoning on Anthropic
+  (:func:`forced_with_reasoning`);
+- a model without native structured output gets the answer's schema as a
+  forced tool (:func:`output_as_tool`).
 """
 
 from __future__ import annotations
@@ -23,9 +27,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ...requests import ProviderTool, Tool
+from ...requests import OutputFormat, ProviderTool, ReasoningConfig, Tool, ToolChoice
+from .capabilities import Capabilities
+from .outcomes import Outcomes
 
-__all__ = ["disable_parallel", "narrowed"]
+__all__ = [
+    "OUTPUT_TOOL",
+    "disable_parallel",
+    "forced_with_reasoning",
+    "narrowed",
+    "output_as_tool",
+    "reasoning_on",
+]
 
 
 def narrowed(
@@ -49,3 +62,63 @@ def disable_parallel(parallel: bool | None) -> Any:
     """Anthropic's ``disable_parallel_tool_use`` for a neutral ``parallel``
     (``None`` stays ``None``: not said)."""
     return None if parallel is None else not parallel
+
+
+def reasoning_on(reasoning: ReasoningConfig | None) -> bool:
+    """Whether ``reasoning`` asks for reasoning (on, or an effort other than
+    ``"none"``, or a budget)."""
+    if reasoning is None or reasoning.enabled is False:
+        return False
+    return bool(
+        reasoning.enabled
+        or (reasoning.effort is not None and reasoning.effort != "none")
+        or reasoning.budget_tokens
+    )
+
+
+def forced_with_reasoning(
+    choice: ToolChoice | None,
+    reasoning: ReasoningConfig | None,
+    capabilities: Capabilities,
+    outcomes: Outcomes,
+) -> ToolChoice | None:
+    """The tool choice to send when reasoning is on: a forced choice (one
+    tool, or ``required``) becomes ``auto`` over the same names for a model
+    that refuses to be forced while reasoning (Anthropic: "Thinking may not be
+    enabled when tool_choice forces tool use"), noted as a conflict."""
+    if (
+        choice is None
+        or choice.mode != "required"
+        or capabilities.forced_tool_with_reasoning
+        or not reasoning_on(reasoning)
+    ):
+        return choice
+    outcomes.conflict(
+        "tool_choice",
+        "a forced tool choice with reasoning on, which the model refuses",
+        "the choice is sent as auto; reasoning is kept",
+    )
+    return ToolChoice("auto", choice.names, choice.parallel)
+
+
+OUTPUT_TOOL = "final_answer"
+"""The name of the tool that carries a structured answer when the model takes
+no native structured output and the format has none."""
+
+
+def output_as_tool(output: OutputFormat, outcomes: Outcomes) -> Tool:
+    """The tool whose input is the structured answer (``capabilities.
+    structured_output == "tool"``): force it, and read its call's arguments as
+    the answer. Noted as approximated."""
+    name = output.name or OUTPUT_TOOL
+    outcomes.approximated(
+        "output",
+        f"a JSON Schema answer asked for as the forced tool {name!r}",
+        "structured output by a forced tool",
+    )
+    return Tool(
+        name,
+        output.description or "Give the final answer in this shape.",
+        output.schema if output.schema is not None else {"type": "object"},
+        output.strict,
+    )
