@@ -423,3 +423,109 @@ def test_hard_cases_come_back_after_a_document(name: str) -> None:
     )
     assert isinstance(again, Request)
     assert normalizer().render_full_request(again) == body
+
+
+# Any body: refused with the library's error, or given back exactly ------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from .budget import examples  # noqa: E402
+from .strategies import json_values  # noqa: E402
+
+_KEYS = [
+    "model",
+    "stream",
+    "tools",
+    "functions",
+    "function_call",
+    "tool_choice",
+    "parallel_tool_calls",
+    "response_format",
+    "max_completion_tokens",
+    "max_tokens",
+    "temperature",
+    "top_p",
+    "stop",
+    "seed",
+    "presence_penalty",
+    "frequency_penalty",
+    "n",
+    "logprobs",
+    "top_logprobs",
+    "reasoning_effort",
+    "prompt_cache_key",
+    "prompt_cache_retention",
+    "user",
+    "metadata",
+    "service_tier",
+    "store",
+]
+_function = st.fixed_dictionaries(
+    {"name": st.sampled_from(["f", "g", ""]) | json_values},
+    optional={
+        "description": st.text(max_size=5) | json_values,
+        "parameters": st.just(WEATHER) | json_values,
+        "strict": st.booleans() | json_values,
+        "other": json_values,
+    },
+)
+_tool = st.fixed_dictionaries(
+    {"type": st.sampled_from(["function", "custom"]) | json_values},
+    optional={"function": _function, "cache": json_values},
+)
+_named = st.fixed_dictionaries(
+    {
+        "type": st.just("function"),
+        "function": st.fixed_dictionaries({"name": st.sampled_from(["f", "g"])}),
+    }
+)
+_values = {
+    "tools": st.lists(_tool, max_size=3),
+    "functions": st.lists(_function, max_size=3),
+    "function_call": st.sampled_from(["auto", "none"])
+    | st.fixed_dictionaries({"name": st.just("f")}),
+    "tool_choice": st.sampled_from(["auto", "none", "required"])
+    | _named
+    | st.fixed_dictionaries(
+        {
+            "type": st.just("allowed_tools"),
+            "allowed_tools": st.fixed_dictionaries(
+                {
+                    "mode": st.sampled_from(["auto", "required", "x"]),
+                    "tools": st.lists(_named, max_size=2),
+                }
+            ),
+        }
+    ),
+    "response_format": st.sampled_from(
+        [
+            {"type": "text"},
+            {"type": "json_object"},
+            {"type": "json_schema", "json_schema": {"name": "a", "schema": WEATHER}},
+        ]
+    ),
+    "stop": st.text(max_size=3) | st.lists(st.text(max_size=3), max_size=5),
+    "metadata": st.dictionaries(st.text(max_size=3), st.text(max_size=3), max_size=2),
+    "temperature": st.floats(0, 2) | st.integers(0, 2),
+}
+
+
+@st.composite
+def bodies(draw: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"messages": MESSAGES}
+    for key in draw(st.lists(st.sampled_from(_KEYS), max_size=8, unique=True)):
+        body[key] = draw(_values.get(key, json_values) | json_values)
+    return body
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(bodies())
+def test_any_body_comes_back_exactly_or_is_refused(body: dict[str, Any]) -> None:
+    try:
+        request = normalizer().parse_full_request(body)
+    except canisters.ProviderError:
+        return
+    assert normalizer().render_full_request(request) == body
+    again = canisters.from_json(canisters.to_json(request))
+    assert again == request

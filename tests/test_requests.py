@@ -523,3 +523,16 @@ def test_a_settings_module_is_all_a_format_needs() -> None:
     ]
     sent = tiny.render_full_request(Request(), capabilities=profile, max_tokens=7)
     assert sent["limit"] == 7
+
+
+def test_a_schema_too_deep_for_python_is_refused() -> None:
+    deep: dict[str, Any] = {}
+    for _ in range(5000):
+        deep = {"items": deep}
+    for target in ("openai", "gemini-json", "openai-strict"):
+        with pytest.raises(canisters.ProviderError, match="too deeply"):
+            translate_schema(deep, target=target)  # type: ignore[arg-type]
+    with pytest.raises(canisters.ProviderError, match="nests more than"):
+        translate_schema(deep, target="gemini")
+    with pytest.raises(canisters.ProviderError, match="too deeply"):
+        rules.from_gemini_schema(deep)

@@ -31,13 +31,22 @@ here, before ``render_settings`` runs, so a module never has to.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
-import attrs
-
+from .._frozen import EMPTY, FrozenDict
+from .._trusted import _trusted
 from ..conversation import Conversation
-from ..exceptions import CanistersError, ProviderError, _excerpt
-from ..requests import ProviderTool, Request, Tool
+from ..exceptions import CanistersError, MalformedPayload, ProviderError, _excerpt
+from ..requests import (
+    CacheConfig,
+    Generation,
+    OutputFormat,
+    ProviderTool,
+    ReasoningConfig,
+    Request,
+    Tool,
+    ToolChoice,
+)
 from . import _common as common
 from ._common import Options
 from ._rules import (
@@ -61,11 +70,158 @@ __all__ = [
     "is_str",
     "is_strings",
     "kept_body",
+    "new_cache",
+    "new_generation",
+    "new_output",
+    "new_provider_tool",
+    "new_reasoning",
+    "new_request",
+    "new_tool",
+    "new_tool_choice",
 ]
 
 BODY = "body"
 """The key of ``Request.extras[provider]`` holding the body's top-level keys
 that have no neutral field, verbatim."""
+
+
+# Trusted constructors --------------------------------------------------------------
+#
+# A parser checks every value it reads (is_str, is_int... below); building the
+# request's parts through their constructors would check them again, and cost
+# a settings parse as much as the conversation's. These build without the
+# checks: every argument must already be of the field's type (tuples of
+# strings, FrozenDicts for mappings, ``EMPTY`` for no extras). Use the
+# constructors themselves for anything not checked.
+
+_new_request = _trusted(Request)
+_new_generation = _trusted(Generation)
+_NO_CONVERSATION = Conversation()
+NO_GENERATION = Generation()
+"""The generation settings of a request that gives none."""
+
+new_tool: Any = _trusted(Tool)
+"""``new_tool(name, description, parameters, strict, extras)``, trusted:
+``parameters`` a ``FrozenDict`` or ``None``, ``extras`` a ``FrozenDict``."""
+new_provider_tool: Any = _trusted(ProviderTool)
+"""``new_provider_tool(provider, body)``, trusted: ``body`` a ``FrozenDict``."""
+new_tool_choice: Any = _trusted(ToolChoice)
+"""``new_tool_choice(mode, names, parallel)``, trusted: ``names`` a tuple."""
+new_output: Any = _trusted(OutputFormat)
+"""``new_output(type, schema, name, description, strict)``, trusted."""
+new_reasoning: Any = _trusted(ReasoningConfig)
+"""``new_reasoning(enabled, effort, budget_tokens, summary,
+include_thoughts)``, trusted."""
+new_cache: Any = _trusted(CacheConfig)
+"""``new_cache(key, retention)``, trusted."""
+
+
+def new_generation(
+    max_output_tokens: int | None = None,
+    temperature: float | None = None,
+    top_p: float | None = None,
+    top_k: int | None = None,
+    stop: tuple[str, ...] | None = None,
+    seed: int | None = None,
+    presence_penalty: float | None = None,
+    frequency_penalty: float | None = None,
+    candidates: int | None = None,
+    logprobs: bool | None = None,
+    top_logprobs: int | None = None,
+) -> Generation:
+    """:class:`~canisters.Generation` from checked values (``stop`` a tuple);
+    the shared empty one when none is given."""
+    if (
+        max_output_tokens is None
+        and temperature is None
+        and top_p is None
+        and top_k is None
+        and stop is None
+        and seed is None
+        and presence_penalty is None
+        and frequency_penalty is None
+        and candidates is None
+        and logprobs is None
+        and top_logprobs is None
+    ):
+        return NO_GENERATION
+    return _new_generation(
+        max_output_tokens,
+        temperature,
+        top_p,
+        top_k,
+        stop,
+        seed,
+        presence_penalty,
+        frequency_penalty,
+        candidates,
+        logprobs,
+        top_logprobs,
+    )
+
+
+def new_request(
+    *,
+    model: str | None = None,
+    tools: tuple[Tool | ProviderTool, ...] = (),
+    tool_choice: ToolChoice | None = None,
+    output: OutputFormat | None = None,
+    generation: Generation = NO_GENERATION,
+    reasoning: ReasoningConfig | None = None,
+    cache: CacheConfig | None = None,
+    user: str | None = None,
+    metadata: FrozenDict[str, Any] | None = None,
+    service_tier: str | None = None,
+    stream: bool | None = None,
+    extras: FrozenDict[str, Any] = EMPTY,
+) -> Request:
+    """:class:`~canisters.Request` (without its conversation, which
+    ``parse_full_request`` adds) from checked values: what a settings parser
+    returns."""
+    return _new_request(
+        _NO_CONVERSATION,
+        model,
+        tools,
+        tool_choice,
+        output,
+        generation,
+        reasoning,
+        cache,
+        user,
+        metadata,
+        service_tier,
+        stream,
+        extras,
+    )
+
+
+def _with_conversation(
+    request: Request, conversation: Conversation, provider: str
+) -> Request:
+    """``request`` with ``conversation``, its extras holding an entry for
+    ``provider`` (empty when the parser kept nothing): the mark of a request
+    read from that format (see :attr:`Rendering.native`)."""
+    extras = request.extras
+    if provider not in extras:
+        extras = FrozenDict({**extras, provider: EMPTY})
+    return _new_request(
+        conversation,
+        request.model,
+        request.tools,
+        request.tool_choice,
+        request.output,
+        request.generation,
+        request.reasoning,
+        request.cache,
+        request.user,
+        request.metadata,
+        request.service_tier,
+        request.stream,
+        extras,
+    )
+
+
+# Shape checks -----------------------------------------------------------------------
 
 
 def is_str(value: object) -> bool:
@@ -88,9 +244,9 @@ def is_number(value: object) -> bool:
     return type(value) is int or type(value) is float
 
 
-def is_mapping(value: object) -> bool:
-    """A JSON object."""
-    return isinstance(value, Mapping)
+def is_mapping(value: object) -> TypeGuard[Mapping[str, Any]]:
+    """A JSON object (a dict is told at once, without the ABC's check)."""
+    return True if isinstance(value, dict) else isinstance(value, Mapping)
 
 
 def is_strings(value: object) -> bool:
@@ -160,8 +316,8 @@ class RequestSettings(Protocol):
 def kept_body(request: Request, provider: str) -> Mapping[str, Any]:
     """The top-level keys ``provider``'s parser kept verbatim in ``request``."""
     own = request.extras.get(provider)
-    body = own.get(BODY) if isinstance(own, Mapping) else None
-    return body if isinstance(body, Mapping) else {}
+    body = own.get(BODY) if is_mapping(own) else None
+    return body if is_mapping(body) else EMPTY
 
 
 class Rendering:
@@ -175,6 +331,7 @@ class Rendering:
         "_unclaimed",
         "capabilities",
         "model",
+        "native",
         "options",
         "outcomes",
         "own",
@@ -203,8 +360,14 @@ class Rendering:
         self.model = options.model if options.model is not None else request.model
         """The model to send (the ``model=`` option wins)."""
         own = request.extras.get(provider)
-        self.own: Mapping[str, Any] = own if isinstance(own, Mapping) else {}
+        self.own: Mapping[str, Any] = own if is_mapping(own) else EMPTY
         """The request's extras for this format: its markers and kept keys."""
+        self.native = own is not None
+        """Whether the request was read from this format (its extras have an
+        entry for it, as ``parse_full_request`` always makes): its values go
+        back as they came, without the limits of :attr:`capabilities`
+        (temperature range, stop sequences, tiers), which apply to values
+        translated from another format."""
         self.own_body = kept_body(request, provider)
         """The top-level keys this format's parser kept verbatim."""
         self.tools: tuple[Tool | ProviderTool, ...] = self._tools(request)
@@ -214,6 +377,12 @@ class Rendering:
         self._foreign(request)
 
     def _tools(self, request: Request) -> tuple[Tool | ProviderTool, ...]:
+        tools = request.tools
+        for tool in tools:  # most often: function tools without extras
+            if type(tool) is not Tool or tool.extras:
+                break
+        else:
+            return tools
         kept: list[Tool | ProviderTool] = []
         for index, tool in enumerate(request.tools):
             if isinstance(tool, ProviderTool) and tool.provider != self.provider:
@@ -279,8 +448,10 @@ class Rendering:
 
     def tool_extras(self, tool: Tool) -> Mapping[str, Any]:
         """The extras ``tool`` keeps for this format."""
-        extra = tool.extras.get(self.provider)
-        return extra if isinstance(extra, Mapping) else {}
+        extras = tool.extras
+        if not extras:
+            return extras
+        return extras.get(self.provider) or EMPTY  # a Tool's extras are mappings
 
 
 def _keys(extra: Any) -> list[str]:
@@ -320,7 +491,7 @@ class WholeRequests:
         mapping = common.as_mapping(body)
         conversation = self.parse_request(mapping)
         settings = _parse_settings(self.request_settings, mapping)
-        return attrs.evolve(settings, conversation=conversation)
+        return _with_conversation(settings, conversation, self.name)
 
     def render_full_request(self, request: Request, **options: Any) -> dict[str, Any]:
         """Render a whole request body from ``request``.
@@ -359,6 +530,25 @@ class WholeRequests:
         return body
 
 
-@common.guarded
+_held = common._holder(None)
+
+
 def _parse_settings(settings: RequestSettings, body: Mapping[str, Any]) -> Request:
-    return settings.parse_settings(body)
+    """``settings.parse_settings(body)`` under the parsers' net: a stray error
+    becomes :class:`~canisters.providers.MalformedPayload`, and the keys it
+    reads (the conversation's were read already) are held to the depth bound."""
+    try:
+        request = settings.parse_settings(body)
+    except CanistersError:
+        raise
+    except common.STRAY as error:
+        _held(_settings_keys(settings, body))
+        raise MalformedPayload(f"unexpected shape: {error}") from None
+    if request.tools or request.extras or request.output is not None:
+        _held(_settings_keys(settings, body))  # what may nest: schemas, kept keys
+    return request
+
+
+def _settings_keys(settings: RequestSettings, body: Mapping[str, Any]) -> Any:
+    skip = settings.CONVERSATION_KEYS
+    return {key: value for key, value in body.items() if key not in skip}

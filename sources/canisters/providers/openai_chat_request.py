@@ -34,8 +34,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .._frozen import EMPTY, FrozenDict
 from ..requests import (
-    CacheConfig,
     Generation,
     OutputFormat,
     ProviderTool,
@@ -47,6 +47,7 @@ from ..requests import (
 from . import _rules as rules
 from ._requests import (
     BODY,
+    NO_GENERATION,
     Fields,
     Rendering,
     is_bool,
@@ -55,6 +56,14 @@ from ._requests import (
     is_number,
     is_str,
     is_strings,
+    new_cache,
+    new_generation,
+    new_output,
+    new_provider_tool,
+    new_reasoning,
+    new_request,
+    new_tool,
+    new_tool_choice,
 )
 
 __all__ = ["CONVERSATION_KEYS", "NAME", "parse_settings", "render_settings"]
@@ -65,10 +74,26 @@ CONVERSATION_KEYS = frozenset({"messages"})
 _MODES = ("none", "auto", "required")
 _TOOL_KEYS = frozenset({"type", "function"})
 _FUNCTION_KEYS = frozenset({"name", "description", "parameters", "strict"})
-_LEGACY_KEYS = frozenset({"name", "description", "parameters"})
 
 
 # Parsing ------------------------------------------------------------------------------
+#
+# Every value is checked before it is kept (is_str, is_int...), so the parts are
+# built by the trusted constructors of _requests; a value that does not pass
+# stays in the body's kept keys, verbatim.
+
+# Wire key -> (Generation field, check), read in one loop.
+_GENERATION = {
+    "max_completion_tokens": ("max_output_tokens", is_int),
+    "temperature": ("temperature", is_number),
+    "top_p": ("top_p", is_number),
+    "seed": ("seed", is_int),
+    "presence_penalty": ("presence_penalty", is_number),
+    "frequency_penalty": ("frequency_penalty", is_number),
+    "n": ("candidates", is_int),
+    "logprobs": ("logprobs", is_bool),
+    "top_logprobs": ("top_logprobs", is_int),
+}
 
 
 def parse_settings(body: Mapping[str, Any]) -> Request:
@@ -83,46 +108,49 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
     choice = _parse_choice(fields, marks)
     parallel = fields.take("parallel_tool_calls", is_bool)
     if parallel is not None:
-        choice = ToolChoice(
+        choice = new_tool_choice(
             choice.mode if choice else None, choice.names if choice else (), parallel
         )
     output = _parse_output(fields)
     generation = _parse_generation(fields, marks)
     effort = fields.take("reasoning_effort", is_str)
-    reasoning = ReasoningConfig(effort=effort) if effort is not None else None
+    reasoning = (
+        new_reasoning(None, effort, None, None, None) if effort is not None else None
+    )
     key = fields.take("prompt_cache_key", is_str)
     retention = fields.take("prompt_cache_retention", is_str)
-    cache = CacheConfig(key, retention) if key or retention else None
+    cache = (
+        new_cache(key, retention) if key is not None or retention is not None else None
+    )
     user = fields.take("user", is_str)
     metadata = fields.take("metadata", _string_map)
     tier = fields.take("service_tier", is_str)
     if fields.rest:
         marks[BODY] = fields.rest
-    return Request(
+    return new_request(
         model=model,
-        tools=tools or (),
+        tools=tuple(tools) if tools else (),
         tool_choice=choice,
         output=output,
         generation=generation,
         reasoning=reasoning,
         cache=cache,
         user=user,
-        metadata=metadata,
+        metadata=FrozenDict(metadata) if metadata is not None else None,
         service_tier=tier,
         stream=stream,
-        extras={NAME: marks} if marks else None,
+        extras=FrozenDict({NAME: marks}) if marks else EMPTY,
     )
 
 
 def _string_map(value: object) -> bool:
-    return isinstance(value, Mapping) and all(
-        isinstance(item, str) for item in value.values()
-    )
+    return is_mapping(value) and all(isinstance(item, str) for item in value.values())
 
 
-def _function(raw: object) -> Tool | None:
-    """A ``function`` object as a tool; ``None`` when it is not shaped as one."""
-    if not isinstance(raw, Mapping):
+def _function(raw: object, entry: Mapping[str, Any] | None = None) -> Tool | None:
+    """A ``function`` object (of a ``tools`` ``entry``, whose other keys it
+    keeps) as a tool; ``None`` when it is not shaped as one."""
+    if not is_mapping(raw):
         return None
     name = raw.get("name")
     description = raw.get("description")
@@ -131,48 +159,47 @@ def _function(raw: object) -> Tool | None:
     if (
         not isinstance(name, str)
         or not name
-        or ("description" in raw and not isinstance(description, str))
-        or ("parameters" in raw and not isinstance(parameters, Mapping))
-        or ("strict" in raw and not isinstance(strict, bool))
+        or (description is not None and not isinstance(description, str))
+        or (parameters is not None and not is_mapping(parameters))
+        or (strict is not None and not isinstance(strict, bool))
     ):
         return None
-    other = {key: value for key, value in raw.items() if key not in _FUNCTION_KEYS}
-    return Tool(
+    extra: dict[str, Any] = {}
+    if not _FUNCTION_KEYS.issuperset(raw) or None in (description, parameters, strict):
+        # Other keys, and the known ones given as null, are kept as they came.
+        other = {
+            key: value
+            for key, value in raw.items()
+            if key not in _FUNCTION_KEYS or value is None
+        }
+        if other:
+            extra["function"] = other
+    if entry is not None and not _TOOL_KEYS.issuperset(entry):
+        extra["entry"] = {
+            key: value for key, value in entry.items() if key not in _TOOL_KEYS
+        }
+    return new_tool(  # type: ignore[no-any-return]
         name,
         description,
-        parameters,
+        FrozenDict(parameters) if parameters is not None else None,
         strict,
-        extras={NAME: {"function": other}} if other else None,
+        FrozenDict({NAME: extra}) if extra else EMPTY,
     )
 
 
 def _parse_tools(fields: Fields) -> list[Tool | ProviderTool] | None:
-    entries = fields.take("tools", lambda value: type(value) is list and value)
-    if entries is None:
+    entries = fields.rest.get("tools")
+    if type(entries) is not list or not entries:
         return None
-    if not all(isinstance(entry, Mapping) for entry in entries):
-        fields.rest["tools"] = entries  # kept as it came
-        return None
+    if not all(is_mapping(entry) for entry in entries):
+        return None  # kept as it came
+    fields.take("tools")
     tools: list[Tool | ProviderTool] = []
     for entry in entries:
         tool = None
-        if isinstance(entry, Mapping) and entry.get("type") == "function":
-            tool = _function(entry.get("function"))
-        if tool is None:
-            tools.append(ProviderTool(NAME, entry))
-            continue
-        other = {key: value for key, value in entry.items() if key not in _TOOL_KEYS}
-        if other:
-            extra = dict(tool.extras.get(NAME, {}))
-            extra["entry"] = other
-            tool = Tool(
-                tool.name,
-                tool.description,
-                tool.parameters,
-                tool.strict,
-                extras={NAME: extra},
-            )
-        tools.append(tool)
+        if entry.get("type") == "function":
+            tool = _function(entry.get("function"), entry)
+        tools.append(tool or new_provider_tool(NAME, FrozenDict(entry)))
     return tools
 
 
@@ -197,10 +224,10 @@ def _parse_functions(
 def _named(value: object) -> str | None:
     """The name of ``{"type": "function", "function": {"name": ...}}``."""
     if (
-        isinstance(value, Mapping)
+        is_mapping(value)
         and value.keys() == _TOOL_KEYS
         and value["type"] == "function"
-        and isinstance(value["function"], Mapping)
+        and is_mapping(value["function"])
         and value["function"].keys() == {"name"}
         and isinstance(value["function"]["name"], str)
     ):
@@ -213,36 +240,37 @@ def _parse_choice(fields: Fields, marks: dict[str, Any]) -> ToolChoice | None:
         call = fields.rest.get("function_call")
         if call in ("none", "auto"):
             fields.take("function_call")
-            return ToolChoice(call)
+            return new_tool_choice(call, (), None)  # type: ignore[no-any-return]
         if (
-            isinstance(call, Mapping)
+            is_mapping(call)
             and call.keys() == {"name"}
             and isinstance(call["name"], str)
         ):
             fields.take("function_call")
-            return ToolChoice.tool(call["name"])
+            return new_tool_choice("required", (call["name"],), None)  # type: ignore[no-any-return]
         return None
     raw = fields.rest.get("tool_choice")
     choice: ToolChoice | None = None
     if raw in _MODES:
-        choice = ToolChoice(raw)
+        choice = new_tool_choice(raw, (), None)
     elif (name := _named(raw)) is not None:
-        choice = ToolChoice.tool(name)
+        choice = new_tool_choice("required", (name,), None)
     elif (
-        isinstance(raw, Mapping)
+        is_mapping(raw)
         and raw.keys() == {"type", "allowed_tools"}
         and raw["type"] == "allowed_tools"
     ):
         allowed = raw["allowed_tools"]
         if (
-            isinstance(allowed, Mapping)
+            is_mapping(allowed)
             and allowed.keys() == {"mode", "tools"}
             and allowed["mode"] in ("auto", "required")
             and type(allowed["tools"]) is list
+            and allowed["tools"]
         ):
             names = [_named(item) for item in allowed["tools"]]
             if all(name is not None for name in names):
-                choice = ToolChoice(allowed["mode"], names)  # type: ignore[arg-type]
+                choice = new_tool_choice(allowed["mode"], tuple(names), None)
                 marks["tool_choice"] = "allowed_tools"
     if choice is not None:
         fields.take("tool_choice")
@@ -252,27 +280,26 @@ def _parse_choice(fields: Fields, marks: dict[str, Any]) -> ToolChoice | None:
 def _parse_output(fields: Fields) -> OutputFormat | None:
     raw = fields.rest.get("response_format")
     output: OutputFormat | None = None
-    if isinstance(raw, Mapping):
+    if is_mapping(raw):
         kind = raw.get("type")
         if raw.keys() == {"type"} and kind == "text":
-            output = OutputFormat("text")
+            output = new_output("text", None, None, None, None)
         elif raw.keys() == {"type"} and kind == "json_object":
-            output = OutputFormat("json")
+            output = new_output("json", None, None, None, None)
         elif raw.keys() == {"type", "json_schema"} and kind == "json_schema":
             inner = raw["json_schema"]
             if (
-                isinstance(inner, Mapping)
-                and {"name"}
-                <= inner.keys()
-                <= {"name", "description", "schema", "strict"}
+                is_mapping(inner)
+                and {"name"} <= inner.keys() <= _SCHEMA_KEYS
                 and isinstance(inner["name"], str)
                 and is_optional(inner, "description", is_str)
                 and is_optional(inner, "schema", is_mapping)
                 and is_optional(inner, "strict", is_bool)
             ):
-                output = OutputFormat(
+                schema = inner.get("schema")
+                output = new_output(
                     "json_schema",
-                    inner.get("schema"),
+                    FrozenDict(schema) if schema is not None else None,
                     inner["name"],
                     inner.get("description"),
                     inner.get("strict"),
@@ -282,35 +309,34 @@ def _parse_output(fields: Fields) -> OutputFormat | None:
     return output
 
 
+_SCHEMA_KEYS = frozenset({"name", "description", "schema", "strict"})
+
+
 def is_optional(raw: Mapping[str, Any], key: str, fits: Any) -> bool:
     """Whether ``raw`` lacks ``key`` or its value ``fits``."""
     return key not in raw or bool(fits(raw[key]))
 
 
 def _parse_generation(fields: Fields, marks: dict[str, Any]) -> Generation:
-    limit = fields.take("max_completion_tokens", is_int)
-    if limit is None and not fields.has("max_completion_tokens"):
+    rest = fields.rest
+    values: dict[str, Any] = {}
+    for key in [key for key in rest if key in _GENERATION]:
+        name, fits = _GENERATION[key]
+        value = rest[key]
+        if fits(value):
+            values[name] = value
+            del rest[key]
+    if "max_completion_tokens" not in rest and "max_output_tokens" not in values:
         limit = fields.take("max_tokens", is_int)
         if limit is not None:
+            values["max_output_tokens"] = limit
             marks["max_tokens"] = True
-    stop: tuple[str, ...] | None = None
     if (text := fields.take("stop", is_str)) is not None:
-        stop = (text,)
+        values["stop"] = (text,)
         marks["stop"] = "string"
     elif (listed := fields.take("stop", is_strings)) is not None:
-        stop = tuple(listed)
-    return Generation(
-        max_output_tokens=limit,
-        temperature=fields.take("temperature", is_number),
-        top_p=fields.take("top_p", is_number),
-        stop=stop,
-        seed=fields.take("seed", is_int),
-        presence_penalty=fields.take("presence_penalty", is_number),
-        frequency_penalty=fields.take("frequency_penalty", is_number),
-        candidates=fields.take("n", is_int),
-        logprobs=fields.take("logprobs", is_bool),
-        top_logprobs=fields.take("top_logprobs", is_int),
-    )
+        values["stop"] = tuple(listed)
+    return new_generation(**values) if values else NO_GENERATION
 
 
 # Rendering ----------------------------------------------------------------------------
@@ -342,8 +368,12 @@ def render_settings(request: Request, rendering: Rendering) -> dict[str, Any]:
     if request.metadata is not None:
         out["metadata"] = dict(request.metadata)
     if request.service_tier is not None:
-        tier = rules.service_tier(
-            request.service_tier, rendering.capabilities, rendering.outcomes
+        tier = (
+            request.service_tier
+            if rendering.native
+            else rules.service_tier(
+                request.service_tier, rendering.capabilities, rendering.outcomes
+            )
         )
         if tier is not None:
             out["service_tier"] = tier
@@ -353,7 +383,9 @@ def render_settings(request: Request, rendering: Rendering) -> dict[str, Any]:
     return out
 
 
-def _function_body(tool: Tool, rendering: Rendering, *, legacy: bool) -> dict[str, Any]:
+def _function_body(
+    tool: Tool, extra: Mapping[str, Any], *, legacy: bool
+) -> dict[str, Any]:
     function: dict[str, Any] = {"name": tool.name}
     if tool.description is not None:
         function["description"] = tool.description
@@ -361,7 +393,8 @@ def _function_body(tool: Tool, rendering: Rendering, *, legacy: bool) -> dict[st
         function["parameters"] = dict(tool.parameters)
     if tool.strict is not None and not legacy:
         function["strict"] = tool.strict
-    function.update(rendering.tool_extras(tool).get("function", {}))
+    if extra:
+        function.update(extra.get("function", ()))
     return function
 
 
@@ -370,7 +403,7 @@ def _render_tools(rendering: Rendering, out: dict[str, Any], legacy: bool) -> No
         return
     if legacy:
         out["functions"] = [
-            _function_body(tool, rendering, legacy=True)
+            _function_body(tool, rendering.tool_extras(tool), legacy=True)
             for tool in rendering.tools
             if isinstance(tool, Tool)
         ]
@@ -380,11 +413,13 @@ def _render_tools(rendering: Rendering, out: dict[str, Any], legacy: bool) -> No
         if isinstance(tool, ProviderTool):
             entries.append(dict(tool.body))
             continue
+        extra = rendering.tool_extras(tool)
         entry: dict[str, Any] = {
             "type": "function",
-            "function": _function_body(tool, rendering, legacy=False),
+            "function": _function_body(tool, extra, legacy=False),
         }
-        entry.update(rendering.tool_extras(tool).get("entry", {}))
+        if extra:
+            entry.update(extra.get("entry", ()))
         entries.append(entry)
     out["tools"] = entries
 
@@ -475,15 +510,26 @@ def _render_generation(
         )
         out[key] = generation.max_output_tokens
     if generation.temperature is not None:
-        out["temperature"] = rules.clamped(
-            "generation.temperature", generation.temperature, caps.temperature, outcomes
+        out["temperature"] = (
+            generation.temperature
+            if rendering.native
+            else rules.clamped(
+                "generation.temperature",
+                generation.temperature,
+                caps.temperature,
+                outcomes,
+            )
         )
     if generation.top_p is not None:
         out["top_p"] = generation.top_p
     if generation.top_k is not None:
         outcomes.dropped("generation.top_k", "OpenAI Chat has no top_k")
     if generation.stop is not None:
-        stop = rules.stops(generation.stop, caps, outcomes)
+        stop = (
+            list(generation.stop)
+            if rendering.native
+            else rules.stops(generation.stop, caps, outcomes)
+        )
         if rendering.own.get("stop") == "string" and len(stop) == 1:
             out["stop"] = stop[0]
         else:

@@ -180,16 +180,19 @@ def translate_schema(
             f"a JSON Schema must be an object, got {type(schema).__name__}"
         )
     changes: list[SchemaChange] = []
-    if target in ("openai", "anthropic", "ollama"):
-        return _copy(schema), changes
-    if target == "gemini":
-        translated = _Gemini(schema, changes, max_depth).walk(schema, "$", 0, ())
-    elif target == "gemini-json":
-        translated = _gemini_json(schema, "$", changes)
-    elif target == "openai-strict":
-        translated = _strict(schema, "$", changes)
-    else:
-        raise ProviderError(f"unknown schema target {target!r}")
+    try:
+        if target in ("openai", "anthropic", "ollama"):
+            return _copy(schema), changes
+        if target == "gemini":
+            translated = _Gemini(schema, changes, max_depth).walk(schema, "$", 0, ())
+        elif target == "gemini-json":
+            translated = _gemini_json(schema, "$", changes)
+        elif target == "openai-strict":
+            translated = _strict(schema, "$", changes)
+        else:
+            raise ProviderError(f"unknown schema target {target!r}")
+    except RecursionError:
+        raise ProviderError("the schema nests too deeply to translate") from None
     return translated, changes
 
 
@@ -468,7 +471,10 @@ def from_gemini_schema(
             f"a Gemini schema must be an object, got {type(schema).__name__}"
         )
     changes: list[SchemaChange] = []
-    return _from_gemini(schema, "$", changes), changes
+    try:
+        return _from_gemini(schema, "$", changes), changes
+    except RecursionError:
+        raise ProviderError("the schema nests too deeply to translate") from None
 
 
 def _from_gemini(schema: Any, path: str, changes: list[SchemaChange]) -> Any:
