@@ -2,30 +2,67 @@
 
 A normalizer gets ``parse_full_request`` and ``render_full_request`` by
 inheriting :class:`WholeRequests` and naming its *request settings module*
-(:class:`RequestSettings`) as ``request_settings``. That module only spells its
-own format:
+(:class:`RequestSettings`) as the class attribute ``request_settings``. That
+module only spells its own format:
 
 - ``NAME``: the provider name;
 - ``CONVERSATION_KEYS``: the top-level keys ``parse_request`` /
   ``render_request`` read and write (``{"messages"}``);
 - ``parse_settings(body) -> Request``: every other top-level key of ``body``,
   read into the neutral fields, what has no neutral field kept verbatim in
-  ``extras[NAME]["body"]``, and how the body spelled a field that has several
-  spellings as a *marker*, another key of ``extras[NAME]``;
+  ``extras[NAME]["body"]`` (:data:`BODY`), and how the body spelled a field
+  that has several spellings as a *marker*, another key of ``extras[NAME]``;
 - ``render_settings(request, rendering) -> dict``: the body's keys other than
   the conversation's, from the neutral fields, ``rendering.own`` (the markers)
-  and ``rendering.own_body`` (the kept keys), applying the rules of
-  :mod:`canisters.providers._rules` and noting every outcome that is not exact
-  through ``rendering.outcomes``.
+  and ``rendering.own_body`` (the kept keys, merged last), applying the rules
+  of :mod:`canisters.providers._rules` and noting every outcome that is not
+  exact through ``rendering.outcomes``.
 
 For a body of its own format, ``render_settings(parse_settings(body))`` must
 give back exactly the body's other keys: this is what makes
 ``render_full_request(parse_full_request(body)) == body``. Markers carry no data
 (only spellings): what another provider's markers say is ignored, while another
-provider's kept keys, tool extras and provider tools are dropped and reported
-here, before ``render_settings`` runs, so a module never has to.
+provider's kept keys (unless :meth:`Rendering.claim` ed), tool extras and
+provider tools are dropped and reported here, so a module never has to.
 
-``canisters/providers/openai_chat_request.py`` is the reference module.
+Writing one, following ``canisters/providers/openai_chat_request.py`` (the
+reference module):
+
+1. Parse with a :class:`Fields` of the body (``skip=CONVERSATION_KEYS``):
+   :meth:`Fields.take` each key with a check (:func:`is_str`,
+   :func:`is_int`, :func:`is_number`, :func:`is_bool`, :func:`is_mapping`,
+   :func:`is_strings`, or your own); a value that fails stays in
+   ``fields.rest``, which becomes ``extras[NAME][BODY]``. Read a nested object
+   (Gemini's ``generationConfig``, Ollama's ``options``) the same way with a
+   ``Fields`` of its own, and keep what is left of it under a marker to merge
+   back when rendering. Take a composite value (a ``tool_choice``, a
+   ``thinking`` object) only when every key of it is understood, else leave
+   it whole: what is kept verbatim comes back verbatim.
+2. Build the parts with the trusted constructors (:func:`new_request`,
+   :func:`new_tool`, :func:`new_generation`, :func:`new_tool_choice`...),
+   freezing mappings (``FrozenDict(schema)``): the values are checked
+   already. Tools of other kinds are :func:`new_provider_tool` ``(NAME,
+   entry)``; a tool's other keys go in its own extras
+   (``{NAME: {...}}``): everything in a tool's extras is data.
+3. Render each neutral field the format has; for one it lacks, note it
+   (``rendering.outcomes.dropped(field, reason)``); for one sent changed,
+   ``approximated(field, detail, rule)``; fields that clash, ``conflict``; a
+   value the format requires, ``synthesized`` (or use
+   :meth:`Rendering.max_output_tokens`). The rules of
+   :mod:`canisters.providers._rules` do the cross-format work and the noting:
+   :func:`~canisters.providers.translate_schema` for schemas, ``narrowed`` /
+   ``forced_with_reasoning`` / ``output_as_tool`` for tools, ``effort_for`` /
+   ``budget_for`` for reasoning, ``clamped`` / ``stops`` / ``service_tier`` /
+   ``sampling_with_reasoning`` / ``json_with_tools`` for settings. Apply the
+   limits of ``rendering.capabilities`` only when ``not rendering.native``:
+   a request read from this format goes back as it came.
+4. Wire it: ``class MyNormalizer(streams.Streaming, WholeRequests)`` with
+   ``request_settings = my_request_module``.
+5. Test as ``tests/test_providers_openai_chat_request.py`` does: every
+   recorded request of the format and hand-written hard cases come back
+   exactly (also after ``to_json`` / ``from_json``), rendered bodies pass the
+   SDK's request types, the cross-format outcomes are the ones reported, and
+   a property test of any body.
 """
 
 from __future__ import annotations
