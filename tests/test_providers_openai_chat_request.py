@@ -529,3 +529,37 @@ def test_any_body_comes_back_exactly_or_is_refused(body: dict[str, Any]) -> None
     assert normalizer().render_full_request(request) == body
     again = canisters.from_json(canisters.to_json(request))
     assert again == request
+
+
+def test_strict_mode_asked_for_elsewhere_gets_a_strict_schema() -> None:
+    loose = {"type": "object", "properties": {"city": {"type": "string"}}}
+    request = Request(
+        tools=(Tool("f", parameters=loose, strict=True), Tool("g", parameters=loose)),
+        output=OutputFormat("json_schema", loose, "a", strict=True),
+    )
+    body, events = render(request)
+    strict = {
+        "type": "object",
+        "properties": {"city": {"type": ["string", "null"]}},
+        "additionalProperties": False,
+        "required": ["city"],
+    }
+    assert body["tools"][0]["function"] == {
+        "name": "f",
+        "parameters": strict,
+        "strict": True,
+    }
+    # Never switched on for a schema of its own: g stays as it was.
+    assert body["tools"][1]["function"] == {"name": "g", "parameters": loose}
+    assert body["response_format"]["json_schema"]["schema"] == strict
+    assert [(e.kind, e.where, e.rule) for e in events] == [
+        (
+            "approximated",
+            "tools[0].parameters.additionalProperties",
+            "OpenAI strict mode",
+        ),
+        ("approximated", "tools[0].parameters.properties.city", "OpenAI strict mode"),
+        ("approximated", "output.schema.additionalProperties", "OpenAI strict mode"),
+        ("approximated", "output.schema.properties.city", "OpenAI strict mode"),
+    ]
+    sdk_accepts({"model": "m", **body})

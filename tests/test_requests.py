@@ -79,6 +79,7 @@ def test_a_request_holds_every_field() -> None:
         (lambda: Tool("f", strict="yes"), "strict"),  # type: ignore[arg-type]
         (lambda: ToolChoice("sometimes"), "mode"),  # type: ignore[arg-type]
         (lambda: ToolChoice("auto", names=(1,)), "names"),  # type: ignore[arg-type]
+        (lambda: ToolChoice(names=("f",)), "names"),
         (lambda: OutputFormat("xml"), "type"),  # type: ignore[arg-type]
         (lambda: Generation(max_output_tokens=1.5), "max_output_tokens"),  # type: ignore[arg-type]
         (lambda: Generation(temperature="hot"), "temperature"),  # type: ignore[arg-type]

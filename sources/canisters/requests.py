@@ -169,6 +169,12 @@ class ToolChoice:
         if self.mode not in (None, "none", "auto", "required"):
             raise refuse(self, "mode", "'none', 'auto', 'required' or None")
         _check_strings(self, "names")
+        if self.names and self.mode is None:
+            raise ModelError(
+                "ToolChoice.names need a mode: 'auto' (only these may be called) "
+                "or 'required' (one of these must be)",
+                field="names",
+            )
         _check_bools(self, "parallel")
 
     @classmethod

@@ -383,14 +383,33 @@ def render_settings(request: Request, rendering: Rendering) -> dict[str, Any]:
     return out
 
 
+_STRICT = "OpenAI strict mode"
+
+
 def _function_body(
-    tool: Tool, extra: Mapping[str, Any], *, legacy: bool
+    tool: Tool,
+    extra: Mapping[str, Any],
+    rendering: Rendering,
+    index: int,
+    *,
+    legacy: bool,
 ) -> dict[str, Any]:
     function: dict[str, Any] = {"name": tool.name}
     if tool.description is not None:
         function["description"] = tool.description
     if tool.parameters is not None:
-        function["parameters"] = dict(tool.parameters)
+        if tool.strict and not rendering.native:
+            # Strict mode was asked for: the schema is made strict-compatible
+            # (never is strict mode switched on for a schema of its own).
+            function["parameters"] = rules.schema_for(
+                tool.parameters,
+                "openai-strict",
+                f"tools[{index}].parameters",
+                rendering.outcomes,
+                _STRICT,
+            )
+        else:
+            function["parameters"] = dict(tool.parameters)
     if tool.strict is not None and not legacy:
         function["strict"] = tool.strict
     if extra:
@@ -403,20 +422,22 @@ def _render_tools(rendering: Rendering, out: dict[str, Any], legacy: bool) -> No
         return
     if legacy:
         out["functions"] = [
-            _function_body(tool, rendering.tool_extras(tool), legacy=True)
-            for tool in rendering.tools
+            _function_body(
+                tool, rendering.tool_extras(tool), rendering, index, legacy=True
+            )
+            for index, tool in enumerate(rendering.tools)
             if isinstance(tool, Tool)
         ]
         return
     entries: list[Any] = []
-    for tool in rendering.tools:
+    for index, tool in enumerate(rendering.tools):
         if isinstance(tool, ProviderTool):
             entries.append(dict(tool.body))
             continue
         extra = rendering.tool_extras(tool)
         entry: dict[str, Any] = {
             "type": "function",
-            "function": _function_body(tool, extra, legacy=False),
+            "function": _function_body(tool, extra, rendering, index, legacy=False),
         }
         if extra:
             entry.update(extra.get("entry", ()))
@@ -493,7 +514,12 @@ def _render_output(
     inner["name"] = output.name if output.name is not None else "response"
     if output.description is not None:
         inner["description"] = output.description
-    inner["schema"] = dict(output.schema)
+    if output.strict and not rendering.native:
+        inner["schema"] = rules.schema_for(
+            output.schema, "openai-strict", "output.schema", outcomes, _STRICT
+        )
+    else:
+        inner["schema"] = dict(output.schema)
     if output.strict is not None:
         inner["strict"] = output.strict
     out["response_format"] = {"type": "json_schema", "json_schema": inner}

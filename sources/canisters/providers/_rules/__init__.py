@@ -48,6 +48,7 @@ from .tools import (
     narrowed,
     output_as_tool,
     reasoning_on,
+    schema_for,
 )
 
 __all__ = [
@@ -76,5 +77,6 @@ __all__ = [
     "output_as_tool",
     "reasoning_on",
     "sampling_with_reasoning",
+    "schema_for",
     "translate_schema",
 ]

@@ -24,15 +24,17 @@ required, one named tool, a subset) does not line up across formats:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ...requests import OutputFormat, ProviderTool, ReasoningConfig, Tool, ToolChoice
 from .capabilities import Capabilities
 from .outcomes import Outcomes
+from .schema import SchemaTarget, translate_schema
 
 __all__ = [
     "OUTPUT_TOOL",
+    "schema_for",
     "disable_parallel",
     "forced_with_reasoning",
     "narrowed",
@@ -122,3 +124,23 @@ def output_as_tool(output: OutputFormat, outcomes: Outcomes) -> Tool:
         output.schema if output.schema is not None else {"type": "object"},
         output.strict,
     )
+
+
+def schema_for(
+    schema: Mapping[str, Any],
+    target: SchemaTarget,
+    field: str,
+    outcomes: Outcomes,
+    rule: str,
+) -> dict[str, Any]:
+    """``schema`` translated for ``target`` (see
+    :func:`~canisters.providers.translate_schema`), each change noted as
+    approximated at ``field`` + its path (``tools[0].parameters.properties.a``)
+    by ``rule``; a schema that cannot be translated raises
+    :class:`~canisters.ProviderError`."""
+    translated, changes = translate_schema(schema, target=target)
+    for change in changes:
+        outcomes.approximated(
+            f"{field}{change.path[1:]}", f"{change.action}: {change.detail}", rule
+        )
+    return translated
