@@ -365,6 +365,7 @@ class Rendering:
     """
 
     __slots__ = (
+        "_offered",
         "_unclaimed",
         "capabilities",
         "model",
@@ -414,7 +415,7 @@ class Rendering:
         self._foreign(request)
 
     def _tools(self, request: Request) -> tuple[Tool | ProviderTool, ...]:
-        tools = request.tools
+        tools = self._offered = request.tools
         for tool in tools:  # most often: function tools without extras
             if type(tool) is not Tool or tool.extras:
                 break
@@ -482,6 +483,15 @@ class Rendering:
             "the max_tokens option" if given is not None else "the profile's default",
         )
         return sent
+
+    def where(self, tool: Tool | ProviderTool) -> str:
+        """The field naming ``tool`` in reports: ``tools[i]``, ``i`` its
+        position in the request (not in :attr:`tools`, which may have lost
+        some)."""
+        for index, offered in enumerate(self._offered):
+            if offered is tool:
+                return f"tools[{index}]"
+        return "tools"
 
     def tool_extras(self, tool: Tool) -> Mapping[str, Any]:
         """The extras ``tool`` keeps for this format."""

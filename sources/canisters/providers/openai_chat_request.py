@@ -387,12 +387,7 @@ _STRICT = "OpenAI strict mode"
 
 
 def _function_body(
-    tool: Tool,
-    extra: Mapping[str, Any],
-    rendering: Rendering,
-    index: int,
-    *,
-    legacy: bool,
+    tool: Tool, extra: Mapping[str, Any], rendering: Rendering, *, legacy: bool
 ) -> dict[str, Any]:
     function: dict[str, Any] = {"name": tool.name}
     if tool.description is not None:
@@ -404,7 +399,7 @@ def _function_body(
             function["parameters"] = rules.schema_for(
                 tool.parameters,
                 "openai-strict",
-                f"tools[{index}].parameters",
+                f"{rendering.where(tool)}.parameters",
                 rendering.outcomes,
                 _STRICT,
             )
@@ -422,22 +417,20 @@ def _render_tools(rendering: Rendering, out: dict[str, Any], legacy: bool) -> No
         return
     if legacy:
         out["functions"] = [
-            _function_body(
-                tool, rendering.tool_extras(tool), rendering, index, legacy=True
-            )
-            for index, tool in enumerate(rendering.tools)
+            _function_body(tool, rendering.tool_extras(tool), rendering, legacy=True)
+            for tool in rendering.tools
             if isinstance(tool, Tool)
         ]
         return
     entries: list[Any] = []
-    for index, tool in enumerate(rendering.tools):
+    for tool in rendering.tools:
         if isinstance(tool, ProviderTool):
             entries.append(dict(tool.body))
             continue
         extra = rendering.tool_extras(tool)
         entry: dict[str, Any] = {
             "type": "function",
-            "function": _function_body(tool, extra, rendering, index, legacy=False),
+            "function": _function_body(tool, extra, rendering, legacy=False),
         }
         if extra:
             entry.update(extra.get("entry", ()))
