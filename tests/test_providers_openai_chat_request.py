@@ -534,7 +534,11 @@ def test_any_body_comes_back_exactly_or_is_refused(body: dict[str, Any]) -> None
 def test_strict_mode_asked_for_elsewhere_gets_a_strict_schema() -> None:
     loose = {"type": "object", "properties": {"city": {"type": "string"}}}
     request = Request(
-        tools=(Tool("f", parameters=loose, strict=True), Tool("g", parameters=loose)),
+        tools=(
+            ProviderTool("gemini", {"googleSearch": {}}),
+            Tool("f", parameters=loose, strict=True),
+            Tool("g", parameters=loose),
+        ),
         output=OutputFormat("json_schema", loose, "a", strict=True),
     )
     body, events = render(request)
@@ -553,12 +557,13 @@ def test_strict_mode_asked_for_elsewhere_gets_a_strict_schema() -> None:
     assert body["tools"][1]["function"] == {"name": "g", "parameters": loose}
     assert body["response_format"]["json_schema"]["schema"] == strict
     assert [(e.kind, e.where, e.rule) for e in events] == [
+        ("dropped", "tools[0]", None),
         (
             "approximated",
-            "tools[0].parameters.additionalProperties",
+            "tools[1].parameters.additionalProperties",
             "OpenAI strict mode",
         ),
-        ("approximated", "tools[0].parameters.properties.city", "OpenAI strict mode"),
+        ("approximated", "tools[1].parameters.properties.city", "OpenAI strict mode"),
         ("approximated", "output.schema.additionalProperties", "OpenAI strict mode"),
         ("approximated", "output.schema.properties.city", "OpenAI strict mode"),
     ]
