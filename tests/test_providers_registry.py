@@ -126,6 +126,8 @@ def test_import_is_lazy() -> None:
 
 def test_public_surface() -> None:
     assert sorted(providers.__all__) == [
+        "Capabilities",
+        "DEFAULT_CAPABILITIES",
         "ENTRY_POINT_GROUP",
         "ERROR_KINDS",
         "ErrorKind",
@@ -137,11 +139,17 @@ def test_public_surface() -> None:
         "MalformedPayload",
         "Normalizer",
         "Options",
+        "ReasoningTable",
         "Report",
+        "RequestNormalizer",
+        "SchemaChange",
         "StreamingNormalizer",
+        "capabilities_for",
         "get",
+        "is_strict_compatible",
         "names",
         "register",
+        "translate_schema",
     ]
     for name in providers.__all__:
         # (constants and type aliases are documented where they are declared)

@@ -51,6 +51,16 @@ from .protocols import Modality, Role
 
 if TYPE_CHECKING:
     from .builders import MessageBuilder, ResultBuilder
+    from .requests import (
+        CacheConfig,
+        Generation,
+        OutputFormat,
+        ProviderTool,
+        ReasoningConfig,
+        Request,
+        Tool,
+        ToolChoice,
+    )
     from .serialization import (
         from_json,
         from_jsonl,
@@ -62,6 +72,14 @@ if TYPE_CHECKING:
     from .validation import Removal, Sanitized, problems, sanitize, validate
 
 _LAZY = {
+    "CacheConfig": "requests",
+    "Generation": "requests",
+    "OutputFormat": "requests",
+    "ProviderTool": "requests",
+    "ReasoningConfig": "requests",
+    "Request": "requests",
+    "Tool": "requests",
+    "ToolChoice": "requests",
     "MessageBuilder": "builders",
     "ResultBuilder": "builders",
     "from_json": "serialization",
@@ -97,6 +115,7 @@ __all__ = [
     "Assistant",
     "Audio",
     "BuilderError",
+    "CacheConfig",
     "CanisterNotFound",
     "CanistersError",
     "ContentNotFound",
@@ -106,6 +125,7 @@ __all__ = [
     "ErrorCode",
     "ErrorInfo",
     "File",
+    "Generation",
     "Image",
     "IntegrityError",
     "InvalidConversation",
@@ -116,14 +136,18 @@ __all__ = [
     "Metadata",
     "Modality",
     "ModelError",
+    "OutputFormat",
     "Pair",
     "PendingInvocations",
     "Problem",
     "PromptMismatch",
     "ProviderError",
+    "ProviderTool",
     "Reasoning",
+    "ReasoningConfig",
     "RecordingError",
     "Removal",
+    "Request",
     "Result",
     "ResultBuilder",
     "Role",
@@ -133,6 +157,8 @@ __all__ = [
     "StorageError",
     "Supervisor",
     "Text",
+    "Tool",
+    "ToolChoice",
     "UnknownProvider",
     "UnsupportedContent",
     "Usage",

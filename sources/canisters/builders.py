@@ -17,7 +17,7 @@ available beside it::
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final
 
 from .canisters import (
     Assistant,
@@ -33,7 +33,14 @@ from .content import Audio, File, Image, Media, Text, Video, is_content_id
 from .exceptions import BuilderError, ModelError, _excerpt
 from .protocols import Canister, Content, InvocationCanister, Role
 
-__all__ = ["MessageBuilder", "ResultBuilder"]
+if TYPE_CHECKING:
+    from .requests import Tool
+
+__all__ = ["INVALID_ARGUMENTS", "MessageBuilder", "ResultBuilder"]
+
+INVALID_ARGUMENTS: Final = "invalid_arguments"
+"""The error code of a result made by :meth:`ResultBuilder.check_arguments`:
+the arguments did not match the tool's schema, and the tool did not run."""
 
 _CONTENT_ROLES: dict[Role, type[User | Assistant | Supervisor | Document]] = {
     Role.User: User,
@@ -368,6 +375,35 @@ class ResultBuilder:
         """Return a failed result with an :class:`~canisters.ErrorInfo`."""
         self._check(invocation_id, name)
         return self._result((), ErrorInfo(code, message, retryable, details))
+
+    def check_arguments(self, tool: Tool) -> Result | None:
+        """Check the invocation's arguments against ``tool``'s schema: ``None``
+        when they match (run the tool), else the error result to send back
+        instead of running it.
+
+        The error's code is ``"invalid_arguments"`` (:data:`INVALID_ARGUMENTS`:
+        the schema refused the arguments before the tool ran), it is retryable
+        (the model may call again with better arguments), its message lists
+        every problem by path, and its details hold them as ``{"problems":
+        [...]}``. Needs the ``schemas`` extra (see
+        :func:`canisters.validation.argument_problems`).
+        """
+        from .validation import argument_problems
+
+        if tool.name != self.invocation.name:
+            raise BuilderError(
+                f"tool {_excerpt(tool.name)} is not the invoked "
+                f"{_excerpt(self.invocation.name)}"
+            )
+        wrong = argument_problems(tool, self.invocation.arguments)
+        if not wrong:
+            return None
+        return self.error(
+            INVALID_ARGUMENTS,
+            f"invalid arguments for {tool.name}: {'; '.join(wrong)}",
+            retryable=True,
+            details={"problems": list(wrong)},
+        )
 
 
 def _as_content(value: Any) -> tuple[Content, ...]:

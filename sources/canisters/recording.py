@@ -79,6 +79,7 @@ from datetime import datetime
 from typing import Any, Final, Literal, TypeVar
 
 import attrs
+import orjson
 
 from . import _base64
 from ._compat import fromisoformat

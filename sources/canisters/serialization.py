@@ -12,6 +12,7 @@ Every document carries its format and version::
     {"format": "canisters.conversation", "version": 2, "canisters": [...]}
     {"format": "canisters.canister", "version": 2, "canister": {...}}
     {"format": "canisters.content", "version": 2, "content": {...}}
+    {"format": "canisters.request", "version": 2, "request": {...}}
 
 JSONL puts the document's header on the first line and one canister per line
 after it. Documents written by an older version are upgraded on load by the
@@ -73,6 +74,16 @@ from .protocols import (
     UserCanister,
     VideoContent,
 )
+from .requests import (
+    CacheConfig,
+    Generation,
+    OutputFormat,
+    ProviderTool,
+    ReasoningConfig,
+    Request,
+    Tool,
+    ToolChoice,
+)
 
 if TYPE_CHECKING:
     from ._wire import _Fast
@@ -102,6 +113,7 @@ FORMAT_VERSION: Final = 2
 CONVERSATION_FORMAT: Final = "canisters.conversation"
 CANISTER_FORMAT: Final = "canisters.canister"
 CONTENT_FORMAT: Final = "canisters.content"
+REQUEST_FORMAT: Final = "canisters.request"
 
 MAX_DEPTH: Final = 500
 """The deepest nesting of arrays and objects a value may have, counted in the
@@ -119,7 +131,14 @@ page).
 
 # How much higher than in a conversation document each form holds its values
 # (see MAX_DEPTH): the bound of each form is MAX_DEPTH minus its shift.
-_SHIFTS: Final = {CONVERSATION_FORMAT: 0, CANISTER_FORMAT: 1, CONTENT_FORMAT: 3}
+# A request document holds its canisters one level lower than a conversation
+# document does (under "request"), like a snapshot.
+_SHIFTS: Final = {
+    CONVERSATION_FORMAT: 0,
+    CANISTER_FORMAT: 1,
+    CONTENT_FORMAT: 3,
+    REQUEST_FORMAT: -1,
+}
 _LINE_SHIFT: Final = 2  # a JSONL line holds one record
 
 T = TypeVar("T")
@@ -1887,12 +1906,20 @@ def _decode(text: str | bytes, where: str) -> Any:
         raise SerializationError(f"not JSON: {error}", where) from error
 
 
-def to_json(value: Conversation | Canister | Content) -> str:
-    """Serialize a conversation, a canister or a content part to a JSON document."""
+def to_json(value: Conversation | Canister | Content | Request) -> str:
+    """Serialize a conversation, a canister, a content part or a whole
+    :class:`~canisters.Request` to a JSON document."""
     return _paused(_to_json, value)
 
 
-def _to_json(value: Conversation | Canister | Content) -> str:
+def _to_json(value: Conversation | Canister | Content | Request) -> str:
+    if isinstance(value, Request):
+        written: Record = {
+            "format": REQUEST_FORMAT,
+            "version": FORMAT_VERSION,
+            "request": _request_out(value),
+        }
+        return _encode_json(written, MAX_DEPTH - _SHIFTS[REQUEST_FORMAT])[0].decode()
     floats: list[Any] = []
     document = _document(value, floats.append)
     encoded = _encode_json(document, MAX_DEPTH - _SHIFTS[document["format"]], floats)[0]
@@ -1936,7 +1963,7 @@ def _document(
     return document
 
 
-def from_json(text: str | bytes) -> Conversation | Canister | Content:
+def from_json(text: str | bytes) -> Conversation | Canister | Content | Request:
     """Read a document written by :func:`to_json` (or by an older version)."""
     read = _read_fast(text, "from_json")
     if read is not None:
@@ -1947,7 +1974,12 @@ def from_json(text: str | bytes) -> Conversation | Canister | Content:
             f"expected a document object, got {type(document).__name__}"
         )
     kind = document.get("format")
-    if kind not in (CONVERSATION_FORMAT, CANISTER_FORMAT, CONTENT_FORMAT):
+    if kind not in (
+        CONVERSATION_FORMAT,
+        CANISTER_FORMAT,
+        CONTENT_FORMAT,
+        REQUEST_FORMAT,
+    ):
         raise SerializationError(
             f"unknown document format {_excerpt(kind)}", "$.format"
         )
@@ -1958,6 +1990,10 @@ def from_json(text: str | bytes) -> Conversation | Canister | Content:
         document = migrate(document)
     if kind == CONVERSATION_FORMAT:
         return Conversation(_canisters_in(document.get("canisters")))
+    if kind == REQUEST_FORMAT:
+        if "request" not in document:
+            raise SerializationError("missing field 'request'", "$.request")
+        return _request_in(document["request"], "$.request")
     key = "canister" if kind == CANISTER_FORMAT else "content"
     if key not in document:
         raise SerializationError(f"missing field {_excerpt(key)}", f"$.{key}")
@@ -2097,3 +2133,122 @@ def from_jsonl(text: str | bytes) -> Conversation:
                 error.reason, f"line {number}: {error.path}"
             ) from error.__cause__
     return Conversation(tuple(canisters))
+
+
+# --------------------------------------------------------------------------- #
+# Requests
+
+_REQUEST_PARTS: Final[dict[str, type]] = {
+    "tool_choice": ToolChoice,
+    "output": OutputFormat,
+    "generation": Generation,
+    "reasoning": ReasoningConfig,
+    "cache": CacheConfig,
+}
+_REQUEST_PLAIN: Final = (
+    "model",
+    "user",
+    "metadata",
+    "service_tier",
+    "stream",
+    "extras",
+)
+
+
+def _fields_out(value: Any) -> Record:
+    """The fields of an attrs value that differ from their defaults (none of
+    the request's parts has a factory default)."""
+    record: Record = {}
+    for field in attrs.fields(type(value)):
+        item = getattr(value, field.name)
+        default = field.default
+        if item == default and type(item) is type(default):
+            continue
+        record[field.name] = list(item) if isinstance(item, tuple) else item
+    return record
+
+
+def _request_out(request: Request) -> Record:
+    """The record of a request document."""
+    record: Record = {}
+    if request.conversation:
+        record["canisters"] = _records(request.conversation.canisters)
+    for name in ("model", "tools", *_REQUEST_PARTS, *_REQUEST_PLAIN[1:]):
+        value = getattr(request, name)
+        if name == "tools":
+            if value:
+                record[name] = [_tool_out(tool) for tool in value]
+        elif name in _REQUEST_PARTS:
+            if value is not None:
+                part = _fields_out(value)
+                if part or name != "generation":
+                    record[name] = part
+        elif value is not None and (value or name != "extras"):
+            record[name] = value
+    return record
+
+
+def _tool_out(tool: Tool | ProviderTool) -> Record:
+    if isinstance(tool, ProviderTool):
+        return {"type": "provider", "provider": tool.provider, "body": tool.body}
+    return {"type": "function", **_fields_out(tool)}
+
+
+def _built(kind: type[T], data: Any, path: str) -> T:
+    """``kind(**data)`` for a record of its fields, refusals at ``path``."""
+    if not isinstance(data, dict):
+        raise SerializationError(f"expected an object, got {type(data).__name__}", path)
+    known = {field.name for field in attrs.fields(kind)}  # type: ignore[arg-type]
+    for key in data:
+        if key not in known:
+            raise SerializationError(f"unknown field {_excerpt(key)}", f"{path}.{key}")
+    try:
+        return kind(**data)
+    except ModelError as error:
+        where = f"{path}.{error.field}" if error.field else path
+        raise SerializationError(str(error), where) from None
+    except (TypeError, ValueError) as error:
+        raise SerializationError(str(error), path) from None
+
+
+def _tool_in(data: Any, path: str) -> Tool | ProviderTool:
+    if not isinstance(data, dict):
+        raise SerializationError(f"expected an object, got {type(data).__name__}", path)
+    fields = dict(data)
+    kind = fields.pop("type", None)
+    if kind == "provider":
+        return _built(ProviderTool, fields, path)
+    if kind == "function":
+        return _built(Tool, fields, path)
+    raise SerializationError(f"unknown tool type {_excerpt(kind)}", f"{path}.type")
+
+
+def _request_in(data: Any, path: str) -> Request:
+    """The request of a request document's record."""
+    if not isinstance(data, dict):
+        raise SerializationError(f"expected an object, got {type(data).__name__}", path)
+    fields: dict[str, Any] = {}
+    for key, value in data.items():
+        where = f"{path}.{key}"
+        if key == "canisters":
+            try:
+                fields["conversation"] = Conversation(_canisters_in(value))
+            except SerializationError as error:
+                raise error.within("request") from error.__cause__
+        elif key == "tools":
+            if not isinstance(value, list):
+                raise SerializationError("expected an array", where)
+            fields[key] = tuple(
+                _tool_in(item, f"{where}[{index}]") for index, item in enumerate(value)
+            )
+        elif key in _REQUEST_PARTS:
+            fields[key] = _built(_REQUEST_PARTS[key], value, where)
+        elif key in _REQUEST_PLAIN:
+            fields[key] = value
+        else:
+            raise SerializationError(f"unknown field {_excerpt(key)}", where)
+    try:
+        return Request(**fields)
+    except ModelError as error:
+        where = f"{path}.{error.field}" if error.field else path
+        raise SerializationError(str(error), where) from None

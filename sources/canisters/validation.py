@@ -28,23 +28,48 @@ The rules, by :attr:`~canisters.Problem.code`:
     a media part whose ``content_id`` is not ``sha256:`` + 64 lowercase hex
 ``naive-timestamp``
     a timestamp without a timezone
+
+Given the request's tools (``validate(conversation, tools=request.tools)``),
+two more:
+
+``unknown-tool``
+    an invocation of a name no tool has
+``invalid-arguments``
+    an invocation whose arguments do not match its tool's ``parameters``
+    schema (each mismatch named by its path, as :func:`argument_problems`
+    gives them)
+
+Arguments are checked with `jsonschema <https://python-jsonschema.readthedocs.io>`_
+(the ``schemas`` extra: ``pip install 'canisters[schemas]'``), against the
+draft the schema names in ``$schema`` (2020-12 when it names none).
 """
 
 from __future__ import annotations
 
+import importlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from .content import is_content_id
 from .conversation import Conversation, canisters_in
-from .exceptions import InvalidConversation, ModelError, Problem, _excerpt
+from .exceptions import InvalidConversation, MissingExtra, ModelError, Problem, _excerpt
 from .protocols import Canister, Content, Role
 
-__all__ = ["Removal", "Sanitized", "problems", "sanitize", "validate"]
+if TYPE_CHECKING:
+    from .requests import ProviderTool, Tool
+
+__all__ = [
+    "Removal",
+    "Sanitized",
+    "argument_problems",
+    "problems",
+    "sanitize",
+    "validate",
+]
 
 _MEDIA_TYPES = frozenset({"image", "audio", "video", "file"})
 
@@ -60,9 +85,74 @@ def _empty(content: Iterable[Content]) -> bool:
     return True
 
 
-def problems(conversation: Iterable[Canister]) -> tuple[Problem, ...]:
-    """Return every rule the conversation breaks, in conversation order."""
+def _tool_table(
+    tools: Iterable[Tool | ProviderTool],
+) -> dict[str, Tool | None]:
+    """Each tool's name, with the tool when its arguments can be checked."""
+    from .requests import ProviderTool, Tool
+
+    if isinstance(tools, (str, Mapping)) or not isinstance(tools, Iterable):
+        raise ModelError(f"tools must be Tool objects, got {_excerpt(tools)}")
+    table: dict[str, Tool | None] = {}
+    for tool in tools:
+        if isinstance(tool, Tool):
+            table[tool.name] = tool
+        elif isinstance(tool, ProviderTool):
+            name = tool.body.get("name")
+            if isinstance(name, str):
+                table.setdefault(name, None)
+        else:
+            raise ModelError(f"tools must be Tool objects, got {_excerpt(tool)}")
+    return table
+
+
+def _path(steps: Iterable[Any]) -> str:
+    return "$" + "".join(
+        f"[{step}]" if isinstance(step, int) else f".{step}" for step in steps
+    )
+
+
+def argument_problems(tool: Tool, arguments: Mapping[str, Any]) -> tuple[str, ...]:
+    """Where ``arguments`` do not match ``tool.parameters``, each as
+    ``"$.path: what"``, in path order; empty when they match or the tool has no
+    schema. A schema that is not valid JSON Schema raises
+    :class:`~canisters.ModelError`. Needs the ``schemas`` extra."""
+    schema = tool.parameters
+    if schema is None:
+        return ()
+    try:
+        jsonschema = importlib.import_module("jsonschema")
+    except ImportError as error:
+        raise MissingExtra("jsonschema", "schemas") from error
+    kind = jsonschema.validators.validator_for(
+        schema, default=jsonschema.Draft202012Validator
+    )
+    try:
+        kind.check_schema(schema)
+    except jsonschema.SchemaError as error:
+        raise ModelError(
+            f"tool {tool.name!r} has an invalid schema at "
+            f"{_path(error.absolute_path)}: {error.message}",
+            field="parameters",
+        ) from None
+    validator = kind(schema)
+    errors = sorted(
+        validator.iter_errors(arguments),
+        key=lambda error: [str(step) for step in error.absolute_path],
+    )
+    return tuple(f"{_path(error.absolute_path)}: {error.message}" for error in errors)
+
+
+def problems(
+    conversation: Iterable[Canister],
+    *,
+    tools: Iterable[Tool | ProviderTool] | None = None,
+) -> tuple[Problem, ...]:
+    """Return every rule the conversation breaks, in conversation order; with
+    ``tools``, also every invocation of an unknown tool or with arguments its
+    tool's schema refuses."""
     found: list[Problem] = []
+    table = None if tools is None else _tool_table(tools)
     items = canisters_in(conversation, "problems")
     seen_ids: set[str] = set()
     invocations: dict[str, tuple[int, Any]] = {}
@@ -115,6 +205,20 @@ def problems(conversation: Iterable[Canister]) -> tuple[Problem, ...]:
                     f"invocation id {_excerpt(invocation_id)} is used twice",
                 )
             seen_invocations.add(invocation_id)
+            if table is not None and name:
+                if name not in table:
+                    report(
+                        "unknown-tool",
+                        f"invocation of {_excerpt(name)}, which no tool has",
+                    )
+                elif (tool := table[name]) is not None:
+                    wrong = argument_problems(tool, canister.arguments)  # type: ignore[attr-defined]
+                    if wrong:
+                        report(
+                            "invalid-arguments",
+                            f"arguments of {_excerpt(name)} do not match its "
+                            f"schema: {'; '.join(wrong)}",
+                        )
         elif role is Role.Result:
             invocation_id = canister.invocation_id  # type: ignore[attr-defined]
             target = invocations.get(invocation_id)
@@ -147,9 +251,15 @@ def problems(conversation: Iterable[Canister]) -> tuple[Problem, ...]:
     return tuple(found)
 
 
-def validate(conversation: Iterable[Canister]) -> None:
-    """Raise :class:`~canisters.InvalidConversation` listing every problem found."""
-    found = problems(conversation)
+def validate(
+    conversation: Iterable[Canister],
+    *,
+    tools: Iterable[Tool | ProviderTool] | None = None,
+) -> None:
+    """Raise :class:`~canisters.InvalidConversation` listing every problem found
+    (with ``tools``: calls to unknown tools and arguments that do not match
+    their schema too)."""
+    found = problems(conversation, tools=tools)
     if found:
         raise InvalidConversation(found)
 

@@ -21,6 +21,17 @@ and reads and writes its provider's error bodies (:class:`ErrorNormalizer`):
         reply = normalizer.parse_response(body)
     except providers.ErrorResponse as refused:
         status, relayed = providers.get("openai-chat").render_error(refused.reply)
+Normalizers with whole requests (:class:`RequestNormalizer`) also read and
+write every other field of a request body (model, tools, tool choice, output
+format, settings, reasoning...) through a :class:`~canisters.Request`::
+
+    request = normalizer.parse_full_request(body)
+    body = providers.get("anthropic").render_full_request(
+        request, unsupported="drop", report=report
+    )
+
+The rules used across formats (:func:`translate_schema`, :class:`Capabilities`,
+:class:`ReasoningTable`) are public: see the providers page of the manual.
 
 Built-in normalizers (``openai-chat``, ``anthropic``...) are imported on first use,
 so ``import canisters`` never imports a provider module or SDK. Plugins register
@@ -38,26 +49,44 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..conversation import Conversation
 from ..exceptions import MalformedPayload, ProviderError, UnknownProvider
+from ..requests import Request
 from ._common import Event, FidelityWarning, Options, Report
 from ._errors import ERROR_KINDS, ErrorKind, ErrorReply, ErrorResponse
+from ._rules import (
+    DEFAULT_CAPABILITIES,
+    Capabilities,
+    ReasoningTable,
+    SchemaChange,
+    capabilities_for,
+    is_strict_compatible,
+    translate_schema,
+)
 
 __all__ = [
+    "DEFAULT_CAPABILITIES",
     "ENTRY_POINT_GROUP",
     "ERROR_KINDS",
     "ErrorKind",
     "ErrorNormalizer",
     "ErrorReply",
     "ErrorResponse",
+    "Capabilities",
     "Event",
     "FidelityWarning",
     "MalformedPayload",
     "Normalizer",
     "Options",
+    "ReasoningTable",
     "Report",
+    "RequestNormalizer",
+    "SchemaChange",
     "StreamingNormalizer",
+    "capabilities_for",
     "get",
+    "is_strict_compatible",
     "names",
     "register",
+    "translate_schema",
 ]
 
 ENTRY_POINT_GROUP = "canisters.providers"
@@ -152,6 +181,28 @@ class ErrorNormalizer(Normalizer, Protocol):
 
     def render_error(self, reply: ErrorReply) -> tuple[int, dict[str, Any]]:
         """Write ``reply`` as the provider's error body: ``(HTTP status, body)``."""
+
+
+@runtime_checkable
+class RequestNormalizer(Normalizer, Protocol):
+    """A :class:`Normalizer` that also reads and writes whole requests.
+
+    Every built-in normalizer becomes one as its request settings module is
+    written (``isinstance(normalizer, RequestNormalizer)`` tells). For a body
+    of the normalizer's own format, ``render_full_request(parse_full_request(
+    body)) == body`` (every field, unknown ones included); across formats every
+    field is translated, approximated or dropped, and every outcome that is not
+    exact is reported (``report=``) or, under ``unsupported="error"``, refused.
+    """
+
+    __slots__ = ()
+
+    def parse_full_request(self, body: Any) -> Request:
+        """Read a whole request body (or SDK params) into a
+        :class:`~canisters.Request`."""
+
+    def render_full_request(self, request: Request, **options: Any) -> dict[str, Any]:
+        """Render a whole request body; see :class:`Options`."""
 
 
 def _discover() -> dict[str, metadata.EntryPoint]:

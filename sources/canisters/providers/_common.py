@@ -61,6 +61,8 @@ from ..serialization import (
     _nests_deeper,
     _paused,
 )
+from ._rules.capabilities import Capabilities
+from ._rules.reasoning import ReasoningTable
 
 __all__ = [
     "Event",
@@ -216,18 +218,34 @@ class FidelityWarning(UserWarning):
 class Event:
     """One thing a conversion did not carry over exactly."""
 
-    kind: Literal["dropped", "downgraded", "moved", "synthesized", "placeholder", "cut"]
+    kind: Literal[
+        "dropped",
+        "downgraded",
+        "moved",
+        "synthesized",
+        "placeholder",
+        "cut",
+        "approximated",
+        "conflict",
+    ]
     """What happened: dropped, downgraded (e.g. reasoning sent as text), moved
     (e.g. a tool-result image carried in a follow-up user message), synthesized
-    (e.g. a made-up id), replaced by a placeholder, or cut (a stream that ended
-    early, read with ``truncated="keep"``: the missing end, and each piece left
-    out because it did not finish)."""
+    (e.g. a made-up id, or a value a format requires), replaced by a
+    placeholder, cut (a stream that ended early, read with
+    ``truncated="keep"``: the missing end, and each piece left out because it
+    did not finish), approximated (a request field sent changed, e.g. a
+    temperature clamped), or conflict (request fields the format takes only
+    apart, e.g. thinking with a forced tool)."""
     provider: str
     """The provider the conversion was for."""
     where: str
-    """The canister and part concerned (``"canister 3 (user), part 1 (audio)"``)."""
+    """The canister and part concerned (``"canister 3 (user), part 1 (audio)"``),
+    or the request field (``"generation.temperature"``)."""
     detail: str
     """What exactly, in words."""
+    rule: str | None = None
+    """For a request field approximated, synthesized or in conflict: the rule
+    applied (``"reasoning table: high = 16384 tokens"``)."""
 
 
 @attrs.define
@@ -244,9 +262,16 @@ class Report:
     events: list[Event] = attrs.field(factory=list)
     """What happened, in order."""
 
-    def add(self, kind: Any, provider: str, where: str, detail: str) -> None:
+    def add(
+        self,
+        kind: Any,
+        provider: str,
+        where: str,
+        detail: str,
+        rule: str | None = None,
+    ) -> None:
         """Record one event."""
-        self.events.append(Event(kind, provider, where, detail))
+        self.events.append(Event(kind, provider, where, detail, rule))
 
     def __bool__(self) -> bool:
         return bool(self.events)
@@ -262,6 +287,25 @@ def _check_choice(name: str, allowed: tuple[str, ...]) -> Callable[..., None]:
                 f"option {name} must be one of {', '.join(allowed)}; "
                 f"got {_excerpt(value)}"
             )
+
+    return check
+
+
+def _check_type(name: str, kind: str) -> Callable[..., None]:
+    def check(instance: object, attribute: object, value: object) -> None:
+        if value is None:
+            return
+        if kind == "int":
+            fits = type(value) is int and value > 0
+        elif kind == "str":
+            fits = isinstance(value, str)
+        else:
+            fits = isinstance(
+                value, {"Capabilities": Capabilities}.get(kind, ReasoningTable)
+            )
+        if not fits:
+            what = {"int": "a positive int", "str": "a string"}.get(kind, f"a {kind}")
+            raise ProviderError(f"option {name} must be {what}; got {_excerpt(value)}")
 
     return check
 
@@ -299,11 +343,39 @@ class Options:
     for providers without reasoning input): drop it, or send its text as text."""
     report: Report | None = None
     """Where to record what the conversion dropped, downgraded, moved or made up."""
+    model: str | None = attrs.field(default=None, validator=_check_type("model", "str"))
+    """``render_full_request`` only: the model to send, in place of the
+    request's (the model names of one provider mean nothing to another)."""
+    capabilities: Capabilities | None = attrs.field(
+        default=None, validator=_check_type("capabilities", "Capabilities")
+    )
+    """``render_full_request`` only: what the target model takes
+    (:class:`~canisters.providers.Capabilities`); ``None``: the format's
+    conservative profile. Never guessed from the model's name."""
+    max_tokens: int | None = attrs.field(
+        default=None, validator=_check_type("max_tokens", "int")
+    )
+    """``render_full_request`` only: the output limit sent to a format that
+    requires one (Anthropic) when the request has none; ``None``: the capability
+    profile's ``default_max_tokens``. Reported as synthesized."""
+    reasoning_table: ReasoningTable | None = attrs.field(
+        default=None, validator=_check_type("reasoning_table", "ReasoningTable")
+    )
+    """``render_full_request`` only: how effort levels and token budgets
+    translate (:class:`~canisters.providers.ReasoningTable`); ``None``: the
+    default table."""
 
-    def note(self, kind: Any, provider: str, where: str, detail: str) -> None:
+    def note(
+        self,
+        kind: Any,
+        provider: str,
+        where: str,
+        detail: str,
+        rule: str | None = None,
+    ) -> None:
         """Record an event in :attr:`report`, if one was given."""
         if self.report is not None:
-            self.report.add(kind, provider, where, detail)
+            self.report.add(kind, provider, where, detail, rule)
 
 
 DEFAULT_OPTIONS = Options()

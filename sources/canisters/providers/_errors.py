@@ -629,9 +629,12 @@ def check(provider: str, body: object) -> None:
     (what ``parse_response`` does before reading a reply)."""
     # Every shape's error body holds an "error" (a failed Responses response
     # says so in its "status"): a reply is let through at the cost of two reads.
-    if type(body) is dict and body.get("error") is None:
-        if body.get("status") != "failed":
-            return
+    if (
+        type(body) is dict
+        and body.get("error") is None
+        and body.get("status") != "failed"
+    ):
+        return
     dialect = DIALECTS[provider]
     if dialect.is_error(body):
         raise dialect.refuse(body)

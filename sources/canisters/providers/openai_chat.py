@@ -43,7 +43,7 @@ from ..exceptions import CanistersError, MalformedPayload, _excerpt
 from ..protocols import Canister, Content, Role
 from ..serialization import _paused
 from . import _common as common
-from . import _errors, streams
+from . import _errors, openai_chat_request, streams
 from ._common import (
     ASSISTANT,
     INVOCATION,
@@ -69,6 +69,7 @@ from ._common import (
     new_user,
     plain_text,
 )
+from ._requests import WholeRequests
 
 __all__ = ["NAME", "NORMALIZER", "OpenAIChat", "OpenAIChatAccumulator"]
 
@@ -1734,14 +1735,18 @@ class OpenAIChatAccumulator(streams.Accumulator):
         return body, partial
 
 
-class OpenAIChat(streams.Streaming, _errors.ErrorNormalizing):
+class OpenAIChat(streams.Streaming, _errors.ErrorNormalizing, WholeRequests):
     """The ``openai-chat`` normalizer (OpenAI Chat Completions); streams are read
-    by :class:`OpenAIChatAccumulator` (chunks as dicts or ``ChatCompletionChunk``)."""
+    by :class:`OpenAIChatAccumulator` (chunks as dicts or ``ChatCompletionChunk``);
+    whole requests by :mod:`canisters.providers.openai_chat_request`."""
 
     __slots__ = ()
 
     name = NAME
     """The provider name."""
+
+    request_settings = openai_chat_request
+    """The request settings module: the fields beside ``messages``."""
 
     # The module's parser itself, under its net: a method calling it would be
     # one more call on every body a gateway reads.

@@ -1,0 +1,82 @@
+"""The cross-format rules every provider's request module uses.
+
+- :mod:`.schema`: JSON Schema translation
+  (:func:`~canisters.providers.translate_schema`,
+  :func:`~canisters.providers.is_strict_compatible`);
+- :mod:`.tools`: the tool-choice rules (subsets, parallel calls);
+- :mod:`.reasoning`: effort levels and token budgets
+  (:class:`~canisters.providers.ReasoningTable`);
+- :mod:`.generation`: clamping, stop sequences, service tiers, and the
+  effort or budget to send (:func:`.effort_for`, :func:`.budget_for`);
+- :mod:`.capabilities`: what a model takes
+  (:class:`~canisters.providers.Capabilities`), passed by the caller, with a
+  conservative default per format;
+- :mod:`.outcomes`: recording (and, under ``unsupported="error"``, refusing)
+  what was not translated exactly (:class:`.Outcomes`).
+
+A provider's request module spells its own fields; what happens across
+formats is decided here, in one place.
+"""
+
+from __future__ import annotations
+
+from .capabilities import DEFAULT_CAPABILITIES, Capabilities, capabilities_for
+from .generation import (
+    TIER_EQUIVALENTS,
+    budget_for,
+    clamped,
+    effort_for,
+    json_with_tools,
+    sampling_with_reasoning,
+    service_tier,
+    stops,
+)
+from .outcomes import Outcomes
+from .reasoning import DEFAULT_REASONING_TABLE, ReasoningTable
+from .schema import (
+    GEMINI_MAX_DEPTH,
+    SchemaChange,
+    SchemaTarget,
+    from_gemini_schema,
+    is_strict_compatible,
+    translate_schema,
+)
+from .tools import (
+    OUTPUT_TOOL,
+    disable_parallel,
+    forced_with_reasoning,
+    narrowed,
+    output_as_tool,
+    reasoning_on,
+    schema_for,
+)
+
+__all__ = [
+    "DEFAULT_CAPABILITIES",
+    "DEFAULT_REASONING_TABLE",
+    "GEMINI_MAX_DEPTH",
+    "OUTPUT_TOOL",
+    "Capabilities",
+    "Outcomes",
+    "ReasoningTable",
+    "SchemaChange",
+    "SchemaTarget",
+    "TIER_EQUIVALENTS",
+    "budget_for",
+    "clamped",
+    "effort_for",
+    "service_tier",
+    "stops",
+    "capabilities_for",
+    "disable_parallel",
+    "forced_with_reasoning",
+    "from_gemini_schema",
+    "json_with_tools",
+    "is_strict_compatible",
+    "narrowed",
+    "output_as_tool",
+    "reasoning_on",
+    "sampling_with_reasoning",
+    "schema_for",
+    "translate_schema",
+]

@@ -1,0 +1,67 @@
+"""Recording, and policing, what a translation did not carry over exactly."""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING
+
+from ...exceptions import UnsupportedContent
+
+if TYPE_CHECKING:
+    from .._common import Options
+
+__all__ = ["Outcomes"]
+
+
+class Outcomes:
+    """What the rendering of a request's settings did not carry exactly.
+
+    Every method records one :class:`~canisters.providers.Event` in the
+    ``report=`` of the call, naming the field (``"generation.top_k"``), what
+    happened, and the rule used. Under ``unsupported="error"`` (the default)
+    :meth:`dropped`, :meth:`approximated` and :meth:`conflict` raise
+    :class:`~canisters.UnsupportedContent` instead; ``"drop"`` and
+    ``"placeholder"`` apply the fallback described (a dropped field also warns
+    :class:`~canisters.providers.FidelityWarning`). :meth:`synthesized` (a
+    value the format requires, from an option or the capability profile) never
+    raises.
+    """
+
+    __slots__ = ("options", "provider")
+
+    def __init__(self, options: Options, provider: str) -> None:
+        self.options = options
+        """The options of the call."""
+        self.provider = provider
+        """The format rendered."""
+
+    def _refuse(self, field: str, reason: str) -> None:
+        if self.options.unsupported == "error":
+            raise UnsupportedContent(self.provider, f"request field {field}", reason)
+
+    def dropped(self, field: str, reason: str) -> None:
+        """``field`` is left out: the format has no equivalent."""
+        self._refuse(field, reason)
+        from .._common import FidelityWarning  # _common imports the rules
+
+        warnings.warn(
+            f"{self.provider}: dropped request field {field}: {reason}",
+            FidelityWarning,
+            stacklevel=3,
+        )
+        self.options.note("dropped", self.provider, field, reason)
+
+    def approximated(self, field: str, detail: str, rule: str) -> None:
+        """``field`` is sent changed (``detail``), by ``rule``."""
+        self._refuse(field, f"{detail} ({rule})")
+        self.options.note("approximated", self.provider, field, detail, rule)
+
+    def conflict(self, field: str, detail: str, resolution: str) -> None:
+        """``field`` conflicts with another (``detail``), settled by
+        ``resolution``."""
+        self._refuse(field, f"{detail}; {resolution}")
+        self.options.note("conflict", self.provider, field, detail, resolution)
+
+    def synthesized(self, field: str, detail: str, rule: str) -> None:
+        """``field`` is sent with a value the request did not have."""
+        self.options.note("synthesized", self.provider, field, detail, rule)

@@ -1,0 +1,585 @@
+"""OpenAI Chat Completions request settings: everything beside ``messages``.
+
+The reference request settings module (see
+:mod:`canisters.providers._requests`): :func:`parse_settings` reads a body's
+fields other than ``messages`` into a :class:`~canisters.Request`,
+:func:`render_settings` writes them back, through the rules of
+:mod:`canisters.providers._rules`.
+
+Neutral fields and their Chat spelling: ``model``, ``stream``, ``tools``
+(``type: "function"`` entries are :class:`~canisters.Tool` s, any other entry a
+:class:`~canisters.ProviderTool`), ``tool_choice`` and ``parallel_tool_calls``
+(:class:`~canisters.ToolChoice`), ``response_format``
+(:class:`~canisters.OutputFormat`), ``max_completion_tokens``,
+``temperature``, ``top_p``, ``stop``, ``seed``, ``presence_penalty``,
+``frequency_penalty``, ``n``, ``logprobs``, ``top_logprobs``
+(:class:`~canisters.Generation`), ``reasoning_effort``
+(:class:`~canisters.ReasoningConfig`), ``prompt_cache_key`` and
+``prompt_cache_retention`` (:class:`~canisters.CacheConfig`), ``user``,
+``metadata``, ``service_tier``; the deprecated ``functions`` and
+``function_call`` are read as tools and a tool choice.
+
+``extras["openai-chat"]`` of the request holds ``body`` (every other key, and
+a key whose value has another shape, verbatim) and the markers of spellings:
+``max_tokens`` (the limit was spelled ``max_tokens``), ``stop: "string"``
+(one stop sequence as a string), ``tool_choice: "allowed_tools"`` (one tool
+allowed through ``allowed_tools`` rather than forced), ``functions`` (the
+legacy ``functions`` / ``function_call`` spelling). A tool's extras hold
+``entry`` and ``function``: the other keys of its entry and of its
+``function`` object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .._frozen import EMPTY, FrozenDict
+from ..requests import (
+    Generation,
+    OutputFormat,
+    ProviderTool,
+    ReasoningConfig,
+    Request,
+    Tool,
+    ToolChoice,
+)
+from . import _rules as rules
+from ._requests import (
+    BODY,
+    NO_GENERATION,
+    Fields,
+    Rendering,
+    is_bool,
+    is_int,
+    is_mapping,
+    is_number,
+    is_str,
+    is_strings,
+    new_cache,
+    new_generation,
+    new_output,
+    new_provider_tool,
+    new_reasoning,
+    new_request,
+    new_tool,
+    new_tool_choice,
+)
+
+__all__ = ["CONVERSATION_KEYS", "NAME", "parse_settings", "render_settings"]
+
+NAME = "openai-chat"
+CONVERSATION_KEYS = frozenset({"messages"})
+
+_MODES = ("none", "auto", "required")
+_TOOL_KEYS = frozenset({"type", "function"})
+_FUNCTION_KEYS = frozenset({"name", "description", "parameters", "strict"})
+
+
+# Parsing ------------------------------------------------------------------------------
+#
+# Every value is checked before it is kept (is_str, is_int...), so the parts are
+# built by the trusted constructors of _requests; a value that does not pass
+# stays in the body's kept keys, verbatim.
+
+# Wire key -> (Generation field, check), read in one loop.
+_GENERATION = {
+    "max_completion_tokens": ("max_output_tokens", is_int),
+    "temperature": ("temperature", is_number),
+    "top_p": ("top_p", is_number),
+    "seed": ("seed", is_int),
+    "presence_penalty": ("presence_penalty", is_number),
+    "frequency_penalty": ("frequency_penalty", is_number),
+    "n": ("candidates", is_int),
+    "logprobs": ("logprobs", is_bool),
+    "top_logprobs": ("top_logprobs", is_int),
+}
+
+
+def parse_settings(body: Mapping[str, Any]) -> Request:
+    """The fields of a Chat Completions request body other than ``messages``."""
+    fields = Fields(body, skip=CONVERSATION_KEYS)
+    marks: dict[str, Any] = {}
+    model = fields.take("model", is_str)
+    stream = fields.take("stream", is_bool)
+    tools = _parse_tools(fields)
+    if tools is None:
+        tools = _parse_functions(fields, marks)
+    choice = _parse_choice(fields, marks)
+    parallel = fields.take("parallel_tool_calls", is_bool)
+    if parallel is not None:
+        choice = new_tool_choice(
+            choice.mode if choice else None, choice.names if choice else (), parallel
+        )
+    output = _parse_output(fields)
+    generation = _parse_generation(fields, marks)
+    effort = fields.take("reasoning_effort", is_str)
+    reasoning = (
+        new_reasoning(None, effort, None, None, None) if effort is not None else None
+    )
+    key = fields.take("prompt_cache_key", is_str)
+    retention = fields.take("prompt_cache_retention", is_str)
+    cache = (
+        new_cache(key, retention) if key is not None or retention is not None else None
+    )
+    user = fields.take("user", is_str)
+    metadata = fields.take("metadata", _string_map)
+    tier = fields.take("service_tier", is_str)
+    if fields.rest:
+        marks[BODY] = fields.rest
+    return new_request(
+        model=model,
+        tools=tuple(tools) if tools else (),
+        tool_choice=choice,
+        output=output,
+        generation=generation,
+        reasoning=reasoning,
+        cache=cache,
+        user=user,
+        metadata=FrozenDict(metadata) if metadata is not None else None,
+        service_tier=tier,
+        stream=stream,
+        extras=FrozenDict({NAME: marks}) if marks else EMPTY,
+    )
+
+
+def _string_map(value: object) -> bool:
+    return is_mapping(value) and all(isinstance(item, str) for item in value.values())
+
+
+def _function(raw: object, entry: Mapping[str, Any] | None = None) -> Tool | None:
+    """A ``function`` object (of a ``tools`` ``entry``, whose other keys it
+    keeps) as a tool; ``None`` when it is not shaped as one."""
+    if not is_mapping(raw):
+        return None
+    name = raw.get("name")
+    description = raw.get("description")
+    parameters = raw.get("parameters")
+    strict = raw.get("strict")
+    if (
+        not isinstance(name, str)
+        or not name
+        or (description is not None and not isinstance(description, str))
+        or (parameters is not None and not is_mapping(parameters))
+        or (strict is not None and not isinstance(strict, bool))
+    ):
+        return None
+    extra: dict[str, Any] = {}
+    if not _FUNCTION_KEYS.issuperset(raw) or None in (description, parameters, strict):
+        # Other keys, and the known ones given as null, are kept as they came.
+        other = {
+            key: value
+            for key, value in raw.items()
+            if key not in _FUNCTION_KEYS or value is None
+        }
+        if other:
+            extra["function"] = other
+    if entry is not None and not _TOOL_KEYS.issuperset(entry):
+        extra["entry"] = {
+            key: value for key, value in entry.items() if key not in _TOOL_KEYS
+        }
+    return new_tool(  # type: ignore[no-any-return]
+        name,
+        description,
+        FrozenDict(parameters) if parameters is not None else None,
+        strict,
+        FrozenDict({NAME: extra}) if extra else EMPTY,
+    )
+
+
+def _parse_tools(fields: Fields) -> list[Tool | ProviderTool] | None:
+    entries = fields.rest.get("tools")
+    if type(entries) is not list or not entries:
+        return None
+    if not all(is_mapping(entry) for entry in entries):
+        return None  # kept as it came
+    fields.take("tools")
+    tools: list[Tool | ProviderTool] = []
+    for entry in entries:
+        tool = None
+        if entry.get("type") == "function":
+            tool = _function(entry.get("function"), entry)
+        tools.append(tool or new_provider_tool(NAME, FrozenDict(entry)))
+    return tools
+
+
+def _parse_functions(
+    fields: Fields, marks: dict[str, Any]
+) -> list[Tool | ProviderTool] | None:
+    """The legacy ``functions`` (and ``function_call``), when every entry reads."""
+    entries = fields.rest.get("functions")
+    if type(entries) is not list or not entries:
+        return None
+    tools: list[Tool | ProviderTool] = []
+    for entry in entries:
+        tool = _function(entry)
+        if tool is None or "strict" in entry:
+            return None
+        tools.append(tool)
+    fields.take("functions")
+    marks["functions"] = True
+    return tools
+
+
+def _named(value: object) -> str | None:
+    """The name of ``{"type": "function", "function": {"name": ...}}``."""
+    if (
+        is_mapping(value)
+        and value.keys() == _TOOL_KEYS
+        and value["type"] == "function"
+        and is_mapping(value["function"])
+        and value["function"].keys() == {"name"}
+        and isinstance(value["function"]["name"], str)
+    ):
+        return value["function"]["name"]
+    return None
+
+
+def _parse_choice(fields: Fields, marks: dict[str, Any]) -> ToolChoice | None:
+    if marks.get("functions"):
+        call = fields.rest.get("function_call")
+        if call in ("none", "auto"):
+            fields.take("function_call")
+            return new_tool_choice(call, (), None)  # type: ignore[no-any-return]
+        if (
+            is_mapping(call)
+            and call.keys() == {"name"}
+            and isinstance(call["name"], str)
+        ):
+            fields.take("function_call")
+            return new_tool_choice("required", (call["name"],), None)  # type: ignore[no-any-return]
+        return None
+    raw = fields.rest.get("tool_choice")
+    choice: ToolChoice | None = None
+    if raw in _MODES:
+        choice = new_tool_choice(raw, (), None)
+    elif (name := _named(raw)) is not None:
+        choice = new_tool_choice("required", (name,), None)
+    elif (
+        is_mapping(raw)
+        and raw.keys() == {"type", "allowed_tools"}
+        and raw["type"] == "allowed_tools"
+    ):
+        allowed = raw["allowed_tools"]
+        if (
+            is_mapping(allowed)
+            and allowed.keys() == {"mode", "tools"}
+            and allowed["mode"] in ("auto", "required")
+            and type(allowed["tools"]) is list
+            and allowed["tools"]
+        ):
+            names = [_named(item) for item in allowed["tools"]]
+            if all(name is not None for name in names):
+                choice = new_tool_choice(allowed["mode"], tuple(names), None)
+                marks["tool_choice"] = "allowed_tools"
+    if choice is not None:
+        fields.take("tool_choice")
+    return choice
+
+
+def _parse_output(fields: Fields) -> OutputFormat | None:
+    raw = fields.rest.get("response_format")
+    output: OutputFormat | None = None
+    if is_mapping(raw):
+        kind = raw.get("type")
+        if raw.keys() == {"type"} and kind == "text":
+            output = new_output("text", None, None, None, None)
+        elif raw.keys() == {"type"} and kind == "json_object":
+            output = new_output("json", None, None, None, None)
+        elif raw.keys() == {"type", "json_schema"} and kind == "json_schema":
+            inner = raw["json_schema"]
+            if (
+                is_mapping(inner)
+                and {"name"} <= inner.keys() <= _SCHEMA_KEYS
+                and isinstance(inner["name"], str)
+                and is_optional(inner, "description", is_str)
+                and is_optional(inner, "schema", is_mapping)
+                and is_optional(inner, "strict", is_bool)
+            ):
+                schema = inner.get("schema")
+                output = new_output(
+                    "json_schema",
+                    FrozenDict(schema) if schema is not None else None,
+                    inner["name"],
+                    inner.get("description"),
+                    inner.get("strict"),
+                )
+    if output is not None:
+        fields.take("response_format")
+    return output
+
+
+_SCHEMA_KEYS = frozenset({"name", "description", "schema", "strict"})
+
+
+def is_optional(raw: Mapping[str, Any], key: str, fits: Any) -> bool:
+    """Whether ``raw`` lacks ``key`` or its value ``fits``."""
+    return key not in raw or bool(fits(raw[key]))
+
+
+def _parse_generation(fields: Fields, marks: dict[str, Any]) -> Generation:
+    rest = fields.rest
+    values: dict[str, Any] = {}
+    for key in [key for key in rest if key in _GENERATION]:
+        name, fits = _GENERATION[key]
+        value = rest[key]
+        if fits(value):
+            values[name] = value
+            del rest[key]
+    if "max_completion_tokens" not in rest and "max_output_tokens" not in values:
+        limit = fields.take("max_tokens", is_int)
+        if limit is not None:
+            values["max_output_tokens"] = limit
+            marks["max_tokens"] = True
+    if (text := fields.take("stop", is_str)) is not None:
+        values["stop"] = (text,)
+        marks["stop"] = "string"
+    elif (listed := fields.take("stop", is_strings)) is not None:
+        values["stop"] = tuple(listed)
+    return new_generation(**values) if values else NO_GENERATION
+
+
+# Rendering ----------------------------------------------------------------------------
+
+
+def render_settings(request: Request, rendering: Rendering) -> dict[str, Any]:
+    """The body's keys other than ``messages``, for ``request``."""
+    out: dict[str, Any] = {}
+    if rendering.model is not None:
+        out["model"] = rendering.model
+    legacy = bool(rendering.own.get("functions")) and all(
+        isinstance(tool, Tool) for tool in rendering.tools
+    )
+    _render_tools(rendering, out, legacy)
+    if request.tool_choice is not None:
+        _render_choice(request.tool_choice, rendering, out, legacy)
+    if request.output is not None:
+        _render_output(request.output, rendering, out)
+    _render_generation(request.generation, rendering, out)
+    if request.reasoning is not None:
+        _render_reasoning(request.reasoning, rendering, out)
+    if request.cache is not None:
+        if request.cache.key is not None:
+            out["prompt_cache_key"] = request.cache.key
+        if request.cache.retention is not None:
+            out["prompt_cache_retention"] = request.cache.retention
+    if request.user is not None:
+        out["user"] = request.user
+    if request.metadata is not None:
+        out["metadata"] = dict(request.metadata)
+    if request.service_tier is not None:
+        tier = (
+            request.service_tier
+            if rendering.native
+            else rules.service_tier(
+                request.service_tier, rendering.capabilities, rendering.outcomes
+            )
+        )
+        if tier is not None:
+            out["service_tier"] = tier
+    if request.stream is not None:
+        out["stream"] = request.stream
+    out.update(rendering.own_body)
+    return out
+
+
+_STRICT = "OpenAI strict mode"
+
+
+def _function_body(
+    tool: Tool, extra: Mapping[str, Any], rendering: Rendering, *, legacy: bool
+) -> dict[str, Any]:
+    function: dict[str, Any] = {"name": tool.name}
+    if tool.description is not None:
+        function["description"] = tool.description
+    if tool.parameters is not None:
+        if tool.strict and not rendering.native:
+            # Strict mode was asked for: the schema is made strict-compatible
+            # (never is strict mode switched on for a schema of its own).
+            function["parameters"] = rules.schema_for(
+                tool.parameters,
+                "openai-strict",
+                f"{rendering.where(tool)}.parameters",
+                rendering.outcomes,
+                _STRICT,
+            )
+        else:
+            function["parameters"] = dict(tool.parameters)
+    if tool.strict is not None and not legacy:
+        function["strict"] = tool.strict
+    if extra:
+        function.update(extra.get("function", ()))
+    return function
+
+
+def _render_tools(rendering: Rendering, out: dict[str, Any], legacy: bool) -> None:
+    if not rendering.tools:
+        return
+    if legacy:
+        out["functions"] = [
+            _function_body(tool, rendering.tool_extras(tool), rendering, legacy=True)
+            for tool in rendering.tools
+            if isinstance(tool, Tool)
+        ]
+        return
+    entries: list[Any] = []
+    for tool in rendering.tools:
+        if isinstance(tool, ProviderTool):
+            entries.append(dict(tool.body))
+            continue
+        extra = rendering.tool_extras(tool)
+        entry: dict[str, Any] = {
+            "type": "function",
+            "function": _function_body(tool, extra, rendering, legacy=False),
+        }
+        if extra:
+            entry.update(extra.get("entry", ()))
+        entries.append(entry)
+    out["tools"] = entries
+
+
+def _reference(name: str) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name}}
+
+
+def _render_choice(
+    choice: ToolChoice, rendering: Rendering, out: dict[str, Any], legacy: bool
+) -> None:
+    if choice.parallel is not None:
+        out["parallel_tool_calls"] = choice.parallel
+    mode = choice.mode
+    if mode is None:
+        return
+    names = choice.names
+    if mode == "none" and names:
+        rendering.outcomes.dropped(
+            "tool_choice.names", "no tool may be called: the names are left out"
+        )
+        names = ()
+    forced = mode == "required" and len(names) == 1
+    if legacy:
+        if forced:
+            out["function_call"] = {"name": names[0]}
+            return
+        if mode in ("none", "auto") and not names:
+            out["function_call"] = mode
+            return
+        # Any other choice needs the tools form: the functions go as tools.
+        out["tools"] = [
+            {"type": "function", "function": function}
+            for function in out.pop("functions", ())
+        ]
+    if forced and rendering.own.get("tool_choice") != "allowed_tools":
+        out["tool_choice"] = _reference(names[0])
+    elif names:
+        out["tool_choice"] = {
+            "type": "allowed_tools",
+            "allowed_tools": {"mode": mode, "tools": [_reference(n) for n in names]},
+        }
+    else:
+        out["tool_choice"] = mode
+
+
+def _render_output(
+    output: OutputFormat, rendering: Rendering, out: dict[str, Any]
+) -> None:
+    outcomes = rendering.outcomes
+    if output.type == "text":
+        out["response_format"] = {"type": "text"}
+        return
+    if rendering.capabilities.structured_output == "none":
+        outcomes.dropped("output", "the model takes no structured output")
+        return
+    if output.type == "json" or output.schema is None:
+        if output.type == "json_schema":
+            outcomes.approximated(
+                "output.schema",
+                "a JSON Schema output without a schema sent as JSON",
+                "no schema = json_object",
+            )
+        out["response_format"] = {"type": "json_object"}
+        return
+    inner: dict[str, Any] = {}
+    if output.name is None:
+        outcomes.synthesized(
+            "output.name", "the schema named 'response'", "OpenAI requires a name"
+        )
+    inner["name"] = output.name if output.name is not None else "response"
+    if output.description is not None:
+        inner["description"] = output.description
+    if output.strict and not rendering.native:
+        inner["schema"] = rules.schema_for(
+            output.schema, "openai-strict", "output.schema", outcomes, _STRICT
+        )
+    else:
+        inner["schema"] = dict(output.schema)
+    if output.strict is not None:
+        inner["strict"] = output.strict
+    out["response_format"] = {"type": "json_schema", "json_schema": inner}
+
+
+def _render_generation(
+    generation: Generation, rendering: Rendering, out: dict[str, Any]
+) -> None:
+    outcomes = rendering.outcomes
+    caps = rendering.capabilities
+    if generation.max_output_tokens is not None:
+        key = (
+            "max_tokens" if rendering.own.get("max_tokens") else "max_completion_tokens"
+        )
+        out[key] = generation.max_output_tokens
+    if generation.temperature is not None:
+        out["temperature"] = (
+            generation.temperature
+            if rendering.native
+            else rules.clamped(
+                "generation.temperature",
+                generation.temperature,
+                caps.temperature,
+                outcomes,
+            )
+        )
+    if generation.top_p is not None:
+        out["top_p"] = generation.top_p
+    if generation.top_k is not None:
+        outcomes.dropped("generation.top_k", "OpenAI Chat has no top_k")
+    if generation.stop is not None:
+        stop = (
+            list(generation.stop)
+            if rendering.native
+            else rules.stops(generation.stop, caps, outcomes)
+        )
+        if rendering.own.get("stop") == "string" and len(stop) == 1:
+            out["stop"] = stop[0]
+        else:
+            out["stop"] = stop
+    for name, key in (
+        ("seed", "seed"),
+        ("presence_penalty", "presence_penalty"),
+        ("frequency_penalty", "frequency_penalty"),
+        ("candidates", "n"),
+        ("logprobs", "logprobs"),
+        ("top_logprobs", "top_logprobs"),
+    ):
+        value = getattr(generation, name)
+        if value is not None:
+            out[key] = value
+
+
+def _render_reasoning(
+    reasoning: ReasoningConfig, rendering: Rendering, out: dict[str, Any]
+) -> None:
+    outcomes = rendering.outcomes
+    effort = rules.effort_for(
+        reasoning, rendering.capabilities, rendering.reasoning_table, outcomes
+    )
+    if effort is not None:
+        out["reasoning_effort"] = effort
+    if reasoning.summary is not None:
+        outcomes.dropped(
+            "reasoning.summary", "OpenAI Chat returns no reasoning summary"
+        )
+    if reasoning.include_thoughts:
+        outcomes.dropped(
+            "reasoning.include_thoughts", "OpenAI Chat returns no reasoning"
+        )
