@@ -39,7 +39,16 @@ from ..canisters import (
     Usage,
     User,
 )
-from ..content import _URL_SCHEME, Audio, File, Image, Reasoning, Text, Video
+from ..content import (
+    _URL_SCHEME,
+    Audio,
+    File,
+    Image,
+    Reasoning,
+    Text,
+    Video,
+    _opaque,
+)
 from ..conversation import Conversation, canisters_in
 from ..exceptions import (
     CanistersError,
@@ -69,6 +78,7 @@ __all__ = [
     "BOUND",
     "UNKNOWN",
     "bind",
+    "bind_parts",
     "element_type",
     "opaque_part",
     "Report",
@@ -1326,8 +1336,17 @@ def opaque_part(provider: str, element: Mapping[str, Any]) -> Text:
     know: an empty text holding the element whole in
     ``extras[provider]["raw"]``, at the element's place among the parts. The
     canister holding it is marked with :func:`bind`."""
-    part: Text = new_text("", "text/plain", None, FrozenDict({provider: {"raw": dict(element)}}))
+    extras = FrozenDict({provider: {"raw": dict(element)}})
+    part: Text = new_text("", "text/plain", None, extras)
     return part
+
+
+def bind_parts(marks: dict[str, Any], parts: Iterable[Any]) -> None:
+    """Mark a canister's extras ``marks`` as holding the parts of unknown types
+    among ``parts`` (made by :func:`opaque_part`), if any (see :func:`bind`)."""
+    found = [held[1] for part in parts if (held := _opaque(part)) is not None]
+    if found:
+        bind(marks, [element_type(raw) for raw in found])
 
 
 def bind(marks: dict[str, Any], types: Iterable[str], *, unknown: bool = True) -> None:
