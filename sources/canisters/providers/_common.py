@@ -1357,9 +1357,9 @@ def bind(marks: dict[str, Any], types: Iterable[str], *, unknown: bool = True) -
     names = list(types)
     if not names:
         return
-    marks[BOUND] = sorted({*marks.get(BOUND, ()), *names})
+    marks[BOUND] = [*marks.get(BOUND, ()), *names]
     if unknown:
-        marks[UNKNOWN] = sorted({*marks.get(UNKNOWN, ()), *names})
+        marks[UNKNOWN] = [*marks.get(UNKNOWN, ()), *names]
 
 
 def _without_bound(
@@ -1377,7 +1377,7 @@ def _without_bound(
         placeholders: list[Text] = []
         for owner in owners:
             data = canister.extras[owner]
-            unknown = list(data.get(UNKNOWN, ()))
+            unknown = list(dict.fromkeys(data.get(UNKNOWN, ())))
             if unknown:
                 text = unsupported(
                     options,

@@ -40,6 +40,7 @@ from ..conversation import Conversation
 from ..exceptions import MalformedPayload, _excerpt
 from ..protocols import Canister, Content, Role
 from ..serialization import _paused
+from . import _common as common
 from . import streams
 from ._common import (
     ASSISTANT,
@@ -346,6 +347,10 @@ def _parse_response_value(
     return (new_text(text, "application/json", None, EMPTY),), None
 
 
+_KNOWN_BOUND = frozenset({"thoughtSignature", "executableCode", "codeExecutionResult"})
+"""What Gemini parts carry that goes back to Gemini only, known here."""
+
+
 def _parse_turn(
     turn: Mapping[str, Any],
     index: int,
@@ -385,8 +390,16 @@ def _parse_turn(
 
     def flush() -> None:
         if content:
-            # Placeholders and signatures go back to Gemini only (BOUND).
-            extras = FrozenDict({NAME: {BOUND: list(bound)}}) if bound else EMPTY
+            # Placeholders and signatures go back to Gemini only (BOUND); parts
+            # of a kind not known here follow the unsupported option elsewhere.
+            extras = EMPTY
+            if bound:
+                marks: dict[str, Any] = {}
+                common.bind(
+                    marks, [n for n in bound if n in _KNOWN_BOUND], unknown=False
+                )
+                common.bind(marks, [n for n in bound if n not in _KNOWN_BOUND])
+                extras = FrozenDict({NAME: marks})
             canisters.append(build(moment, extras, tuple(content)))
             content.clear()
             bound.clear()
