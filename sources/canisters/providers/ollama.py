@@ -31,7 +31,7 @@ from .._frozen import EMPTY, FrozenDict, freeze
 from ..canisters import ErrorInfo, Metadata, Result, Usage, now
 from ..content import Image, Text
 from ..conversation import Conversation
-from ..exceptions import MalformedPayload, _excerpt
+from ..exceptions import MalformedPayload
 from ..protocols import Canister, Role
 from ..serialization import _paused
 from . import streams
@@ -44,6 +44,7 @@ from ._common import (
     as_mapping,
     b64decode_exact,
     b64encode,
+    bind,
     canisters_of,
     complete_pairs,
     decode_error_text,
@@ -197,7 +198,11 @@ class _Parser:
         role = expect_str(message.get("role"), f"{path}.role")
         known = _MESSAGE_KEYS.get(role)
         if known is None:
-            raise MalformedPayload(f"unknown role {_excerpt(role)}", f"{path}.role")
+            # A message of a role not known here, kept whole as a canister that
+            # goes back to Ollama only.
+            marks: dict[str, Any] = {"raw": dict(message)}
+            bind(marks, [role])
+            return [new_assistant(self.moment, _wrap(marks), ())]
         extras: dict[str, Any] = {}
         other = rest(message, known)
         if other:
@@ -544,6 +549,10 @@ class _Renderer:
             extras = mine(canister, NAME)
             role = canister.role
             plain = fast and not extras
+            if "raw" in extras:  # a message of a role not known here, kept whole
+                rendered.append(dict(extras["raw"]))
+                last = None
+                continue
             if role is INVOCATION:
                 if plain:
                     function = {
