@@ -367,7 +367,11 @@ def _parse_turn(
     else:
         role = expect_str(role_value, f"{path}.role")
         if role not in ("user", "model", "function"):
-            raise MalformedPayload(f"unknown role {_excerpt(role)}", f"{path}.role")
+            # A turn of a role not known here, kept whole as a canister that
+            # goes back to Gemini only.
+            marks: dict[str, Any] = {"raw": dict(turn)}
+            common.bind(marks, [role])
+            return role, [new_assistant(moment, FrozenDict({NAME: marks}), ())]
     raw_parts = reader.get(turn, "parts")
     if raw_parts is None:
         parts: list[Any] = []
@@ -596,7 +600,9 @@ def _parse_contents(
         role, found = _parse_turn(
             expect_mapping(turn, turn_path), index, turn_path, pairing, moment
         )
-        wire = "model" if role == "model" else "user"
+        wire = role if role in ("model", "user") else "user"
+        if role not in ("model", "user", "function"):
+            wire = "raw"  # a turn kept whole (see _wire_role)
         if previous == wire:
             _mark(found[0], _SPLIT)
         previous = wire
@@ -830,6 +836,8 @@ def _parse_request(body: object, *, fast: bool = True) -> Conversation:
 
 def _wire_role(canister: Canister) -> str:
     match canister.role:
+        case Role.Assistant if "raw" in mine(canister, NAME):
+            return "raw"  # a turn of a role not known here, kept whole
         case Role.Assistant | Role.Invocation:
             return "model"
         case Role.Result:
@@ -1140,6 +1148,9 @@ class _Renderer:
         rendered: list[dict[str, Any]] = []
         for role, members in turns:
             extras = mine(members[0], NAME)
+            if role == "raw":
+                rendered.append(dict(extras["raw"]))
+                continue
             parts: list[dict[str, Any]] = []
             for canister in members:
                 index = lookup[id(canister)]
