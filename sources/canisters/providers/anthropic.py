@@ -355,6 +355,7 @@ def _parse_result(
             parts
             and parts[0].type == "text"
             and mine(parts[0], NAME).keys() <= {"empty"}
+            and not (opaque and opaque[0][0] == 0)  # a block kept whole first
         ):
             error = common.decode_error_text(parts[0].text, flagged=True)  # type: ignore[attr-defined]
             parts = parts[1:]

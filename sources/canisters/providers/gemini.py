@@ -397,8 +397,10 @@ def _parse_turn(
             # Placeholders and signatures go back to Gemini only (BOUND); parts
             # of a kind not known here follow the unsupported option elsewhere.
             extras = EMPTY
-            if bound:
-                marks: dict[str, Any] = {}
+            if bound or role == "function":
+                marks: dict[str, Any] = (
+                    {"function_role": True} if role == "function" else {}
+                )
                 common.bind(
                     marks, [n for n in bound if n in _KNOWN_BOUND], unknown=False
                 )
@@ -779,7 +781,11 @@ def _parse_system(raw: Any, key: str, moment: datetime) -> Supervisor:
     for number, value in enumerate(_parts(raw_parts, f"{path}.parts")):
         part_path = _item_path(f"{path}.parts", raw_parts, number)
         part = expect_mapping(value, part_path)
+        if "text" not in part and part:
+            parts.append(common.opaque_part(NAME, part))  # a kind not known here
+            continue
         parts.append(plain_text(expect_str(part.get("text"), f"{part_path}.text")))
+    common.bind_parts(marks, parts)
     rest = reader.rest(system, _TURN_KEYS)
     if rest:
         marks["system"] = rest
@@ -840,7 +846,7 @@ def _wire_role(canister: Canister) -> str:
             return "raw"  # a turn of a role not known here, kept whole
         case Role.Assistant | Role.Invocation:
             return "model"
-        case Role.Result:
+        case Role.Result | Role.User:
             return "function" if mine(canister, NAME).get("function_role") else "user"
         case _:
             return "user"
@@ -1052,10 +1058,12 @@ class _Renderer:
         first = supervisors[0][1]
         extras = mine(first, NAME)
         key = extras.get("key", "systemInstruction")
-        texts: list[str] = []
+        texts: list[Any] = []  # texts, and parts kept whole
         for index, canister in supervisors:
             for number, part in enumerate(canister.content):  # type: ignore[attr-defined]
-                if part.type == "text":
+                if part.type == "text" and not part.text and "raw" in mine(part, NAME):
+                    texts.append(dict(mine(part, NAME)["raw"]))
+                elif part.type == "text":
                     texts.append(part.text)
                 else:
                     where = describe(index, canister, number, part)
@@ -1066,7 +1074,9 @@ class _Renderer:
                         texts.append(text)
         if extras.get("string"):
             return key, "".join(texts)
-        parts: Any = [{"text": text} for text in texts]
+        parts: Any = [
+            {"text": text} if isinstance(text, str) else text for text in texts
+        ]
         if extras.get("parts_object") and len(parts) == 1:
             parts = parts[0]
         system: dict[str, Any] = {}
