@@ -151,16 +151,19 @@ def test_an_element_of_unknown_type_is_kept_in_its_place(
             other = providers.get(target)
             report = providers.Report()
             try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    other.render_request(conversation, report=report)
-            except UnsupportedContent as error:
-                assert f"({name})" in str(error) or name in str(error)
-                continue
-            # Reported by its type, or (inside an element kept whole, such as a
-            # server-tool block) with the element holding it.
+                other.render_request(conversation, report=report)
+            except UnsupportedContent:
+                pass  # refused, as asked by default
+            else:
+                assert report.events, (target, where, index)
+            # Dropped as asked, and reported by its type, or (inside an element
+            # kept whole, such as a server-tool block) with the element holding it.
+            report = providers.Report()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                other.render_request(conversation, unsupported="drop", report=report)
             assert any(
-                name in event.where or f"{provider}-only" in event.detail
+                name in event.where or provider in event.detail
                 for event in report.events
             ), (target, where, index, report.events)
         tested += 1
