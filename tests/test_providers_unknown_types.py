@@ -22,6 +22,7 @@ from canisters import UnsupportedContent, providers, validation
 from canisters.providers import gemini, ollama, openai_responses
 
 from .providers_support import Corpus, fields
+from .streams_support import all_streams
 
 NAMES = ("anthropic", "openai-chat", "openai-responses", "gemini", "ollama")
 
@@ -212,3 +213,126 @@ def test_counts() -> None:
             for p in bodies
         )
         assert positions >= len(bodies)
+
+
+# Streams ------------------------------------------------------------------------------
+
+STREAMS = [s for s in all_streams() if s.provider in NAMES]
+
+
+def _with_unknown(provider: str, events: list[Any], index: int) -> list[Any] | None:
+    """The events with something of a made-up type at ``index``: an event of its
+    own (Anthropic, Responses), or a field or part inside the event there (Chat,
+    Gemini, Ollama, whose streams have no event types); ``None`` when that event
+    has no place for one."""
+    changed = copy.deepcopy(events)
+    if provider == "anthropic":
+        changed.insert(index, {"type": "made_up_event", "payload": {"a": 1}})
+        return changed
+    if provider == "openai-responses":
+        changed.insert(index, {"type": "response.made_up_event", "sequence_number": 0})
+        return changed
+    if index == len(events):
+        return None
+    event = changed[index]
+    if provider == "openai-chat":
+        if not event.get("choices"):
+            return None
+        event["choices"][0].setdefault("delta", {})["made_up_field"] = {"a": 1}
+    elif provider == "gemini":
+        content = (event.get("candidates") or [{}])[0].get("content")
+        if not isinstance(content, dict) or not isinstance(content.get("parts"), list):
+            return None
+        content["parts"].append(GEMINI_PART)
+    else:
+        if "message" not in event:
+            return None
+        event["message"]["made_up_field"] = "kept"
+    return changed
+
+
+@pytest.mark.parametrize("stream", STREAMS, ids=[s.id for s in STREAMS])
+def test_a_stream_with_unknown_events_or_parts_is_read(stream: Any) -> None:
+    """An accumulator never fails a stream for an event, field or part of a
+    type it does not know: an event that carries nothing it skips, a part it
+    keeps whole."""
+    events = stream.events()
+    normalizer = providers.get(stream.provider)
+    try:
+        expected = normalizer.render_response(normalizer.parse_stream(events))
+    except providers.MalformedPayload:
+        pytest.skip("a recorded stream the accumulator refuses on its own")
+    tested = 0
+    for index in range(len(events) + 1):
+        changed = _with_unknown(stream.provider, events, index)
+        if changed is None:
+            continue
+        rendered = normalizer.render_response(normalizer.parse_stream(changed))
+        if stream.provider in ("anthropic", "openai-responses"):
+            assert rendered == expected, index  # the event skipped
+        else:
+            assert "made_up_field" in json.dumps(rendered) or "madeUpPart" in (
+                json.dumps(rendered)
+            ), index  # the field or part kept
+        tested += 1
+    assert tested
+
+
+def test_an_anthropic_block_and_delta_of_unknown_types_are_kept() -> None:
+    """A block of a type the accumulator does not know grows by its deltas as
+    the SDK's does: text fields appended, other fields set (the compaction
+    block and its compaction_delta, streamed as the compaction docs show)."""
+    events = [
+        {
+            "type": "message_start",
+            "message": {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-opus-4-6",
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {"input_tokens": 10, "output_tokens": 1},
+            },
+        },
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "compaction", "content": None},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "compaction_delta", "content": "Summary: a web"},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "compaction_delta", "content": " scraper"},
+        },
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "content_block_start",
+            "index": 1,
+            "content_block": {"type": "text", "text": ""},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 1,
+            "delta": {"type": "text_delta", "text": "Based on our conversation"},
+        },
+        {"type": "content_block_stop", "index": 1},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            "usage": {"output_tokens": 5},
+        },
+        {"type": "message_stop"},
+    ]
+    normalizer = providers.get("anthropic")
+    reply = normalizer.parse_stream(events)
+    assert normalizer.render_response(reply)["content"] == [
+        {"type": "compaction", "content": "Summary: a web scraper"},
+        {"type": "text", "text": "Based on our conversation"},
+    ]

@@ -366,7 +366,7 @@ def test_anthropic_bad_streams() -> None:
     )
     bad(
         name,
-        [*text_block, a_delta(0, type="sparkle_delta")],
+        [*text_block, a_delta(0, type=7)],
         "$[2].delta.type",
         "unknown delta type",
     )

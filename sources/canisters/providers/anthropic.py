@@ -1761,6 +1761,20 @@ class _Block:
         return self.buffer.text() if self.buffer is not None else ""
 
 
+_EVENTS = frozenset(
+    {
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+        "error",
+    }
+)
+"""The stream's event types read here (any other is skipped)."""
+
+
 class AnthropicAccumulator(streams.Accumulator):
     """Accumulates a Messages stream: ``message_start``, the content blocks'
     ``content_block_start`` / ``content_block_delta`` / ``content_block_stop``,
@@ -1799,6 +1813,11 @@ class AnthropicAccumulator(streams.Accumulator):
                 f"{path}.index",
             )
         return block
+
+    def _after_end(self, event: Mapping[str, Any], path: str) -> bool:
+        # An event of a type not known here is skipped, after the end too.
+        kind = event.get("type")
+        return isinstance(kind, str) and kind not in _EVENTS
 
     def _absorb(self, event: Mapping[str, Any], path: str) -> bool:
         kind = event.get("type")
@@ -1899,9 +1918,21 @@ class AnthropicAccumulator(streams.Accumulator):
             return
         fits = _DELTA_BLOCK.get(kind) if isinstance(kind, str) else None
         if fits is None:
-            raise MalformedPayload(
-                f"unknown delta type {_excerpt(kind)}", f"{path}.delta.type"
-            )
+            if not isinstance(kind, str):
+                raise MalformedPayload(
+                    f"unknown delta type {_excerpt(kind)}", f"{path}.delta.type"
+                )
+            # A delta of a type not known here (a compaction_delta, say): its
+            # text fields grow the block's, its other fields are set on it.
+            for key, value in delta.items():
+                if key == "type":
+                    continue
+                held = target.get(key)
+                if isinstance(value, str) and isinstance(held, (str, streams.Pieces)):
+                    self._grow(target, key, value, f"{path}.index")
+                else:
+                    target[key] = value
+            return
         block_type, field = fits
         if target.get("type") != block_type:
             raise MalformedPayload(

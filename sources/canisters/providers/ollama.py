@@ -637,6 +637,10 @@ _FINISH = {"stop": "stop", "length": "length"}
 # Streams -----------------------------------------------------------------------------
 
 
+_STREAMED_KEYS = _MESSAGE_KEYS["assistant"]
+"""The message keys an accumulator reads; it keeps any other as it came."""
+
+
 class OllamaAccumulator(streams.Accumulator):
     """Accumulates an ``/api/chat`` NDJSON stream: every object but the last
     carries the next piece of ``message.content`` (and ``message.thinking``) or
@@ -653,6 +657,7 @@ class OllamaAccumulator(streams.Accumulator):
         self._thinking: list[str] = []
         self._calls: list[Any] = []
         self._logprobs: list[Any] | None = None
+        self._rest: dict[str, Any] = {}  # message keys not known here
 
     def _expected(self) -> str:
         return 'the object with "done": true'
@@ -694,6 +699,16 @@ class OllamaAccumulator(streams.Accumulator):
                 self._calls.extend(
                     streams.fresh(expect_list(calls, f"{where}.tool_calls"))
                 )
+            for key, value in piece.items():
+                if key not in _STREAMED_KEYS:
+                    # A key not known here: text grows, anything else is set.
+                    held = self._rest.get(key)
+                    if isinstance(value, str) and isinstance(
+                        held, (str, streams.Pieces)
+                    ):
+                        self._grow(self._rest, key, value, f"{where}.{key}")
+                    else:
+                        self._rest[key] = streams.fresh(value)
         return event.get("done") is True
 
     def _body(
@@ -707,6 +722,7 @@ class OllamaAccumulator(streams.Accumulator):
             message["thinking"] = "".join(self._thinking)
         if self._calls:
             message["tool_calls"] = self._calls
+        message.update(self._rest)
         envelope = {key: v for key, v in self._last.items() if key != "message"}
         if self._logprobs is not None:
             envelope["logprobs"] = self._logprobs

@@ -1070,6 +1070,20 @@ def _identity(item: Mapping[str, Any]) -> tuple[Any, Any] | None:
     return key
 
 
+_KNOWN_EVENTS = frozenset(
+    {
+        "response.output_item.added",
+        "response.output_item.done",
+        "response.function_call_arguments.delta",
+        "response.function_call_arguments.done",
+        *_PART_ADDED,
+        *_PART_DELTAS,
+        *_PART_DONE,
+    }
+)
+"""The events that read into an output item (the others are skipped)."""
+
+
 class OpenAIResponsesAccumulator(streams.Accumulator):
     """Accumulates a Responses stream: ``response.created``, output items
     (``response.output_item.added`` ... ``response.output_item.done``) and their
@@ -1133,6 +1147,17 @@ class OpenAIResponsesAccumulator(streams.Accumulator):
         part: dict[str, Any] = parts[number]
         return part
 
+    def _after_end(self, event: Mapping[str, Any], path: str) -> bool:
+        # An event of a type not known here is skipped, after the end too.
+        kind = event.get("type")
+        return (
+            isinstance(kind, str)
+            and kind not in _KNOWN_EVENTS
+            and kind not in _LIFECYCLE
+            and kind not in _ENDS
+            and kind not in ("error", "response.failed")
+        )
+
     def _absorb(self, event: Mapping[str, Any], path: str) -> bool:
         kind = event.get("type")
         if kind == "error":
@@ -1159,6 +1184,8 @@ class OpenAIResponsesAccumulator(streams.Accumulator):
                 return True
             return False
         if self._response is None:
+            if kind not in _KNOWN_EVENTS:
+                return False  # an event of a type not known here: skipped
             raise MalformedPayload(f"{kind} before response.created", f"{path}.type")
         if kind == "response.output_item.added":
             if event.get("item") is None:
