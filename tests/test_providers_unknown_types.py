@@ -18,7 +18,9 @@ from typing import Any
 
 import pytest
 
+import canisters
 from canisters import UnsupportedContent, providers, validation
+from canisters.cli import run
 from canisters.providers import gemini, ollama, openai_responses
 
 from .providers_support import Corpus, fields
@@ -336,3 +338,42 @@ def test_an_anthropic_block_and_delta_of_unknown_types_are_kept() -> None:
         {"type": "compaction", "content": "Summary: a web scraper"},
         {"type": "text", "text": "Based on our conversation"},
     ]
+
+
+# Shown, stored and read back ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("provider", "name", "shown"),
+    [
+        ("anthropic", "compaction-block-history-request.json", "[compaction"),
+        ("openai-chat", "qwen-video-url-part-request.json", "[video_url"),
+        (
+            "openai-responses",
+            "codex-lite-additional-tools-request.json",
+            "[additional_tools",
+        ),
+        (
+            "gemini",
+            "tool-combination-tool-call-response-parts-request.json",
+            "[toolCall",
+        ),
+        ("ollama", "granite-control-thinking-request.json", "[control"),
+    ],
+)
+def test_show_names_each_kept_element_and_its_provider(
+    provider: str, name: str, shown: str, tmp_path: Path, capsys: Any
+) -> None:
+    """``canisters show`` shows an element kept whole as what it is: its type
+    and the provider it goes back to; a canisters document keeps it, and
+    renders back to the same body."""
+    body = Corpus(provider).load(name)
+    conversation = providers.get(provider).parse_request(body)
+    document = tmp_path / "conversation.json"
+    document.write_text(canisters.to_json(conversation))
+    assert run(["--no-color", "show", str(document)]) == 0
+    assert f"{shown} · kept whole for {provider}]" in capsys.readouterr().out
+    again = canisters.from_json(document.read_text())
+    assert providers.get(provider).render_request(again, incomplete="keep") == fields(
+        body, REQUEST_FIELDS[provider]
+    )

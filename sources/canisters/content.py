@@ -250,3 +250,17 @@ def _opaque(part: object) -> tuple[str, Mapping[str, Any]] | None:
         if isinstance(raw, Mapping):
             return provider, raw
     return None
+
+
+def _element_type(element: Mapping[str, Any]) -> str:
+    """The name an element kept whole goes by: its ``type``, else its ``role``,
+    else its first key holding an object (a Gemini part's kind, beside its
+    ``thoughtSignature``), else its first key."""
+    for key in ("type", "role"):
+        value = element.get(key)
+        if isinstance(value, str):
+            return value
+    for key, value in element.items():
+        if isinstance(value, Mapping):
+            return str(key)
+    return next((str(key) for key in element), "element")

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 import click
 
-from ..content import Media, Reasoning, Text, _opaque
+from ..content import Media, Reasoning, Text, _element_type, _opaque
 from ..conversation import Conversation
 from ..protocols import Canister, Content, Role
 
@@ -73,14 +73,7 @@ def _media_line(part: Media) -> str:
 def _kept_line(provider: str, element: Any) -> tuple[str, dict[str, Any]]:
     """The line of an element a normalizer kept whole for its provider: its type
     (or role) and the provider."""
-    kind = "element"
-    if isinstance(element, dict):
-        for key in ("type", "role"):
-            if isinstance(element.get(key), str):
-                kind = element[key]
-                break
-        else:
-            kind = next((str(key) for key in element), kind)
+    kind = _element_type(element) if isinstance(element, Mapping) else "element"
     return (f"[{kind} · kept whole for {provider}]", {"fg": "cyan", "dim": True})
 
 

@@ -47,6 +47,7 @@ from ..content import (
     Reasoning,
     Text,
     Video,
+    _element_type,
     _opaque,
 )
 from ..conversation import Conversation, canisters_in
@@ -1321,14 +1322,9 @@ them (:func:`unsupported`): refused, dropped or replaced by a placeholder, and
 reported."""
 
 
-def element_type(element: Mapping[str, Any]) -> str:
-    """The name an element of a type the normalizer does not know goes by: its
-    ``type``, else its ``role``, else its first key (Gemini's parts)."""
-    for key in ("type", "role"):
-        value = element.get(key)
-        if isinstance(value, str):
-            return value
-    return next((str(key) for key in element), "element")
+element_type = _element_type
+"""The name an element of a type the normalizer does not know goes by (its
+``type``, ``role`` or kind)."""
 
 
 def opaque_part(provider: str, element: Mapping[str, Any]) -> Text:
