@@ -1340,7 +1340,12 @@ def opaque_part(provider: str, element: Mapping[str, Any]) -> Text:
 def bind_parts(marks: dict[str, Any], parts: Iterable[Any]) -> None:
     """Mark a canister's extras ``marks`` as holding the parts of unknown types
     among ``parts`` (made by :func:`opaque_part`), if any (see :func:`bind`)."""
-    found = [held[1] for part in parts if (held := _opaque(part)) is not None]
+    found = [
+        held[1]
+        for part in parts
+        # An element kept whole is an empty text: most parts fail the first test.
+        if type(part) is Text and not part.text and (held := _opaque(part)) is not None
+    ]
     if found:
         bind(marks, [element_type(raw) for raw in found])
 
