@@ -212,7 +212,7 @@ def test_resolver_supplies_bytes() -> None:
     [
         ({"messages": [{"content": "hi"}]}, "$.messages[0]"),
         (
-            {"messages": [{"role": "user", "content": [{"type": "hologram"}]}]},
+            {"messages": [{"role": "user", "content": [{"type": 3}]}]},
             "$.messages[0].content[0].type",
         ),
         (

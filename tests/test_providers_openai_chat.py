@@ -304,9 +304,9 @@ def test_media_labels() -> None:
     [
         ({}, "$.messages"),
         ({"messages": [{"content": "hi"}]}, "$.messages[0]"),
-        ({"messages": [{"role": "robot", "content": "hi"}]}, "$.messages[0].role"),
+        ({"messages": [{"role": 7, "content": "hi"}]}, "$.messages[0].role"),
         (
-            {"messages": [{"role": "user", "content": [{"type": "sticker"}]}]},
+            {"messages": [{"role": "user", "content": [{"type": None}]}]},
             "$.messages[0].content[0].type",
         ),
         (

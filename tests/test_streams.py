@@ -374,7 +374,7 @@ def test_anthropic_bad_streams() -> None:
     )
     bad(
         name,
-        [*text_block, a_delta(0, type="sparkle_delta")],
+        [*text_block, a_delta(0, type=7)],
         "$[2].delta.type",
         "unknown delta type",
     )
@@ -407,7 +407,12 @@ def test_anthropic_bad_streams() -> None:
     }
     refused(name, [A_START, overloaded], "$[1]", "overloaded")
     bad(name, A_TOOLS[:-1], f"$[{len(A_TOOLS) - 1}]", "before message_stop")
-    bad(name, [*A_TOOLS, {"type": "ping"}], f"$[{len(A_TOOLS)}]", "after the end")
+    bad(
+        name,
+        [*A_TOOLS, {"type": "message_stop"}],
+        f"$[{len(A_TOOLS)}]",
+        "after the end",
+    )
     with pytest.raises(MalformedPayload):
         providers.get(name).parse_stream("data: {}")  # type: ignore[attr-defined]
     # A newer event type is skipped, as Anthropic asks of clients.

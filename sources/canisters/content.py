@@ -237,3 +237,30 @@ class Reasoning:
                 "Reasoning with a signature or redacted blob must name the provider "
                 "that issued it"
             )
+
+
+def _opaque(part: object) -> tuple[str, Mapping[str, Any]] | None:
+    """The provider and the wire element an empty text part stands for, if it
+    is one: an element of a type a normalizer keeps whole
+    (``extras[provider]["raw"]``), to give back to that provider only."""
+    if type(part) is not Text or part.text:
+        return None
+    for provider, data in part.extras.items():
+        raw = data.get("raw") if isinstance(data, Mapping) else None
+        if isinstance(raw, Mapping):
+            return provider, raw
+    return None
+
+
+def _element_type(element: Mapping[str, Any]) -> str:
+    """The name an element kept whole goes by: its ``type``, else its ``role``,
+    else its first key holding an object (a Gemini part's kind, beside its
+    ``thoughtSignature``), else its first key."""
+    for key in ("type", "role"):
+        value = element.get(key)
+        if isinstance(value, str):
+            return value
+    for key, value in element.items():
+        if isinstance(value, Mapping):
+            return str(key)
+    return next((str(key) for key in element), "element")

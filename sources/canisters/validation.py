@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .content import is_content_id
+from .content import _opaque, is_content_id
 from .conversation import Conversation, canisters_in
 from .exceptions import InvalidConversation, MissingExtra, ModelError, Problem, _excerpt
 from .protocols import Canister, Content, Role
@@ -74,15 +74,20 @@ __all__ = [
 _MEDIA_TYPES = frozenset({"image", "audio", "video", "file"})
 
 
-def _empty(content: Iterable[Content]) -> bool:
-    """Whether ``content`` holds nothing but text that is empty after stripping."""
-    for part in content:
+def _empty(canister: Canister) -> bool:
+    """Whether ``canister`` holds nothing but text that is empty after stripping,
+    and no element a normalizer kept whole for its provider (see
+    :doc:`/providers`: elements of types it does not know, server-tool blocks)."""
+    for part in canister.content:  # type: ignore[attr-defined]
         if part.type != "text":
             return False
         text = getattr(part, "text", None)
-        if not isinstance(text, str) or text.strip():
+        if not isinstance(text, str) or text.strip() or _opaque(part) is not None:
             return False
-    return True
+    return not any(
+        isinstance(marks, Mapping) and "bound" in marks
+        for marks in canister.extras.values()
+    )
 
 
 def _tool_table(
@@ -192,7 +197,7 @@ def problems(
                     )
         role = canister.role
         if role is Role.User:
-            if _empty(canister.content):  # type: ignore[attr-defined]
+            if _empty(canister):
                 report("empty-user-message", "user message has no content")
         elif role is Role.Invocation:
             invocation_id = canister.invocation_id  # type: ignore[attr-defined]

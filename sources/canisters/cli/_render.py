@@ -7,11 +7,12 @@ import binascii
 import contextlib
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any, Final
 
 import click
 
-from ..content import Media, Reasoning, Text
+from ..content import Media, Reasoning, Text, _element_type, _opaque
 from ..conversation import Conversation
 from ..protocols import Canister, Content, Role
 
@@ -69,8 +70,43 @@ def _media_line(part: Media) -> str:
     return line
 
 
+def _kept_line(provider: str, element: Any) -> tuple[str, dict[str, Any]]:
+    """The line of an element a normalizer kept whole for its provider: its type
+    (or role) and the provider."""
+    kind = _element_type(element) if isinstance(element, Mapping) else "element"
+    return (f"[{kind} · kept whole for {provider}]", {"fg": "cyan", "dim": True})
+
+
+def _content_lines(canister: Any) -> list[tuple[str, dict[str, Any]]]:
+    """The lines of a canister's content, with the elements a normalizer kept
+    whole on the canister itself (a server-tool block, an item or a message of
+    a type it does not know) in their places."""
+    content: tuple[Content, ...] = getattr(canister, "content", ())
+    kept: list[tuple[int, tuple[str, dict[str, Any]]]] = []
+    for provider, marks in canister.extras.items():
+        if not isinstance(marks, Mapping):
+            continue
+        raw = marks.get("raw")
+        if isinstance(raw, Mapping):
+            kept.append((0, _kept_line(provider, dict(raw))))
+        for entry in marks.get("opaque") or ():
+            position, element = entry
+            kept.append((int(position), _kept_line(provider, dict(element))))
+    kept.sort(key=lambda pair: pair[0])
+    lines: list[tuple[str, dict[str, Any]]] = []
+    for number, part in enumerate(content):
+        while kept and kept[0][0] <= number:
+            lines.append(kept.pop(0)[1])
+        lines.extend(_part_lines(part))
+    lines.extend(line for _, line in kept)
+    return lines
+
+
 def _part_lines(part: Content) -> list[tuple[str, dict[str, Any]]]:
     """The lines of one content part, each with its click style."""
+    held = _opaque(part)
+    if held is not None:
+        return [_kept_line(*held)]
     if isinstance(part, Text):
         lines = part.text.splitlines() or [""]
         if part.mime_type != "text/plain":
@@ -130,8 +166,7 @@ def _arguments(arguments: Any) -> str:
 def _echo_canister(canister: Canister) -> None:
     role = canister.role
     colour = _ROLE_COLOURS.get(role, "white")
-    content: tuple[Content, ...] = getattr(canister, "content", ())
-    lines = [line for part in content for line in _part_lines(part)]
+    lines = _content_lines(canister)
     label = role.value if hasattr(role, "value") else str(role)
     if role is Role.Document:
         title = getattr(canister, "title", None)
@@ -148,7 +183,7 @@ def _echo_result(result: Any, indent: str = "  └ ") -> None:
     if result.error is not None:
         head = click.style(f"{indent}error ", fg="red", bold=True)
         click.echo(pad + head + f"{result.error.code}: {result.error.message}")
-    lines = [line for part in result.content for line in _part_lines(part)]
+    lines = _content_lines(result)
     for number, (text, style) in enumerate(lines):
         lead = (
             indent + "result "

@@ -39,7 +39,17 @@ from ..canisters import (
     Usage,
     User,
 )
-from ..content import _URL_SCHEME, Audio, File, Image, Reasoning, Text, Video
+from ..content import (
+    _URL_SCHEME,
+    Audio,
+    File,
+    Image,
+    Reasoning,
+    Text,
+    Video,
+    _element_type,
+    _opaque,
+)
 from ..conversation import Conversation, canisters_in
 from ..exceptions import (
     CanistersError,
@@ -69,6 +79,11 @@ __all__ = [
     "FidelityWarning",
     "Options",
     "BOUND",
+    "UNKNOWN",
+    "bind",
+    "bind_parts",
+    "element_type",
+    "opaque_part",
     "Report",
     "STRAY",
     "Unsupported",
@@ -1371,6 +1386,55 @@ def _bound_elsewhere(canister: Canister, provider: str) -> bool:
     return False
 
 
+UNKNOWN = "unknown"
+"""Extras key, beside :data:`BOUND`: the types among a canister's bound names that
+the normalizer does not know (a block, part, item or role a provider added
+since). Rendering for another provider applies the ``unsupported`` option to
+them (:func:`unsupported`): refused, dropped or replaced by a placeholder, and
+reported."""
+
+
+element_type = _element_type
+"""The name an element of a type the normalizer does not know goes by (its
+``type``, ``role`` or kind)."""
+
+
+def opaque_part(provider: str, element: Mapping[str, Any]) -> Text:
+    """The part standing for a content element of a type the normalizer does not
+    know: an empty text holding the element whole in
+    ``extras[provider]["raw"]``, at the element's place among the parts. The
+    canister holding it is marked with :func:`bind`."""
+    extras = FrozenDict({provider: {"raw": dict(element)}})
+    part: Text = new_text("", "text/plain", None, extras)
+    return part
+
+
+def bind_parts(marks: dict[str, Any], parts: Iterable[Any]) -> None:
+    """Mark a canister's extras ``marks`` as holding the parts of unknown types
+    among ``parts`` (made by :func:`opaque_part`), if any (see :func:`bind`)."""
+    found = [
+        held[1]
+        for part in parts
+        # An element kept whole is an empty text: most parts fail the first test.
+        if type(part) is Text and not part.text and (held := _opaque(part)) is not None
+    ]
+    if found:
+        bind(marks, [element_type(raw) for raw in found])
+
+
+def bind(marks: dict[str, Any], types: Iterable[str], *, unknown: bool = True) -> None:
+    """Mark a canister's extras ``marks`` (its provider's entry) as holding
+    elements of ``types`` that go back to that provider only (:data:`BOUND`),
+    and, when ``unknown``, as types the normalizer does not know
+    (:data:`UNKNOWN`)."""
+    names = list(types)
+    if not names:
+        return
+    marks[BOUND] = [*marks.get(BOUND, ()), *names]
+    if unknown:
+        marks[UNKNOWN] = [*marks.get(UNKNOWN, ()), *names]
+
+
 def _without_bound(
     canisters: Sequence[Canister], foreign: list[int], options: Options, provider: str
 ) -> list[Canister]:
@@ -1382,16 +1446,30 @@ def _without_bound(
             for name, data in canister.extras.items()
             if name != provider and BOUND in data
         ]
+        where = describe(index, canister)
+        placeholders: list[Text] = []
         for owner in owners:
-            names = ", ".join(canister.extras[owner][BOUND])
-            options.note(
-                "dropped",
-                provider,
-                describe(index, canister),
-                f"{owner}-only {names} not sent to {provider}",
-            )
+            data = canister.extras[owner]
+            unknown = list(dict.fromkeys(data.get(UNKNOWN, ())))
+            if unknown:
+                text = unsupported(
+                    options,
+                    provider,
+                    f"{where}, element ({', '.join(unknown)})",
+                    f"{owner} type the library does not know",
+                )
+                if text is not None:
+                    placeholders.append(new_text(text, "text/plain", None, EMPTY))
+            names = [name for name in data[BOUND] if name not in unknown]
+            if names:
+                options.note(
+                    "dropped",
+                    provider,
+                    where,
+                    f"{owner}-only {', '.join(names)} not sent to {provider}",
+                )
         extras = {k: v for k, v in canister.extras.items() if k not in owners}
-        if canister.role in (Role.Assistant, Role.User):
+        if canister.role in (Role.Assistant, Role.User, Role.Supervisor):
             # Placeholders: empty texts standing for the owner's wire items.
             content = tuple(
                 part
@@ -1401,8 +1479,8 @@ def _without_bound(
                     and not part.text
                     and any(owner in part.extras for owner in owners)
                 )
-            )
-            if not content and canister.role is Role.Assistant:
+            ) + tuple(placeholders)
+            if not content and canister.role is not Role.User:
                 del kept[index]
                 continue
             kept[index] = attrs.evolve(canister, content=content, extras=extras)  # type: ignore[misc]

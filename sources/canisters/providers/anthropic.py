@@ -343,7 +343,7 @@ def _parse_result(
                     parts.append(_plain_image(item) or _parse_media(item, where, kind))
                 elif kind == "document":
                     parts.append(_parse_media(item, where, kind))
-                elif type(kind) is str and kind in _OPAQUE:
+                elif type(kind) is str:  # kept whole, known (_OPAQUE) or not
                     opaque.append([len(parts), dict(item)])
                 else:
                     raise MalformedPayload(
@@ -355,6 +355,7 @@ def _parse_result(
             parts
             and parts[0].type == "text"
             and mine(parts[0], NAME).keys() <= {"empty"}
+            and not (opaque and opaque[0][0] == 0)  # a block kept whole first
         ):
             error = common.decode_error_text(parts[0].text, flagged=True)  # type: ignore[attr-defined]
             parts = parts[1:]
@@ -379,8 +380,7 @@ def _parse_result(
             kept["id"] = unfit
     if opaque:
         kept["opaque"] = opaque
-        # Such blocks go back to Anthropic only.
-        kept[common.BOUND] = sorted({item["type"] for _, item in opaque})
+        _bind(kept, [item for _, item in opaque])
     extras = FrozenDict({NAME: kept}) if kept else EMPTY
     result: Result = new_result(
         moment, extras, call_id, names.get(call_id, ""), tuple(parts), error
@@ -439,11 +439,18 @@ def _message_extras(opaque: list[tuple[int, Any]]) -> FrozenDict[str, Any]:
     (server-tool blocks and the like) read among its parts, at their positions."""
     if not opaque:
         return EMPTY
-    return _extras(
-        opaque=[[pos, block] for pos, block in opaque],
-        # Server-tool blocks go back to Anthropic only.
-        **{common.BOUND: sorted({block["type"] for _, block in opaque})},
-    )
+    marks: dict[str, Any] = {"opaque": [[pos, block] for pos, block in opaque]}
+    _bind(marks, [block for _, block in opaque])
+    return FrozenDict({NAME: marks})
+
+
+def _bind(marks: dict[str, Any], blocks: list[Mapping[str, Any]]) -> None:
+    """Mark ``marks`` as holding the opaque ``blocks``: they go back to Anthropic
+    only, and those of a type this module does not know follow the
+    ``unsupported`` option elsewhere (see :func:`common.bind`)."""
+    types = {block["type"] for block in blocks}
+    common.bind(marks, sorted(types & _OPAQUE), unknown=False)
+    common.bind(marks, sorted(types - _OPAQUE))
 
 
 def _parse_reasoning(block: Mapping[str, Any], path: str) -> Reasoning:
@@ -511,7 +518,7 @@ def _parse_blocks(
             message.add(invocation)
         elif kind == "tool_result":
             message.add(_parse_result(block, where, names, moment))
-        elif type(kind) is str and kind in _OPAQUE:  # a list is unhashable
+        elif type(kind) is str:  # kept whole, known (_OPAQUE) or not
             message.opaque.append((len(message.parts), dict(block)))
         else:
             raise MalformedPayload(
@@ -527,16 +534,23 @@ def _parse_system(value: Any, moment: datetime) -> Supervisor:
         supervisor = new_supervisor(moment, EMPTY, (plain_text(value),))
         return supervisor
     parts: list[Content] = []
+    opaque: list[list[Any]] = []
     for number, raw in enumerate(expect_list(value, "$.system")):
         where = f"$.system[{number}]"
         block = expect_mapping(raw, where)
-        if block.get("type") != "text":
-            raise MalformedPayload(
-                f"unknown block type {_excerpt(block.get('type'))}", where
-            )
+        kind = block.get("type")
+        if kind != "text":
+            if type(kind) is not str:
+                raise MalformedPayload(f"unknown block type {_excerpt(kind)}", where)
+            opaque.append([len(parts), dict(block)])  # kept whole
+            continue
         parts.append(_parse_text(block, where))
-    default = _system_form(parts)
-    extras = _extras(system=None if default == "list" else "list")
+    listed = opaque or _system_form(parts) != "list"
+    marks: dict[str, Any] = {"system": "list"} if listed else {}
+    if opaque:
+        marks["opaque"] = opaque
+        _bind(marks, [block for _, block in opaque])
+    extras = FrozenDict({NAME: marks}) if marks else EMPTY
     supervisor = new_supervisor(moment, extras, tuple(parts))
     return supervisor
 
@@ -751,7 +765,7 @@ def _parse_plain(
             elif kind == "document" and user:
                 kept.append(block)
                 canister = _parse_document(block, "", moment)
-            elif type(kind) is str and kind in _OPAQUE:
+            elif type(kind) is str and kind != "document":
                 kept.append(block)
                 opaque.append((len(parts), dict(block)))
                 continue
@@ -1746,6 +1760,20 @@ class _Block:
         return self.buffer.text() if self.buffer is not None else ""
 
 
+_EVENTS = frozenset(
+    {
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+        "error",
+    }
+)
+"""The stream's event types read here (any other is skipped)."""
+
+
 class AnthropicAccumulator(streams.Accumulator):
     """Accumulates a Messages stream: ``message_start``, the content blocks'
     ``content_block_start`` / ``content_block_delta`` / ``content_block_stop``,
@@ -1784,6 +1812,11 @@ class AnthropicAccumulator(streams.Accumulator):
                 f"{path}.index",
             )
         return block
+
+    def _after_end(self, event: Mapping[str, Any], path: str) -> bool:
+        # An event of a type not known here is skipped, after the end too.
+        kind = event.get("type")
+        return isinstance(kind, str) and kind not in _EVENTS
 
     def _absorb(self, event: Mapping[str, Any], path: str) -> bool:
         kind = event.get("type")
@@ -1884,9 +1917,21 @@ class AnthropicAccumulator(streams.Accumulator):
             return
         fits = _DELTA_BLOCK.get(kind) if isinstance(kind, str) else None
         if fits is None:
-            raise MalformedPayload(
-                f"unknown delta type {_excerpt(kind)}", f"{path}.delta.type"
-            )
+            if not isinstance(kind, str):
+                raise MalformedPayload(
+                    f"unknown delta type {_excerpt(kind)}", f"{path}.delta.type"
+                )
+            # A delta of a type not known here (a compaction_delta, say): its
+            # text fields grow the block's, its other fields are set on it.
+            for key, value in delta.items():
+                if key == "type":
+                    continue
+                held = target.get(key)
+                if isinstance(value, str) and isinstance(held, (str, streams.Pieces)):
+                    self._grow(target, key, value, f"{path}.index")
+                else:
+                    target[key] = value
+            return
         block_type, field = fits
         if target.get("type") != block_type:
             raise MalformedPayload(

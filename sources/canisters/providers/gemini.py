@@ -40,6 +40,7 @@ from ..conversation import Conversation
 from ..exceptions import MalformedPayload, _excerpt
 from ..protocols import Canister, Content, Role
 from ..serialization import _paused
+from . import _common as common
 from . import _errors, streams
 from ._common import (
     ASSISTANT,
@@ -346,6 +347,10 @@ def _parse_response_value(
     return (new_text(text, "application/json", None, EMPTY),), None
 
 
+_KNOWN_BOUND = frozenset({"thoughtSignature", "executableCode", "codeExecutionResult"})
+"""What Gemini parts carry that goes back to Gemini only, known here."""
+
+
 def _parse_turn(
     turn: Mapping[str, Any],
     index: int,
@@ -362,7 +367,11 @@ def _parse_turn(
     else:
         role = expect_str(role_value, f"{path}.role")
         if role not in ("user", "model", "function"):
-            raise MalformedPayload(f"unknown role {_excerpt(role)}", f"{path}.role")
+            # A turn of a role not known here, kept whole as a canister that
+            # goes back to Gemini only.
+            marks: dict[str, Any] = {"raw": dict(turn)}
+            common.bind(marks, [role])
+            return role, [new_assistant(moment, FrozenDict({NAME: marks}), ())]
     raw_parts = reader.get(turn, "parts")
     if raw_parts is None:
         parts: list[Any] = []
@@ -385,8 +394,18 @@ def _parse_turn(
 
     def flush() -> None:
         if content:
-            # Placeholders and signatures go back to Gemini only (BOUND).
-            extras = FrozenDict({NAME: {BOUND: list(bound)}}) if bound else EMPTY
+            # Placeholders and signatures go back to Gemini only (BOUND); parts
+            # of a kind not known here follow the unsupported option elsewhere.
+            extras = EMPTY
+            if bound or role == "function":
+                marks: dict[str, Any] = (
+                    {"function_role": True} if role == "function" else {}
+                )
+                common.bind(
+                    marks, [n for n in bound if n in _KNOWN_BOUND], unknown=False
+                )
+                common.bind(marks, [n for n in bound if n not in _KNOWN_BOUND])
+                extras = FrozenDict({NAME: marks})
             canisters.append(build(moment, extras, tuple(content)))
             content.clear()
             bound.clear()
@@ -583,7 +602,9 @@ def _parse_contents(
         role, found = _parse_turn(
             expect_mapping(turn, turn_path), index, turn_path, pairing, moment
         )
-        wire = "model" if role == "model" else "user"
+        wire = role if role in ("model", "user") else "user"
+        if role not in ("model", "user", "function"):
+            wire = "raw"  # a turn kept whole (see _wire_role)
         if previous == wire:
             _mark(found[0], _SPLIT)
         previous = wire
@@ -760,7 +781,11 @@ def _parse_system(raw: Any, key: str, moment: datetime) -> Supervisor:
     for number, value in enumerate(_parts(raw_parts, f"{path}.parts")):
         part_path = _item_path(f"{path}.parts", raw_parts, number)
         part = expect_mapping(value, part_path)
+        if "text" not in part and part:
+            parts.append(common.opaque_part(NAME, part))  # a kind not known here
+            continue
         parts.append(plain_text(expect_str(part.get("text"), f"{part_path}.text")))
+    common.bind_parts(marks, parts)
     rest = reader.rest(system, _TURN_KEYS)
     if rest:
         marks["system"] = rest
@@ -817,9 +842,11 @@ def _parse_request(body: object, *, fast: bool = True) -> Conversation:
 
 def _wire_role(canister: Canister) -> str:
     match canister.role:
+        case Role.Assistant if "raw" in mine(canister, NAME):
+            return "raw"  # a turn of a role not known here, kept whole
         case Role.Assistant | Role.Invocation:
             return "model"
-        case Role.Result:
+        case Role.Result | Role.User:
             return "function" if mine(canister, NAME).get("function_role") else "user"
         case _:
             return "user"
@@ -1031,10 +1058,12 @@ class _Renderer:
         first = supervisors[0][1]
         extras = mine(first, NAME)
         key = extras.get("key", "systemInstruction")
-        texts: list[str] = []
+        texts: list[Any] = []  # texts, and parts kept whole
         for index, canister in supervisors:
             for number, part in enumerate(canister.content):  # type: ignore[attr-defined]
-                if part.type == "text":
+                if part.type == "text" and not part.text and "raw" in mine(part, NAME):
+                    texts.append(dict(mine(part, NAME)["raw"]))
+                elif part.type == "text":
                     texts.append(part.text)
                 else:
                     where = describe(index, canister, number, part)
@@ -1045,7 +1074,9 @@ class _Renderer:
                         texts.append(text)
         if extras.get("string"):
             return key, "".join(texts)
-        parts: Any = [{"text": text} for text in texts]
+        parts: Any = [
+            {"text": text} if isinstance(text, str) else text for text in texts
+        ]
         if extras.get("parts_object") and len(parts) == 1:
             parts = parts[0]
         system: dict[str, Any] = {}
@@ -1127,6 +1158,9 @@ class _Renderer:
         rendered: list[dict[str, Any]] = []
         for role, members in turns:
             extras = mine(members[0], NAME)
+            if role == "raw":
+                rendered.append(dict(extras["raw"]))
+                continue
             parts: list[dict[str, Any]] = []
             for canister in members:
                 index = lookup[id(canister)]

@@ -31,7 +31,7 @@ from .._frozen import EMPTY, FrozenDict, freeze
 from ..canisters import ErrorInfo, Metadata, Result, Usage, now
 from ..content import Image, Text
 from ..conversation import Conversation
-from ..exceptions import MalformedPayload, _excerpt
+from ..exceptions import MalformedPayload
 from ..protocols import Canister, Role
 from ..serialization import _paused
 from . import _errors, streams
@@ -44,6 +44,7 @@ from ._common import (
     as_mapping,
     b64decode_exact,
     b64encode,
+    bind,
     canisters_of,
     complete_pairs,
     decode_error_text,
@@ -197,7 +198,11 @@ class _Parser:
         role = expect_str(message.get("role"), f"{path}.role")
         known = _MESSAGE_KEYS.get(role)
         if known is None:
-            raise MalformedPayload(f"unknown role {_excerpt(role)}", f"{path}.role")
+            # A message of a role not known here, kept whole as a canister that
+            # goes back to Ollama only.
+            marks: dict[str, Any] = {"raw": dict(message)}
+            bind(marks, [role])
+            return [new_assistant(self.moment, _wrap(marks), ())]
         extras: dict[str, Any] = {}
         other = rest(message, known)
         if other:
@@ -544,6 +549,10 @@ class _Renderer:
             extras = mine(canister, NAME)
             role = canister.role
             plain = fast and not extras
+            if "raw" in extras:  # a message of a role not known here, kept whole
+                rendered.append(dict(extras["raw"]))
+                last = None
+                continue
             if role is INVOCATION:
                 if plain:
                     function = {
@@ -628,6 +637,10 @@ _FINISH = {"stop": "stop", "length": "length"}
 # Streams -----------------------------------------------------------------------------
 
 
+_STREAMED_KEYS = _MESSAGE_KEYS["assistant"]
+"""The message keys an accumulator reads; it keeps any other as it came."""
+
+
 class OllamaAccumulator(streams.Accumulator):
     """Accumulates an ``/api/chat`` NDJSON stream: every object but the last
     carries the next piece of ``message.content`` (and ``message.thinking``) or
@@ -644,6 +657,7 @@ class OllamaAccumulator(streams.Accumulator):
         self._thinking: list[str] = []
         self._calls: list[Any] = []
         self._logprobs: list[Any] | None = None
+        self._rest: dict[str, Any] = {}  # message keys not known here
 
     def _expected(self) -> str:
         return 'the object with "done": true'
@@ -685,6 +699,16 @@ class OllamaAccumulator(streams.Accumulator):
                 self._calls.extend(
                     streams.fresh(expect_list(calls, f"{where}.tool_calls"))
                 )
+            for key, value in piece.items():
+                if key not in _STREAMED_KEYS:
+                    # A key not known here: text grows, anything else is set.
+                    held = self._rest.get(key)
+                    if isinstance(value, str) and isinstance(
+                        held, (str, streams.Pieces)
+                    ):
+                        self._grow(self._rest, key, value, f"{where}.{key}")
+                    else:
+                        self._rest[key] = streams.fresh(value)
         return event.get("done") is True
 
     def _body(
@@ -698,6 +722,7 @@ class OllamaAccumulator(streams.Accumulator):
             message["thinking"] = "".join(self._thinking)
         if self._calls:
             message["tool_calls"] = self._calls
+        message.update(self._rest)
         envelope = {key: v for key, v in self._last.items() if key != "message"}
         if self._logprobs is not None:
             envelope["logprobs"] = self._logprobs

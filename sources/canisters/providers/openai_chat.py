@@ -166,6 +166,8 @@ def _parse_part(raw: object, path: str) -> Content:
         return new_audio(data, None, None, EMPTY, mime, None, None, extras)
     if kind == "file":
         return _parse_file(part, path)
+    if isinstance(kind, str):
+        return common.opaque_part(NAME, part)  # a type not known here, kept whole
     raise MalformedPayload(
         f"unknown content part type {_excerpt(kind)}", f"{path}.type"
     )
@@ -299,9 +301,16 @@ def _parse_messages(
         if "role" not in message:
             raise MalformedPayload("missing role", path)
         role = message["role"]
-        known = _MESSAGE_KEYS.get(role) if isinstance(role, str) else None
-        if known is None:
+        if not isinstance(role, str):
             raise MalformedPayload(f"unknown role {_excerpt(role)}", f"{path}.role")
+        known = _MESSAGE_KEYS.get(role)
+        if known is None:
+            # A message of a role not known here, kept whole as a canister that
+            # goes back to this provider only.
+            marks: dict[str, Any] = {"raw": dict(message)}
+            common.bind(marks, [role])
+            append(new_assistant(moment, FrozenDict({NAME: marks}), ()))
+            continue
         extra = common.rest(message, known)
         if role == "assistant":
             canisters += _parse_assistant(
@@ -309,15 +318,18 @@ def _parse_messages(
             )
             continue
         parts, form = _parse_content(message, path)
+        bound: dict[str, Any] = {}
+        common.bind_parts(bound, parts)
         if role in ("system", "developer"):
             extras = _extras(
                 role="developer" if role == "developer" else None,
                 content=_form(parts, form, "system"),
                 message=extra,
+                **bound,
             )
             append(new_supervisor(moment, extras, tuple(parts)))
         elif role == "user":
-            extras = _extras(content=_form(parts, form, "user"), message=extra)
+            extras = _extras(content=_form(parts, form, "user"), message=extra, **bound)
             append(new_user(moment, extras, tuple(parts)))
         elif role == "tool":
             call_id = expect_str(message.get("tool_call_id"), f"{path}.tool_call_id")
@@ -382,7 +394,10 @@ def _parse_plain(
             canister = plain[0](moment, extras, (plain_text(content),))
             return canister
     elif type(content) is list and size == 2 and role == "user":
-        parts = _plain_parts(content, index, kept)
+        listed_parts = _plain_parts(content, index, kept)
+        if listed_parts is None:
+            return None
+        parts = listed_parts
         # The list form is the default but for a lone text (see _default_form).
         listed = len(parts) == 1 and type(parts[0]) is Text and not parts[0].extras
         canister = new_user(moment, _LISTED if listed else EMPTY, tuple(parts))
@@ -394,7 +409,10 @@ def _parse_plain(
         parts = [plain_text(content)]
         form = "string"
     elif type(content) is list:
-        parts = _plain_parts(content, index, kept)
+        listed_parts = _plain_parts(content, index, kept)
+        if listed_parts is None:
+            return None
+        parts = listed_parts
         form = "list"
     elif content is None:
         parts = []
@@ -518,10 +536,11 @@ _TURN = (Role.Assistant, Role.Invocation)
 
 def _plain_parts(
     content: list[Any], index: int, kept: list[Any] | None = None
-) -> list[Content]:
+) -> list[Content] | None:
     """The parts of a message's list ``content``: text parts and images read here
     as :func:`_parse_part` reads them, any other part by it (and given to
-    ``kept``, see :func:`_parse_request`)."""
+    ``kept``, see :func:`_parse_request`); ``None`` when a part is of a type
+    not known here (the general way marks the canister holding it)."""
     parts: list[Content] = []
     for number, part in enumerate(content):
         if type(part) is dict and len(part) == 2:
@@ -538,7 +557,10 @@ def _plain_parts(
                     continue
         if kept is not None:
             kept.append(part)
-        parts.append(_parse_part(part, f"$.messages[{index}].content[{number}]"))
+        read = _parse_part(part, f"$.messages[{index}].content[{number}]")
+        if type(read) is Text and not read.text and "raw" in mine(read, NAME):
+            return None
+        parts.append(read)
     return parts
 
 
@@ -603,6 +625,10 @@ def _result(
         # Media parts of a tool message go back in place to this provider.
         in_place=any(part.type in _MEDIA for part in parts) or None,
     )
+    bound: dict[str, Any] = {}
+    common.bind_parts(bound, parts)
+    if bound:
+        extras = FrozenDict({NAME: {**extras.get(NAME, EMPTY), **bound}})
     result: Result = new_result(moment, extras, call_id, name, tuple(parts), error)
     return result
 
@@ -663,6 +689,7 @@ def _parse_assistant(
     elif "function_call" in message:
         extra["function_call"] = None
     message_marks = {"content": None if form == default else form, "message": extra}
+    common.bind_parts(message_marks, parts)
     made: list[Canister] = []
     if parts or form != "null" or not calls:
         made.append(new_assistant(moment, _extras(**message_marks), tuple(parts)))
@@ -862,6 +889,8 @@ class _Renderer:
         kind = part.type
         if kind == "text":
             text = part.text  # type: ignore[attr-defined]
+            if not text and "raw" in extras:
+                return dict(extras["raw"])  # a part kept whole
             if extras.get("refusal") == "part":
                 return {"type": "refusal", "refusal": text, **outer}
             return {"type": "text", "text": text, **outer}
@@ -1109,6 +1138,14 @@ def _render_plain(
     return message
 
 
+def _wire_role(canister: Canister) -> str:
+    """The role of the message ``canister`` goes into; ``"raw"`` for a message
+    of a role not known here, kept whole."""
+    if canister.extras and "raw" in mine(canister, NAME):
+        return "raw"
+    return _WIRE_ROLE[canister.role]
+
+
 def _render_messages(
     canisters: list[Canister], options: Options
 ) -> list[dict[str, Any]]:
@@ -1116,13 +1153,13 @@ def _render_messages(
     joins = common.joins_step(NAME)
     messages: list[dict[str, Any]] = []
     index = 0
-    for wire, group in common.group_turns(
-        canisters, lambda c: _WIRE_ROLE[c.role], joins
-    ):
+    for wire, group in common.group_turns(canisters, _wire_role, joins):
         if wire != "tool" and renderer.moved:
             messages.append({"role": "user", "content": renderer.moved})
             renderer.moved = []
-        if wire == "assistant":
+        if wire == "raw":  # a message kept whole
+            messages.append(dict(mine(group[0], NAME)["raw"]))
+        elif wire == "assistant":
             messages.append(_render_assistant(renderer, index, group))
         elif wire == "tool":
             messages.append(_render_result(renderer, index, group[0]))

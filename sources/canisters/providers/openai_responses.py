@@ -41,7 +41,6 @@ from ..serialization import _paused
 from . import _errors, streams
 from ._common import (
     ASSISTANT,
-    BOUND,
     DOCUMENT,
     INVOCATION,
     RESULT,
@@ -51,6 +50,8 @@ from ._common import (
     as_mapping,
     b64decode_exact,
     b64encode,
+    bind,
+    bind_parts,
     built,
     canisters_of,
     compact_arguments,
@@ -77,6 +78,7 @@ from ._common import (
     new_supervisor,
     new_text,
     new_user,
+    opaque_part,
     options_from,
     parse_arguments,
     parse_data_url,
@@ -241,6 +243,8 @@ def _parse_part(raw: Any, path: str) -> Any:
         if other:
             extras["part"] = other
         return Audio(data=data, mime_type=mime, extras=_wrap(extras))
+    if isinstance(kind, str):
+        return opaque_part(NAME, part)  # a type not known here, kept whole
     raise MalformedPayload(
         f"unknown content part type {_excerpt(kind)}", f"{path}.type"
     )
@@ -339,6 +343,7 @@ class _Parser:
             other = rest(item, _OUTPUT_KNOWN)
             if other:
                 extras["item"] = other
+            bind_parts(extras, content)
             result: Result = new_result(
                 self.moment,
                 _wrap(extras),
@@ -390,24 +395,29 @@ class _Parser:
             self.canisters.append(
                 new_document(self.moment, _wrap(extras), (), None, reference)
             )
-        elif isinstance(kind, str) and (
-            kind.endswith(_SERVER_ITEM_SUFFIXES)
-            or kind.startswith(("mcp_", "compaction"))
-        ):
-            self.flush()
-            # Server-tool items go back to this provider only.
-            extras = {"raw": dict(item), BOUND: [kind]}
-            self.canisters.append(new_assistant(self.moment, _wrap(extras), ()))
         elif kind == "message":  # without its role
             raise MalformedPayload("a message item needs a role", f"{path}.role")
-        elif kind is None:
-            raise MalformedPayload("an item needs a type (or a role)", f"{path}.type")
+        elif isinstance(kind, str):
+            self.raw(item, kind)
         else:
-            raise MalformedPayload(
-                f"unknown item type {_excerpt(kind)}", f"{path}.type"
-            )
+            raise MalformedPayload("an item needs a type (or a role)", f"{path}.type")
+
+    def raw(self, item: Mapping[str, Any], name: str) -> None:
+        """Keep ``item`` whole, as a canister of its own that goes back to this
+        provider only: a server-tool item, or an item (or a message of a role)
+        of a type not known here."""
+        self.flush()
+        extras = {"raw": dict(item)}
+        known = name.endswith(_SERVER_ITEM_SUFFIXES) or name.startswith(
+            ("mcp_", "compaction")
+        )
+        bind(extras, [name], unknown=not known)
+        self.canisters.append(new_assistant(self.moment, _wrap(extras), ()))
 
     def message(self, item: Mapping[str, Any], role: str, path: str) -> None:
+        if role not in _ROLES:
+            self.raw(item, role)
+            return
         content, string = _parse_content(item.get("content"), f"{path}.content")
         info: dict[str, Any] = {}
         if "type" in item:
@@ -431,12 +441,14 @@ class _Parser:
                 info["new"] = True
             if info:
                 content[0] = _marked(content[0], {"item": info})
+            bind_parts(self.assistant_extras, content)
             self.assistant.extend(content)
             return
         self.flush()
         extras: dict[str, Any] = {}
         if info:
             extras["item"] = info
+        bind_parts(extras, content)
         if role == "user":
             self.canisters.append(new_user(self.moment, _wrap(extras), tuple(content)))
         elif role in ("system", "developer"):
@@ -655,6 +667,9 @@ class _Renderer:
         for number, part in parts:
             extras = mine(part, NAME)
             if part.type == "text":
+                if "raw" in extras and not part.text:
+                    rendered.append(dict(extras["raw"]))  # a part kept whole
+                    continue
                 if extras.get("refusal"):
                     wire = {"type": "refusal", "refusal": part.text}
                 elif output or extras.get("output"):
@@ -1055,6 +1070,20 @@ def _identity(item: Mapping[str, Any]) -> tuple[Any, Any] | None:
     return key
 
 
+_KNOWN_EVENTS = frozenset(
+    {
+        "response.output_item.added",
+        "response.output_item.done",
+        "response.function_call_arguments.delta",
+        "response.function_call_arguments.done",
+        *_PART_ADDED,
+        *_PART_DELTAS,
+        *_PART_DONE,
+    }
+)
+"""The events that read into an output item (the others are skipped)."""
+
+
 class OpenAIResponsesAccumulator(streams.Accumulator):
     """Accumulates a Responses stream: ``response.created``, output items
     (``response.output_item.added`` ... ``response.output_item.done``) and their
@@ -1118,6 +1147,17 @@ class OpenAIResponsesAccumulator(streams.Accumulator):
         part: dict[str, Any] = parts[number]
         return part
 
+    def _after_end(self, event: Mapping[str, Any], path: str) -> bool:
+        # An event of a type not known here is skipped, after the end too.
+        kind = event.get("type")
+        return (
+            isinstance(kind, str)
+            and kind not in _KNOWN_EVENTS
+            and kind not in _LIFECYCLE
+            and kind not in _ENDS
+            and kind not in ("error", "response.failed")
+        )
+
     def _absorb(self, event: Mapping[str, Any], path: str) -> bool:
         kind = event.get("type")
         if kind == "error":
@@ -1138,6 +1178,8 @@ class OpenAIResponsesAccumulator(streams.Accumulator):
                 return True
             return False
         if self._response is None:
+            if kind not in _KNOWN_EVENTS:
+                return False  # an event of a type not known here: skipped
             raise MalformedPayload(f"{kind} before response.created", f"{path}.type")
         if kind == "response.output_item.added":
             if event.get("item") is None:
