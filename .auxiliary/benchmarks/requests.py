@@ -14,23 +14,52 @@ whole requests):
 * recorded requests: every request body under ``tests/data/providers`` of the
   format, summed.
 
+Then whole-request translation against LiteLLM (``pip install litellm``, in
+the ``benchmarks`` extra), in the same run: the agent request read from OpenAI
+Chat and written as an Anthropic and a Gemini body, and the same request
+spelled in Anthropic and Gemini written as OpenAI Chat (the routes LiteLLM
+has). LiteLLM does each through its own provider classes, without a network
+call: ``AnthropicConfig().map_openai_params`` then ``transform_request``;
+``GoogleAIStudioGeminiConfig().map_openai_params`` then
+``transform_request_body``; ``LiteLLMAnthropicMessagesAdapter
+().translate_anthropic_to_openai``; ``GoogleGenAIAdapter
+().translate_generate_content_to_completion``. Canisters does it with
+``parse_full_request`` and ``render_full_request`` (``unsupported="drop"``,
+the outcomes in a report) when both formats are
+:class:`~canisters.providers.RequestNormalizer` s; for a format that is not
+one yet, the conversation only (``parse_request`` / ``render_request``), and
+the line says so. The target is 10x LiteLLM per request.
+
 Times are CPU time per body (per corpus, for the recorded one), best of
-``--repeat`` rounds, interleaved.
+``--repeat`` rounds, interleaved. LiteLLM rewrites some of the bodies it is
+given, so each of its calls gets a fresh copy, made before the clock starts.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
+import logging
+import os
+import sys
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import attrs
+import orjson
+
 from canisters import providers
 
-ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 PROVIDERS = ("openai-chat",)
+TARGETS = ("anthropic", "gemini")
+ANTHROPIC_MODEL = "claude-sonnet-4-5"
+GEMINI_MODEL = "gemini-2.5-flash"
 
 SCHEMA = {
     "type": "object",
@@ -88,13 +117,117 @@ AGENT = {
 }
 
 
+# The agent request in the other formats: the reverse direction's input.
+ANTHROPIC = {
+    "model": ANTHROPIC_MODEL,
+    "max_tokens": 800,
+    "system": "You are a weather assistant.",
+    "messages": [
+        {"role": "user", "content": "Weather in Paris for 3 days?"},
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "toolu_1",
+                    "name": "get_weather",
+                    "input": {"city": "Paris", "days": 3},
+                }
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_1",
+                    "content": "Sunny, 21C",
+                }
+            ],
+        },
+    ],
+    "tools": [
+        {
+            "name": name,
+            "description": f"The {name} tool",
+            "input_schema": SCHEMA,
+            "strict": True,
+        }
+        for name in ("get_weather", "get_forecast", "get_alerts")
+    ],
+    "tool_choice": {"type": "auto", "disable_parallel_tool_use": True},
+    "output_format": {"type": "json_schema", "schema": SCHEMA},
+    "temperature": 0.2,
+    "stop_sequences": ["END"],
+    "metadata": {"user_id": "user-1"},
+}
+GEMINI = {
+    "systemInstruction": {"parts": [{"text": "You are a weather assistant."}]},
+    "contents": [
+        {"role": "user", "parts": [{"text": "Weather in Paris for 3 days?"}]},
+        {
+            "role": "model",
+            "parts": [
+                {
+                    "functionCall": {
+                        "name": "get_weather",
+                        "args": {"city": "Paris", "days": 3},
+                    }
+                }
+            ],
+        },
+        {
+            "role": "user",
+            "parts": [
+                {
+                    "functionResponse": {
+                        "name": "get_weather",
+                        "response": {"result": "Sunny, 21C"},
+                    }
+                }
+            ],
+        },
+    ],
+    "tools": [
+        {
+            "functionDeclarations": [
+                {
+                    "name": name,
+                    "description": f"The {name} tool",
+                    "parametersJsonSchema": SCHEMA,
+                }
+                for name in ("get_weather", "get_forecast", "get_alerts")
+            ]
+        }
+    ],
+    "toolConfig": {"functionCallingConfig": {"mode": "AUTO"}},
+    "generationConfig": {
+        "temperature": 0.2,
+        "maxOutputTokens": 800,
+        "stopSequences": ["END"],
+        "seed": 7,
+        "responseMimeType": "application/json",
+        "responseJsonSchema": SCHEMA,
+    },
+}
+BODIES = {"openai-chat": AGENT, "anthropic": ANTHROPIC, "gemini": GEMINI}
+
+
 def _best(
     functions: dict[str, Callable[[], Any]], repeat: int, number: int
 ) -> dict[str, float]:
-    """CPU seconds per call of each function, best of ``repeat`` interleaved rounds."""
+    """CPU seconds per call of each function, best of ``repeat`` interleaved rounds.
+
+    A function with a ``prepare`` attribute has it called before each round's
+    clock starts, with ``number``: what the round's calls consume (fresh copies
+    of a body for a callee that rewrites its input).
+    """
     best = dict.fromkeys(functions, float("inf"))
     for _ in range(repeat):
         for label, function in functions.items():
+            prepare = getattr(function, "prepare", None)
+            if prepare is not None:
+                prepare(number)
             start = time.process_time()
             for _ in range(number):
                 function()
@@ -131,17 +264,15 @@ def _pair(name: str, bodies: list[dict[str, Any]]) -> dict[str, Callable[[], Any
     return {"conversation": conversation, "whole": whole}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=7)
-    arguments = parser.parse_args()
+def same_format(repeat: int) -> None:
+    """Whole against conversation-only, same-format round trips."""
     print("same-format round trip, CPU time per workload (best of rounds)")
     for name in PROVIDERS:
         for label, bodies, number in (
             ("agent request", [AGENT], 2000),
             ("recorded requests", _recorded(name), 40),
         ):
-            best = _best(_pair(name, bodies), arguments.repeat, number)
+            best = _best(_pair(name, bodies), repeat, number)
             ratio = best["whole"] / best["conversation"]
             print(
                 f"{name:12} {label:18} ({len(bodies):2} bodies): "
@@ -149,6 +280,196 @@ def main() -> None:
                 f"whole {best['whole'] * 1e6:8.1f} us, ratio {ratio:.2f}x "
                 f"(target <= 1.3x)"
             )
+
+
+# Translation against LiteLLM ---------------------------------------------------------
+
+
+def _import_litellm() -> Any:
+    """LiteLLM, or ``None`` when it is not installed.
+
+    Run as a script, this file's directory leads ``sys.path``, where this file
+    would shadow the ``requests`` package LiteLLM imports: it is taken off
+    first. LiteLLM is kept from fetching its model price map.
+    """
+    sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != HERE]
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    try:
+        import litellm
+    except ImportError:
+        return None
+    logging.getLogger("LiteLLM").setLevel(logging.ERROR)
+    return litellm
+
+
+def _fresh(raw: bytes) -> Callable[[], Any]:
+    """A callable giving a fresh copy of the JSON ``raw`` per call, the copies
+    made by its ``prepare(number)`` (see :func:`_best`)."""
+    copies: list[Any] = []
+
+    def take() -> Any:
+        return copies.pop()
+
+    def prepare(number: int) -> None:
+        copies[:] = [orjson.loads(raw) for _ in range(number)]
+
+    take.prepare = prepare  # type: ignore[attr-defined]
+    return take
+
+
+def _litellm_routes() -> dict[tuple[str, str], Callable[[Callable[[], Any]], Any]]:
+    """LiteLLM's translation of a body, per (source, target): each takes a
+    callable giving the body and returns the translated body."""
+    from litellm.google_genai.adapters.transformation import GoogleGenAIAdapter
+    from litellm.llms.anthropic.chat.transformation import AnthropicConfig
+    from litellm.llms.anthropic.messages.adapters.transformation import (
+        LiteLLMAnthropicMessagesAdapter,
+    )
+    from litellm.llms.gemini.chat.transformation import GoogleAIStudioGeminiConfig
+    from litellm.llms.vertex_ai.gemini.transformation import transform_request_body
+
+    anthropic, gemini = AnthropicConfig(), GoogleAIStudioGeminiConfig()
+    from_anthropic, from_gemini = (
+        LiteLLMAnthropicMessagesAdapter(),
+        GoogleGenAIAdapter(),
+    )
+
+    def params(body: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in body.items() if k not in ("model", "messages")}
+
+    def to_anthropic(fresh: Callable[[], Any]) -> Any:
+        body = fresh()
+        mapped = anthropic.map_openai_params(
+            params(body), {}, ANTHROPIC_MODEL, drop_params=True
+        )
+        return anthropic.transform_request(
+            ANTHROPIC_MODEL, body["messages"], mapped, {}, {}
+        )
+
+    def to_gemini(fresh: Callable[[], Any]) -> Any:
+        body = fresh()
+        mapped = gemini.map_openai_params(
+            params(body), {}, GEMINI_MODEL, drop_params=True
+        )
+        return transform_request_body(
+            body["messages"], GEMINI_MODEL, mapped, "gemini", {}, None
+        )
+
+    def anthropic_to_chat(fresh: Callable[[], Any]) -> Any:
+        return from_anthropic.translate_anthropic_to_openai(fresh())[0]
+
+    def gemini_to_chat(fresh: Callable[[], Any]) -> Any:
+        body = fresh()
+        return from_gemini.translate_generate_content_to_completion(
+            GEMINI_MODEL,
+            body.pop("contents"),
+            body.pop("generationConfig"),
+            **body,
+        )
+
+    return {
+        ("openai-chat", "anthropic"): to_anthropic,
+        ("openai-chat", "gemini"): to_gemini,
+        ("anthropic", "openai-chat"): anthropic_to_chat,
+        ("gemini", "openai-chat"): gemini_to_chat,
+    }
+
+
+WHOLE = "whole request"
+
+# What the target model takes, as LiteLLM assumes it for the models named.
+_CAPABILITIES = {
+    "anthropic": {"structured_output": "native"},
+}
+
+
+def _canisters_route(source: str, target: str) -> tuple[str, Callable[[], Any]]:
+    """How canisters translates a body of ``source`` to ``target``: the whole
+    request when both are request normalizers, else the conversation only."""
+    reader: Any = providers.get(source)
+    writer: Any = providers.get(target)
+    body = BODIES[source]
+    if isinstance(reader, providers.RequestNormalizer) and isinstance(
+        writer, providers.RequestNormalizer
+    ):
+        options: dict[str, Any] = {"unsupported": "drop"}
+        if target in _CAPABILITIES:
+            options["capabilities"] = attrs.evolve(
+                providers.capabilities_for(target), **_CAPABILITIES[target]
+            )
+        if target == "gemini":
+            options["model"] = GEMINI_MODEL
+        parse, render = reader.parse_full_request, writer.render_full_request
+
+        def whole() -> Any:
+            return render(parse(body), report=providers.Report(), **options)
+
+        return WHOLE, whole
+    parse_conversation, render_conversation = (
+        reader.parse_request,
+        writer.render_request,
+    )
+
+    def conversation() -> Any:
+        return render_conversation(parse_conversation(body), unsupported="drop")
+
+    return "CONVERSATION ONLY (no whole-request support yet)", conversation
+
+
+def _check(label: str, litellm_body: Any, ours: Any) -> None:
+    """Both sides did the work claimed: the tools came across (and, for a
+    conversation-only translation, the messages did)."""
+    assert litellm_body.get("tools"), "LiteLLM lost the tools"
+    if label == WHOLE:
+        assert ours.get("tools"), "canisters lost the tools"
+    else:
+        assert ours.get("messages") or ours.get("contents")
+
+
+def translation(repeat: int) -> None:
+    """Whole-request translation, canisters against LiteLLM."""
+    litellm = _import_litellm()
+    if litellm is None:
+        print("\ntranslation against LiteLLM: skipped (pip install litellm)")
+        return
+    version = importlib.metadata.version("litellm")
+    print(
+        f"\ntranslation of the agent request against LiteLLM {version}"
+        f" (in-process provider classes), CPU time per request (best of rounds)"
+    )
+    routes = _litellm_routes()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # LiteLLM's own and FidelityWarning
+        for (source, target), route in routes.items():
+            fresh = _fresh(orjson.dumps(BODIES[source]))
+            label, ours = _canisters_route(source, target)
+            fresh.prepare(1)  # type: ignore[attr-defined]
+            _check(label, route(fresh), ours())
+
+            def theirs(route: Any = route, fresh: Any = fresh) -> Any:
+                return route(fresh)
+
+            theirs.prepare = fresh.prepare  # type: ignore[attr-defined]
+            best = _best({"canisters": ours, "litellm": theirs}, repeat, 300)
+            ratio = best["litellm"] / best["canisters"]
+            ours_us, theirs_us = best["canisters"] * 1e6, best["litellm"] * 1e6
+            print(
+                f"{source:>11} -> {target:11}: canisters {ours_us:7.1f} us"
+                f" [{label}], LiteLLM {theirs_us:7.1f} us, "
+                f"canisters {ratio:.1f}x faster (target >= 10x)"
+            )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument(
+        "--skip-litellm", action="store_true", help="only the same-format figures"
+    )
+    arguments = parser.parse_args()
+    same_format(arguments.repeat)
+    if not arguments.skip_litellm:
+        translation(arguments.repeat)
 
 
 if __name__ == "__main__":
