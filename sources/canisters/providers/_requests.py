@@ -70,6 +70,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
+import orjson
+
 from .._frozen import EMPTY, FrozenDict
 from .._trusted import _trusted
 from ..conversation import Conversation
@@ -232,6 +234,9 @@ def new_request(
     )
 
 
+_MARKS: dict[str, FrozenDict[str, Any]] = {}
+
+
 def _with_conversation(
     request: Request, conversation: Conversation, provider: str
 ) -> Request:
@@ -240,7 +245,12 @@ def _with_conversation(
     read from that format (see :attr:`Rendering.native`)."""
     extras = request.extras
     if provider not in extras:
-        extras = FrozenDict({**extras, provider: EMPTY})
+        if extras:
+            extras = FrozenDict({**extras, provider: EMPTY})
+        else:  # the extras of every request read with nothing kept: shared
+            extras = _MARKS.get(provider) or _MARKS.setdefault(
+                provider, FrozenDict({provider: EMPTY})
+            )
     return _new_request(
         conversation,
         request.model,
@@ -330,6 +340,20 @@ class Fields:
         del self.rest[key]
         return value
 
+    def read(self, table: Mapping[str, tuple[str, Any]]) -> dict[str, Any]:
+        """:meth:`take` of every key of ``table`` (``{key: (name, fits)}``) at
+        once: the values present that fit, under their ``name``, in one pass
+        over the keys left (a body gives a few of the keys a format has)."""
+        rest = self.rest
+        values: dict[str, Any] = {}
+        for key in [key for key in rest if key in table]:
+            name, fits = table[key]
+            value = rest[key]
+            if fits(value):
+                values[name] = value
+                del rest[key]
+        return values
+
     def has(self, key: str) -> bool:
         """Whether ``key`` is still to read."""
         return key in self.rest
@@ -397,8 +421,11 @@ class Rendering:
         """How effort levels and budgets translate."""
         self.model = options.model if options.model is not None else request.model
         """The model to send (the ``model=`` option wins)."""
-        own = request.extras.get(provider)
-        self.own: Mapping[str, Any] = own if is_mapping(own) else EMPTY
+        extras = request.extras
+        own = extras.get(provider)
+        self.own: Mapping[str, Any] = (
+            own if type(own) is FrozenDict or is_mapping(own) else EMPTY
+        )
         """The request's extras for this format: its markers and kept keys."""
         self.native = own is not None
         """Whether the request was read from this format (its extras have an
@@ -406,7 +433,10 @@ class Rendering:
         back as they came, without the limits of :attr:`capabilities`
         (temperature range, stop sequences, tiers), which apply to values
         translated from another format."""
-        self.own_body = kept_body(request, provider)
+        body = self.own.get(BODY) if self.own else None
+        self.own_body: Mapping[str, Any] = (
+            body if body is not None and is_mapping(body) else EMPTY
+        )
         """The top-level keys this format's parser kept verbatim."""
         self.tools: tuple[Tool | ProviderTool, ...] = self._tools(request)
         """The request's tools this format can take: the function tools, and
@@ -444,7 +474,10 @@ class Rendering:
 
     def _foreign(self, request: Request) -> None:
         self._unclaimed: dict[tuple[str, str], Any] = {}
-        for provider in request.extras:
+        extras = request.extras
+        if not extras or (len(extras) == 1 and self.provider in extras):
+            return  # no other format's keys
+        for provider in extras:
             if provider != self.provider:
                 for key, value in kept_body(request, provider).items():
                     self._unclaimed[provider, key] = value
@@ -578,6 +611,8 @@ class WholeRequests:
 
 
 _held = common._holder(None)
+_dumps = orjson.dumps
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _parse_settings(settings: RequestSettings, body: Mapping[str, Any]) -> Request:
@@ -592,7 +627,20 @@ def _parse_settings(settings: RequestSettings, body: Mapping[str, Any]) -> Reque
         _held(_settings_keys(settings, body))
         raise MalformedPayload(f"unexpected shape: {error}") from None
     if request.tools or request.extras or request.output is not None:
-        _held(_settings_keys(settings, body))  # what may nest: schemas, kept keys
+        # What may nest (schemas, kept keys), held to the bound: written out
+        # together by orjson (within its own bound, far below the body's),
+        # else walked key by key for the path.
+        skip = settings.CONVERSATION_KEYS
+        nested = [
+            value
+            for key, value in body.items()
+            if type(value) not in _SCALARS and key not in skip
+        ]
+        if nested:
+            try:
+                _dumps(nested)
+            except Exception:  # orjson.JSONEncodeError, a TypeError
+                _held(_settings_keys(settings, body))
     return request
 
 

@@ -82,7 +82,24 @@ _FUNCTION_KEYS = frozenset({"name", "description", "parameters", "strict"})
 # built by the trusted constructors of _requests; a value that does not pass
 # stays in the body's kept keys, verbatim.
 
-# Wire key -> (Generation field, check), read in one loop.
+def _string_map(value: object) -> bool:
+    return is_mapping(value) and all(isinstance(item, str) for item in value.values())
+
+
+# Wire key -> (neutral name, check): the top-level values read as they are, in
+# one pass over the body's keys (Fields.read).
+_PLAIN = {
+    "model": ("model", is_str),
+    "stream": ("stream", is_bool),
+    "parallel_tool_calls": ("parallel", is_bool),
+    "reasoning_effort": ("effort", is_str),
+    "prompt_cache_key": ("cache_key", is_str),
+    "prompt_cache_retention": ("retention", is_str),
+    "user": ("user", is_str),
+    "metadata": ("metadata", _string_map),
+    "service_tier": ("service_tier", is_str),
+}
+# Wire key -> (Generation field, check).
 _GENERATION = {
     "max_completion_tokens": ("max_output_tokens", is_int),
     "temperature": ("temperature", is_number),
@@ -100,72 +117,76 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
     """The fields of a Chat Completions request body other than ``messages``."""
     fields = Fields(body, skip=CONVERSATION_KEYS)
     marks: dict[str, Any] = {}
-    model = fields.take("model", is_str)
-    stream = fields.take("stream", is_bool)
+    read = fields.read(_PLAIN)
+    get = read.get
     tools = _parse_tools(fields)
     if tools is None:
         tools = _parse_functions(fields, marks)
     choice = _parse_choice(fields, marks)
-    parallel = fields.take("parallel_tool_calls", is_bool)
+    parallel = get("parallel")
     if parallel is not None:
         choice = new_tool_choice(
             choice.mode if choice else None, choice.names if choice else (), parallel
         )
     output = _parse_output(fields)
     generation = _parse_generation(fields, marks)
-    effort = fields.take("reasoning_effort", is_str)
+    effort = get("effort")
     reasoning = (
         new_reasoning(None, effort, None, None, None) if effort is not None else None
     )
-    key = fields.take("prompt_cache_key", is_str)
-    retention = fields.take("prompt_cache_retention", is_str)
+    key = get("cache_key")
+    retention = get("retention")
     cache = (
         new_cache(key, retention) if key is not None or retention is not None else None
     )
-    user = fields.take("user", is_str)
-    metadata = fields.take("metadata", _string_map)
-    tier = fields.take("service_tier", is_str)
+    metadata = get("metadata")
     if fields.rest:
         marks[BODY] = fields.rest
     return new_request(
-        model=model,
+        model=get("model"),
         tools=tuple(tools) if tools else (),
         tool_choice=choice,
         output=output,
         generation=generation,
         reasoning=reasoning,
         cache=cache,
-        user=user,
+        user=get("user"),
         metadata=FrozenDict(metadata) if metadata is not None else None,
-        service_tier=tier,
-        stream=stream,
+        service_tier=get("service_tier"),
+        stream=get("stream"),
         extras=FrozenDict({NAME: marks}) if marks else EMPTY,
     )
-
-
-def _string_map(value: object) -> bool:
-    return is_mapping(value) and all(isinstance(item, str) for item in value.values())
 
 
 def _function(raw: object, entry: Mapping[str, Any] | None = None) -> Tool | None:
     """A ``function`` object (of a ``tools`` ``entry``, whose other keys it
     keeps) as a tool; ``None`` when it is not shaped as one."""
-    if not is_mapping(raw):
+    if type(raw) is not dict and not is_mapping(raw):
         return None
-    name = raw.get("name")
-    description = raw.get("description")
-    parameters = raw.get("parameters")
-    strict = raw.get("strict")
+    get = raw.get
+    name = get("name")
+    description = get("description")
+    parameters = get("parameters")
+    strict = get("strict")
     if (
         not isinstance(name, str)
         or not name
         or (description is not None and not isinstance(description, str))
-        or (parameters is not None and not is_mapping(parameters))
-        or (strict is not None and not isinstance(strict, bool))
+        or (
+            parameters is not None
+            and type(parameters) is not dict
+            and not is_mapping(parameters)
+        )
+        or (strict is not None and strict is not True and strict is not False)
     ):
         return None
     extra: dict[str, Any] = {}
-    if not _FUNCTION_KEYS.issuperset(raw) or None in (description, parameters, strict):
+    if (
+        description is None
+        or parameters is None
+        or strict is None
+        or not _FUNCTION_KEYS.issuperset(raw)
+    ):
         # Other keys, and the known ones given as null, are kept as they came.
         other = {
             key: value
@@ -174,7 +195,7 @@ def _function(raw: object, entry: Mapping[str, Any] | None = None) -> Tool | Non
         }
         if other:
             extra["function"] = other
-    if entry is not None and not _TOOL_KEYS.issuperset(entry):
+    if entry is not None and len(entry) != 2:  # keys beside type and function
         extra["entry"] = {
             key: value for key, value in entry.items() if key not in _TOOL_KEYS
         }
@@ -191,15 +212,17 @@ def _parse_tools(fields: Fields) -> list[Tool | ProviderTool] | None:
     entries = fields.rest.get("tools")
     if type(entries) is not list or not entries:
         return None
-    if not all(is_mapping(entry) for entry in entries):
-        return None  # kept as it came
-    fields.take("tools")
     tools: list[Tool | ProviderTool] = []
     for entry in entries:
+        if type(entry) is not dict and not is_mapping(entry):
+            return None  # kept as it came
         tool = None
         if entry.get("type") == "function":
             tool = _function(entry.get("function"), entry)
-        tools.append(tool or new_provider_tool(NAME, FrozenDict(entry)))
+        tools.append(
+            tool if tool is not None else new_provider_tool(NAME, FrozenDict(entry))
+        )
+    del fields.rest["tools"]
     return tools
 
 
@@ -250,6 +273,8 @@ def _parse_choice(fields: Fields, marks: dict[str, Any]) -> ToolChoice | None:
             return new_tool_choice("required", (call["name"],), None)  # type: ignore[no-any-return]
         return None
     raw = fields.rest.get("tool_choice")
+    if raw is None:
+        return None
     choice: ToolChoice | None = None
     if raw in _MODES:
         choice = new_tool_choice(raw, (), None)
@@ -279,18 +304,22 @@ def _parse_choice(fields: Fields, marks: dict[str, Any]) -> ToolChoice | None:
 
 def _parse_output(fields: Fields) -> OutputFormat | None:
     raw = fields.rest.get("response_format")
+    if raw is None:
+        return None
     output: OutputFormat | None = None
     if is_mapping(raw):
         kind = raw.get("type")
-        if raw.keys() == {"type"} and kind == "text":
+        size = len(raw)  # with kind given, "type" is one of the keys
+        if size == 1 and kind == "text":
             output = new_output("text", None, None, None, None)
-        elif raw.keys() == {"type"} and kind == "json_object":
+        elif size == 1 and kind == "json_object":
             output = new_output("json", None, None, None, None)
-        elif raw.keys() == {"type", "json_schema"} and kind == "json_schema":
+        elif size == 2 and kind == "json_schema" and "json_schema" in raw:
             inner = raw["json_schema"]
             if (
                 is_mapping(inner)
-                and {"name"} <= inner.keys() <= _SCHEMA_KEYS
+                and "name" in inner
+                and _SCHEMA_KEYS.issuperset(inner)
                 and isinstance(inner["name"], str)
                 and is_optional(inner, "description", is_str)
                 and is_optional(inner, "schema", is_mapping)
@@ -305,7 +334,7 @@ def _parse_output(fields: Fields) -> OutputFormat | None:
                     inner.get("strict"),
                 )
     if output is not None:
-        fields.take("response_format")
+        del fields.rest["response_format"]
     return output
 
 
@@ -319,23 +348,22 @@ def is_optional(raw: Mapping[str, Any], key: str, fits: Any) -> bool:
 
 def _parse_generation(fields: Fields, marks: dict[str, Any]) -> Generation:
     rest = fields.rest
-    values: dict[str, Any] = {}
-    for key in [key for key in rest if key in _GENERATION]:
-        name, fits = _GENERATION[key]
-        value = rest[key]
-        if fits(value):
-            values[name] = value
-            del rest[key]
-    if "max_completion_tokens" not in rest and "max_output_tokens" not in values:
+    values = fields.read(_GENERATION)
+    if (
+        "max_tokens" in rest
+        and "max_completion_tokens" not in rest
+        and "max_output_tokens" not in values
+    ):
         limit = fields.take("max_tokens", is_int)
         if limit is not None:
             values["max_output_tokens"] = limit
             marks["max_tokens"] = True
-    if (text := fields.take("stop", is_str)) is not None:
-        values["stop"] = (text,)
-        marks["stop"] = "string"
-    elif (listed := fields.take("stop", is_strings)) is not None:
-        values["stop"] = tuple(listed)
+    if "stop" in rest:
+        if (text := fields.take("stop", is_str)) is not None:
+            values["stop"] = (text,)
+            marks["stop"] = "string"
+        elif (listed := fields.take("stop", is_strings)) is not None:
+            values["stop"] = tuple(listed)
     return new_generation(**values) if values else NO_GENERATION
 
 
