@@ -324,9 +324,11 @@ class Fields:
     def __init__(
         self, source: Mapping[str, Any], skip: frozenset[str] = frozenset()
     ) -> None:
-        self.rest: dict[str, Any] = {
-            key: value for key, value in source.items() if key not in skip
-        }
+        rest: dict[str, Any] = dict(source)
+        for key in skip:
+            if key in rest:
+                del rest[key]
+        self.rest = rest
         """The keys left: not read, or read and refused by their check."""
 
     def take(self, key: str, fits: Any = None) -> Any:

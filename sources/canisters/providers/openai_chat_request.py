@@ -116,20 +116,26 @@ _GENERATION = {
 def parse_settings(body: Mapping[str, Any]) -> Request:
     """The fields of a Chat Completions request body other than ``messages``."""
     fields = Fields(body, skip=CONVERSATION_KEYS)
+    rest = fields.rest
     marks: dict[str, Any] = {}
     read = fields.read(_PLAIN)
     get = read.get
-    tools = _parse_tools(fields)
-    if tools is None:
+    # Each part is read when its keys are there (most bodies give a few).
+    tools = _parse_tools(fields) if "tools" in rest else None
+    if tools is None and "functions" in rest:
         tools = _parse_functions(fields, marks)
-    choice = _parse_choice(fields, marks)
+    choice = (
+        _parse_choice(fields, marks)
+        if "tool_choice" in rest or "function_call" in rest
+        else None
+    )
     parallel = get("parallel")
     if parallel is not None:
         choice = new_tool_choice(
             choice.mode if choice else None, choice.names if choice else (), parallel
         )
-    output = _parse_output(fields)
-    generation = _parse_generation(fields, marks)
+    output = _parse_output(fields) if "response_format" in rest else None
+    generation = _parse_generation(fields, marks) if rest else NO_GENERATION
     effort = get("effort")
     reasoning = (
         new_reasoning(None, effort, None, None, None) if effort is not None else None
@@ -140,8 +146,8 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
         new_cache(key, retention) if key is not None or retention is not None else None
     )
     metadata = get("metadata")
-    if fields.rest:
-        marks[BODY] = fields.rest
+    if rest:
+        marks[BODY] = rest
     return new_request(
         model=get("model"),
         tools=tuple(tools) if tools else (),
@@ -383,7 +389,8 @@ def render_settings(request: Request, rendering: Rendering) -> dict[str, Any]:
         _render_choice(request.tool_choice, rendering, out, legacy)
     if request.output is not None:
         _render_output(request.output, rendering, out)
-    _render_generation(request.generation, rendering, out)
+    if request.generation is not NO_GENERATION:
+        _render_generation(request.generation, rendering, out)
     if request.reasoning is not None:
         _render_reasoning(request.reasoning, rendering, out)
     if request.cache is not None:
@@ -581,17 +588,18 @@ def _render_generation(
             out["stop"] = stop[0]
         else:
             out["stop"] = stop
-    for name, key in (
-        ("seed", "seed"),
-        ("presence_penalty", "presence_penalty"),
-        ("frequency_penalty", "frequency_penalty"),
-        ("candidates", "n"),
-        ("logprobs", "logprobs"),
-        ("top_logprobs", "top_logprobs"),
-    ):
-        value = getattr(generation, name)
-        if value is not None:
-            out[key] = value
+    if generation.seed is not None:
+        out["seed"] = generation.seed
+    if generation.presence_penalty is not None:
+        out["presence_penalty"] = generation.presence_penalty
+    if generation.frequency_penalty is not None:
+        out["frequency_penalty"] = generation.frequency_penalty
+    if generation.candidates is not None:
+        out["n"] = generation.candidates
+    if generation.logprobs is not None:
+        out["logprobs"] = generation.logprobs
+    if generation.top_logprobs is not None:
+        out["top_logprobs"] = generation.top_logprobs
 
 
 def _render_reasoning(
