@@ -70,8 +70,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
-import orjson
-
 from .._frozen import EMPTY, FrozenDict
 from .._trusted import _trusted
 from ..conversation import Conversation
@@ -348,7 +346,7 @@ class Fields:
         over the keys left (a body gives a few of the keys a format has)."""
         rest = self.rest
         values: dict[str, Any] = {}
-        for key in [key for key in rest if key in table]:
+        for key in rest.keys() & table.keys():  # the keys given, found at C speed
             name, fits = table[key]
             value = rest[key]
             if fits(value):
@@ -494,6 +492,8 @@ class Rendering:
 
     def finish(self) -> None:
         """Report the other formats' kept fields nobody claimed as dropped."""
+        if not self._unclaimed:
+            return
         for provider, key in self._unclaimed:
             self.outcomes.dropped(
                 f"extras.{provider}.body.{key}",
@@ -604,17 +604,16 @@ class WholeRequests:
             raise ProviderError(
                 f"{self.name}: cannot render the request's settings: {error}"
             ) from error
-        body: dict[str, Any] = {}
-        if "model" in settings:
-            body["model"] = settings.pop("model")
-        body.update(messages)
+        if "model" in settings:  # first, as the SDKs and docs write it
+            body = {"model": settings.pop("model")}
+            body.update(messages)
+        else:
+            body = dict(messages)
         body.update(settings)
         return body
 
 
 _held = common._holder(None)
-_dumps = orjson.dumps
-_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _parse_settings(settings: RequestSettings, body: Mapping[str, Any]) -> Request:
@@ -629,23 +628,12 @@ def _parse_settings(settings: RequestSettings, body: Mapping[str, Any]) -> Reque
         _held(_settings_keys(settings, body))
         raise MalformedPayload(f"unexpected shape: {error}") from None
     if request.tools or request.extras or request.output is not None:
-        # What may nest (schemas, kept keys), held to the bound: written out
-        # together by orjson (within its own bound, far below the body's),
-        # else walked key by key for the path.
-        skip = settings.CONVERSATION_KEYS
-        nested = [
-            value
-            for key, value in body.items()
-            if type(value) not in _SCALARS and key not in skip
-        ]
-        if nested:
-            try:
-                _dumps(nested)
-            except Exception:  # orjson.JSONEncodeError, a TypeError
-                _held(_settings_keys(settings, body))
+        _held(_settings_keys(settings, body))  # what may nest: schemas, kept keys
     return request
 
 
 def _settings_keys(settings: RequestSettings, body: Mapping[str, Any]) -> Any:
-    skip = settings.CONVERSATION_KEYS
-    return {key: value for key, value in body.items() if key not in skip}
+    others = dict(body)  # copied at C speed, then the conversation's keys taken off
+    for key in settings.CONVERSATION_KEYS:
+        others.pop(key, None)
+    return others

@@ -327,18 +327,28 @@ def _parse_output(fields: Fields) -> OutputFormat | None:
                 and "name" in inner
                 and _SCHEMA_KEYS.issuperset(inner)
                 and isinstance(inner["name"], str)
-                and is_optional(inner, "description", is_str)
-                and is_optional(inner, "schema", is_mapping)
-                and is_optional(inner, "strict", is_bool)
             ):
-                schema = inner.get("schema")
-                output = new_output(
-                    "json_schema",
-                    FrozenDict(schema) if schema is not None else None,
-                    inner["name"],
-                    inner.get("description"),
-                    inner.get("strict"),
+                get = inner.get
+                description, schema, strict = (
+                    get("description"),
+                    get("schema"),
+                    get("strict"),
                 )
+                if (
+                    (description is not None or "description" not in inner)
+                    and (description is None or isinstance(description, str))
+                    and (schema is None or is_mapping(schema))
+                    and (schema is not None or "schema" not in inner)
+                    and (strict is None or strict is True or strict is False)
+                    and (strict is not None or "strict" not in inner)
+                ):
+                    output = new_output(
+                        "json_schema",
+                        FrozenDict(schema) if schema is not None else None,
+                        inner["name"],
+                        description,
+                        strict,
+                    )
     if output is not None:
         del fields.rest["response_format"]
     return output
