@@ -87,6 +87,7 @@ from ..requests import (
 from . import _common as common
 from ._common import Options
 from ._rules import (
+    DEFAULT_CAPABILITIES,
     DEFAULT_REASONING_TABLE,
     Capabilities,
     Outcomes,
@@ -324,8 +325,7 @@ class Fields:
     ) -> None:
         rest: dict[str, Any] = dict(source)
         for key in skip:
-            if key in rest:
-                del rest[key]
+            rest.pop(key, None)
         self.rest = rest
         """The keys left: not read, or read and refused by their check."""
 
@@ -411,8 +411,12 @@ class Rendering:
         self.outcomes = Outcomes(options, provider)
         """Where every outcome that is not exact is noted (and refused under
         ``unsupported="error"``)."""
-        self.capabilities: Capabilities = capabilities_for(
-            provider, options.capabilities
+        given = options.capabilities
+        self.capabilities: Capabilities = (
+            given
+            if type(given) is Capabilities
+            else (given is None and DEFAULT_CAPABILITIES.get(provider))
+            or capabilities_for(provider, given)
         )
         """What the target model takes."""
         self.reasoning_table: ReasoningTable = (
@@ -442,7 +446,9 @@ class Rendering:
         """The request's tools this format can take: the function tools, and
         the provider tools bound to this format (the others are dropped,
         reported)."""
-        self._foreign(request)
+        self._unclaimed: dict[tuple[str, str], Any] = {}
+        if len(extras) > (own is not None):  # other formats' entries
+            self._foreign(request)
 
     def _tools(self, request: Request) -> tuple[Tool | ProviderTool, ...]:
         tools = self._offered = request.tools
@@ -473,11 +479,7 @@ class Rendering:
         return tuple(kept)
 
     def _foreign(self, request: Request) -> None:
-        self._unclaimed: dict[tuple[str, str], Any] = {}
-        extras = request.extras
-        if not extras or (len(extras) == 1 and self.provider in extras):
-            return  # no other format's keys
-        for provider in extras:
+        for provider in request.extras:
             if provider != self.provider:
                 for key, value in kept_body(request, provider).items():
                     self._unclaimed[provider, key] = value

@@ -82,6 +82,7 @@ _FUNCTION_KEYS = frozenset({"name", "description", "parameters", "strict"})
 # built by the trusted constructors of _requests; a value that does not pass
 # stays in the body's kept keys, verbatim.
 
+
 def _string_map(value: object) -> bool:
     return is_mapping(value) and all(isinstance(item, str) for item in value.values())
 
@@ -187,12 +188,8 @@ def _function(raw: object, entry: Mapping[str, Any] | None = None) -> Tool | Non
     ):
         return None
     extra: dict[str, Any] = {}
-    if (
-        description is None
-        or parameters is None
-        or strict is None
-        or not _FUNCTION_KEYS.issuperset(raw)
-    ):
+    given = 1 + (description is not None) + (parameters is not None)
+    if len(raw) != given + (strict is not None):
         # Other keys, and the known ones given as null, are kept as they came.
         other = {
             key: value
