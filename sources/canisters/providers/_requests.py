@@ -29,10 +29,13 @@ Writing one, following ``canisters/providers/openai_chat_request.py`` (the
 reference module):
 
 1. Parse with a :class:`Fields` of the body (``skip=CONVERSATION_KEYS``):
-   :meth:`Fields.take` each key with a check (:func:`is_str`,
-   :func:`is_int`, :func:`is_number`, :func:`is_bool`, :func:`is_mapping`,
-   :func:`is_strings`, or your own); a value that fails stays in
-   ``fields.rest``, which becomes ``extras[NAME][BODY]``. Read a nested object
+   :meth:`Fields.read` the keys whose values are taken as they are, from a
+   table of key, neutral name and check (:func:`is_str`, :func:`is_int`,
+   :func:`is_number`, :func:`is_bool`, :func:`is_mapping`,
+   :func:`is_strings`, or your own), in one pass; :meth:`Fields.take` any
+   other key with its check, when it is there (most bodies give a few of a
+   format's keys: read a part only when its keys are given). A value that
+   fails stays in ``fields.rest``, which becomes ``extras[NAME][BODY]``. Read a nested object
    (Gemini's ``generationConfig``, Ollama's ``options``) the same way with a
    ``Fields`` of its own, and keep what is left of it under a marker to merge
    back when rendering. Take a composite value (a ``tool_choice``, a
