@@ -35,12 +35,13 @@ reference module):
    :func:`is_strings`, or your own), in one pass; :meth:`Fields.take` any
    other key with its check, when it is there (most bodies give a few of a
    format's keys: read a part only when its keys are given). A value that
-   fails stays in ``fields.rest``, which becomes ``extras[NAME][BODY]``. Read a nested object
-   (Gemini's ``generationConfig``, Ollama's ``options``) the same way with a
-   ``Fields`` of its own, and keep what is left of it under a marker to merge
-   back when rendering. Take a composite value (a ``tool_choice``, a
-   ``thinking`` object) only when every key of it is understood, else leave
-   it whole: what is kept verbatim comes back verbatim.
+   fails stays in ``fields.rest``, which becomes ``extras[NAME][BODY]``.
+   Read a nested object (Gemini's ``generationConfig``, Ollama's
+   ``options``) the same way with a ``Fields`` of its own, and keep what is
+   left of it under a marker to merge back when rendering. Take a composite
+   value (a ``tool_choice``, a ``thinking`` object) only when every key of it
+   is understood, else leave it whole: what is kept verbatim comes back
+   verbatim.
 2. Build the parts with the trusted constructors (:func:`new_request`,
    :func:`new_tool`, :func:`new_generation`, :func:`new_tool_choice`...),
    freezing mappings (``FrozenDict(schema)``): the values are checked

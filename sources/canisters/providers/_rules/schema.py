@@ -96,6 +96,8 @@ _GEMINI_KEYS = frozenset(
         "maximum",
     }
 )
+# Its keywords whose value is read rather than copied.
+_GEMINI_WALKED = frozenset({"properties", "items", "anyOf", "enum", "format"})
 _GEMINI_FORMATS = {
     "string": frozenset({"enum", "date-time"}),
     "integer": frozenset({"int32", "int64"}),
@@ -205,10 +207,18 @@ def is_strict_compatible(schema: Mapping[str, Any]) -> bool:
     return not translate_schema(schema, target="openai-strict")[1]
 
 
+# The types of a schema's leaves, told without the ABC's check (the walks
+# below meet one at most keys).
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
 def _copy(value: Any) -> Any:
-    if isinstance(value, Mapping):
+    kind = type(value)
+    if kind in _LEAVES:
+        return value
+    if kind is dict or isinstance(value, Mapping):
         return {key: _copy(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
+    if kind is list or isinstance(value, (list, tuple)):
         return [_copy(item) for item in value]
     return value
 
@@ -328,10 +338,13 @@ class _Gemini:
                 return merged
             source["anyOf"] = branches
         for key, value in source.items():
-            where = f"{path}.{key}"
             if key not in _GEMINI_KEYS:
-                self.note(where, "removed", f"Gemini does not take {key}")
+                self.note(f"{path}.{key}", "removed", f"Gemini does not take {key}")
                 continue
+            if key not in _GEMINI_WALKED:  # a keyword Gemini takes as it is
+                out[key] = value if type(value) in _LEAVES else _copy(value)
+                continue
+            where = f"{path}.{key}"
             if key == "properties":
                 if not isinstance(value, Mapping):
                     raise ProviderError(f"{where}: properties must be an object")
@@ -362,18 +375,17 @@ class _Gemini:
                     self.note(where, "removed", f"Gemini does not take format {value}")
                     continue
                 out[key] = value
-            else:
-                out[key] = _copy(value)
         return out
 
 
 def _gemini_json(schema: Any, path: str, changes: list[SchemaChange]) -> Any:
-    if not isinstance(schema, Mapping):
+    if type(schema) is not dict and not isinstance(schema, Mapping):
         return _copy(schema)
     out: dict[str, Any] = {}
+    walk = None
     for key, value in schema.items():
-        where = f"{path}.{key}"
         if key == "const":
+            where = f"{path}.{key}"
             if "enum" in schema:
                 changes.append(SchemaChange(where, "removed", "const beside enum"))
             else:
@@ -384,37 +396,55 @@ def _gemini_json(schema: Any, path: str, changes: list[SchemaChange]) -> Any:
             continue
         if key not in _GEMINI_JSON_KEYS:
             changes.append(
-                SchemaChange(where, "removed", f"Gemini does not take {key}")
+                SchemaChange(f"{path}.{key}", "removed", f"Gemini does not take {key}")
             )
             continue
-        out[key] = _children(
-            key, value, where, lambda s, p: _gemini_json(s, p, changes)
-        )
+        if type(value) in _LEAVES:
+            out[key] = value
+            continue
+        if walk is None:
+            walk = _walker(_gemini_json, changes)
+        out[key] = _children(key, value, path, walk)
     return out
 
 
-def _children(key: str, value: Any, where: str, walk: Any) -> Any:
+def _walker(function: Any, changes: list[SchemaChange]) -> Any:
+    return lambda schema, path: function(schema, path, changes)
+
+
+def _children(key: str, value: Any, path: str, walk: Any) -> Any:
+    """``value`` of keyword ``key`` of the schema at ``path``: the schemas in
+    it walked, anything else copied."""
     if key in _ONE and isinstance(value, Mapping):
-        return walk(value, where)
+        return walk(value, f"{path}.{key}")
     if key in _MANY and isinstance(value, list):
+        where = f"{path}.{key}"
         return [walk(item, f"{where}[{index}]") for index, item in enumerate(value)]
     if key in _MAP and isinstance(value, Mapping):
+        where = f"{path}.{key}"
         return {name: walk(item, f"{where}.{name}") for name, item in value.items()}
     return _copy(value)
 
 
 def _strict(schema: Any, path: str, changes: list[SchemaChange]) -> Any:
-    if not isinstance(schema, Mapping):
+    if type(schema) is not dict and not isinstance(schema, Mapping):
         return _copy(schema)
     out: dict[str, Any] = {}
+    walk = None
     for key, value in schema.items():
-        where = f"{path}.{key}"
         if key in _STRICT_BANNED:
             changes.append(
-                SchemaChange(where, "removed", f"OpenAI strict mode refuses {key}")
+                SchemaChange(
+                    f"{path}.{key}", "removed", f"OpenAI strict mode refuses {key}"
+                )
             )
             continue
-        out[key] = _children(key, value, where, lambda s, p: _strict(s, p, changes))
+        if type(value) in _LEAVES:
+            out[key] = value
+            continue
+        if walk is None:
+            walk = _walker(_strict, changes)
+        out[key] = _children(key, value, path, walk)
     kind = out.get("type")
     is_object = kind == "object" or (isinstance(kind, list) and "object" in kind)
     if is_object or "properties" in out:
