@@ -216,9 +216,11 @@ def _copy(value: Any) -> Any:
     kind = type(value)
     if kind in _LEAVES:
         return value
+    if kind is list:
+        return [_copy(item) for item in value]
     if kind is dict or isinstance(value, Mapping):
         return {key: _copy(item) for key, item in value.items()}
-    if kind is list or isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple)):
         return [_copy(item) for item in value]
     return value
 
@@ -382,7 +384,6 @@ def _gemini_json(schema: Any, path: str, changes: list[SchemaChange]) -> Any:
     if type(schema) is not dict and not isinstance(schema, Mapping):
         return _copy(schema)
     out: dict[str, Any] = {}
-    walk = None
     for key, value in schema.items():
         if key == "const":
             where = f"{path}.{key}"
@@ -399,30 +400,33 @@ def _gemini_json(schema: Any, path: str, changes: list[SchemaChange]) -> Any:
                 SchemaChange(f"{path}.{key}", "removed", f"Gemini does not take {key}")
             )
             continue
-        if type(value) in _LEAVES:
-            out[key] = value
-            continue
-        if walk is None:
-            walk = _walker(_gemini_json, changes)
-        out[key] = _children(key, value, path, walk)
+        out[key] = (
+            value
+            if type(value) in _LEAVES
+            else _children(key, value, path, _gemini_json, changes)
+        )
     return out
 
 
-def _walker(function: Any, changes: list[SchemaChange]) -> Any:
-    return lambda schema, path: function(schema, path, changes)
-
-
-def _children(key: str, value: Any, path: str, walk: Any) -> Any:
+def _children(
+    key: str, value: Any, path: str, walk: Any, changes: list[SchemaChange]
+) -> Any:
     """``value`` of keyword ``key`` of the schema at ``path``: the schemas in
-    it walked, anything else copied."""
-    if key in _ONE and isinstance(value, Mapping):
-        return walk(value, f"{path}.{key}")
+    it walked (``walk(schema, path, changes)``), anything else copied."""
+    kind = type(value)
+    mapping = kind is dict or (kind is not list and isinstance(value, Mapping))
+    if mapping and key in _ONE:
+        return walk(value, f"{path}.{key}", changes)
     if key in _MANY and isinstance(value, list):
         where = f"{path}.{key}"
-        return [walk(item, f"{where}[{index}]") for index, item in enumerate(value)]
-    if key in _MAP and isinstance(value, Mapping):
+        return [
+            walk(item, f"{where}[{index}]", changes) for index, item in enumerate(value)
+        ]
+    if mapping and key in _MAP:
         where = f"{path}.{key}"
-        return {name: walk(item, f"{where}.{name}") for name, item in value.items()}
+        return {
+            name: walk(item, f"{where}.{name}", changes) for name, item in value.items()
+        }
     return _copy(value)
 
 
@@ -430,7 +434,6 @@ def _strict(schema: Any, path: str, changes: list[SchemaChange]) -> Any:
     if type(schema) is not dict and not isinstance(schema, Mapping):
         return _copy(schema)
     out: dict[str, Any] = {}
-    walk = None
     for key, value in schema.items():
         if key in _STRICT_BANNED:
             changes.append(
@@ -439,12 +442,11 @@ def _strict(schema: Any, path: str, changes: list[SchemaChange]) -> Any:
                 )
             )
             continue
-        if type(value) in _LEAVES:
-            out[key] = value
-            continue
-        if walk is None:
-            walk = _walker(_strict, changes)
-        out[key] = _children(key, value, path, walk)
+        out[key] = (
+            value
+            if type(value) in _LEAVES
+            else _children(key, value, path, _strict, changes)
+        )
     kind = out.get("type")
     is_object = kind == "object" or (isinstance(kind, list) and "object" in kind)
     if is_object or "properties" in out:
@@ -458,7 +460,7 @@ def _strict(schema: Any, path: str, changes: list[SchemaChange]) -> Any:
                 )
             )
         properties = out.get("properties")
-        if isinstance(properties, Mapping):
+        if type(properties) is dict or isinstance(properties, Mapping):
             required = list(out.get("required") or [])
             for name in properties:
                 if name not in required:
