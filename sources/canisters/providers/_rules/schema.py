@@ -96,6 +96,9 @@ _GEMINI_KEYS = frozenset(
         "maximum",
     }
 )
+# The keywords of an object that has nothing to rewrite in itself (no null
+# branch in an anyOf), when its type is not a list.
+_GEMINI_PLAIN = _GEMINI_KEYS - {"anyOf"}
 # Its keywords whose value is read rather than copied.
 _GEMINI_WALKED = frozenset({"properties", "items", "anyOf", "enum", "format"})
 _GEMINI_FORMATS = {
@@ -257,7 +260,7 @@ class _Gemini:
     def walk(
         self, schema: Any, path: str, depth: int, seen: tuple[str, ...]
     ) -> dict[str, Any]:
-        if not isinstance(schema, Mapping):
+        if type(schema) is not dict and not isinstance(schema, Mapping):
             raise ProviderError(f"{path}: a schema must be an object")
         if depth > self.max_depth:
             raise ProviderError(
@@ -279,6 +282,10 @@ class _Gemini:
             merged = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
             return self.walk(merged, path, depth, (*seen, ref))
         out: dict[str, Any] = {}
+        if _GEMINI_PLAIN.issuperset(schema) and type(schema.get("type")) is not list:
+            # Nothing to rewrite in this object itself (most of a schema's
+            # objects): its keywords are read as they are.
+            return self.keywords(schema, out, path, depth, seen)
         source = dict(schema)
         if depth == 0:
             for key in ("$defs", "definitions"):
@@ -327,7 +334,7 @@ class _Gemini:
                     f"{path}.const", "removed", "Gemini takes only string constants"
                 )
         any_of = source.get("anyOf")
-        if isinstance(any_of, list):
+        if any_of is not None and isinstance(any_of, list):
             branches = [item for item in any_of if not _is_null(item)]
             if len(branches) < len(any_of):
                 out["nullable"] = True
@@ -339,6 +346,18 @@ class _Gemini:
                 merged.update(out)
                 return merged
             source["anyOf"] = branches
+        return self.keywords(source, out, path, depth, seen)
+
+    def keywords(
+        self,
+        source: Mapping[str, Any],
+        out: dict[str, Any],
+        path: str,
+        depth: int,
+        seen: tuple[str, ...],
+    ) -> dict[str, Any]:
+        """``out`` with the keywords of ``source`` (an object with nothing
+        left to rewrite in itself) as Gemini takes them."""
         for key, value in source.items():
             if key not in _GEMINI_KEYS:
                 self.note(f"{path}.{key}", "removed", f"Gemini does not take {key}")
