@@ -6,6 +6,7 @@ from hypothesis import settings
 
 from .budget import examples
 from .storage_servers import (  # noqa: F401
+    own_postgres,
     postgres_location,
     postgres_server,
     s3_blobs,

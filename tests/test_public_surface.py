@@ -22,6 +22,7 @@ TOP_LEVEL = {
     "ContentNotFound",
     "Conversation",
     "ConversationNotFound",
+    "DuplicateCanister",
     "Document",
     "ErrorCode",
     "ErrorInfo",

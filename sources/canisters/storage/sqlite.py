@@ -60,8 +60,11 @@ from ._common import (
     content_id_of,
     decode_lines,
     encode_record,
+    line_id,
+    record_id,
     record_link,
     references,
+    screen,
     sweep,
 )
 from .s3 import S3ContentStore, open_blobs
@@ -78,6 +81,9 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 SCHEMA_VERSION: Final = 1
+# Canister ids looked up per statement (SQLite's bound on parameters is 999 in
+# old versions).
+_ID_CHUNK: Final = 500
 _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS blobs (
@@ -85,12 +91,16 @@ CREATE TABLE IF NOT EXISTS blobs (
 );
 CREATE TABLE IF NOT EXISTS conversations (
     id TEXT PRIMARY KEY, parent TEXT, fork_seq INTEGER, fork_head TEXT, fork_at TEXT,
-    head_seq INTEGER, head TEXT
+    head_seq INTEGER, head TEXT, indexed INTEGER
 );
 CREATE INDEX IF NOT EXISTS conversations_parent ON conversations (parent);
 CREATE TABLE IF NOT EXISTS records (
     conversation TEXT NOT NULL, seq INTEGER NOT NULL, line BLOB NOT NULL,
     PRIMARY KEY (conversation, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS canister_ids (
+    conversation TEXT NOT NULL, canister TEXT NOT NULL, seq INTEGER NOT NULL,
+    PRIMARY KEY (conversation, canister)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS sidecars (
     conversation TEXT NOT NULL, name TEXT NOT NULL, n INTEGER NOT NULL,
@@ -336,7 +346,11 @@ class SQLiteStore:
                 column[1]
                 for column in writing.execute("PRAGMA table_info(conversations)")
             }
-            for column, kind in (("head_seq", "INTEGER"), ("head", "TEXT")):
+            for column, kind in (
+                ("head_seq", "INTEGER"),
+                ("head", "TEXT"),
+                ("indexed", "INTEGER"),
+            ):
                 if column not in columns:  # a store made before kept heads
                     writing.execute(
                         f"ALTER TABLE conversations ADD COLUMN {column} {kind}"
@@ -422,25 +436,116 @@ class SQLiteStore:
             else:
                 for content_id, data in blobs:
                     _insert_blob(connection, content_id, data, now)
-            if not connection.execute(
-                "SELECT 1 FROM conversations WHERE id = ?", (conversation_id,)
-            ).fetchone():
+            row = connection.execute(
+                "SELECT parent, indexed FROM conversations WHERE id = ?",
+                (conversation_id,),
+            ).fetchone()
+            if row is None:
                 connection.execute(
                     "INSERT INTO conversations (id) VALUES (?)", (conversation_id,)
                 )
+                row = (None, 0)
             seq, prev = self._head(connection, conversation_id)
+            self._index(connection, conversation_id, row[1], seq)
+            fresh = screen(
+                conversation_id,
+                records,
+                functools.partial(
+                    self._held, connection, conversation_id, row[0] is None, seq
+                ),
+            )
+            if records and not fresh:  # every one held already
+                return
+            records = fresh
             rows = []
+            ids = []
             for record in records:
                 line, digest = encode_record(seq, prev, record)
                 rows.append((conversation_id, seq, line[:-1]))
+                canister_id = record_id(record)
+                if canister_id is not None:
+                    ids.append((conversation_id, canister_id, seq))
                 seq, prev = seq + 1, digest
             connection.executemany(
                 "INSERT INTO records (conversation, seq, line) VALUES (?, ?, ?)", rows
             )
-            connection.execute(
-                "UPDATE conversations SET head_seq = ?, head = ? WHERE id = ?",
-                (seq, prev, conversation_id),
+            connection.executemany(
+                "INSERT OR IGNORE INTO canister_ids (conversation, canister, seq) "
+                "VALUES (?, ?, ?)",
+                ids,
             )
+            connection.execute(
+                "UPDATE conversations SET head_seq = ?, head = ?, indexed = ? "
+                "WHERE id = ?",
+                (seq, prev, seq, conversation_id),
+            )
+
+    @staticmethod
+    def _index(
+        connection: sqlite3.Connection, conversation_id: str, indexed: object, end: int
+    ) -> None:
+        """Bring the canister ids of a log's records before ``end`` into the
+        ``canister_ids`` index (records written before it, or by a version of
+        the library without it); ``indexed`` is how far it reached."""
+        start = indexed if type(indexed) is int else 0
+        if start >= end:
+            return
+        found = []
+        for seq, line in connection.execute(
+            "SELECT seq, CAST(line AS BLOB) FROM records "
+            "WHERE conversation = ? AND seq >= ? AND seq < ? ORDER BY seq",
+            (conversation_id, start, end),
+        ):
+            canister_id = line_id(_bytes(line))
+            if canister_id is not None and type(seq) is int:
+                found.append((conversation_id, canister_id, seq))
+        connection.executemany(
+            "INSERT OR IGNORE INTO canister_ids (conversation, canister, seq) "
+            "VALUES (?, ?, ?)",
+            found,
+        )
+        connection.execute(
+            "UPDATE conversations SET indexed = ? WHERE id = ?", (end, conversation_id)
+        )
+
+    def _held(
+        self,
+        connection: sqlite3.Connection,
+        conversation_id: str,
+        root: bool,
+        length: int,
+        wanted: list[str],
+    ) -> dict[str, tuple[str, bytes]]:
+        """Return ``(where, line)`` of each canister of ``wanted`` the
+        conversation holds (a fork's prefix included), looked up in the index."""
+        lineage = (
+            [(conversation_id, 0, "")]
+            if root
+            else self._lineage(connection, conversation_id)
+        )
+        found: dict[str, tuple[str, bytes]] = {}
+        end = length
+        for index, (current, start, _head) in enumerate(reversed(lineage)):
+            if index:
+                row = connection.execute(
+                    "SELECT indexed FROM conversations WHERE id = ?", (current,)
+                ).fetchone()
+                self._index(connection, current, row[0], end)
+            for chunk in range(0, len(wanted), _ID_CHUNK):
+                some = wanted[chunk : chunk + _ID_CHUNK]
+                for canister_id, seq, line in connection.execute(
+                    "SELECT i.canister, i.seq, CAST(r.line AS BLOB) "
+                    "FROM canister_ids i JOIN records r "
+                    "ON r.conversation = i.conversation AND r.seq = i.seq "
+                    "WHERE i.conversation = ? AND i.seq < ? AND i.canister IN "
+                    f"({', '.join('?' * len(some))})",
+                    (current, end, *some),
+                ):
+                    found.setdefault(
+                        canister_id, (f"record {seq} of {current}", _bytes(line))
+                    )
+            end = start
+        return found
 
     # Reading -------------------------------------------------------------------
 
@@ -614,7 +719,7 @@ class SQLiteStore:
             with self._database.write() as connection:
                 connection.execute(
                     "INSERT INTO conversations (id, parent, fork_seq, fork_head, "
-                    "fork_at, head_seq, head) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "fork_at, head_seq, head, indexed) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         child,
                         conversation_id,
@@ -623,6 +728,7 @@ class SQLiteStore:
                         at,
                         chain.seq,
                         chain.prev,
+                        chain.seq,
                     ),
                 )
         return child
@@ -653,6 +759,7 @@ class SQLiteStore:
                 )
             for table, column in (
                 ("records", "conversation"),
+                ("canister_ids", "conversation"),
                 ("sidecars", "conversation"),
                 ("conversations", "id"),
             ):
