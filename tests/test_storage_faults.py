@@ -135,3 +135,37 @@ def test_an_outage_fails_calls_within_the_timeout_and_says_why(
         texts = [x.content[0].text for x in store.load("chat")]  # type: ignore[attr-defined]
         assert texts[0] == "before" and texts[-1] == "after"
         assert store.verify("chat").ok
+
+
+class CommitsThenFails:
+    """A store whose next append is written and then reported as failed (a
+    server that died once the commit was made)."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        self.fail = False
+
+    def append(self, conversation_id: str, canister: c.Canister) -> None:
+        self._store.append(conversation_id, canister)
+        if self.fail:
+            self.fail = False
+            raise c.StorageError("append failed: the connection was lost")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+def test_a_failed_record_that_was_written_is_retried_safely(tmp_path: Any) -> None:
+    from canisters.recording import Recorder
+
+    with open_store(tmp_path / "store") as store:
+        flaky = CommitsThenFails(store)
+        recorder = Recorder(flaky, "run")  # type: ignore[arg-type]
+        recorder.record(c.User("Plan a trip."))
+        answer = c.Assistant("Where to?")
+        flaky.fail = True
+        with pytest.raises(c.StorageError):
+            recorder.record(answer)
+        recorded = recorder.record(answer)
+        assert store.load("run") == [recorder.conversation[0], recorded]
+        assert recorded.step == 0

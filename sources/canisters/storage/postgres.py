@@ -11,6 +11,7 @@ with other applications' tables through the ``canisters_`` prefix)::
                             fork_head TEXT, fork_at TEXT,
                             length BIGINT, head TEXT)         -- the pinned head
     canisters_records(conversation TEXT, seq BIGINT, line BYTEA)
+    canisters_ids(conversation TEXT, canister TEXT, seq BIGINT)  -- canister ids
     canisters_sidecars(n BIGSERIAL, conversation TEXT, name TEXT, line TEXT)
 
 ``canisters_records.line`` holds exactly the record a line of the file
@@ -157,8 +158,10 @@ def _busy_or_down(name: str, pool: Any, reason: str | None) -> StorageError:
     ``reason`` is why a fresh connection failed, ``None`` if one succeeded."""
     if reason is None:
         return StorageError(
-            f"{name} failed: all {pool.max_size} connections of the pool stayed "
-            f"busy for {pool.timeout:g} s (raise pool_size or timeout)"
+            f"{name} failed: no connection of the pool was free within "
+            f"{pool.timeout:g} s, though the server accepts new ones: all "
+            f"{pool.max_size} busy (raise pool_size or timeout), or the pool still "
+            "reconnecting after an outage (retry)"
         )
     return StorageError(
         f"{name} failed: no connection to the server within {pool.timeout:g} s: "
@@ -412,9 +415,13 @@ class PostgresStore(_Settings):
     ``location`` is a libpq URL (``postgresql://`` or ``postgres://``).
     ``durability="flush"`` turns ``synchronous_commit`` off for the store's
     connections (a commit may be lost if the server crashes, never torn);
-    ``pool_size`` bounds the connections the store opens; ``blobs``
+    ``pool_size`` bounds the connections the store opens; ``timeout`` (seconds,
+    default 10) bounds how long a call waits for one, so that calls fail within
+    it while the server is down, saying why; ``connect_timeout`` (seconds,
+    default 5; one in the URL wins) bounds establishing a connection; ``blobs``
     (``"s3://bucket/prefix"``) keeps content blobs in an S3-compatible bucket
-    instead of the database.
+    instead of the database. Opening connects once first, so a server that
+    cannot be reached or refuses fails at once with its reason.
     """
 
     def _connect(self) -> None:

@@ -4,8 +4,10 @@ Tables::
 
     blobs(id TEXT PRIMARY KEY, data BLOB, created REAL)
     conversations(id TEXT PRIMARY KEY, parent TEXT, fork_seq INTEGER,
-                  fork_head TEXT, fork_at TEXT, head_seq INTEGER, head TEXT)
+                  fork_head TEXT, fork_at TEXT, head_seq INTEGER, head TEXT,
+                  indexed INTEGER)
     records(conversation TEXT, seq INTEGER, line BLOB)      -- the log records
+    canister_ids(conversation TEXT, canister TEXT, seq INTEGER)  -- their ids
     sidecars(conversation TEXT, name TEXT, n INTEGER, line TEXT)
 
 ``conversations.head_seq`` and ``head`` keep each log's head (its number of
