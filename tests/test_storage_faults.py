@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,10 +35,16 @@ class SlowUploads:
         self.returned.set()
 
 
+@pytest.mark.parametrize("backend", ["postgres", "sqlite"])
 def test_a_slow_upload_holds_no_lock_on_the_conversation(
-    postgres_location: str, s3_blobs: str
+    backend: str, s3_blobs: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    with open_store(postgres_location, blobs=s3_blobs) as store:
+    location = (
+        request.getfixturevalue("postgres_location")
+        if backend == "postgres"
+        else f"sqlite:///{tmp_path / 'chat.db'}"
+    )
+    with open_store(location, blobs=s3_blobs) as store:
         first, text = c.User("first"), c.User("meanwhile")
         image = c.User((c.Text("look"), c.Image(data=PNG)))
         store.append("chat", first)

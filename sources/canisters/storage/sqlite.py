@@ -135,10 +135,14 @@ class Database:
         self.lock = threading.RLock()
         self.read_only = read_only
 
-    def write(self) -> Transaction:
-        """Return a write transaction (``BEGIN IMMEDIATE``) to use with ``with``."""
+    def writing(self) -> None:
+        """Refuse to go on when the store was opened read-only."""
         if self.read_only:
             raise StorageError("the store was opened read-only")
+
+    def write(self) -> Transaction:
+        """Return a write transaction (``BEGIN IMMEDIATE``) to use with ``with``."""
+        self.writing()
         return Transaction(self, "BEGIN IMMEDIATE")
 
     def read(self) -> Transaction:
@@ -429,12 +433,26 @@ class SQLiteStore:
             records.append(record)
             if found:
                 blobs.extend(found)
+        external = self._external
+        uploaded = 0.0
+        if blobs and external is not None:
+            # Before the write lock: a slow bucket delays this append only.
+            self._database.writing()
+            uploaded = time.time()
+            for content_id, data in blobs:
+                external.store(content_id, data)
         now = time.time()
         with self._database.write() as connection:
-            if blobs and self._external is not None:
-                # Inside the write transaction, which garbage collection takes too.
-                for content_id, data in blobs:
-                    self._external.store(content_id, data)
+            if uploaded:
+                assert external is not None
+                row = connection.execute(
+                    "SELECT value FROM meta WHERE key = 'gc'"
+                ).fetchone()
+                if row is not None and not _before(row[0], uploaded - _GC_MARGIN):
+                    # A garbage collection removed blobs since: store them
+                    # again, under the write lock garbage collection takes.
+                    for content_id, data in blobs:
+                        external.store(content_id, data)
             else:
                 for content_id, data in blobs:
                     _insert_blob(connection, content_id, data, now)
@@ -850,6 +868,14 @@ class SQLiteStore:
                 dry_run=dry_run,
                 delete=delete,
             )
+            if self._external is not None and report.removed and not dry_run:
+                # Appends upload blobs before they take the write lock: those
+                # whose upload began before this time store theirs again.
+                connection.execute(
+                    "INSERT INTO meta (key, value) VALUES ('gc', ?) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (repr(time.time()),),
+                )
         if progress is not None:
             progress(2, 2)
         return report
@@ -908,6 +934,18 @@ class SQLiteStore:
 
 
 _BLOB_IO: Final = hasattr(sqlite3.Connection, "blobopen")  # Python 3.11+
+# A garbage collection that removed blobs from the bucket and ended after an
+# upload began, less this margin, makes the append store its blobs again.
+_GC_MARGIN: Final = 300.0
+
+
+def _before(value: object, moment: float) -> bool:
+    """Whether the time kept in ``meta`` is before ``moment`` (``False`` when it
+    is unreadable: the blobs are then stored again, which is always safe)."""
+    try:
+        return float(value) < moment  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
 
 
 def _insert_blob(
