@@ -6,9 +6,9 @@ SQLite, PostgreSQL through a local ``pgserver`` as the tests use; left out
 without it) and each length, it fills a conversation to that length, then
 times ``appends`` appends of one new canister each and ``appends`` appends of a
 canister the conversation already holds (a retry, which records nothing),
-``flush`` durability, and prints the median of each in microseconds (wall
-clock, and the process's CPU time, steadier on a shared machine; PostgreSQL's
-own work is not in the latter).
+``flush`` durability, three rounds, and prints the lowest median of each in
+microseconds (wall clock, and the process's CPU time, steadier on a shared
+machine; PostgreSQL's own work is not in the latter).
 
 An index makes the check cost the same whatever the log's length: compare the
 two lengths. Run it once more with the sources of a version without the check
@@ -30,6 +30,8 @@ from pathlib import Path
 
 import canisters as c
 from canisters.storage import Store, open_store
+
+ROUNDS = 3
 
 
 @contextlib.contextmanager
@@ -75,20 +77,25 @@ def _measure(store: Store, length: int, appends: int) -> dict[str, tuple[float, 
         store.extend(name, batch)
         held.extend(batch)
     rng = random.Random(length)
-    fresh: list[tuple[float, float]] = []
-    again: list[tuple[float, float]] = []
-    for n in range(appends):
-        canister = c.User(f"new message {n}")
-        fresh.append(_timed(functools.partial(store.append, name, canister)))
-        old = rng.choice(held)
-        again.append(_timed(functools.partial(store.append, name, old)))
-    return {
-        kind: (
-            statistics.median(w for w, _ in times) * 1e6,
-            statistics.median(p for _, p in times) * 1e6,
-        )
-        for kind, times in (("new", fresh), ("retry", again))
-    }
+    best: dict[str, tuple[float, float]] = {}
+    for _round in range(ROUNDS):
+        fresh: list[tuple[float, float]] = []
+        again: list[tuple[float, float]] = []
+        for n in range(appends):
+            canister = c.User(f"new message {n}")
+            fresh.append(_timed(functools.partial(store.append, name, canister)))
+            old = rng.choice(held)
+            again.append(_timed(functools.partial(store.append, name, old)))
+        for kind, times in (("new", fresh), ("retry", again)):
+            wall = statistics.median(w for w, _ in times) * 1e6
+            cpu = statistics.median(p for _, p in times) * 1e6
+            earlier = best.get(kind)
+            best[kind] = (
+                (wall, cpu)
+                if earlier is None
+                else (min(earlier[0], wall), min(earlier[1], cpu))
+            )
+    return best
 
 
 def main(appends: int, lengths: list[int]) -> None:
@@ -101,7 +108,10 @@ def main(appends: int, lengths: list[int]) -> None:
             backends.append(("postgres", _schema(server, "idempotency")))
         else:
             print("postgres: left out (pip install pgserver to include it)")
-        print(f"{appends} appends each; median microseconds per append, wall / CPU")
+        print(
+            f"{appends} appends each, best of {ROUNDS} rounds; "
+            "median microseconds per append, wall / CPU"
+        )
         print(f"{'backend':10} {'length':>7} {'new':>17} {'retry':>17}")
         for backend, location in backends:
             with open_store(location, durability="flush") as store:

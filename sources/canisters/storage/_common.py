@@ -1052,6 +1052,15 @@ def screen(
     return fresh
 
 
+def earlier(value: object, moment: float) -> bool:
+    """Whether a time a store keeps as text (``repr`` of ``time.time()``) is
+    before ``moment``; ``False`` when it is unreadable."""
+    try:
+        return float(value) < moment  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+
+
 def references(line: bytes) -> set[str]:
     """Return every content id ``line`` mentions."""
     return {match.decode("ascii") for match in CONTENT_REFERENCE.findall(line)}

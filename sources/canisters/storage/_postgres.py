@@ -43,6 +43,7 @@ from ._common import (
     check_id,
     check_line,
     content_id_of,
+    earlier,
     encode_record,
     line_id,
     record_id,
@@ -85,11 +86,11 @@ _SCHEMA: Final = (
     "ON canisters_sidecars (conversation, name, n)",
 )
 _LOCK_SHARED: Final = "SELECT pg_advisory_xact_lock_shared(%s)"
-# The records of one conversation holding some canister ids, through the index.
+# Where some canister ids are in one conversation's log, through the index (the
+# records themselves are read only for those found: a retry).
 _HELD: Final = (
-    "SELECT i.canister, i.seq, r.line FROM canisters_ids i "
-    "JOIN canisters_records r ON r.conversation = i.conversation AND r.seq = i.seq "
-    "WHERE i.conversation = %s AND i.seq < %s AND i.canister = ANY(%s)"
+    "SELECT canister, seq FROM canisters_ids "
+    "WHERE conversation = %s AND seq < %s AND canister = ANY(%s)"
 )
 # A garbage collection that removed blobs and ended after an upload began (less
 # this margin: the clocks of different hosts differ) may have removed what the
@@ -112,6 +113,10 @@ class Query:
     sql: str
     params: tuple[Any, ...] | None = None
     binary: bool = False
+    planned: bool = True
+    """Whether the driver may prepare it (the server then plans it once and may
+    keep that plan); ``False`` plans it for its parameters on every run, for a
+    statement whose best plan changes as its table grows from empty."""
 
 
 @attrs.frozen
@@ -286,6 +291,7 @@ def _index(conversation_id: str, indexed: int, end: int) -> Plan[None]:
             "WHERE conversation = %s AND seq >= %s AND seq < %s ORDER BY seq",
             (conversation_id, start, stop),
             binary=True,
+            planned=False,
         )
         found = [
             (conversation_id, canister_id, seq)
@@ -306,13 +312,28 @@ def _index(conversation_id: str, indexed: int, end: int) -> Plan[None]:
     )
 
 
-def _held_rows(
-    found: dict[str, tuple[str, bytes]], conversation_id: str, rows: list[Row]
-) -> None:
-    for canister_id, seq, line in rows:
-        found.setdefault(
-            canister_id, (f"record {seq} of {conversation_id}", bytes(line))
+def _lines(
+    found: list[tuple[str, str, int]],
+) -> Plan[dict[str, tuple[str, bytes]]]:
+    """The records of the ``(conversation, canister id, seq)`` found in the
+    index, as :func:`~canisters.storage._common.screen` takes them."""
+    held: dict[str, tuple[str, bytes]] = {}
+    by_conversation: dict[str, dict[int, str]] = {}
+    for conversation_id, canister_id, seq in found:
+        if canister_id not in held:
+            held[canister_id] = (conversation_id, b"")
+            by_conversation.setdefault(conversation_id, {})[seq] = canister_id
+    for conversation_id, seqs in by_conversation.items():
+        rows = yield Query(
+            "SELECT seq, line FROM canisters_records "
+            "WHERE conversation = %s AND seq = ANY(%s)",
+            (conversation_id, list(seqs)),
+            binary=True,
+            planned=False,
         )
+        for seq, line in rows:
+            held[seqs[seq]] = (f"record {seq} of {conversation_id}", bytes(line))
+    return held
 
 
 def _held_above(
@@ -320,10 +341,10 @@ def _held_above(
     parent: str | None,
     limit: int,
     wanted: list[str],
-    found: dict[str, tuple[str, bytes]],
+    found: list[tuple[str, str, int]],
 ) -> Plan[None]:
-    """Add to ``found`` the canisters of ``wanted`` a fork's prefix holds: its
-    ancestors' records before each fork point."""
+    """Add to ``found`` where the canisters of ``wanted`` are in a fork's prefix:
+    its ancestors' records before each fork point."""
     seen = {conversation_id}
     current = parent
     while current is not None:
@@ -340,8 +361,8 @@ def _held_above(
         above, fork_seq, indexed = rows[0]
         if indexed < limit:
             yield from _index(current, indexed, limit)
-        rows = yield Query(_HELD, (current, limit, wanted), binary=True)
-        _held_rows(found, current, rows)
+        rows = yield Query(_HELD, (current, limit, wanted), planned=False)
+        found.extend((current, canister_id, seq) for canister_id, seq in rows)
         current, limit = above, fork_seq or 0
 
 
@@ -381,13 +402,16 @@ def extend(
             "FROM canisters_conversations WHERE id = %s FOR UPDATE",
             (conversation_id,),
         ),
-        Query(_HELD, (conversation_id, _NO_LIMIT, wanted), binary=True),
+        # Planned for its parameters each time: a plan kept from when the
+        # index was small would scan it whole once it is large.
+        Query(_HELD, (conversation_id, _NO_LIMIT, wanted), planned=False),
     ]
     if uploaded:
         steps.append(Query("SELECT value FROM canisters_meta WHERE key = 'gc'"))
     results = yield Pipeline(tuple(steps))
     length, prev, parent, fork_seq, indexed = results[2][0]
-    if uploaded and results[4] and float(results[4][0][0]) >= uploaded - _GC_MARGIN:
+    if uploaded and results[4] and not earlier(results[4][0][0], uploaded - _GC_MARGIN):
+        # A garbage collection removed blobs since the upload began.
         assert external is not None
         yield Call(_store_all, (external, blobs))
     held: dict[str, tuple[str, bytes]] = {}
@@ -395,10 +419,14 @@ def extend(
         rows = results[3]
         if indexed < length:
             yield from _index(conversation_id, indexed, length)
-            rows = yield Query(_HELD, (conversation_id, _NO_LIMIT, wanted), binary=True)
-        _held_rows(held, conversation_id, rows)
+            rows = yield Query(
+                _HELD, (conversation_id, _NO_LIMIT, wanted), planned=False
+            )
+        hits = [(conversation_id, canister_id, seq) for canister_id, seq in rows]
         if parent is not None:
-            yield from _held_above(conversation_id, parent, fork_seq or 0, wanted, held)
+            yield from _held_above(conversation_id, parent, fork_seq or 0, wanted, hits)
+        if hits:
+            held = yield from _lines(hits)
     records = screen(conversation_id, records, lambda _wanted: held)
     if not records:
         return
@@ -432,10 +460,15 @@ def extend(
     )
     if ids:
         writes.append(
-            Many(
+            Query(
                 "INSERT INTO canisters_ids (conversation, canister, seq) "
-                "VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-                ids,
+                "SELECT %s, unnest(%s::text[]), unnest(%s::bigint[]) "
+                "ON CONFLICT DO NOTHING",
+                (
+                    conversation_id,
+                    [canister_id for _, canister_id, _ in ids],
+                    [seq for _, _, seq in ids],
+                ),
             )
         )
     writes.append(

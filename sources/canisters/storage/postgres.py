@@ -121,7 +121,12 @@ def _rows(cursor: Any) -> list[Any]:
 
 def _submit(connection: psycopg.Connection[Any], step: Query | Many) -> Any:
     if isinstance(step, Query):
-        return connection.execute(step.sql, step.params, binary=step.binary)
+        return connection.execute(
+            step.sql,
+            step.params,
+            binary=step.binary,
+            prepare=None if step.planned else False,
+        )
     cursor = connection.cursor()
     cursor.executemany(step.sql, step.rows)
     return cursor
@@ -216,7 +221,12 @@ async def _submit_async(
     connection: psycopg.AsyncConnection[Any], step: Query | Many
 ) -> Any:
     if isinstance(step, Query):
-        return await connection.execute(step.sql, step.params, binary=step.binary)
+        return await connection.execute(
+            step.sql,
+            step.params,
+            binary=step.binary,
+            prepare=None if step.planned else False,
+        )
     cursor = connection.cursor()
     await cursor.executemany(step.sql, step.rows)
     return cursor

@@ -61,6 +61,7 @@ from ._common import (
     check_line,
     content_id_of,
     decode_lines,
+    earlier,
     encode_record,
     line_id,
     record_id,
@@ -448,7 +449,7 @@ class SQLiteStore:
                 row = connection.execute(
                     "SELECT value FROM meta WHERE key = 'gc'"
                 ).fetchone()
-                if row is not None and not _before(row[0], uploaded - _GC_MARGIN):
+                if row is not None and not earlier(row[0], uploaded - _GC_MARGIN):
                     # A garbage collection removed blobs since: store them
                     # again, under the write lock garbage collection takes.
                     for content_id, data in blobs:
@@ -937,15 +938,6 @@ _BLOB_IO: Final = hasattr(sqlite3.Connection, "blobopen")  # Python 3.11+
 # A garbage collection that removed blobs from the bucket and ended after an
 # upload began, less this margin, makes the append store its blobs again.
 _GC_MARGIN: Final = 300.0
-
-
-def _before(value: object, moment: float) -> bool:
-    """Whether the time kept in ``meta`` is before ``moment`` (``False`` when it
-    is unreadable: the blobs are then stored again, which is always safe)."""
-    try:
-        return float(value) < moment  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return False
 
 
 def _insert_blob(
