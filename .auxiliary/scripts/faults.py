@@ -20,13 +20,15 @@ during the outage to fail, and from the server accepting connections again to
 each writer's next acknowledged append; and the time ``open_store`` takes to
 fail on a port where nothing listens, on one that accepts connections and never
 answers (``connect_timeout``, 5 s by default), on a database that does not
-exist, and calls of a store with the default ``timeout`` while its server is
-down.
+exist, the time an S3 upload of the client a store makes takes to fail on an
+endpoint that never answers (the ``s3`` extra), and calls of a store with the
+default ``timeout`` while its server is down.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import statistics
 import sys
@@ -172,6 +174,16 @@ def main(cycles: int, writers: int) -> None:
         unanswered = _timed_failure(
             lambda: open_store(f"postgresql://someone@127.0.0.1:{port}/nothing")
         )
+        # The S3 client a store makes, against an endpoint that never answers.
+        os.environ.update(
+            AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}",
+            AWS_ACCESS_KEY_ID="none",
+            AWS_SECRET_ACCESS_KEY="none",
+            AWS_DEFAULT_REGION="us-east-1",
+        )
+        from canisters.storage.s3 import S3ContentStore
+
+        bucket = _timed_failure(lambda: S3ContentStore("s3://bucket/x").put(b"x"))
         silent.close()
         missing = _timed_failure(
             lambda: open_store(location.replace("/postgres?", "/nope?"))
@@ -214,6 +226,7 @@ def main(cycles: int, writers: int) -> None:
         print(
             f"open, nothing answering:         {unanswered[0]:.2f} s: {unanswered[1]}"
         )
+        print(f"S3 put, nothing answering:       {bucket[0]:.2f} s: {bucket[1]}")
         print(f"open, no such database:          {missing[0]:.2f} s: {missing[1]}")
         print(
             "default timeout, server down:    "

@@ -71,8 +71,8 @@ class S3ContentStore:
     ``location`` is ``s3://bucket`` or ``s3://bucket/prefix``; ``client`` a
     boto3 S3 client (by default one made from the standard AWS settings, which
     connects within 3 s, waits at most 10 s for each read of a response and
-    makes three attempts in all, so a request to an endpoint that stopped
-    answering fails within about 40 s). Give
+    makes three attempts in all, so that a request to an endpoint that stopped
+    answering fails in seconds, not minutes). Give
     one to a store as ``blobs=S3ContentStore(location, client=client)`` when
     the endpoint, credentials or botocore settings are not the environment's,
     or to share one client among many stores (boto3 clients are thread-safe).
