@@ -176,3 +176,12 @@ def test_a_failed_record_that_was_written_is_retried_safely(tmp_path: Any) -> No
         recorded = recorder.record(answer)
         assert store.load("run") == [recorder.conversation[0], recorded]
         assert recorded.step == 0
+
+
+def test_the_asyncio_store_says_why_the_server_refused(postgres_server: str) -> None:
+    async def main() -> None:
+        with pytest.raises(c.StorageError, match="cannot open store") as raised:
+            await open_async_store(postgres_server.replace("/postgres?", "/nope?"))
+        assert 'database "nope" does not exist' in str(raised.value)
+
+    asyncio.run(main())
