@@ -23,6 +23,7 @@ TOP_LEVEL = {
     "ContentNotFound",
     "Conversation",
     "ConversationNotFound",
+    "DuplicateCanister",
     "Document",
     "ErrorCode",
     "ErrorInfo",
