@@ -979,18 +979,41 @@ def _skipped(record: object, error: Exception) -> str:
 # Appends safe to retry: a canister id names one canister in a conversation
 
 
+def index_key(canister_id: str) -> str:
+    """The key the backends' canister-id indexes hold ``canister_id`` under.
+
+    The id itself, unless it cannot be written as UTF-8 text (a lone surrogate,
+    which a document keeps), holds a NUL (which PostgreSQL text cannot hold) or
+    starts with U+0001: then U+0001 followed by its ASCII JSON form. Every id
+    has one key and no two ids share one.
+    """
+    if "\x00" in canister_id or canister_id.startswith("\x01"):
+        return "\x01" + json.dumps(canister_id)
+    try:
+        canister_id.encode("utf-8")
+    except UnicodeEncodeError:
+        return "\x01" + json.dumps(canister_id)
+    return canister_id
+
+
 def record_id(record: dict[str, Any]) -> str | None:
-    """Return the canister id a dehydrated record holds (``None`` if none)."""
+    """Return the index key (:func:`index_key`) of the canister id a dehydrated
+    record holds (``None`` if none)."""
     found = record.get("id")
-    return found if type(found) is str else None
+    return index_key(found) if type(found) is str else None
 
 
 def line_id(line: bytes) -> str | None:
-    """Return the canister id a stored log line holds (``None`` if unreadable)."""
+    """Return the index key (:func:`index_key`) of the canister id a stored log
+    line holds (``None`` if unreadable)."""
     try:
         document = json.loads(line) if line.startswith(_BIGINT) else orjson.loads(line)
     except (ValueError, RecursionError):
-        return None
+        # orjson refuses the escaped lone surrogates a document may hold.
+        try:
+            document = json.loads(line)
+        except (ValueError, RecursionError):
+            return None
     canister = document.get("canister") if type(document) is dict else None
     return record_id(canister) if type(canister) is dict else None
 
