@@ -1,5 +1,6 @@
 """Ollama ``/api/chat``: the normalizer, wiring :mod:`.messages` (the
-conversation), :mod:`.response` (replies) and :mod:`.stream` (the accumulator)."""
+conversation), :mod:`.request` (the other request fields), :mod:`.response`
+(replies) and :mod:`.stream` (the accumulator)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from ...conversation import Conversation
 from ...serialization import _paused
 from .. import _errors, streams
 from .._common import as_mapping, guarded, guarded_reading, options_from
-from . import response
+from .._requests import WholeRequests
+from . import request, response
 from .messages import NAME, _parse_request, _render_request
 from .messages import REQUEST_FIELDS as REQUEST_FIELDS
 from .messages import _Parser as _Parser
@@ -19,7 +21,7 @@ from .stream import OllamaAccumulator
 __all__ = ["NAME", "NORMALIZER", "OllamaAccumulator", "OllamaNormalizer"]
 
 
-class OllamaNormalizer(streams.Streaming, _errors.ErrorNormalizing):
+class OllamaNormalizer(streams.Streaming, _errors.ErrorNormalizing, WholeRequests):
     """The ``ollama`` normalizer (``/api/chat`` request and response bodies);
     streams are read by :class:`OllamaAccumulator` (objects as dicts or
     ``ollama.ChatResponse``)."""
@@ -28,6 +30,8 @@ class OllamaNormalizer(streams.Streaming, _errors.ErrorNormalizing):
 
     name = NAME
     """The provider name."""
+    request_settings = request
+    """The request settings module (:mod:`canisters.providers.ollama.request`)."""
 
     @guarded_reading("messages")
     def parse_request(self, body: Any) -> Conversation:
