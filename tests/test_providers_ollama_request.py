@@ -705,3 +705,17 @@ def test_any_body_comes_back_exactly_or_is_refused(body: dict[str, Any]) -> None
     assert normalizer().render_full_request(request) == body
     again = canisters.from_json(canisters.to_json(request))
     assert again == request
+
+
+def test_settings_set_on_a_parsed_request_replace_a_null_options() -> None:
+    request = normalizer().parse_full_request(HARD_CASES["options-not-an-object"])
+    changed = attrs.evolve(request, generation=Generation(temperature=0.5))
+    body = normalizer().render_full_request(changed)
+    assert body["options"] == {"temperature": 0.5}
+    # Kept runner options join the neutral ones.
+    everything = normalizer().parse_full_request(HARD_CASES["everything"])
+    fewer = attrs.evolve(everything, generation=Generation(seed=1))
+    assert normalizer().render_full_request(fewer)["options"] == {
+        "seed": 1,
+        **everything.extras[NAME]["body"]["options"],
+    }
