@@ -719,3 +719,84 @@ def test_settings_set_on_a_parsed_request_replace_a_null_options() -> None:
         "seed": 1,
         **everything.extras[NAME]["body"]["options"],
     }
+
+
+# Any neutral request: accepted by the SDK, and refused under "error" exactly
+# when something is reported --------------------------------------------------------
+
+_maybe = st.none
+_neutral = st.builds(
+    Request,
+    st.just([User("hi")]),
+    model=st.just("llama3.2"),
+    tools=st.lists(
+        st.sampled_from(
+            [
+                Tool("f", "F", WEATHER),
+                Tool("g", parameters=WEATHER, strict=True),
+                Tool("h", strict=False),
+                ProviderTool("gemini", {"googleSearch": {}}),
+            ]
+        ),
+        max_size=3,
+        unique=True,
+    ).map(tuple),
+    tool_choice=_maybe()
+    | st.builds(
+        ToolChoice,
+        st.sampled_from(["none", "auto", "required"]),
+        st.sampled_from([(), ("f",), ("f", "g")]),
+        _maybe() | st.booleans(),
+    ),
+    output=_maybe()
+    | st.sampled_from(
+        [
+            OutputFormat("text"),
+            OutputFormat("json"),
+            OutputFormat("json_schema"),
+            OutputFormat("json_schema", WEATHER),
+            OutputFormat("json_schema", WEATHER, "a", "An answer", strict=True),
+        ]
+    ),
+    generation=st.builds(
+        Generation,
+        max_output_tokens=_maybe() | st.integers(1, 4096),
+        temperature=_maybe() | st.floats(0, 3),
+        top_p=_maybe() | st.floats(0, 1),
+        top_k=_maybe() | st.integers(1, 100),
+        stop=_maybe() | st.lists(st.text(max_size=3), max_size=5).map(tuple),
+        seed=_maybe() | st.integers(0, 99),
+        frequency_penalty=_maybe() | st.floats(-2, 2),
+        candidates=_maybe() | st.integers(1, 3),
+        logprobs=_maybe() | st.booleans(),
+        top_logprobs=_maybe() | st.integers(0, 5),
+    ),
+    reasoning=_maybe()
+    | st.builds(
+        ReasoningConfig,
+        enabled=_maybe() | st.booleans(),
+        effort=_maybe() | st.sampled_from(["none", "low", "high", "xhigh"]),
+        budget_tokens=_maybe() | st.integers(0, 40000),
+        summary=_maybe() | st.just("auto"),
+        include_thoughts=_maybe() | st.booleans(),
+    ),
+    cache=_maybe() | st.just(CacheConfig("k")),
+    user=_maybe() | st.just("u"),
+    service_tier=_maybe() | st.just("flex"),
+    stream=_maybe() | st.booleans(),
+)
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(_neutral)
+def test_any_neutral_request_is_sent_or_refused_as_reported(request: Request) -> None:
+    body, events = render(request)
+    sdk_accepts(body)
+    reported = [event for event in events if event.kind != "synthesized"]
+    try:
+        strict = normalizer().render_full_request(request)
+    except canisters.UnsupportedContent:
+        assert reported
+    else:
+        assert not reported
+        assert strict == body
