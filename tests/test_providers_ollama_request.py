@@ -513,6 +513,11 @@ def test_ollama_has_no_tool_choice(choice: ToolChoice, reported: str | None) -> 
             normalizer().render_full_request(request)
 
 
+def test_no_tool_call_is_what_ollama_does_without_tools() -> None:
+    body, events = render(Request([User("hi")], tool_choice=ToolChoice("none")))
+    assert (body, events) == ({"messages": [{"role": "user", "content": "hi"}]}, [])
+
+
 def test_structured_output_with_tools_is_a_conflict_when_the_profile_says_so() -> None:
     request = Request(
         [User("hi")],

@@ -236,7 +236,7 @@ def render_settings(request: Request, rendering: Rendering) -> dict[str, Any]:
         out["model"] = rendering.model
     _render_tools(rendering, out)
     if request.tool_choice is not None:
-        _render_choice(request.tool_choice, outcomes)
+        _render_choice(request.tool_choice, bool(rendering.tools), outcomes)
     output = request.output
     if not rendering.native:
         output = rules.json_with_tools(
@@ -302,16 +302,17 @@ def _render_tools(rendering: Rendering, out: dict[str, Any]) -> None:
     out["tools"] = entries
 
 
-def _render_choice(choice: ToolChoice, outcomes: rules.Outcomes) -> None:
+def _render_choice(choice: ToolChoice, tools: bool, outcomes: rules.Outcomes) -> None:
     """Ollama has no tool choice: the model may call any tool offered, or
-    none. Plain ``auto`` is what it does; anything else is dropped."""
+    none. Plain ``auto`` is what it does (and ``none`` when no tool is
+    offered); anything else is dropped."""
     if choice.parallel is not None:
         outcomes.dropped(
             "tool_choice.parallel",
             "Ollama has no setting for parallel calls: the model decides",
         )
     mode, names = choice.mode, choice.names
-    if mode is None or (mode == "auto" and not names):
+    if mode is None or (mode == "auto" and not names) or (mode == "none" and not tools):
         return
     if mode == "none":
         reason = "the model may still call the tools offered"
