@@ -447,6 +447,15 @@ def test_a_model_taking_levels_gets_the_effort() -> None:
     assert [(e.kind, e.where) for e in events] == [
         ("approximated", "reasoning.budget_tokens")
     ]
+    # A level the model does not take is sent as the switch.
+    body, events = render(
+        Request([User("hi")], reasoning=ReasoningConfig(effort="xhigh")),
+        capabilities=caps,
+    )
+    assert body["think"] is True
+    assert [e.rule for e in events] == [
+        "the model's levels are low, medium, high; else on or off"
+    ]
     # The default profile has the switch only.
     body, events = render(budget)
     assert body["think"] is True

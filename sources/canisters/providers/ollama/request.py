@@ -432,15 +432,16 @@ def _render_reasoning(
         think = rules.reasoning_on(reasoning)
         given = "reasoning.effort" if effort is not None else "reasoning.budget_tokens"
         what = f"effort {effort!r}" if effort is not None else f"a budget of {budget}"
+        rule = (
+            f"the model's levels are {', '.join(caps.efforts)}; else on or off"
+            if caps.reasoning == "effort"
+            else "the model takes reasoning on or off only"
+        )
         outcomes.approximated(
-            given,
-            f"{what} sent as think: {str(think).lower()}",
-            "the model takes reasoning on or off only",
+            given, f"{what} sent as think: {str(think).lower()}", rule
         )
         if effort is not None and budget is not None:
-            outcomes.dropped(
-                "reasoning.budget_tokens", "the model takes reasoning on or off only"
-            )
+            outcomes.dropped("reasoning.budget_tokens", rule)
     if think is not None:
         out["think"] = think
     if reasoning.summary is not None:
