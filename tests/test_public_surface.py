@@ -137,6 +137,7 @@ def test_protocol_names() -> None:
         "canisters.providers.openai_responses",
         "canisters.providers.gemini",
         "canisters.providers.ollama",
+        "canisters.providers.ollama.request",
         "canisters.storage",
         "canisters.html",
         "canisters.view",

@@ -5,8 +5,8 @@ Run: ``python .auxiliary/benchmarks/requests.py [--repeat N]``.
 
 For a body of its own format, a whole-request round trip reads and writes
 every field; the target is at most 1.3x the conversation-only round trip of the
-same body. Two workloads, for ``openai-chat`` (the normalizers implementing
-whole requests):
+same body. Two workloads, for ``openai-chat`` and ``ollama`` (the normalizers
+implementing whole requests):
 
 * a short agent request: a system prompt, a user turn, a tool call and its
   result, three tools with JSON Schemas, a tool choice, a JSON Schema output
@@ -30,7 +30,7 @@ from typing import Any
 from canisters import providers
 
 ROOT = Path(__file__).resolve().parents[2]
-PROVIDERS = ("openai-chat",)
+PROVIDERS = ("openai-chat", "ollama")
 
 SCHEMA = {
     "type": "object",
@@ -86,6 +86,29 @@ AGENT = {
     "seed": 7,
     "user": "user-1",
 }
+OLLAMA_AGENT = {
+    "model": "qwen3",
+    "messages": [
+        {"role": "system", "content": "You are a weather assistant."},
+        {"role": "user", "content": "Weather in Paris for 3 days?"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
+            ],
+        },
+        {"role": "tool", "tool_name": "get_weather", "content": "Sunny, 21C"},
+    ],
+    "tools": [
+        {"type": "function", "function": tool["function"]} for tool in AGENT["tools"]
+    ],
+    "format": SCHEMA,
+    "options": {"temperature": 0.2, "num_predict": 800, "stop": ["END"], "seed": 7},
+    "think": False,
+    "stream": False,
+}
+AGENTS = {"openai-chat": AGENT, "ollama": OLLAMA_AGENT}
 
 
 def _best(
@@ -138,7 +161,7 @@ def main() -> None:
     print("same-format round trip, CPU time per workload (best of rounds)")
     for name in PROVIDERS:
         for label, bodies, number in (
-            ("agent request", [AGENT], 2000),
+            ("agent request", [AGENTS[name]], 2000),
             ("recorded requests", _recorded(name), 40),
         ):
             best = _best(_pair(name, bodies), arguments.repeat, number)
