@@ -31,7 +31,8 @@ from ...conversation import Conversation
 from ...serialization import _paused
 from .. import _errors, streams
 from .._common import guarded_reading
-from . import response
+from .._requests import WholeRequests
+from . import request, response
 from .messages import (
     NAME,
     REQUEST_FIELDS,  # noqa: F401 (read from this path by the tests)
@@ -45,7 +46,7 @@ from .stream import OpenAIResponsesAccumulator
 __all__ = ["NAME", "NORMALIZER", "OpenAIResponses", "OpenAIResponsesAccumulator"]
 
 
-class OpenAIResponses(streams.Streaming, _errors.ErrorNormalizing):
+class OpenAIResponses(streams.Streaming, _errors.ErrorNormalizing, WholeRequests):
     """The ``openai-responses`` normalizer (OpenAI Responses API); streams are
     read by :class:`OpenAIResponsesAccumulator` (events as dicts or
     ``openai.types.responses.ResponseStreamEvent``)."""
@@ -54,6 +55,10 @@ class OpenAIResponses(streams.Streaming, _errors.ErrorNormalizing):
 
     name = NAME
     """The provider name."""
+
+    request_settings = request
+    """The request settings module: the fields beside ``instructions`` and
+    ``input``."""
 
     @guarded_reading("instructions", "input")
     def parse_request(self, body: Any) -> Conversation:
