@@ -542,6 +542,27 @@ def test_reasoning_levels_budgets_and_switches() -> None:
     ]
 
 
+def test_values_the_sdk_types_refuse_are_left_out_reported() -> None:
+    request = Request(
+        [User("hi")],
+        model="m",
+        metadata={"run": "42", "attempt": 2},
+        cache=CacheConfig("k", "1h"),
+        reasoning=ReasoningConfig(effort="extreme", summary="auto"),
+    )
+    body, events = render(request)
+    sdk_accepts(body)
+    assert body["metadata"] == {"run": "42"}
+    assert body["prompt_cache_key"] == "k"
+    assert "prompt_cache_retention" not in body
+    assert body["reasoning"] == {"summary": "auto"}
+    assert [(e.kind, e.where) for e in events] == [
+        ("dropped", "reasoning.effort"),
+        ("dropped", "cache.retention"),
+        ("dropped", "metadata.attempt"),
+    ]
+
+
 def test_openai_chat_fields_spelled_alike_are_taken_over() -> None:
     body = {
         "model": "gpt-4.1",

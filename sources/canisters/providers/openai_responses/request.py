@@ -342,12 +342,19 @@ def render_settings(request: Request, rendering: Rendering) -> dict[str, Any]:
     if request.cache is not None:
         if request.cache.key is not None:
             out["prompt_cache_key"] = request.cache.key
-        if request.cache.retention is not None:
-            out["prompt_cache_retention"] = request.cache.retention
+        retention = request.cache.retention
+        if retention is not None:
+            if rendering.native or retention in _RETENTIONS:
+                out["prompt_cache_retention"] = retention
+            else:
+                rendering.outcomes.dropped(
+                    "cache.retention",
+                    f"{retention!r} is not a retention Responses takes",
+                )
     if request.user is not None:
         out["user"] = request.user
     if request.metadata is not None:
-        out["metadata"] = dict(request.metadata)
+        out["metadata"] = _metadata(request.metadata, rendering)
     if request.service_tier is not None:
         tier = (
             request.service_tier
@@ -373,7 +380,25 @@ def render_settings(request: Request, rendering: Rendering) -> dict[str, Any]:
 
 
 _STRICT = "OpenAI strict mode"
+_RETENTIONS = ("in_memory", "24h")
+_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 _OBJECTS = ("text", "reasoning")  # read in part; the rest kept under their key
+
+
+def _metadata(metadata: Mapping[str, Any], rendering: Rendering) -> dict[str, Any]:
+    """The metadata sent: Responses takes string values only (another
+    format's others are dropped, reported)."""
+    if rendering.native:
+        return dict(metadata)
+    sent: dict[str, Any] = {}
+    for key, value in metadata.items():
+        if isinstance(value, str):
+            sent[key] = value
+        else:
+            rendering.outcomes.dropped(
+                f"metadata.{key}", "Responses metadata takes string values only"
+            )
+    return sent
 
 
 def _function_entry(tool: Tool, rendering: Rendering) -> dict[str, Any]:
@@ -566,7 +591,12 @@ def _render_reasoning(
         reasoning, rendering.capabilities, rendering.reasoning_table, outcomes
     )
     if effort is not None:
-        entry["effort"] = effort
+        if rendering.native or effort in _EFFORTS:
+            entry["effort"] = effort
+        else:
+            outcomes.dropped(
+                "reasoning.effort", f"{effort!r} is not an effort Responses takes"
+            )
     summary = reasoning.summary
     if reasoning.include_thoughts:
         if summary is None:
