@@ -72,15 +72,9 @@ class OpenAIResponses(streams.Streaming, _errors.ErrorNormalizing, WholeRequests
         when the conversation starts with a plain supervisor)."""
         return _paused(_render_request, conversation, options)
 
-    def parse_response(self, body: Any) -> Conversation:
-        """Read a response body or ``openai.types.responses.Response``."""
-        return response.parse_response(body)
-
-    def render_response(
-        self, conversation: Conversation, **options: Any
-    ) -> dict[str, Any]:
-        """Render ``id``, ``model``, ``status``, ``output`` and ``usage``."""
-        return response.render_response(conversation, options)
+    # The functions themselves: a method calling them would be one more call.
+    parse_response = staticmethod(response.parse_response)
+    render_response = staticmethod(response.render_response)
 
     def accumulator(self) -> OpenAIResponsesAccumulator:
         """A fresh accumulator for one Responses stream."""

@@ -15,6 +15,7 @@ from ...content import Audio, File, Image, Reasoning, Text
 from ...conversation import Conversation
 from ...exceptions import MalformedPayload, _excerpt
 from ...protocols import Canister, Role
+from .. import _common as common
 from .._common import (
     ASSISTANT,
     DOCUMENT,
@@ -22,50 +23,35 @@ from .._common import (
     RESULT,
     SUPERVISOR,
     USER,
-    Options,
-    as_mapping,
     b64decode_exact,
     b64encode,
-    bind,
     bind_parts,
     built,
     compact_arguments,
     data_url,
     decode_error_text,
     describe,
-    encode_error_text,
     expect_list,
     expect_mapping,
     expect_str,
     expect_url,
-    holder,
     media_bytes,
     media_mime,
     mine,
     new_assistant,
-    new_conversation,
-    new_document,
     new_invocation,
     new_reasoning,
     new_result,
     new_supervisor,
     new_text,
     new_user,
-    opaque_part,
-    options_from,
     parse_arguments,
     parse_data_url,
     plain_text,
     reasoning_action,
-    ref_key,
     render_arguments,
-    request_canisters,
     rest,
     synthesize_id,
-    unsupported,
-)
-from .._common import (
-    positions as common_positions,
 )
 
 __all__ = ["NAME", "REQUEST_FIELDS", "RESPONSE_FIELDS"]
@@ -93,7 +79,7 @@ RESPONSE_FIELDS = (
 """The response fields :meth:`OpenAIResponses.render_response` produces (the last
 three echo the request; the SDK's ``Response`` requires them)."""
 
-_REF = ref_key(NAME)
+_REF = common.ref_key(NAME)
 _AUDIO_FORMATS = {"wav": "audio/wav", "mp3": "audio/mpeg"}
 _AUDIO_BACK = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3"}
 # A request's message role for a canister holding one plain text.
@@ -101,7 +87,7 @@ _PLAIN_ROLE = {USER: "user", SUPERVISOR: "developer", ASSISTANT: "assistant"}
 _SERVER_ITEM_SUFFIXES = ("_call", "_call_output", "_output")
 
 
-_wrap = holder(NAME)
+_wrap = common.holder(NAME)
 """The extras holding a mapping whole as this provider's entry."""
 
 
@@ -215,7 +201,7 @@ def _parse_part(raw: Any, path: str) -> Any:
             extras["part"] = other
         return Audio(data=data, mime_type=mime, extras=_wrap(extras))
     if isinstance(kind, str):
-        return opaque_part(NAME, part)  # a type not known here, kept whole
+        return common.opaque_part(NAME, part)  # a type not known here, kept whole
     raise MalformedPayload(
         f"unknown content part type {_excerpt(kind)}", f"{path}.type"
     )
@@ -364,7 +350,7 @@ class _Parser:
             if other:
                 extras["item"] = other
             self.canisters.append(
-                new_document(self.moment, _wrap(extras), (), None, reference)
+                common.new_document(self.moment, _wrap(extras), (), None, reference)
             )
         elif kind == "message":  # without its role
             raise MalformedPayload("a message item needs a role", f"{path}.role")
@@ -382,7 +368,7 @@ class _Parser:
         known = name.endswith(_SERVER_ITEM_SUFFIXES) or name.startswith(
             ("mcp_", "compaction")
         )
-        bind(extras, [name], unknown=not known)
+        common.bind(extras, [name], unknown=not known)
         self.canisters.append(new_assistant(self.moment, _wrap(extras), ()))
 
     def message(self, item: Mapping[str, Any], role: str, path: str) -> None:
@@ -546,15 +532,15 @@ def _parse_input(body: Mapping[str, Any], *, fast: bool = True) -> list[Canister
 def _parse_request(body: object, *, fast: bool = True) -> Conversation:
     """The normalizer's ``parse_request``, unguarded; ``fast=False`` reads every
     item the general way (what the fast way must give, exactly)."""
-    mapping = body if type(body) is dict else as_mapping(body)
-    return new_conversation(tuple(_parse_input(mapping, fast=fast)))
+    mapping = body if type(body) is dict else common.as_mapping(body)
+    return common.new_conversation(tuple(_parse_input(mapping, fast=fast)))
 
 
 # Rendering ------------------------------------------------------------------------
 
 
 class _Renderer:
-    def __init__(self, options: Options, response: bool) -> None:
+    def __init__(self, options: common.Options, response: bool) -> None:
         self.options = options
         self.response = response
 
@@ -626,7 +612,7 @@ class _Renderer:
     def refuse(
         self, where: str, reason: str, *, output: bool = False
     ) -> dict[str, Any] | None:
-        text = unsupported(self.options, NAME, where, reason)
+        text = common.unsupported(self.options, NAME, where, reason)
         if text is None:
             return None
         return {"type": "output_text" if output else "input_text", "text": text}
@@ -785,7 +771,7 @@ class _Renderer:
         extras = mine(canister, NAME)
         output: Any
         if canister.error is not None:
-            output = encode_error_text(canister.error)
+            output = common.encode_error_text(canister.error)
         else:
             rendered = self.parts(
                 canister,
@@ -956,9 +942,9 @@ def _render_request(
 ) -> dict[str, Any]:
     """The normalizer's ``render_request``; ``fast=False`` renders the input items
     the general way (what the fast way must give, exactly)."""
-    settings = options_from(options)
-    kept, own, *_ = request_canisters(conversation, settings, NAME)
-    positions = common_positions(conversation)
+    settings = common.options_from(options)
+    kept, own, *_ = common.request_canisters(conversation, settings, NAME)
+    positions = common.positions(conversation)
     indexed = [(positions[canister.id], canister) for canister in kept]
     instructions, rest_ = _instructions(indexed)
     body: dict[str, Any] = {}

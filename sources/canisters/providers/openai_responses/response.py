@@ -10,17 +10,8 @@ import attrs
 from ...canisters import Assistant, Usage, now
 from ...conversation import Conversation
 from ...protocols import Role
+from .. import _common as common
 from .. import _errors
-from .._common import (
-    as_mapping,
-    canisters_of,
-    expect_list,
-    guarded,
-    mine,
-    options_from,
-    response_metadata,
-    with_response,
-)
 from .messages import NAME, RESPONSE_FIELDS, _Parser, _Renderer
 
 
@@ -44,13 +35,15 @@ def _usage(raw: Mapping[str, Any]) -> Usage:
 _INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
 
 
-@guarded
+@common.guarded
 def parse_response(body: Any) -> Conversation:
     """Read a response body or ``openai.types.responses.Response``."""
-    mapping = as_mapping(body)
+    mapping = common.as_mapping(body)
     _errors.check(NAME, mapping)
     parser = _Parser(now())
-    for index, item in enumerate(expect_list(mapping.get("output", []), "$.output")):
+    for index, item in enumerate(
+        common.expect_list(mapping.get("output", []), "$.output")
+    ):
         parser.item(index, item, f"$.output[{index}]")
     parser.flush()
     canisters = parser.canisters or [Assistant(())]
@@ -77,28 +70,28 @@ def parse_response(body: Any) -> Conversation:
         finish = status
     model = mapping.get("model")
     response_id = mapping.get("id")
-    metadata = response_metadata(model, usage, finish, response_id)
-    canisters[0] = with_response(canisters[0], NAME, metadata, envelope)
+    metadata = common.response_metadata(model, usage, finish, response_id)
+    canisters[0] = common.with_response(canisters[0], NAME, metadata, envelope)
     return Conversation(tuple(canisters))
 
 
-def render_response(
-    conversation: Conversation, options: dict[str, Any]
-) -> dict[str, Any]:
+def render_response(conversation: Conversation, **options: Any) -> dict[str, Any]:
     """Render ``id``, ``model``, ``status``, ``output`` and ``usage``."""
-    settings = options_from(options)
-    canisters = canisters_of(conversation, NAME)
+    settings = common.options_from(options)
+    canisters = common.canisters_of(conversation, NAME)
     envelope: dict[str, Any] = {}
     metadata = None
     if canisters:
         first = canisters[0]
-        envelope = dict(mine(first, NAME).get("response", {}))
+        envelope = dict(common.mine(first, NAME).get("response", {}))
         metadata = first.metadata
         canisters[0] = attrs.evolve(  # type: ignore[misc]
             first,
             extras={
                 **first.extras,
-                NAME: {k: v for k, v in mine(first, NAME).items() if k != "response"},
+                NAME: {
+                    k: v for k, v in common.mine(first, NAME).items() if k != "response"
+                },
             },
         )
     output = _Renderer(settings, response=True).items(list(enumerate(canisters)))
@@ -106,7 +99,7 @@ def render_response(
         len(canisters) == 1
         and canisters[0].role is Role.Assistant
         and not canisters[0].content  # type: ignore[attr-defined]
-        and "raw" not in mine(canisters[0], NAME)
+        and "raw" not in common.mine(canisters[0], NAME)
     ):
         output = []
     if envelope:
