@@ -87,6 +87,7 @@ WEATHER = {
     "additionalProperties": False,
 }
 INPUT = [{"role": "user", "content": "Weather in Paris?"}]
+LOGPROBS = "message.output_text.logprobs"
 FUNCTION = {
     "type": "function",
     "name": "get_weather",
@@ -256,8 +257,13 @@ def test_the_hard_cases_read_into_neutral_fields() -> None:
     assert request.output == OutputFormat(
         "json_schema", WEATHER, "answer", "The answer", True
     )
+    # Log probabilities are asked for in include, which is kept as it came.
     assert request.generation == Generation(
-        max_output_tokens=500, temperature=0.2, top_p=0.9, top_logprobs=3
+        max_output_tokens=500,
+        temperature=0.2,
+        top_p=0.9,
+        logprobs=True,
+        top_logprobs=3,
     )
     assert request.reasoning == ReasoningConfig(effort="high", summary="auto")
     assert request.cache == CacheConfig("tenant-1", "24h")
@@ -416,7 +422,6 @@ def test_another_formats_request_is_translated_and_every_loss_reported() -> None
         ("dropped", "generation.presence_penalty"),
         ("dropped", "generation.frequency_penalty"),
         ("dropped", "generation.candidates"),
-        ("approximated", "generation.logprobs"),
         ("approximated", "reasoning.budget_tokens"),
         ("approximated", "reasoning.include_thoughts"),
         ("approximated", "service_tier"),
@@ -591,6 +596,28 @@ def test_openai_chat_fields_spelled_alike_are_taken_over() -> None:
     ]
 
 
+def test_log_probabilities_asked_for_in_include_reach_openai_chat() -> None:
+    body = {
+        "model": "gpt-4.1",
+        "input": INPUT,
+        "include": [LOGPROBS],
+        "top_logprobs": 2,
+    }
+    request = normalizer().parse_full_request(body)
+    assert request.generation == Generation(logprobs=True, top_logprobs=2)
+    rendered, events = render(request, target="openai-chat")
+    chat.sdk_accepts(rendered)
+    assert (rendered["logprobs"], rendered["top_logprobs"]) == (True, 2)
+    # include itself is Responses' own: reported, though what it asked is sent.
+    assert [(e.kind, e.where) for e in events] == [
+        ("dropped", "extras.openai-responses.body.include")
+    ]
+    back = normalizer().render_full_request(
+        normalizer("openai-chat").parse_full_request(rendered)
+    )
+    assert back == body
+
+
 def test_a_hosted_tool_choice_goes_to_no_other_format() -> None:
     request = normalizer().parse_full_request(HARD_CASES["hosted-tool-forced"])
     body, events = render(request, target="openai-chat")
@@ -623,6 +650,7 @@ CHAT_TO_RESPONSES = {
     "temperature": "temperature",
     "top_p": "top_p",
     "top_logprobs": "top_logprobs",
+    "logprobs": "include",
     "reasoning_effort": "reasoning",
     "prompt_cache_key": "prompt_cache_key",
     "prompt_cache_retention": "prompt_cache_retention",
@@ -638,7 +666,6 @@ CHAT_NEUTRAL = {
     "n": "generation.candidates",
     "presence_penalty": "generation.presence_penalty",
     "frequency_penalty": "generation.frequency_penalty",
-    "logprobs": "generation.logprobs",
 }
 CHAT_BODIES = {path.stem: payload(path) for path in CHAT_REQUESTS} | {
     f"hard-{name}": body for name, body in chat.HARD_CASES.items()

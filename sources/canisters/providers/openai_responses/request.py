@@ -13,7 +13,8 @@ entries are :class:`~canisters.Tool` s; hosted tools such as ``web_search``,
 :class:`~canisters.ProviderTool` s), ``tool_choice`` and
 ``parallel_tool_calls`` (:class:`~canisters.ToolChoice`), ``text.format``
 (:class:`~canisters.OutputFormat`), ``max_output_tokens``, ``temperature``,
-``top_p``, ``top_logprobs`` (:class:`~canisters.Generation`), ``reasoning``'s
+``top_p``, ``top_logprobs``, and ``"message.output_text.logprobs"`` in
+``include`` as ``logprobs`` (:class:`~canisters.Generation`), ``reasoning``'s
 ``effort`` and ``summary`` (or ``generate_summary``)
 (:class:`~canisters.ReasoningConfig`), ``prompt_cache_key`` and
 ``prompt_cache_retention`` (:class:`~canisters.CacheConfig`), ``user``,
@@ -32,7 +33,7 @@ forced) and ``generate_summary`` (the summary spelled so). A tool's extras hold
 
 Across formats: stop sequences, seed, top_k, penalties and candidate counts
 have no Responses field (dropped, reported); log probabilities are asked for
-through ``include`` (approximated); a tool without ``strict`` is sent with
+through ``include``; a tool without ``strict`` is sent with
 ``strict: false``, since Responses turns strict mode on by default
 (synthesized); OpenAI Chat's ``store``, ``safety_identifier`` and
 ``verbosity`` are taken over.
@@ -295,6 +296,9 @@ def _parse_generation(fields: Fields) -> Generation:
         if fits(value):
             values[name] = value
             del rest[key]
+    include = rest.get("include")
+    if type(include) is list and _LOGPROBS in include:
+        values["logprobs"] = True  # include itself stays, as it came
     return new_generation(**values) if values else NO_GENERATION
 
 
@@ -571,15 +575,9 @@ def _render_generation(
     for name, reason in _NO_FIELD.items():
         if getattr(generation, name) is not None:
             outcomes.dropped(f"generation.{name}", reason)
-    if generation.logprobs:
-        include = out.setdefault("include", [])
-        if _LOGPROBS not in include:
-            include.append(_LOGPROBS)
-        outcomes.approximated(
-            "generation.logprobs",
-            f"log probabilities asked for as include {_LOGPROBS!r}",
-            "logprobs = include message.output_text.logprobs",
-        )
+    if generation.logprobs and not rendering.native:
+        # Responses' way of asking for them: exact.
+        out["include"] = [_LOGPROBS]
 
 
 def _render_reasoning(
