@@ -410,7 +410,6 @@ def _function_entry(tool: Tool, rendering: Rendering) -> dict[str, Any]:
     if tool.description is not None:
         entry["description"] = tool.description
     native = rendering.native
-    where = rendering.where(tool)
     if tool.parameters is not None:
         if tool.strict and not native:
             # Strict mode was asked for: the schema is made strict-compatible
@@ -418,7 +417,7 @@ def _function_entry(tool: Tool, rendering: Rendering) -> dict[str, Any]:
             entry["parameters"] = rules.schema_for(
                 tool.parameters,
                 "openai-strict",
-                f"{where}.parameters",
+                f"{rendering.where(tool)}.parameters",
                 rendering.outcomes,
                 _STRICT,
             )
@@ -432,7 +431,7 @@ def _function_entry(tool: Tool, rendering: Rendering) -> dict[str, Any]:
         # Responses turns strict mode on when ``strict`` is left out.
         entry["strict"] = False
         rendering.outcomes.synthesized(
-            f"{where}.strict",
+            f"{rendering.where(tool)}.strict",
             "strict: false sent for a tool that does not ask for strict mode",
             "Responses defaults to strict mode",
         )
