@@ -131,6 +131,7 @@ def test_protocol_names() -> None:
         "canisters.providers",
         "canisters.providers.streams",
         "canisters.providers.openai_chat_request",
+        "canisters.providers.openai_responses.request",
         "canisters.requests",
         "canisters.providers.anthropic",
         "canisters.providers.openai_chat",

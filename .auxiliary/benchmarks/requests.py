@@ -5,8 +5,8 @@ Run: ``python .auxiliary/benchmarks/requests.py [--repeat N]``.
 
 For a body of its own format, a whole-request round trip reads and writes
 every field; the target is at most 1.3x the conversation-only round trip of the
-same body. Two workloads, for ``openai-chat`` and ``ollama`` (the normalizers
-implementing whole requests):
+same body. Two workloads, for each normalizer implementing whole requests
+(``PROVIDERS``):
 
 * a short agent request: a system prompt, a user turn, a tool call and its
   result, three tools with JSON Schemas, a tool choice, a JSON Schema output
@@ -30,7 +30,7 @@ from typing import Any
 from canisters import providers
 
 ROOT = Path(__file__).resolve().parents[2]
-PROVIDERS = ("openai-chat", "ollama")
+PROVIDERS = ("openai-chat", "openai-responses", "ollama")
 
 SCHEMA = {
     "type": "object",
@@ -108,7 +108,42 @@ OLLAMA_AGENT = {
     "think": False,
     "stream": False,
 }
-AGENTS = {"openai-chat": AGENT, "ollama": OLLAMA_AGENT}
+# The same request in OpenAI Responses' spelling (no stop or seed there).
+RESPONSES_AGENT = {
+    "model": "gpt-4.1",
+    "instructions": "You are a weather assistant.",
+    "input": [
+        {"role": "user", "content": "Weather in Paris for 3 days?"},
+        {
+            "type": "function_call",
+            "call_id": "call_1",
+            "name": "get_weather",
+            "arguments": '{"city":"Paris","days":3}',
+        },
+        {"type": "function_call_output", "call_id": "call_1", "output": "Sunny, 21C"},
+    ],
+    "tools": [{"type": "function", **tool["function"]} for tool in AGENT["tools"]],
+    "tool_choice": "auto",
+    "parallel_tool_calls": False,
+    "text": {
+        "format": {
+            "type": "json_schema",
+            "name": "answer",
+            "schema": SCHEMA,
+            "strict": True,
+        }
+    },
+    "temperature": 0.2,
+    "max_output_tokens": 800,
+    "reasoning": {"effort": "low", "summary": "auto"},
+    "store": False,
+    "user": "user-1",
+}
+AGENTS = {
+    "openai-chat": AGENT,
+    "openai-responses": RESPONSES_AGENT,
+    "ollama": OLLAMA_AGENT,
+}
 
 
 def _best(
@@ -167,7 +202,7 @@ def main() -> None:
             best = _best(_pair(name, bodies), arguments.repeat, number)
             ratio = best["whole"] / best["conversation"]
             print(
-                f"{name:12} {label:18} ({len(bodies):2} bodies): "
+                f"{name:16} {label:18} ({len(bodies):2} bodies): "
                 f"conversation {best['conversation'] * 1e6:8.1f} us, "
                 f"whole {best['whole'] * 1e6:8.1f} us, ratio {ratio:.2f}x "
                 f"(target <= 1.3x)"
