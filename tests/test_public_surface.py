@@ -129,7 +129,7 @@ def test_protocol_names() -> None:
         "canisters.audit",
         "canisters.providers",
         "canisters.providers.streams",
-        "canisters.providers.openai_chat_request",
+        "canisters.providers.openai_chat.request",
         "canisters.requests",
         "canisters.providers.anthropic",
         "canisters.providers.openai_chat",
