@@ -7,15 +7,15 @@ registered normalizers that read and write whole requests
 (:class:`~canisters.providers.RequestNormalizer`): run it again when one is
 added.
 
-Each row is one neutral field, set on a sample request that holds two
-function tools beside it. The request goes to each source format as that
-format writes it (``render_full_request``), is read back from there
-(``parse_full_request``, so the source's own spelling is what is translated),
-and is rendered for each other format with ``unsupported="drop"``; the cell
-says what the report holds for the field: *exact*, *approximated* (the rule),
-*dropped*, *synthesized* (the rule) or *conflict* (the rule). *n/a*: the
-source format cannot say the field exactly itself. The first table starts from
-the neutral request itself.
+Each row is one neutral field, set alone on a sample request of one user
+message (with two function tools for the tool rows). The request goes to each
+source format as that format writes it (``render_full_request``), is read back
+from there (``parse_full_request``, so the source's own spelling is what is
+translated), and is rendered for each other format with
+``unsupported="drop"``; the cell says what the report holds for the field:
+*exact*, *approximated* (the rule), *dropped*, *synthesized* (the rule) or
+*conflict* (the rule). *n/a*: the source format cannot say the field exactly
+itself. The first table starts from the neutral request itself.
 """
 
 from __future__ import annotations
@@ -55,9 +55,7 @@ TOOLS = (
     Tool("get_weather", "The weather in a city.", WEATHER),
     Tool("get_time", "The time in a city.", WEATHER),
 )
-BASE = Request(
-    [User("What is the weather in Paris?")], model="sample-model", tools=TOOLS
-)
+BASE = Request([User("What is the weather in Paris?")], model="sample-model")
 
 Row = tuple[str, str, Callable[[Request], Request]]
 
@@ -66,12 +64,17 @@ def _with(**changes: Any) -> Callable[[Request], Request]:
     return lambda request: attrs.evolve(request, **changes)
 
 
+def _tools(**changes: Any) -> Callable[[Request], Request]:
+    """The field set on a request offering :data:`TOOLS`."""
+    return _with(tools=TOOLS, **changes)
+
+
 def _generation(**values: Any) -> Callable[[Request], Request]:
     return _with(generation=Generation(**values))
 
 
 ROWS: list[Row] = [
-    ("function tools", "tools", _with()),
+    ("function tools", "tools", _tools()),
     (
         "strict function tools",
         "tools",
@@ -81,22 +84,26 @@ ROWS: list[Row] = [
             )
         ),
     ),
-    ("tool choice: none", "tool_choice", _with(tool_choice=ToolChoice("none"))),
-    ("tool choice: required", "tool_choice", _with(tool_choice=ToolChoice("required"))),
+    ("tool choice: none", "tool_choice", _tools(tool_choice=ToolChoice("none"))),
+    (
+        "tool choice: required",
+        "tool_choice",
+        _tools(tool_choice=ToolChoice("required")),
+    ),
     (
         "tool choice: one tool forced",
         "tool_choice",
-        _with(tool_choice=ToolChoice.tool("get_weather")),
+        _tools(tool_choice=ToolChoice.tool("get_weather")),
     ),
     (
         "tool choice: a subset of tools",
         "tool_choice",
-        _with(tool_choice=ToolChoice("auto", ("get_weather",))),
+        _tools(tool_choice=ToolChoice("auto", ("get_weather",))),
     ),
     (
         "tool choice: parallel calls off",
         "tool_choice",
-        _with(tool_choice=ToolChoice(parallel=False)),
+        _tools(tool_choice=ToolChoice(parallel=False)),
     ),
     ("output: JSON", "output", _with(output=OutputFormat("json"))),
     (
