@@ -208,6 +208,7 @@ def cli(ctx: click.Context, color: bool | None) -> None:
     epilog="""\b
 Examples:
   canisters convert --from anthropic --to openai-chat request.json
+  canisters convert --from anthropic --to gemini --model gemini-2.5-pro --strict r.json
   canisters convert --from openai-chat --to canisters -o conversation.json body.json
   cat response.json | canisters convert --from gemini --to anthropic --kind response
   canisters convert --from canisters --to ollama --unsupported placeholder chat.json
