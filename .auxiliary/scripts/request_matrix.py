@@ -141,7 +141,11 @@ ROWS: list[Row] = [
     (
         "reasoning budget",
         "reasoning",
-        _with(reasoning=ReasoningConfig(enabled=True, budget_tokens=4096)),
+        # With room for it: a budget must stay under the output limit.
+        _with(
+            reasoning=ReasoningConfig(enabled=True, budget_tokens=4096),
+            generation=Generation(max_output_tokens=16000),
+        ),
     ),
     ("cache key", "cache", _with(cache=CacheConfig(key="session-1"))),
     ("user", "user", _with(user="user-1")),
