@@ -130,7 +130,7 @@ def test_protocol_names() -> None:
         "canisters.audit",
         "canisters.providers",
         "canisters.providers.streams",
-        "canisters.providers.openai_chat_request",
+        "canisters.providers.openai_chat.request",
         "canisters.providers.openai_responses.request",
         "canisters.requests",
         "canisters.providers.anthropic",
