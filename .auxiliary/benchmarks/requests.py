@@ -5,8 +5,8 @@ Run: ``python .auxiliary/benchmarks/requests.py [--repeat N]``.
 
 For a body of its own format, a whole-request round trip reads and writes
 every field; the target is at most 1.3x the conversation-only round trip of the
-same body. Two workloads, for ``openai-chat`` (the normalizers implementing
-whole requests):
+same body. Two workloads, for each normalizer implementing whole requests
+(``PROVIDERS``):
 
 * a short agent request: a system prompt, a user turn, a tool call and its
   result, three tools with JSON Schemas, a tool choice, a JSON Schema output
@@ -56,8 +56,7 @@ from canisters import providers
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-PROVIDERS = ("openai-chat",)
-TARGETS = ("anthropic", "gemini")
+PROVIDERS = ("openai-chat", "openai-responses", "ollama")
 ANTHROPIC_MODEL = "claude-sonnet-4-5"
 GEMINI_MODEL = "gemini-2.5-flash"
 
@@ -114,6 +113,64 @@ AGENT = {
     "stop": ["END"],
     "seed": 7,
     "user": "user-1",
+}
+OLLAMA_AGENT = {
+    "model": "qwen3",
+    "messages": [
+        {"role": "system", "content": "You are a weather assistant."},
+        {"role": "user", "content": "Weather in Paris for 3 days?"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
+            ],
+        },
+        {"role": "tool", "tool_name": "get_weather", "content": "Sunny, 21C"},
+    ],
+    "tools": [
+        {"type": "function", "function": tool["function"]} for tool in AGENT["tools"]
+    ],
+    "format": SCHEMA,
+    "options": {"temperature": 0.2, "num_predict": 800, "stop": ["END"], "seed": 7},
+    "think": False,
+    "stream": False,
+}
+# The same request in OpenAI Responses' spelling (no stop or seed there).
+RESPONSES_AGENT = {
+    "model": "gpt-4.1",
+    "instructions": "You are a weather assistant.",
+    "input": [
+        {"role": "user", "content": "Weather in Paris for 3 days?"},
+        {
+            "type": "function_call",
+            "call_id": "call_1",
+            "name": "get_weather",
+            "arguments": '{"city":"Paris","days":3}',
+        },
+        {"type": "function_call_output", "call_id": "call_1", "output": "Sunny, 21C"},
+    ],
+    "tools": [{"type": "function", **tool["function"]} for tool in AGENT["tools"]],
+    "tool_choice": "auto",
+    "parallel_tool_calls": False,
+    "text": {
+        "format": {
+            "type": "json_schema",
+            "name": "answer",
+            "schema": SCHEMA,
+            "strict": True,
+        }
+    },
+    "temperature": 0.2,
+    "max_output_tokens": 800,
+    "reasoning": {"effort": "low", "summary": "auto"},
+    "store": False,
+    "user": "user-1",
+}
+AGENTS = {
+    "openai-chat": AGENT,
+    "openai-responses": RESPONSES_AGENT,
+    "ollama": OLLAMA_AGENT,
 }
 
 
@@ -359,7 +416,7 @@ def same_format(repeat: int) -> None:
     print("same-format round trip, CPU time per workload (best of rounds)")
     for name in PROVIDERS:
         for label, bodies, number in (
-            ("agent request", [AGENT], 2000),
+            ("agent request", [AGENTS[name]], 2000),
             ("recorded requests", _recorded(name), 40),
         ):
             functions = _pair(name, bodies)
@@ -368,14 +425,14 @@ def same_format(repeat: int) -> None:
             best = _best(functions, repeat, number)
             ratio = best["whole"] / best["conversation"]
             print(
-                f"{name:12} {label:18} ({len(bodies):2} bodies): "
+                f"{name:16} {label:18} ({len(bodies):2} bodies): "
                 f"conversation {best['conversation'] * 1e6:8.1f} us, "
                 f"whole {best['whole'] * 1e6:8.1f} us, ratio {ratio:.2f}x "
                 f"(target <= 1.3x)"
             )
             if "floor" in best:
                 print(
-                    f"{'':12} {'':18} {'':12}  floor (settings by hand, unchecked)"
+                    f"{'':16} {'':18} {'':12}  floor (settings by hand, unchecked)"
                     f" {best['floor'] * 1e6:8.1f} us, ratio "
                     f"{best['floor'] / best['conversation']:.2f}x"
                 )
