@@ -16,12 +16,13 @@ same body. Two workloads, for each normalizer implementing whole requests
 
 Then whole-request translation against LiteLLM (``pip install litellm``, in
 the ``benchmarks`` extra), in the same run: the agent request read from OpenAI
-Chat and written as an Anthropic and a Gemini body, and the same request
-spelled in Anthropic and Gemini written as OpenAI Chat (the routes LiteLLM
-has). LiteLLM does each through its own provider classes, without a network
-call: ``AnthropicConfig().map_openai_params`` then ``transform_request``;
-``GoogleAIStudioGeminiConfig().map_openai_params`` then
-``transform_request_body``; ``LiteLLMAnthropicMessagesAdapter
+Chat and written as an Anthropic, a Gemini and an Ollama body, and the same
+request spelled in Anthropic and Gemini written as OpenAI Chat (the routes
+LiteLLM has). LiteLLM does each through its own provider classes, without a
+network call: ``AnthropicConfig().map_openai_params`` then
+``transform_request``; ``GoogleAIStudioGeminiConfig().map_openai_params`` then
+``transform_request_body``; ``OllamaChatConfig().map_openai_params`` then
+``transform_request``; ``LiteLLMAnthropicMessagesAdapter
 ().translate_anthropic_to_openai``; ``GoogleGenAIAdapter
 ().translate_generate_content_to_completion``. Canisters does it with
 ``parse_full_request`` and ``render_full_request`` (``unsupported="drop"``,
@@ -59,6 +60,9 @@ ROOT = HERE.parents[1]
 PROVIDERS = ("openai-chat", "openai-responses", "ollama")
 ANTHROPIC_MODEL = "claude-sonnet-4-5"
 GEMINI_MODEL = "gemini-2.5-flash"
+OLLAMA_MODEL = "qwen3"
+# The model each target is sent, the same on both sides.
+MODELS = {"anthropic": ANTHROPIC_MODEL, "gemini": GEMINI_MODEL, "ollama": OLLAMA_MODEL}
 
 SCHEMA = {
     "type": "object",
@@ -482,9 +486,11 @@ def _litellm_routes() -> dict[tuple[str, str], Callable[[Callable[[], Any]], Any
         LiteLLMAnthropicMessagesAdapter,
     )
     from litellm.llms.gemini.chat.transformation import GoogleAIStudioGeminiConfig
+    from litellm.llms.ollama.chat.transformation import OllamaChatConfig
     from litellm.llms.vertex_ai.gemini.transformation import transform_request_body
 
     anthropic, gemini = AnthropicConfig(), GoogleAIStudioGeminiConfig()
+    ollama = OllamaChatConfig()
     from_anthropic, from_gemini = (
         LiteLLMAnthropicMessagesAdapter(),
         GoogleGenAIAdapter(),
@@ -511,6 +517,13 @@ def _litellm_routes() -> dict[tuple[str, str], Callable[[Callable[[], Any]], Any
             body["messages"], GEMINI_MODEL, mapped, "gemini", {}, None
         )
 
+    def to_ollama(fresh: Callable[[], Any]) -> Any:
+        body = fresh()
+        mapped = ollama.map_openai_params(
+            params(body), {}, OLLAMA_MODEL, drop_params=True
+        )
+        return ollama.transform_request(OLLAMA_MODEL, body["messages"], mapped, {}, {})
+
     def anthropic_to_chat(fresh: Callable[[], Any]) -> Any:
         return from_anthropic.translate_anthropic_to_openai(fresh())[0]
 
@@ -526,6 +539,7 @@ def _litellm_routes() -> dict[tuple[str, str], Callable[[Callable[[], Any]], Any
     return {
         ("openai-chat", "anthropic"): to_anthropic,
         ("openai-chat", "gemini"): to_gemini,
+        ("openai-chat", "ollama"): to_ollama,
         ("anthropic", "openai-chat"): anthropic_to_chat,
         ("gemini", "openai-chat"): gemini_to_chat,
     }
@@ -553,8 +567,8 @@ def _canisters_route(source: str, target: str) -> tuple[str, Callable[[], Any]]:
             options["capabilities"] = attrs.evolve(
                 providers.capabilities_for(target), **_CAPABILITIES[target]
             )
-        if target == "gemini":
-            options["model"] = GEMINI_MODEL
+        if target in MODELS:
+            options["model"] = MODELS[target]
         parse, render = reader.parse_full_request, writer.render_full_request
 
         def whole() -> Any:

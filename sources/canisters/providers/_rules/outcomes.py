@@ -12,6 +12,18 @@ if TYPE_CHECKING:
 
 __all__ = ["Outcomes"]
 
+_WARNING: list[type[Warning]] = []
+
+
+def _fidelity_warning() -> type[Warning]:
+    """:class:`~canisters.providers.FidelityWarning`, imported on first use
+    (``_common`` imports the rules)."""
+    if not _WARNING:
+        from .._common import FidelityWarning
+
+        _WARNING.append(FidelityWarning)
+    return _WARNING[0]
+
 
 class Outcomes:
     """What the rendering of a request's settings did not carry exactly.
@@ -42,11 +54,9 @@ class Outcomes:
     def dropped(self, field: str, reason: str) -> None:
         """``field`` is left out: the format has no equivalent."""
         self._refuse(field, reason)
-        from .._common import FidelityWarning  # _common imports the rules
-
         warnings.warn(
             f"{self.provider}: dropped request field {field}: {reason}",
-            FidelityWarning,
+            _fidelity_warning(),
             stacklevel=3,
         )
         self.options.note("dropped", self.provider, field, reason)
