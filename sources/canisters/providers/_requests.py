@@ -294,9 +294,18 @@ def is_number(value: object) -> bool:
     return type(value) is int or type(value) is float
 
 
+_NOT_MAPPINGS = frozenset({str, int, float, bool, type(None), list})
+
+
 def is_mapping(value: object) -> TypeGuard[Mapping[str, Any]]:
-    """A JSON object (a dict is told at once, without the ABC's check)."""
-    return True if isinstance(value, dict) else isinstance(value, Mapping)
+    """A JSON object (a dict, and any other JSON value, told at once, without
+    the ABC's check)."""
+    kind = type(value)
+    if kind is dict:
+        return True
+    if kind in _NOT_MAPPINGS:
+        return False
+    return isinstance(value, (dict, Mapping))  # a dict subclass told first
 
 
 def is_strings(value: object) -> bool:
