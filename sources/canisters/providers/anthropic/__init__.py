@@ -20,6 +20,8 @@ Provider-only fields ride in ``extras["anthropic"]``:
 from __future__ import annotations
 
 from .. import _errors, streams
+from .._requests import WholeRequests
+from . import request
 from .messages import NAME, parse_request, render_request
 from .messages import _parse_request as _parse_request  # for the tests
 from .messages import _render_request as _render_request  # for the tests
@@ -29,7 +31,7 @@ from .stream import AnthropicAccumulator
 __all__ = ["NAME", "NORMALIZER", "Anthropic", "AnthropicAccumulator"]
 
 
-class Anthropic(streams.Streaming, _errors.ErrorNormalizing):
+class Anthropic(streams.Streaming, _errors.ErrorNormalizing, WholeRequests):
     """The ``anthropic`` normalizer (Anthropic Messages); streams are read by
     :class:`AnthropicAccumulator` (events as dicts or
     ``anthropic.types.RawMessageStreamEvent``)."""
@@ -38,6 +40,8 @@ class Anthropic(streams.Streaming, _errors.ErrorNormalizing):
 
     name = NAME
     """The provider name."""
+    request_settings = request
+    """The request settings module."""
 
     # The module's functions themselves: a method calling one would be one more
     # call on every body a gateway reads.
