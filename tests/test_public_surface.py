@@ -130,6 +130,7 @@ def test_protocol_names() -> None:
         "canisters.providers",
         "canisters.providers.streams",
         "canisters.providers.openai_chat_request",
+        "canisters.providers.anthropic.request",
         "canisters.requests",
         "canisters.providers.anthropic",
         "canisters.providers.openai_chat",
