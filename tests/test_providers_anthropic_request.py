@@ -635,6 +635,13 @@ def test_user_tier_and_stops_translate_both_ways() -> None:
         ("dropped", "generation.seed"),
     }
     sdk_accepts(body)
+    body, events = render(chat({"stop": ["END", " ", "\n"]}), model="c")
+    assert body["stop_sequences"] == ["END"]
+    assert [(e.kind, e.where, e.rule) for e in events][-1] == (
+        "approximated",
+        "generation.stop",
+        "no stop sequence of whitespace only",
+    )
     body, events = render(chat({"service_tier": "flex"}), model="c")
     assert "service_tier" not in body
     assert ("dropped", "service_tier") in outcomes(events)

@@ -458,11 +458,13 @@ def _render_generation(
     if generation.top_k is not None:
         out["top_k"] = generation.top_k
     if generation.stop is not None:
-        out["stop_sequences"] = (
+        stop = (
             list(generation.stop)
             if rendering.native
             else rules.stops(generation.stop, caps, outcomes)
         )
+        if stop or rendering.native:
+            out["stop_sequences"] = stop
     for name in (
         "seed",
         "presence_penalty",
