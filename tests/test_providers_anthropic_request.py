@@ -393,9 +393,33 @@ def test_adaptive_thinking_for_a_model_taking_efforts() -> None:
 
 
 def test_thinking_off_and_back_to_an_effort() -> None:
-    off = Request([User("hi")], reasoning=ReasoningConfig(enabled=False))
+    off = Request(
+        [User("hi")], reasoning=ReasoningConfig(enabled=False, include_thoughts=True)
+    )
     body, events = render(off, model="c")
     assert body["thinking"] == {"type": "disabled"}
+    assert outcomes(events) == {
+        ("synthesized", "generation.max_output_tokens"),
+        ("dropped", "reasoning.include_thoughts"),
+    }
+    none = Request([User("hi")], reasoning=ReasoningConfig(effort="none"))
+    body, events = render(none, model="c")
+    assert body["thinking"] == {"type": "disabled"}
+    assert ("approximated", "reasoning.effort") in outcomes(events)
+    # A summary asked for (OpenAI Responses) shows the thinking summarized.
+    summary = Request(
+        [User("hi")],
+        generation=Generation(max_output_tokens=4000),
+        reasoning=ReasoningConfig(budget_tokens=2000, summary="auto"),
+    )
+    body, events = render(summary, model="c")
+    assert body["thinking"] == {
+        "type": "enabled",
+        "budget_tokens": 2000,
+        "display": "summarized",
+    }
+    assert outcomes(events) == {("approximated", "reasoning.summary")}
+    sdk_accepts(body)
     # Anthropic's budget to OpenAI Chat's effort, through the same table.
     request = normalizer().parse_full_request(
         CORPUS.load("thinking-history-request.json")
@@ -506,6 +530,13 @@ def test_parallel_calls_are_the_inverse_inside_the_tool_choice() -> None:
     sdk_accepts(body)
     body, _ = render(chat({"tools": tools, "parallel_tool_calls": True}), model="c")
     assert "tool_choice" not in body  # Anthropic's default
+    body, events = render(
+        chat({"tools": tools, "tool_choice": "none", "parallel_tool_calls": False}),
+        model="c",
+    )
+    assert body["tool_choice"] == {"type": "none"}
+    assert ("dropped", "tool_choice.parallel") in outcomes(events)
+    sdk_accepts(body)
     # And back: disable_parallel_tool_use to parallel_tool_calls.
     request = normalizer().parse_full_request(HARD_CASES["everything"])
     chat_body, _ = render(request, "openai-chat")

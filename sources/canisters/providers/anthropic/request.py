@@ -376,7 +376,11 @@ def _render_choice(
                 "Anthropic forces one tool only: a subset offers only its tools",
             )
         result = {"type": _CHOICES_BACK[mode]}
-    if disable is not None:
+    if disable is not None and mode == "none" and not rendering.native:
+        outcomes.dropped(
+            "tool_choice.parallel", "no tool may be called: parallel calls are moot"
+        )
+    elif disable is not None:
         result["disable_parallel_tool_use"] = disable
     out["tool_choice"] = result
 
@@ -487,7 +491,10 @@ def _render_reasoning(
         if reasoning.enabled is False:
             thinking = {"type": "disabled"}
         elif reasoning.enabled:
-            if rendering.own.get("thinking") == "adaptive":
+            if (
+                rendering.own.get("thinking") == "adaptive"
+                or reasoning.budget_tokens is None
+            ):
                 thinking = {"type": "adaptive"}
             else:
                 thinking = {"type": "enabled", "budget_tokens": reasoning.budget_tokens}
@@ -507,12 +514,6 @@ def _foreign_reasoning(
     outcomes = rendering.outcomes
     caps = rendering.capabilities
     table = rendering.reasoning_table
-    if reasoning.summary is not None:
-        outcomes.approximated(
-            "reasoning.summary",
-            f"summary {reasoning.summary!r} sent as thinking display 'summarized'",
-            "Anthropic's thinking is summarized or omitted",
-        )
     if not rules.reasoning_on(reasoning):
         if reasoning.enabled is False or reasoning.effort == "none":
             out["thinking"] = {"type": "disabled"}
@@ -522,7 +523,16 @@ def _foreign_reasoning(
                     "effort 'none' sent as thinking disabled",
                     "none = disabled",
                 )
+        for name in ("summary", "include_thoughts"):
+            if getattr(reasoning, name) is not None:
+                outcomes.dropped(f"reasoning.{name}", "thinking is not turned on")
         return False
+    if reasoning.summary is not None:
+        outcomes.approximated(
+            "reasoning.summary",
+            f"summary {reasoning.summary!r} sent as thinking display 'summarized'",
+            "Anthropic's thinking is summarized or omitted",
+        )
     thinking: dict[str, Any]
     if caps.reasoning == "effort":
         effort = rules.effort_for(reasoning, caps, table, outcomes)
