@@ -64,16 +64,23 @@ SAMPLING = {"temperature", "top_p", "top_k"}
 
 def sdk_accepts(body: dict[str, Any]) -> None:
     """The anthropic SDK's request types take ``body``: every top-level key is
-    one of ``MessageCreateParamsNonStreaming``, and the whole validates."""
+    one of ``MessageCreateParamsNonStreaming`` (``...Streaming`` for a body
+    with ``stream: true``), and the whole validates."""
     from anthropic.types.message_create_params import (
         MessageCreateParamsNonStreaming,
+        MessageCreateParamsStreaming,
     )
 
+    kind: Any = (
+        MessageCreateParamsStreaming
+        if body.get("stream") is True
+        else MessageCreateParamsNonStreaming
+    )
     # This SDK version's types no longer declare the sampling settings (the
     # newest models refuse them); the API takes them for the models that do.
-    known = set(typing.get_type_hints(MessageCreateParamsNonStreaming)) | SAMPLING
+    known = set(typing.get_type_hints(kind)) | SAMPLING
     assert set(body) <= known, set(body) - known
-    adapter(MessageCreateParamsNonStreaming).validate_python(body)
+    adapter(kind).validate_python(body)
 
 
 def render(
@@ -109,6 +116,20 @@ def test_every_recorded_request_comes_back_whole(path: Path) -> None:
     again = canisters.from_json(canisters.to_json(request))
     assert again == request
     assert normalizer().render_full_request(again, **KEEP) == body
+
+
+@pytest.mark.parametrize("path", REQUESTS, ids=[path.stem for path in REQUESTS])
+def test_every_recorded_request_rendered_back_is_accepted_by_the_sdk(
+    path: Path,
+) -> None:
+    body = json.loads(path.read_text())["payload"]
+    rendered = normalizer().render_full_request(
+        normalizer().parse_full_request(body), **KEEP
+    )
+    if "model" not in body:  # a body holding the conversation alone
+        assert set(body) <= {"system", "messages"}
+        return
+    sdk_accepts(rendered)
 
 
 def test_the_corpus_is_read_into_neutral_fields() -> None:
