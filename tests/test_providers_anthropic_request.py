@@ -36,6 +36,7 @@ from canisters import (
 from .budget import examples
 from .providers_support import Corpus, adapter
 from .strategies import json_values
+from .test_providers_openai_chat_request import bodies as chat_bodies
 from .test_providers_openai_chat_request import sdk_accepts as chat_sdk_accepts
 
 NAME = "anthropic"
@@ -871,3 +872,17 @@ def test_any_body_comes_back_exactly_or_is_refused(body: dict[str, Any]) -> None
     assert normalizer().render_full_request(request) == body
     again = canisters.from_json(canisters.to_json(request))
     assert again == request
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(chat_bodies())
+def test_any_openai_chat_body_renders_for_anthropic_or_is_refused(
+    body: dict[str, Any],
+) -> None:
+    try:
+        request = providers.get("openai-chat").parse_full_request(body)
+        rendered, events = render(request, model="claude-x")
+    except canisters.ProviderError:
+        return  # refused with the library's error
+    sdk_accepts(rendered)
+    _losses_reported(request, events, "openai-chat")
