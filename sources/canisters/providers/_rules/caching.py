@@ -21,8 +21,8 @@ MARKER_FORMATS = frozenset({"anthropic"})
 """The formats whose bodies carry positional cache markers."""
 
 
-def _marked(item: Any) -> bool:
-    own = item.extras.get("anthropic") if item.extras else None
+def _marked(extras: Any) -> bool:
+    own = extras.get("anthropic")
     block = own.get("block") if isinstance(own, Mapping) else None
     return isinstance(block, Mapping) and "cache_control" in block
 
@@ -35,11 +35,11 @@ def cache_markers(
     if provider in MARKER_FORMATS:
         return
     reason = f"{provider} has no positional cache markers"
-    for index, canister in enumerate(conversation):
-        if _marked(canister):
+    for index, canister in enumerate(conversation.canisters):
+        if canister.extras and _marked(canister.extras):
             outcomes.dropped(f"conversation[{index}].cache_control", reason)
         for number, part in enumerate(getattr(canister, "content", None) or ()):
-            if _marked(part):
+            if part.extras and _marked(part.extras):
                 outcomes.dropped(
                     f"conversation[{index}].content[{number}].cache_control", reason
                 )
