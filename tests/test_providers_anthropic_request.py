@@ -283,7 +283,15 @@ BETA: dict[str, Any] = {
     "messages": MESSAGES,
     "mcp_servers": [{"type": "url", "url": "https://mcp.example/sse", "name": "x"}],
     "context_management": {"edits": [{"type": "clear_tool_uses_20250919"}]},
-    "tools": [{"type": "mcp_toolset", "mcp_server_name": "x"}],
+    "tools": [
+        {"type": "mcp_toolset", "mcp_server_name": "x"},
+        {
+            "type": "computer_20250124",
+            "name": "computer",
+            "display_width_px": 1024,
+            "display_height_px": 768,
+        },
+    ],
 }
 ALL_CASES = {**HARD_CASES, "beta": BETA}
 
@@ -349,7 +357,7 @@ def test_the_hard_cases_read_into_neutral_fields() -> None:
     }
     beta = normalizer().parse_full_request(BETA)
     assert set(beta.extras[NAME]["body"]) == {"mcp_servers", "context_management"}
-    assert beta.tools == (ProviderTool(NAME, BETA["tools"][0]),)
+    assert beta.tools == tuple(ProviderTool(NAME, tool) for tool in BETA["tools"])
 
 
 # From another format ---------------------------------------------------------------
@@ -713,6 +721,7 @@ def test_beta_fields_are_reported_dropped_elsewhere() -> None:
         ("dropped", "extras.anthropic.body.mcp_servers"),
         ("dropped", "extras.anthropic.body.context_management"),
         ("dropped", "tools[0]"),
+        ("dropped", "tools[1]"),
     } <= outcomes(events)
     assert set(body) == {"model", "messages", "max_completion_tokens"}
 
