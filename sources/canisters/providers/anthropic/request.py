@@ -130,6 +130,7 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
 
 
 _TOOL_FIELDS = {"description": is_str, "input_schema": is_mapping, "strict": is_bool}
+_PLAIN_TOOL = frozenset({"name", "description", "input_schema"})
 
 
 def _parse_tool(entry: Mapping[str, Any]) -> Tool | ProviderTool:
@@ -138,6 +139,13 @@ def _parse_tool(entry: Mapping[str, Any]) -> Tool | ProviderTool:
     name = entry.get("name")
     if entry.get("type", "custom") != "custom" or not isinstance(name, str) or not name:
         return new_provider_tool(NAME, FrozenDict(entry))  # type: ignore[no-any-return]
+    schema = entry.get("input_schema")
+    if entry.keys() == _PLAIN_TOOL and type(schema) is dict:  # the most common
+        description = entry["description"]
+        if type(description) is str:
+            return new_tool(  # type: ignore[no-any-return]
+                name, description, FrozenDict(schema), None, EMPTY
+            )
     taken: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     for key, value in entry.items():
