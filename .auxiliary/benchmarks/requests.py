@@ -30,7 +30,7 @@ from typing import Any
 from canisters import providers
 
 ROOT = Path(__file__).resolve().parents[2]
-PROVIDERS = ("openai-chat", "openai-responses", "ollama")
+PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "ollama")
 
 SCHEMA = {
     "type": "object",
@@ -139,11 +139,56 @@ RESPONSES_AGENT = {
     "store": False,
     "user": "user-1",
 }
+
+
+ANTHROPIC_AGENT = {
+    "model": "claude-sonnet-4-5",
+    "max_tokens": 800,
+    "system": "You are a weather assistant.",
+    "messages": [
+        {"role": "user", "content": "Weather in Paris for 3 days?"},
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "toolu_1",
+                    "name": "get_weather",
+                    "input": {"city": "Paris", "days": 3},
+                }
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "Sunny"}
+            ],
+        },
+    ],
+    "tools": [
+        {
+            "name": name,
+            "description": f"The {name} tool",
+            "input_schema": SCHEMA,
+            "strict": True,
+        }
+        for name in ("get_weather", "get_forecast", "get_alerts")
+    ],
+    "tool_choice": {"type": "auto", "disable_parallel_tool_use": True},
+    "output_config": {"format": {"type": "json_schema", "schema": SCHEMA}},
+    "temperature": 0.2,
+    "stop_sequences": ["END"],
+    "metadata": {"user_id": "user-1"},
+}
 AGENTS = {
     "openai-chat": AGENT,
     "openai-responses": RESPONSES_AGENT,
+    "anthropic": ANTHROPIC_AGENT,
     "ollama": OLLAMA_AGENT,
 }
+# The Anthropic corpus holds a body the API refused (an orphan tool result),
+# given back as it came only with incomplete="keep".
+OPTIONS: dict[str, dict[str, Any]] = {"anthropic": {"incomplete": "keep"}}
 
 
 def _best(
@@ -175,16 +220,17 @@ def _pair(name: str, bodies: list[dict[str, Any]]) -> dict[str, Callable[[], Any
         normalizer.parse_full_request,
         normalizer.render_full_request,
     )
+    options = OPTIONS.get(name, {})
     for body in bodies:  # the workload is what it claims to be
-        assert render_full(parse_full(body)) == body
+        assert render_full(parse_full(body), **options) == body
 
     def conversation() -> None:
         for body in bodies:
-            render(parse(body))
+            render(parse(body), **options)
 
     def whole() -> None:
         for body in bodies:
-            render_full(parse_full(body))
+            render_full(parse_full(body), **options)
 
     return {"conversation": conversation, "whole": whole}
 
