@@ -57,7 +57,7 @@ from canisters import providers
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-PROVIDERS = ("openai-chat", "openai-responses", "ollama")
+PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "ollama")
 ANTHROPIC_MODEL = "claude-sonnet-4-5"
 GEMINI_MODEL = "gemini-2.5-flash"
 OLLAMA_MODEL = "qwen3"
@@ -171,16 +171,10 @@ RESPONSES_AGENT = {
     "store": False,
     "user": "user-1",
 }
-AGENTS = {
-    "openai-chat": AGENT,
-    "openai-responses": RESPONSES_AGENT,
-    "ollama": OLLAMA_AGENT,
-}
 
 
-# The agent request in the other formats: the reverse direction's input.
-ANTHROPIC = {
-    "model": ANTHROPIC_MODEL,
+ANTHROPIC_AGENT = {
+    "model": "claude-sonnet-4-5",
     "max_tokens": 800,
     "system": "You are a weather assistant.",
     "messages": [
@@ -199,11 +193,7 @@ ANTHROPIC = {
         {
             "role": "user",
             "content": [
-                {
-                    "type": "tool_result",
-                    "tool_use_id": "toolu_1",
-                    "content": "Sunny, 21C",
-                }
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "Sunny"}
             ],
         },
     ],
@@ -217,11 +207,23 @@ ANTHROPIC = {
         for name in ("get_weather", "get_forecast", "get_alerts")
     ],
     "tool_choice": {"type": "auto", "disable_parallel_tool_use": True},
-    "output_format": {"type": "json_schema", "schema": SCHEMA},
+    "output_config": {"format": {"type": "json_schema", "schema": SCHEMA}},
     "temperature": 0.2,
     "stop_sequences": ["END"],
     "metadata": {"user_id": "user-1"},
 }
+AGENTS = {
+    "openai-chat": AGENT,
+    "openai-responses": RESPONSES_AGENT,
+    "anthropic": ANTHROPIC_AGENT,
+    "ollama": OLLAMA_AGENT,
+}
+# The Anthropic corpus holds a body the API refused (an orphan tool result),
+# given back as it came only with incomplete="keep".
+OPTIONS: dict[str, dict[str, Any]] = {"anthropic": {"incomplete": "keep"}}
+
+
+# The agent request in Gemini's spelling: a reverse direction's input.
 GEMINI = {
     "systemInstruction": {"parts": [{"text": "You are a weather assistant."}]},
     "contents": [
@@ -271,7 +273,7 @@ GEMINI = {
         "responseJsonSchema": SCHEMA,
     },
 }
-BODIES = {"openai-chat": AGENT, "anthropic": ANTHROPIC, "gemini": GEMINI}
+BODIES = {"openai-chat": AGENT, "anthropic": ANTHROPIC_AGENT, "gemini": GEMINI}
 
 
 def _best(
@@ -311,16 +313,17 @@ def _pair(name: str, bodies: list[dict[str, Any]]) -> dict[str, Callable[[], Any
         normalizer.parse_full_request,
         normalizer.render_full_request,
     )
+    options = OPTIONS.get(name, {})
     for body in bodies:  # the workload is what it claims to be
-        assert render_full(parse_full(body)) == body
+        assert render_full(parse_full(body), **options) == body
 
     def conversation() -> None:
         for body in bodies:
-            render(parse(body))
+            render(parse(body), **options)
 
     def whole() -> None:
         for body in bodies:
-            render_full(parse_full(body))
+            render_full(parse_full(body), **options)
 
     return {"conversation": conversation, "whole": whole}
 
