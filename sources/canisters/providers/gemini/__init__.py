@@ -15,7 +15,9 @@ paired with the oldest unanswered call of the same name, and neither made-up id
 is rendered back to Gemini.
 
 The package holds a module per concern: ``messages`` (the conversation),
-``response`` (replies, usage, finish reasons), ``stream`` (the accumulator).
+``response`` (replies, usage, finish reasons), ``stream`` (the accumulator),
+``request`` (the whole request's other fields: see
+:mod:`canisters.providers.gemini.request`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from ...conversation import Conversation
 from ...serialization import _paused
 from .. import _errors, streams
 from .._common import guarded, guarded_reading
-from . import response
+from .._requests import WholeRequests
+from . import request, response
 from .messages import (
     NAME,
     REQUEST_FIELDS,  # noqa: F401 (read from this path by the tests)
@@ -39,12 +42,13 @@ from .stream import GeminiAccumulator
 __all__ = ["NAME", "NORMALIZER", "GeminiAccumulator", "GeminiNormalizer"]
 
 
-class GeminiNormalizer(streams.Streaming, _errors.ErrorNormalizing):
+class GeminiNormalizer(streams.Streaming, _errors.ErrorNormalizing, WholeRequests):
     """The ``gemini`` normalizer (``generateContent`` request and response bodies);
     streams are read by :class:`GeminiAccumulator` (chunks as dicts or
     ``google.genai.types.GenerateContentResponse``)."""
 
     name = NAME
+    request_settings = request
 
     @guarded_reading("systemInstruction", "system_instruction", "contents")
     def parse_request(self, body: Any) -> Conversation:
