@@ -30,6 +30,7 @@ from canisters import (
 )
 
 from .providers_support import Corpus
+from .test_providers_openai_chat_request import bodies as chat_bodies
 from .test_providers_openai_chat_request import sdk_accepts as chat_accepts
 
 NAME = "gemini"
@@ -667,3 +668,114 @@ def test_provider_tools_stay_with_their_provider() -> None:
         model="gpt-4.1",
     )
     assert {e.where for e in events} >= {"tools[2]", "tools[3]", "tools[4]"}
+
+
+# Any body: refused with the library's error, or given back exactly ------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from .budget import examples  # noqa: E402
+from .strategies import json_values  # noqa: E402
+
+_declaration = st.fixed_dictionaries(
+    {"name": st.sampled_from(["f", "g", ""]) | json_values},
+    optional={
+        "description": st.text(max_size=5) | json_values,
+        "parameters": st.just(OPENAPI_WEATHER) | json_values,
+        "parametersJsonSchema": st.just(WEATHER) | json_values,
+        "parameters_json_schema": st.just(WEATHER),
+        "behavior": json_values,
+    },
+)
+_entry = st.fixed_dictionaries(
+    {},
+    optional={
+        "functionDeclarations": st.lists(_declaration, max_size=3) | json_values,
+        "function_declarations": st.lists(_declaration, max_size=2),
+        "googleSearch": st.just({}),
+        "codeExecution": json_values,
+    },
+)
+_calling = st.fixed_dictionaries(
+    {},
+    optional={
+        "mode": st.sampled_from(["AUTO", "ANY", "NONE", "VALIDATED"]) | json_values,
+        "allowedFunctionNames": st.lists(st.sampled_from(["f", "g"]), max_size=2)
+        | json_values,
+        "allowed_function_names": st.just(["f"]),
+    },
+)
+_thinking = st.fixed_dictionaries(
+    {},
+    optional={
+        "thinkingBudget": st.integers(-2, 5000) | json_values,
+        "thinking_budget": st.integers(0, 10),
+        "thinkingLevel": st.sampled_from(["low", "HIGH", "Medium"]) | json_values,
+        "includeThoughts": st.booleans() | json_values,
+        "other": json_values,
+    },
+)
+_generation = st.fixed_dictionaries(
+    {},
+    optional={
+        "maxOutputTokens": st.integers(1, 9) | json_values,
+        "max_output_tokens": st.integers(1, 9),
+        "temperature": st.floats(0, 2) | json_values,
+        "topK": st.integers(1, 50) | json_values,
+        "stopSequences": st.lists(st.text(max_size=2), max_size=3) | json_values,
+        "responseMimeType": st.sampled_from(["text/plain", "application/json"])
+        | json_values,
+        "response_mime_type": st.just("application/json"),
+        "responseSchema": st.just(OPENAPI_WEATHER) | json_values,
+        "responseJsonSchema": st.just(WEATHER),
+        "thinkingConfig": _thinking | json_values,
+        "thinking_config": _thinking,
+        "responseModalities": json_values,
+    },
+)
+_values = {
+    "tools": st.lists(_entry, max_size=3),
+    "toolConfig": st.fixed_dictionaries(
+        {}, optional={"functionCallingConfig": _calling, "retrievalConfig": json_values}
+    ),
+    "tool_config": st.fixed_dictionaries({"function_calling_config": _calling}),
+    "generationConfig": _generation,
+    "generation_config": _generation,
+    "labels": st.dictionaries(st.text(max_size=3), st.text(max_size=3), max_size=2),
+    "serviceTier": st.sampled_from(["flex", "standard"]),
+}
+_KEYS = [*_values, "model", "safetySettings", "cachedContent", "system_instruction"]
+
+
+@st.composite
+def bodies(draw: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"contents": CONTENTS}
+    for key in draw(st.lists(st.sampled_from(_KEYS), max_size=6, unique=True)):
+        body[key] = draw(_values.get(key, json_values) | json_values)
+    return body
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(bodies())
+def test_any_body_comes_back_exactly_or_is_refused(body: dict[str, Any]) -> None:
+    try:
+        request = normalizer().parse_full_request(body)
+    except canisters.ProviderError:
+        return
+    assert normalizer().render_full_request(request) == body
+    again = canisters.from_json(canisters.to_json(request))
+    assert again == request
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(chat_bodies())
+def test_any_chat_body_renders_as_the_sdk_takes_it_or_is_refused(
+    body: dict[str, Any],
+) -> None:
+    try:
+        request = providers.get("openai-chat").parse_full_request(body)
+        rendered, _ = render(request)
+    except canisters.ProviderError:
+        return
+    sdk_accepts(rendered)

@@ -390,8 +390,8 @@ def _parse_thinking(
             values[camel] = raw[keys[0]]
             if keys[0] == snake_key:
                 snake.append(f"{path}.{camel}")
-    if len(values) != len(raw):
-        return None  # keys not known here: kept whole
+    if len(values) != len(raw) or None in values.values():
+        return None  # keys not known here, or nulls: kept whole
     budget = values.get("thinkingBudget")
     level = values.get("thinkingLevel")
     thoughts = values.get("includeThoughts")
@@ -615,7 +615,7 @@ def _render_choice(
     if choice.mode is None:
         return
     names = choice.names
-    if choice.mode == "none" and names:
+    if choice.mode == "none" and names and not rendering.native:
         rendering.outcomes.dropped(
             "tool_choice.names", "no tool may be called: the names are left out"
         )
