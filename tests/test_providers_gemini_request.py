@@ -756,7 +756,7 @@ def bodies(draw: Any) -> dict[str, Any]:
     return body
 
 
-@settings(max_examples=examples(300), deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(bodies())
 def test_any_body_comes_back_exactly_or_is_refused(body: dict[str, Any]) -> None:
     try:
@@ -768,7 +768,7 @@ def test_any_body_comes_back_exactly_or_is_refused(body: dict[str, Any]) -> None
     assert again == request
 
 
-@settings(max_examples=examples(150), deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(chat_bodies())
 def test_any_chat_body_renders_as_the_sdk_takes_it_or_is_refused(
     body: dict[str, Any],
