@@ -119,10 +119,10 @@ class _Reader:
         self.empty: list[str] = []
 
     def take(self, fields: Fields, name: str, fits: Any, path: str) -> Any:
-        value = fields.take(name, fits)
+        value = fields.take(name, fits) if name in fields.rest else None
         if value is None:
             snake = _snake(name)
-            if snake != name:
+            if snake != name and snake in fields.rest:
                 value = fields.take(snake, fits)
                 if value is not None:
                     self.snake.append(path)
@@ -313,17 +313,34 @@ def _parse_choice(config: Fields, reader: _Reader) -> ToolChoice | None:
 
 
 def _parse_generation(config: Fields, reader: _Reader) -> Generation:
+    rest = config.rest
     values: dict[str, Any] = {}
-    for key, (name, fits) in _GENERATION.items():
-        value = reader.take(config, key, fits, f"generationConfig.{key}")
-        if value is not None:
-            values[name] = value
-    stop = reader.take(
-        config, "stopSequences", is_strings, "generationConfig.stopSequences"
-    )
-    if stop is not None:
-        values["stop"] = tuple(stop)
+    # Only the keys present are looked at; camelCase first, so that a key given
+    # in both spellings is read in camelCase and the other one kept.
+    for key in sorted((key for key in rest if key in _SPELLINGS), key=_snake_last):
+        camel, name, fits = _SPELLINGS[key]
+        value = rest[key]
+        if name in values or not fits(value):
+            continue
+        del rest[key]
+        values[name] = tuple(value) if name == "stop" else value
+        if key != camel:
+            reader.snake.append(f"generationConfig.{camel}")
     return new_generation(**values) if values else NO_GENERATION
+
+
+_SPELLINGS = {
+    spelling: (camel, name, fits)
+    for camel, (name, fits) in {
+        **_GENERATION,
+        "stopSequences": ("stop", is_strings),
+    }.items()
+    for spelling in (camel, _snake(camel))
+}
+
+
+def _snake_last(key: str) -> bool:
+    return _SPELLINGS[key][0] != key
 
 
 def _parse_output(
