@@ -31,30 +31,17 @@ from .._common import (
     SUPERVISOR,
     USER,
     Options,
-    as_mapping,
-    b64decode_exact,
     b64encode,
     describe,
-    expect_list,
-    expect_mapping,
     expect_str,
     group_turns,
-    json_object,
     mine,
-    new_assistant,
-    new_audio,
-    new_image,
     new_invocation,
     new_reasoning,
     new_result,
-    new_supervisor,
-    new_text,
-    new_user,
-    new_video,
     plain_text,
     reasoning_action,
     synthesize_id,
-    unsupported,
 )
 
 __all__ = ["NAME", "REQUEST_FIELDS"]
@@ -141,7 +128,7 @@ def _parts(value: Any, path: str) -> list[Any]:
     # Gemini accepts a single part where it documents a list.
     if _single(value):
         return [value]
-    return list(expect_list(value, path))
+    return list(common.expect_list(value, path))
 
 
 def _item_path(path: str, value: Any, number: int) -> str:
@@ -150,9 +137,9 @@ def _item_path(path: str, value: Any, number: int) -> str:
 
 
 _MEDIA: Final = {
-    "image": new_image,
-    "audio": new_audio,
-    "video": new_video,
+    "image": common.new_image,
+    "audio": common.new_audio,
+    "video": common.new_video,
 }
 
 
@@ -214,11 +201,11 @@ def _parse_media(
     inline = reader.get(part, "inlineData")
     if inline is not None or not reader.has(part, "fileData"):
         where = f"{path}.{reader.spelled(part, 'inlineData')}"
-        blob = expect_mapping(inline, where)
+        blob = common.expect_mapping(inline, where)
         blob_reader = _Reader()
         mime = blob_reader.get(blob, "mimeType")
         raw = expect_str(blob_reader.get(blob, "data"), f"{where}.data")
-        data, exact = b64decode_exact(raw, f"{where}.data")
+        data, exact = common.b64decode_exact(raw, f"{where}.data")
         if not exact:
             extras["data"] = raw
         if mime is None:
@@ -234,7 +221,7 @@ def _parse_media(
             extras["snake"] = sorted(reader.snake)
         return _new_media(mime, data, None, _wrap(extras))
     where = f"{path}.{reader.spelled(part, 'fileData')}"
-    file = expect_mapping(reader.get(part, "fileData"), where)
+    file = common.expect_mapping(reader.get(part, "fileData"), where)
     blob_reader = _Reader()
     mime = blob_reader.get(file, "mimeType")
     uri = common.expect_url(
@@ -278,7 +265,7 @@ def _parse_response_value(
     if keys == {"output"} and isinstance(response["output"], str):
         return (plain_text(response["output"]),), None
     text = json.dumps(response, ensure_ascii=False)
-    return (new_text(text, "application/json", None, EMPTY),), None
+    return (common.new_text(text, "application/json", None, EMPTY),), None
 
 
 _KNOWN_BOUND = frozenset({"thoughtSignature", "executableCode", "codeExecutionResult"})
@@ -305,7 +292,7 @@ def _parse_turn(
             # goes back to Gemini only.
             marks: dict[str, Any] = {"raw": dict(turn)}
             common.bind(marks, [role])
-            return role, [new_assistant(moment, FrozenDict({NAME: marks}), ())]
+            return role, [common.new_assistant(moment, FrozenDict({NAME: marks}), ())]
     raw_parts = reader.get(turn, "parts")
     if raw_parts is None:
         parts: list[Any] = []
@@ -320,7 +307,7 @@ def _parse_turn(
     if reader.snake:
         turn_extras["turn_snake"] = sorted(reader.snake)
 
-    build = new_assistant if role == "model" else new_user
+    build = common.new_assistant if role == "model" else common.new_user
     canisters: list[Canister] = []
     content: list[Any] = []
 
@@ -329,7 +316,7 @@ def _parse_turn(
     def flush() -> None:
         if content:
             # Placeholders and signatures go back to Gemini only (BOUND); parts
-            # of a kind not known here follow the unsupported option elsewhere.
+            # of a kind not known here follow the common.unsupported option elsewhere.
             extras = EMPTY
             if bound or role == "function":
                 marks: dict[str, Any] = (
@@ -346,7 +333,7 @@ def _parse_turn(
 
     for number, raw in enumerate(parts):
         part_path = _item_path(f"{path}.parts", raw_parts, number)
-        part = expect_mapping(raw, part_path)
+        part = common.expect_mapping(raw, part_path)
         part_reader = _Reader()
         extras: dict[str, Any] = {}
         signature = part_reader.get(part, "thoughtSignature")
@@ -372,7 +359,7 @@ def _parse_turn(
             if signature is not None:
                 extras["thoughtSignature"] = signature
                 bound.append("thoughtSignature")
-            content.append(new_text(text, "text/plain", None, _wrap(extras)))
+            content.append(common.new_text(text, "text/plain", None, _wrap(extras)))
         elif part_reader.has(part, "inlineData") or part_reader.has(part, "fileData"):
             if signature is not None:
                 extras["thoughtSignature"] = signature
@@ -380,7 +367,7 @@ def _parse_turn(
             content.append(_parse_media(part, part_reader, part_path, extras))
         elif call is not None:
             flush()
-            call = expect_mapping(call, f"{part_path}.functionCall")
+            call = common.expect_mapping(call, f"{part_path}.functionCall")
             call_reader = _Reader()
             name = expect_str(
                 call_reader.get(call, "name"), f"{part_path}.functionCall.name"
@@ -391,7 +378,7 @@ def _parse_turn(
                 arguments: Mapping[str, Any] = EMPTY
             else:
                 arguments = freeze(
-                    expect_mapping(args, f"{part_path}.functionCall.args")
+                    common.expect_mapping(args, f"{part_path}.functionCall.args")
                 )
             given = call_reader.get(call, "id")
             if given is None:
@@ -414,7 +401,7 @@ def _parse_turn(
             )
         elif result is not None:
             flush()
-            result = expect_mapping(result, f"{part_path}.functionResponse")
+            result = common.expect_mapping(result, f"{part_path}.functionResponse")
             result_reader = _Reader()
             name = expect_str(
                 result_reader.get(result, "name"), f"{part_path}.functionResponse.name"
@@ -433,7 +420,7 @@ def _parse_turn(
                 values: tuple[Any, ...] = ()
                 error = None
             else:
-                response = expect_mapping(
+                response = common.expect_mapping(
                     response, f"{part_path}.functionResponse.response"
                 )
                 values, error = _parse_response_value(response)
@@ -441,7 +428,7 @@ def _parse_turn(
                 if (
                     len(response) == 1
                     and isinstance(output, str)
-                    and json_object(output) is not None
+                    and common.json_object(output) is not None
                 ):
                     extras["output"] = True  # JSON text sent as {"output": ...}
             media_parts = result_reader.get(result, "parts")
@@ -453,7 +440,7 @@ def _parse_turn(
                     media_path = _item_path(
                         f"{part_path}.functionResponse.parts", media_parts, media_number
                     )
-                    media_part = expect_mapping(media_raw, media_path)
+                    media_part = common.expect_mapping(media_raw, media_path)
                     media_reader = _Reader()
                     media_extras: dict[str, Any] = {}
                     if not (
@@ -485,7 +472,7 @@ def _parse_turn(
             # Parts without a neutral meaning (executableCode, ...) ride as empty
             # text so that their position in the turn survives.
             raw_part = FrozenDict({NAME: {"raw": dict(part)}})
-            content.append(new_text("", "text/plain", None, raw_part))
+            content.append(common.new_text("", "text/plain", None, raw_part))
             bound.extend(key for key in part if key != "thoughtSignature")
     flush()
     if not canisters:
@@ -534,7 +521,7 @@ def _parse_contents(
                 continue
         turn_path = f"{path}[{index}]" if not single else path
         role, found = _parse_turn(
-            expect_mapping(turn, turn_path), index, turn_path, pairing, moment
+            common.expect_mapping(turn, turn_path), index, turn_path, pairing, moment
         )
         wire = role if role in ("model", "user") else "user"
         if role not in ("model", "user", "function"):
@@ -560,7 +547,7 @@ def _parse_plain(
     else (an empty turn among them), which :func:`_parse_turn` reads or
     refuses at its path; ``pairing`` is then as it was.
     """
-    build = new_assistant if role == "model" else new_user
+    build = common.new_assistant if role == "model" else common.new_user
     if len(parts) == 1:  # most often a text alone
         part = parts[0]
         text = part.get("text") if type(part) is dict and len(part) == 1 else None
@@ -590,7 +577,7 @@ def _parse_plain(
                 content.append(new_reasoning(text, signature, None, NAME, None, EMPTY))
             elif signature is not None and size == 2:  # a text and its signature
                 kept = FrozenDict({NAME: {"thoughtSignature": signature}})
-                content.append(new_text(text, "text/plain", None, kept))
+                content.append(common.new_text(text, "text/plain", None, kept))
                 signed += 1
             else:
                 return None
@@ -637,7 +624,7 @@ def _parse_plain(
                 content = []
                 signed = 0
             # JSON text is marked as sent as {"output": ...} (see _parse_turn).
-            marks = _OUTPUT if json_object(output) is not None else EMPTY
+            marks = _OUTPUT if common.json_object(output) is not None else EMPTY
             made.append(
                 new_result(moment, marks, given, name, (plain_text(output),), None)
             )
@@ -680,7 +667,7 @@ def _plain_media(part: dict[str, Any]) -> Media | None:
         if type(mime) is not str or type(encoded) is not str:
             return None
         try:
-            data, exact = b64decode_exact(encoded)
+            data, exact = common.b64decode_exact(encoded)
         except MalformedPayload:
             return None  # refused the general way, at its path
         return _new_media(mime, data, None, EMPTY) if exact else None
@@ -698,9 +685,9 @@ def _parse_system(raw: Any, key: str, moment: datetime) -> Supervisor:
     supervisor: Supervisor
     if isinstance(raw, str):
         extras = FrozenDict({NAME: {"string": True, "key": key}})
-        supervisor = new_supervisor(moment, extras, (plain_text(raw),))
+        supervisor = common.new_supervisor(moment, extras, (plain_text(raw),))
         return supervisor
-    system = expect_mapping(raw, path)
+    system = common.expect_mapping(raw, path)
     reader = _Reader()
     marks: dict[str, Any] = {}
     if key != "systemInstruction":
@@ -714,7 +701,7 @@ def _parse_system(raw: Any, key: str, moment: datetime) -> Supervisor:
     parts: list[Content] = []
     for number, value in enumerate(_parts(raw_parts, f"{path}.parts")):
         part_path = _item_path(f"{path}.parts", raw_parts, number)
-        part = expect_mapping(value, part_path)
+        part = common.expect_mapping(value, part_path)
         if "text" not in part and part:
             parts.append(common.opaque_part(NAME, part))  # a kind not known here
             continue
@@ -723,7 +710,7 @@ def _parse_system(raw: Any, key: str, moment: datetime) -> Supervisor:
     rest = reader.rest(system, _TURN_KEYS)
     if rest:
         marks["system"] = rest
-    supervisor = new_supervisor(moment, _wrap(marks), tuple(parts))
+    supervisor = common.new_supervisor(moment, _wrap(marks), tuple(parts))
     return supervisor
 
 
@@ -742,14 +729,14 @@ def _plain_system(raw: Any, moment: datetime) -> Supervisor | None:
         if type(text) is not str:
             return None
         texts.append(plain_text(text))
-    supervisor: Supervisor = new_supervisor(moment, EMPTY, tuple(texts))
+    supervisor: Supervisor = common.new_supervisor(moment, EMPTY, tuple(texts))
     return supervisor
 
 
 def _parse_request(body: object, *, fast: bool = True) -> Conversation:
     """The normalizer's ``parse_request``, unguarded; ``fast=False`` reads every
     turn the general way (what the fast way must give, exactly)."""
-    mapping = body if type(body) is dict else as_mapping(body)
+    mapping = body if type(body) is dict else common.as_mapping(body)
     canisters: list[Canister] = []
     # Every canister of the body is made at the moment it was read.
     moment = now()
@@ -819,7 +806,7 @@ class _Renderer:
             uri = url if url is not None and not url.startswith("data:") else reference
             mime = _mime(part, None)
             if mime is None and extras.get("mime") is not False:
-                return unsupported(
+                return common.unsupported(
                     self.options, NAME, where, "its media type cannot be inferred"
                 )
             blob: dict[str, Any] = {}
@@ -830,7 +817,7 @@ class _Renderer:
             return {_key("fileData", extras.get("snake", ())): blob}
         data = common.media_bytes(part, self.options)
         if data is None:
-            return unsupported(
+            return common.unsupported(
                 self.options,
                 NAME,
                 where,
@@ -841,7 +828,7 @@ class _Renderer:
             parsed = common.parse_data_url(url)
             mime = parsed[0] if parsed else None
         if mime is None and extras.get("mime") is not False:
-            return unsupported(
+            return common.unsupported(
                 self.options, NAME, where, "its media type cannot be inferred"
             )
         blob = {}
@@ -898,7 +885,7 @@ class _Renderer:
                     media.update(extras.get("part", {}))
                     parts.append(media)
             else:
-                text = unsupported(
+                text = common.unsupported(
                     self.options,
                     NAME,
                     describe(index, canister, number, part),
@@ -970,7 +957,7 @@ class _Renderer:
         elif (
             len(texts) == 1
             and not extras.get("output")
-            and (found := json_object(texts[0].text)) is not None
+            and (found := common.json_object(texts[0].text)) is not None
         ):
             response = found  # JSON text is the object itself
         elif texts:
@@ -1001,7 +988,7 @@ class _Renderer:
                     texts.append(part.text)
                 else:
                     where = describe(index, canister, number, part)
-                    text = unsupported(
+                    text = common.unsupported(
                         self.options, NAME, where, "system instructions take text only"
                     )
                     if text is not None:
@@ -1070,7 +1057,7 @@ class _Renderer:
                 plain
                 and canister.error is None  # type: ignore[attr-defined]
                 and part.mime_type != "application/json"  # type: ignore[union-attr]
-                and json_object(part.text) is None  # type: ignore[union-attr]
+                and common.json_object(part.text) is None  # type: ignore[union-attr]
             ):
                 response = {
                     "id": canister.invocation_id,  # type: ignore[attr-defined]
