@@ -137,6 +137,7 @@ HARD_CASES: dict[str, dict[str, Any]] = {
             },
             {"codeExecution": {}},
             {"urlContext": {}},
+            {"fileSearch": {"fileSearchStoreNames": ["fileSearchStores/a"]}},
         ],
         "toolConfig": {
             "functionCallingConfig": {
@@ -162,6 +163,9 @@ HARD_CASES: dict[str, dict[str, Any]] = {
             "thinkingConfig": {"thinkingBudget": 1024, "includeThoughts": True},
             "responseModalities": ["TEXT"],
             "mediaResolution": "MEDIA_RESOLUTION_LOW",
+            "speechConfig": {
+                "voiceConfig": {"prebuiltVoiceConfig": {"voiceName": "Kore"}}
+            },
         },
         "safetySettings": [
             {"category": "HARM_CATEGORY_HARASSMENT", "threshold": "BLOCK_NONE"}
@@ -229,6 +233,11 @@ HARD_CASES: dict[str, dict[str, Any]] = {
         "generation_config": {"seed": 1},
         "system_instruction": None,
     },
+    "both-system-keys": {
+        "systemInstruction": {"parts": [{"text": "Be brief."}]},
+        "system_instruction": {"parts": [{"text": "Be long."}]},
+        "contents": CONTENTS,
+    },
     "json-without-schema": {
         "contents": CONTENTS,
         "tools": [{"googleSearch": {}}, {"functionDeclarations": [{"name": "f"}]}],
@@ -248,7 +257,12 @@ def test_hard_cases_come_back_whole(name: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", [name for name in HARD_CASES if name != "validated-and-odd-shapes"]
+    "name",
+    [
+        n
+        for n in HARD_CASES
+        if n not in ("validated-and-odd-shapes", "both-system-keys")
+    ],
 )
 def test_rendered_hard_cases_are_accepted_by_the_sdk(name: str) -> None:
     request = normalizer().parse_full_request(HARD_CASES[name])
@@ -258,7 +272,7 @@ def test_rendered_hard_cases_are_accepted_by_the_sdk(name: str) -> None:
 def test_the_hard_cases_read_into_neutral_fields() -> None:
     request = normalizer().parse_full_request(HARD_CASES["everything"])
     assert request.model == "gemini-2.5-flash"
-    weather, time, search, code, url = request.tools
+    weather, time, search, code, url, files = request.tools
     assert weather == Tool("get_weather", "Weather of a city", WEATHER)
     # An OpenAPI schema reads as JSON Schema; the declaration's other keys stay.
     assert time == Tool(
@@ -314,7 +328,9 @@ def test_the_hard_cases_read_into_neutral_fields() -> None:
     assert kept["generationConfig"] == {
         "responseModalities": ["TEXT"],
         "mediaResolution": "MEDIA_RESOLUTION_LOW",
+        "speechConfig": {"voiceConfig": {"prebuiltVoiceConfig": {"voiceName": "Kore"}}},
     }
+    assert files == ProviderTool(NAME, HARD_CASES["everything"]["tools"][3])
     snake = normalizer().parse_full_request(HARD_CASES["snake-case"])
     assert snake.tool_choice == ToolChoice("auto", ("get_weather",))
     assert snake.reasoning == ReasoningConfig(effort="low", include_thoughts=False)
