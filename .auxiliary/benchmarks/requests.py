@@ -5,12 +5,13 @@ Run: ``python .auxiliary/benchmarks/requests.py [--repeat N]``.
 
 For a body of its own format, a whole-request round trip reads and writes
 every field; the target is at most 1.3x the conversation-only round trip of the
-same body. Two workloads, for ``openai-chat`` (the normalizers implementing
-whole requests):
+same body. Two workloads, for ``openai-chat`` and ``gemini`` (the normalizers
+implementing whole requests):
 
 * a short agent request: a system prompt, a user turn, a tool call and its
   result, three tools with JSON Schemas, a tool choice, a JSON Schema output
-  format and sampling settings (what a gateway forwards on every call);
+  format and sampling settings (what a gateway forwards on every call), for
+  another format as the OpenAI Chat one translates to it;
 * recorded requests: every request body under ``tests/data/providers`` of the
   format, summed.
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -30,7 +32,7 @@ from typing import Any
 from canisters import providers
 
 ROOT = Path(__file__).resolve().parents[2]
-PROVIDERS = ("openai-chat",)
+PROVIDERS = ("openai-chat", "gemini")
 
 SCHEMA = {
     "type": "object",
@@ -110,6 +112,19 @@ def _recorded(name: str) -> list[dict[str, Any]]:
     ]
 
 
+def _agent(name: str) -> dict[str, Any]:
+    """The agent request in ``name``'s format."""
+    if name == "openai-chat":
+        return AGENT
+    request = providers.get("openai-chat").parse_full_request(AGENT)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        body: dict[str, Any] = providers.get(name).render_full_request(
+            request, unsupported="drop"
+        )
+    return body
+
+
 def _pair(name: str, bodies: list[dict[str, Any]]) -> dict[str, Callable[[], Any]]:
     normalizer: Any = providers.get(name)
     parse, render = normalizer.parse_request, normalizer.render_request
@@ -138,7 +153,7 @@ def main() -> None:
     print("same-format round trip, CPU time per workload (best of rounds)")
     for name in PROVIDERS:
         for label, bodies, number in (
-            ("agent request", [AGENT], 2000),
+            ("agent request", [_agent(name)], 2000),
             ("recorded requests", _recorded(name), 40),
         ):
             best = _best(_pair(name, bodies), arguments.repeat, number)

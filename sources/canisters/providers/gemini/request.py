@@ -212,7 +212,7 @@ def _declaration(raw: object) -> tuple[Tool, dict[str, Any]] | None:
         parameters = raw[key]
         if key == "parameters":
             try:
-                parameters = rules.from_gemini_schema(parameters)[0]
+                parameters = _read_openapi(parameters)
             except ProviderError:
                 return None
             mark = {"key": key, "schema": raw[key]}
@@ -222,11 +222,35 @@ def _declaration(raw: object) -> tuple[Tool, dict[str, Any]] | None:
     tool = new_tool(
         name,
         raw.get("description"),
-        FrozenDict(parameters) if parameters is not None else None,
+        parameters
+        if parameters is None or type(parameters) is FrozenDict
+        else FrozenDict(parameters),
         None,
         FrozenDict({NAME: {"declaration": other}}) if other else EMPTY,
     )
     return tool, mark
+
+
+_READ: dict[int, tuple[FrozenDict[str, Any], Any]] = {}
+
+
+def _read_openapi(original: Mapping[str, Any]) -> FrozenDict[str, Any]:
+    """``original``, in Gemini's OpenAPI subset, as JSON Schema; remembered,
+    so that rendering the same request back needs not read it again."""
+    schema: FrozenDict[str, Any] = FrozenDict(rules.from_gemini_schema(original)[0])
+    if len(_READ) >= 512:
+        _READ.clear()
+    _READ[id(schema)] = (schema, original)
+    return schema
+
+
+def _unchanged(schema: Mapping[str, Any], original: Any) -> bool:
+    """Whether ``schema`` is what ``original`` (a body's OpenAPI schema) reads
+    as: the body's schema can go back as it came."""
+    known = _READ.get(id(schema))
+    if known is not None and known[0] is schema and known[1] is original:
+        return True
+    return rules.from_gemini_schema(original)[0] == schema
 
 
 _SCHEMA_KEYS = ("parameters", "parametersJsonSchema", "parameters_json_schema")
@@ -360,11 +384,13 @@ def _parse_output(
         schema = rest[schemas[0]]
         if schemas[0] in ("responseSchema", "response_schema"):
             try:
-                schema = rules.from_gemini_schema(schema)[0]
+                schema = _read_openapi(schema)
             except ProviderError:
                 return None
             marks["response_schema"] = rest[schemas[0]]
-        output = new_output("json_schema", FrozenDict(schema), None, None, None)
+        else:
+            schema = FrozenDict(schema)
+        output = new_output("json_schema", schema, None, None, None)
         name = (
             "responseJsonSchema"
             if "Json" in schemas[0] or "json" in schemas[0]
@@ -591,7 +617,7 @@ def _declaration_body(
         key = mark.get("key")
         if key == "parameters":
             original = mark["schema"]
-            if rules.from_gemini_schema(original)[0] == schema:
+            if _unchanged(schema, original):
                 declaration[key] = dict(original)
             else:
                 declaration[key] = rules.schema_for(
@@ -694,7 +720,7 @@ def _render_output(
             )
         return
     original = rendering.own.get("response_schema") if rendering.native else None
-    if original is not None and rules.from_gemini_schema(original)[0] == output.schema:
+    if original is not None and _unchanged(output.schema, original):
         config[spelled("generationConfig.responseSchema")] = dict(original)
     elif rendering.native and original is None:
         config[spelled("generationConfig.responseJsonSchema")] = dict(output.schema)
