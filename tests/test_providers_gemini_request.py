@@ -795,3 +795,17 @@ def test_any_chat_body_renders_as_the_sdk_takes_it_or_is_refused(
     except canisters.ProviderError:
         return
     sdk_accepts(rendered)
+
+
+def test_a_schema_changed_after_reading_is_translated_not_sent_as_read() -> None:
+    request = normalizer().parse_full_request(HARD_CASES["everything"])
+    tools = list(request.tools)
+    tools[1] = attrs.evolve(tools[1], parameters={"type": "object", "title": "T"})
+    changed = attrs.evolve(request, tools=tuple(tools))
+    body, events = render(changed)
+    declaration = body["tools"][0]["functionDeclarations"][1]
+    assert declaration["parameters"] == {"type": "object", "title": "T"}
+    assert not events
+    # The same request read again from its document still gives the body back.
+    again = canisters.from_json(canisters.to_json(request))
+    assert normalizer().render_full_request(again) == HARD_CASES["everything"]
