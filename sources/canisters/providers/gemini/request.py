@@ -38,7 +38,9 @@ Rendered from another format, a schema goes through
 ``responseSchema`` in the OpenAPI subset by default, to
 ``parametersJsonSchema`` / ``responseJsonSchema`` when the capability profile
 says the model takes JSON Schema (``json_schema=True``); every change is
-reported by path.
+reported by path. An answer schema's ``strict`` asks for nothing more: Gemini
+always holds the answer to its schema (a tool's ``strict`` is dropped,
+reported).
 """
 
 from __future__ import annotations
