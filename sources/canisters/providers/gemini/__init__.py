@@ -45,10 +45,12 @@ __all__ = ["NAME", "NORMALIZER", "GeminiAccumulator", "GeminiNormalizer"]
 class GeminiNormalizer(streams.Streaming, _errors.ErrorNormalizing, WholeRequests):
     """The ``gemini`` normalizer (``generateContent`` request and response bodies);
     streams are read by :class:`GeminiAccumulator` (chunks as dicts or
-    ``google.genai.types.GenerateContentResponse``)."""
+    ``google.genai.types.GenerateContentResponse``); whole requests by
+    :mod:`canisters.providers.gemini.request`."""
 
     name = NAME
     request_settings = request
+    """The request settings module: the fields beside the conversation."""
 
     @guarded_reading("systemInstruction", "system_instruction", "contents")
     def parse_request(self, body: Any) -> Conversation:
