@@ -7,6 +7,7 @@ from hypothesis import settings
 from .browser_support import browser, browser_page  # noqa: F401
 from .budget import examples
 from .storage_servers import (  # noqa: F401
+    own_postgres,
     postgres_location,
     postgres_server,
     s3_blobs,

@@ -147,3 +147,45 @@ def new_bucket(endpoint: str) -> str:
 def s3_blobs(s3_endpoint: str) -> str:
     """A ``blobs=`` location of this test's own: a fresh bucket and a prefix."""
     return f"s3://{new_bucket(s3_endpoint)}/blobs"
+
+
+class OwnPostgres:
+    """A PostgreSQL server of one test's own, which the test may stop (as a
+    crash: ``pg_ctl -m immediate``) and start again."""
+
+    def __init__(self, directory: str) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import pgserver
+
+        self._server = pgserver.get_server(directory, cleanup_mode="delete")
+        self.uri = str(self._server.get_uri())
+
+    def stop(self) -> None:
+        """Stop the server at once, as a crash would."""
+        from pgserver import pg_ctl
+
+        server = self._server
+        pg_ctl(
+            ["-m", "immediate", "-w", "stop"],
+            pgdata=server.pgdata,
+            user=server.system_user,
+        )
+
+    def start(self) -> None:
+        """Start the server again (it recovers from its log)."""
+        self._server.ensure_postgres_running()
+
+    def close(self) -> None:
+        """Stop the server and remove its files."""
+        self._server.cleanup()
+
+
+@pytest.fixture
+def own_postgres() -> Iterator[OwnPostgres]:
+    """A PostgreSQL server of this test's own, which it may stop and start."""
+    server = OwnPostgres(tempfile.mkdtemp(prefix="pg", dir=_scratch()))
+    try:
+        yield server
+    finally:
+        server.close()

@@ -193,3 +193,7 @@ canisters_ = st.one_of(
     ),
 )
 conversations = st.lists(canisters_, max_size=6).map(c.Conversation)
+# What a store holds: a canister id names one canister in a conversation.
+stored_conversations = st.lists(
+    canisters_, max_size=6, unique_by=lambda canister: canister.id
+).map(c.Conversation)

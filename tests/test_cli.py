@@ -31,6 +31,7 @@ from canisters import (
     Text,
     Usage,
     User,
+    providers,
     storage,
 )
 from canisters.audit import AuditLog
@@ -296,7 +297,8 @@ def test_convert_to_stdout_from_stdin() -> None:
     )
     assert out.returncode == 0, out.stderr
     body = json.loads(out.stdout)
-    assert set(body) == {"systemInstruction", "contents"}
+    # The conversation's fields, beside the request's others where Gemini has them.
+    assert {"systemInstruction", "contents"} <= set(body)
     assert body["contents"][0]["parts"][0]["inlineData"]["mimeType"] == "image/png"
 
 
@@ -412,8 +414,27 @@ def test_every_recorded_body_converts_to_every_provider(
             ]
         )
         out = capsys.readouterr()
+        refused = REFUSED_WHOLE.get((name, target))
+        if refused is not None and _whole(provider) and _whole(target):
+            # A request field that is not what it says: refused in one line.
+            assert code == 2 and refused in out.err, (target, out.err)
+            assert len(out.err.splitlines()) == 1
+            continue
         assert code == 0, (target, out.err)
         assert isinstance(json.loads(out.out), dict)
+
+
+# Recorded requests whose settings another format refuses to translate, and why.
+REFUSED_WHOLE = {
+    # The SDK test-suite's tool schema has placeholders ("bar") for properties.
+    ("sdk-all-params-system-blocks-cache-control.json", "gemini"): (
+        "a schema must be an object"
+    ),
+}
+
+
+def _whole(provider: str) -> bool:
+    return isinstance(providers.get(provider), providers.RequestNormalizer)
 
 
 def test_unsupported_content_policies(tmp_path: Path) -> None:

@@ -86,3 +86,21 @@ def test_multimodal_example_prints_a_valid_conversation() -> None:
     assert any(
         part.type == "image" for c in conversation for part in getattr(c, "content", ())
     )
+
+
+def test_request_matrix_is_the_scripts_output() -> None:
+    # The providers page's table of whole requests across formats is what
+    # request_matrix.py writes for the normalizers registered now: run the
+    # script again when one changes.
+    path = ROOT / ".auxiliary" / "scripts" / "request_matrix.py"
+    spec = importlib.util.spec_from_file_location("request_matrix", path)
+    assert spec is not None and spec.loader is not None
+    matrix = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(matrix)
+    committed = (DOCS / "request-matrix.inc").read_text(encoding="utf-8")
+    assert committed == matrix.render()
+    assert ".. include:: request-matrix.inc" in (DOCS / "providers.rst").read_text(
+        encoding="utf-8"
+    )
+    for name in matrix.whole_request_providers():
+        assert f"to {name}" in committed

@@ -421,7 +421,7 @@ PLAIN = Conversation(
 FAST_WAY = {
     "anthropic": "_render_plain_messages",
     "gemini": "_Renderer.plain_contents",
-    "openai-chat": "_render_plain_messages",
+    "openai-chat": "one_pass._render_plain_messages",
     "openai-responses": "_Renderer.plain_items",
 }
 

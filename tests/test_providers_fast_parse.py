@@ -542,7 +542,7 @@ def _spy(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[object
 
 
 def test_the_common_shapes_take_the_fast_way(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls = _spy(monkeypatch, openai_chat, "_parse_assistant")
+    calls = _spy(monkeypatch, openai_chat.messages, "_parse_assistant")
     body = {
         "messages": [
             {"role": "system", "content": "be brief"},
@@ -591,13 +591,13 @@ def test_echoed_replies_lists_and_documents_take_the_fast_way(
     among text: each is read the fast way, as the general way reads it."""
     calls: list[object] = []
     for name in ("_parse_assistant", "_parse_content"):
-        general = getattr(openai_chat, name)
+        general = getattr(openai_chat.messages, name)
 
         def spy(*args: Any, general: Any = general) -> Any:
             calls.append(args)
             return general(*args)
 
-        monkeypatch.setattr(openai_chat, name, spy)
+        monkeypatch.setattr(openai_chat.messages, name, spy)
     pdf = "data:application/pdf;base64,JVBERi0xLjQK"
     call = {
         "id": "call_1",

@@ -9,7 +9,6 @@ format's request holds and Chat cannot take is reported, or refused under
 from __future__ import annotations
 
 import json
-import typing
 import warnings
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,8 @@ from canisters import (
     providers,
 )
 
-from .providers_support import Corpus, adapter
+from .providers_support import Corpus
+from .requests_support import openai_chat_accepts
 
 NAME = "openai-chat"
 CORPUS = Corpus(NAME)
@@ -41,32 +41,8 @@ def normalizer() -> Any:
     return providers.get(NAME)
 
 
-def sdk_accepts(body: dict[str, Any]) -> None:
-    """The openai SDK's request types take ``body``: every top-level key is one
-    of ``CompletionCreateParams``, and the typed fields validate."""
-    from openai.types.chat import (
-        ChatCompletionMessageParam,
-        ChatCompletionToolChoiceOptionParam,
-        ChatCompletionToolUnionParam,
-    )
-    from openai.types.chat.completion_create_params import (
-        CompletionCreateParamsNonStreaming,
-        ResponseFormat,
-    )
-
-    known = set(typing.get_type_hints(CompletionCreateParamsNonStreaming)) | {"stream"}
-    assert set(body) <= known, set(body) - known
-    plain = {key: value for key, value in body.items() if key != "stream"}
-    adapter(CompletionCreateParamsNonStreaming).validate_python(plain)
-    adapter(list[ChatCompletionMessageParam]).validate_python(body["messages"])
-    if "tools" in body:
-        adapter(list[ChatCompletionToolUnionParam]).validate_python(body["tools"])
-    if "tool_choice" in body:
-        adapter(ChatCompletionToolChoiceOptionParam).validate_python(
-            body["tool_choice"]
-        )
-    if "response_format" in body:
-        adapter(ResponseFormat).validate_python(body["response_format"])
+sdk_accepts = openai_chat_accepts
+"""The openai SDK's request types take a body."""
 
 
 @pytest.mark.parametrize("path", REQUESTS, ids=[path.stem for path in REQUESTS])

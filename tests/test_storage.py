@@ -287,6 +287,101 @@ def test_tampered_blob_raises_integrity_error(store: Store) -> None:
     assert store.load("chat", salvage=True) == []
 
 
+def _remove_blob(store: Any, content_id: str) -> None:
+    if isinstance(store.content, S3ContentStore):
+        bucket = store.content.location[5:].split("/", 1)[0]
+        boto3.client("s3").delete_object(
+            Bucket=bucket, Key=store.content.key(content_id)
+        )
+    elif isinstance(store, storage.FileStore):
+        store.content.path(content_id).unlink()
+    elif isinstance(store, storage.SQLiteStore):
+        with sqlite3.connect(store.path) as connection:
+            connection.execute("DELETE FROM blobs WHERE id = ?", (content_id,))
+    else:
+        with _postgres(store) as connection:
+            connection.execute(
+                "DELETE FROM canisters_blobs WHERE id = %s", (content_id,)
+            )
+
+
+@pytest.mark.parametrize("damage", [_tamper_blob, _remove_blob])
+def test_verify_reads_every_blob_from_the_store_not_the_cache(
+    store: Store, damage: Callable[[Any, str], None]
+) -> None:
+    """A store that loaded a conversation (its cache holding the blobs) still
+    sees a blob removed or changed behind it."""
+    sample = [c.User((c.Text("look"), c.Image(data=PNG))), c.Supervisor(PROMPT)]
+    store.extend("chat", sample)
+    assert store.load("chat") == sample
+    assert store.verify("chat").ok
+    content_id = "sha256:" + hashlib.sha256(PNG).hexdigest()
+    damage(store, content_id)
+    report = store.verify("chat")
+    assert [p.code for p in report.problems] == ["content"]
+    assert content_id in report.problems[0].message
+
+
+def _forget_canister_ids(store: Any, conversation_id: str) -> None:
+    """Remove a conversation's canister-id index, as a store written before it
+    (or by a version of the library without it) has none."""
+    if isinstance(store, storage.FileStore):
+        (store.root / "conversations" / conversation_id / "ids.jsonl").unlink()
+    elif isinstance(store, storage.SQLiteStore):
+        with sqlite3.connect(store.path) as connection:
+            connection.execute("DELETE FROM canister_ids")
+            connection.execute("UPDATE conversations SET indexed = NULL")
+    else:
+        with _postgres(store) as connection:
+            connection.execute("DELETE FROM canisters_ids")
+            connection.execute("UPDATE canisters_conversations SET indexed = 0")
+
+
+def test_a_log_without_its_id_index_is_indexed_before_an_append(
+    location: str, opener: Callable[..., Store]
+) -> None:
+    sample = [c.User("one"), c.Assistant("two"), c.User("three")]
+    with opener(location) as store:
+        store.extend("chat", sample)
+        fork = store.fork("chat", at=sample[1].id)
+        _forget_canister_ids(store, "chat")
+    with opener(location) as store:
+        store.extend(fork, sample[:2])
+        store.append("chat", sample[0])
+        with pytest.raises(c.DuplicateCanister):
+            store.append("chat", c.User("other", id=sample[2].id))
+        store.append("chat", c.User("four"))
+        assert store.load("chat")[:3] == sample
+        assert len(store.load("chat")) == 4
+        assert store.load(fork) == sample[:2]
+        assert store.verify("chat").ok
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        b"not json\n",
+        b'[0,"x",0,10]\n[1,"y",10,',  # a line cut short
+        b'[0,"x",0,99999999]\n',  # names bytes the log does not hold
+    ],
+)
+def test_a_damaged_id_index_is_rebuilt_from_the_log(
+    tmp_path: Path, damage: bytes
+) -> None:
+    sample = [c.User("one"), c.Assistant("two")]
+    with open_store(tmp_path / "store") as store:
+        store.extend("chat", sample)
+    (tmp_path / "store" / "conversations" / "chat" / "ids.jsonl").write_bytes(damage)
+    with open_store(tmp_path / "store") as store:
+        store.extend("chat", [*sample, c.User("three")])
+        with pytest.raises(c.DuplicateCanister):
+            store.append("chat", c.User("other", id=sample[0].id))
+        assert len(store.load("chat")) == 3
+    with open_store(tmp_path / "store") as store:
+        store.append("chat", sample[1])
+        assert len(store.load("chat")) == 3
+
+
 # Forks ---------------------------------------------------------------------
 
 

@@ -121,3 +121,27 @@ def test_copy_shows_progress_on_a_terminal(tmp_path: Path) -> None:
     )
     assert code == 0, output
     assert "copying" in output and "100%" in output
+
+
+def test_a_source_recording_a_canister_twice_is_refused_clearly(
+    tmp_path: Path,
+) -> None:
+    """A log that holds one canister twice (written before stores recorded an
+    id once) cannot be copied to a store, which would record it once."""
+    from canisters.serialization import unstructure_canister
+    from canisters.storage._common import encode_record
+
+    source, target = tmp_path / "source", tmp_path / "target"
+    retried = c.User("sent twice")
+    with open_store(source) as store:
+        store.append("chat", retried)
+    log = source / "conversations" / "chat" / "messages.jsonl"
+    first = log.read_bytes()
+    digest = first.rstrip(b"\n")[-66:-2].decode()
+    again, _ = encode_record(1, digest, unstructure_canister(retried))
+    log.write_bytes(first + again)
+    (source / "conversations" / "chat" / "head.json").unlink()
+    with open_store(source) as store, open_store(target) as copy:
+        assert len(store.load("chat")) == 2
+        with pytest.raises(c.StorageError, match="more than once"):
+            copy_store(store, copy)

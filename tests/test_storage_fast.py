@@ -77,7 +77,7 @@ SETTINGS = settings(
 
 
 @SETTINGS
-@given(strategies.conversations)
+@given(strategies.stored_conversations)
 def test_loads_read_as_the_general_path_reads(
     stores: list[Any], conversation: c.Conversation
 ) -> None:
@@ -90,7 +90,7 @@ def test_loads_read_as_the_general_path_reads(
 
 @SETTINGS
 @given(
-    strategies.conversations.filter(lambda x: len(x) > 0),
+    strategies.stored_conversations.filter(lambda x: len(x) > 0),
     st.data(),
 )
 def test_damaged_logs_read_as_the_general_path_reads(

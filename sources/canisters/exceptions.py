@@ -42,6 +42,7 @@ __all__ = [
     "CanistersError",
     "ContentNotFound",
     "ConversationNotFound",
+    "DuplicateCanister",
     "IntegrityError",
     "InvalidConversation",
     "MalformedPayload",
@@ -271,6 +272,25 @@ class ContentNotFound(StorageError, LookupError):
 
 class IntegrityError(StorageError):
     """Stored data no longer matches its digest (tampering or corruption)."""
+
+
+class DuplicateCanister(StorageError, ValueError):
+    """An append gave a canister whose id the conversation already holds for a
+    different canister.
+
+    Appending the very canister the conversation holds (same id, same content)
+    is not an error: it records nothing, so that an append that failed may be
+    retried.
+    """
+
+    def __init__(self, conversation_id: str, canister_id: str, where: str) -> None:
+        self.conversation_id = conversation_id
+        self.canister_id = canister_id
+        super().__init__(
+            f"conversation {_excerpt(conversation_id)} already holds a different "
+            f"canister with id {_excerpt(canister_id)} ({where}); a canister id "
+            "names one canister in a conversation"
+        )
 
 
 class RecordingError(CanistersError):

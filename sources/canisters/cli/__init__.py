@@ -25,7 +25,7 @@ import sys
 import textwrap
 import warnings
 from collections.abc import Sequence
-from typing import Final, NoReturn
+from typing import Any, Final, NoReturn
 from urllib.parse import quote
 
 import click
@@ -34,6 +34,7 @@ from .. import __version__, html, providers, recording, storage
 from ..conversation import Conversation
 from ..exceptions import CanistersError
 from ..html import _catalog
+from ..requests import Request
 from ..serialization import _loads, to_json
 from ..validation import problems
 from ._inputs import (
@@ -45,7 +46,9 @@ from ._inputs import (
     dumps,
     get_normalizer,
     is_store,
+    is_whole,
     load,
+    load_full,
     open_store,
     progress_bar,
     read_bytes,
@@ -146,7 +149,8 @@ def _describe(error: BaseException) -> str:
 def _notes(report: providers.Report, quiet: bool) -> None:
     if not quiet:
         for event in report.events:
-            _note(f"{event.kind} {event.where}: {event.detail}")
+            rule = f" (rule: {event.rule})" if event.rule else ""
+            _note(f"{event.kind} {event.where}: {_one_line(event.detail)}{rule}")
 
 
 def _note(message: str) -> None:
@@ -204,6 +208,7 @@ def cli(ctx: click.Context, color: bool | None) -> None:
     epilog="""\b
 Examples:
   canisters convert --from anthropic --to openai-chat request.json
+  canisters convert --from anthropic --to gemini --model gemini-2.5-pro --strict r.json
   canisters convert --from openai-chat --to canisters -o conversation.json body.json
   cat response.json | canisters convert --from gemini --to anthropic --kind response
   canisters convert --from canisters --to ollama --unsupported placeholder chat.json
@@ -227,9 +232,20 @@ Examples:
 @click.option(
     "--unsupported",
     type=click.Choice(["error", "drop", "placeholder"]),
-    default="error",
-    show_default=True,
-    help="Content the target cannot take: fail, drop it, or put a text marker.",
+    default=None,
+    help="What the target cannot take: fail, drop it (or send the nearest "
+    "equivalent), or put a text marker in place of content. Default: drop for "
+    "whole requests, error for the conversation fields alone.",
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Fail if anything is not translated exactly (each listed on stderr).",
+)
+@click.option(
+    "--model",
+    metavar="NAME",
+    help="The model to send in a whole request, in place of the source's.",
 )
 @click.option(
     "-o",
@@ -247,7 +263,9 @@ def convert(
     source: str,
     target: str,
     kind: str,
-    unsupported: str,
+    unsupported: str | None,
+    strict: bool,
+    model: str | None,
     output: str,
     compact: bool,
     quiet: bool,
@@ -257,14 +275,34 @@ def convert(
 
     FILE (default: stdin) is the provider's raw JSON body, or the JSON form of
     pydantic-ai (a message history), langchain (messages_to_dict) or otel (an
-    object of gen_ai.* message attributes). Only the conversation
-    fields are translated (messages, system, contents, input, ...); model, tools
-    and sampling parameters are provider-specific and are left out. Anything the
-    target cannot carry exactly is listed on stderr.
+    object of gen_ai.* message attributes). A request goes whole when both
+    providers read and write whole requests (every built-in one that does):
+    model, tools, tool choice, output format, generation and reasoning
+    settings, caching, metadata; otherwise only its conversation fields
+    (messages, system, contents, input, ...). Every field or part the target
+    cannot carry exactly is listed on stderr: the field, what happened and the
+    rule applied.
     """
+    renderer = None
     if target != NEUTRAL and target not in INTEROP:
         renderer = get_normalizer(target)
-    conversation, kind = load(file, source, kind)
+    whole = renderer is not None and is_whole(renderer)
+    read, kind = load_full(file, source, kind, whole=whole)
+    if isinstance(read, Request) and renderer is not None and is_whole(renderer):
+        body = _convert_whole(read, renderer, target, unsupported, strict, model, quiet)
+        write(output, dumps(body, compact))
+        return
+    conversation = read if isinstance(read, Conversation) else read.conversation
+    foreign = source in (NEUTRAL, *INTEROP)
+    if kind == "request" and renderer is not None and not foreign and not quiet:
+        lacking = target if not whole else source
+        _note(
+            f"note: {lacking} does not read and write whole requests; "
+            "only the conversation fields are translated"
+        )
+    if model is not None and not quiet:
+        _note("note: --model applies to whole requests only; ignored")
+    unsupported = unsupported or "error"
     if target == NEUTRAL:
         write(output, dumps(_loads(to_json(conversation)), compact))
         return
@@ -272,8 +310,11 @@ def convert(
     if target in INTEROP:
         body = render_interop(target, conversation, report)
         _notes(report, quiet)
+        _check_strict(report, target, strict)
         write(output, dumps(body, compact))
         return
+    if renderer is None:  # the neutral document and interop forms are done above
+        raise Failure(f"cannot write {target}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", providers.FidelityWarning)
         if kind == "request":
@@ -288,7 +329,46 @@ def convert(
                 message = f"{target}: {message}"
             raise Failure(message) from None
     _notes(report, quiet)
+    _check_strict(report, target, strict)
     write(output, dumps(body, compact))
+
+
+def _convert_whole(
+    request: Request,
+    renderer: providers.RequestNormalizer,
+    target: str,
+    unsupported: str | None,
+    strict: bool,
+    model: str | None,
+    quiet: bool,
+) -> dict[str, Any]:
+    """The whole request rendered for ``target``, its report on stderr;
+    ``strict`` fails on any field not translated exactly."""
+    report = providers.Report()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", providers.FidelityWarning)
+        try:
+            body = renderer.render_full_request(
+                request, model=model, unsupported=unsupported or "drop", report=report
+            )
+        except CanistersError as error:
+            message = str(error)
+            if target not in message:
+                message = f"{target}: {message}"
+            raise Failure(message) from None
+    _notes(report, quiet)
+    _check_strict(report, target, strict)
+    return body
+
+
+def _check_strict(report: providers.Report, target: str, strict: bool) -> None:
+    """Under ``--strict``, fail naming everything not translated exactly."""
+    if strict and report.events:
+        fields = ", ".join(f"{event.where} ({event.kind})" for event in report.events)
+        count = len(report.events)
+        raise Failure(
+            f"--strict: {count} fields not translated exactly to {target}: {fields}"
+        )
 
 
 @cli.command(

@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, Final, TypeVar, cast
+from typing import Any, BinaryIO, Final, TypeGuard, TypeVar, cast
 
 import click
 
@@ -17,9 +17,11 @@ from ..conversation import Conversation
 from ..exceptions import CanistersError, SerializationError
 from ..protocols import Canister, Role
 from ..providers import streams
+from ..requests import Request
 from ..serialization import (
     CANISTER_FORMAT,
     CONVERSATION_FORMAT,
+    REQUEST_FORMAT,
     _encode_json,
     _loads,
     from_json,
@@ -154,8 +156,9 @@ def read_body(name: str, data: bytes) -> dict[str, Any]:
     return body
 
 
-def read_neutral(name: str, data: bytes) -> Conversation:
-    """Read a conversation, canister or snapshot document, or conversation JSONL."""
+def read_neutral(name: str, data: bytes) -> Conversation | Request:
+    """Read a conversation, canister, request or snapshot document, or
+    conversation JSONL."""
     try:
         document = _loads(data)
     except SerializationError as error:
@@ -173,14 +176,14 @@ def read_neutral(name: str, data: bytes) -> Conversation:
     if kind == recording.SNAPSHOT_FORMAT:
         inner = _encode_json(document.get("conversation"))[0]
         value = _neutral_error(f"{name}: $.conversation", lambda: from_json(inner))
-    elif kind in (CONVERSATION_FORMAT, CANISTER_FORMAT):
+    elif kind in (CONVERSATION_FORMAT, CANISTER_FORMAT, REQUEST_FORMAT):
         value = _neutral_error(name, lambda: from_json(data))
     else:
         raise Failure(
             f"{name}: not a canisters document ({_format_of(kind)}); "
             "to read a provider body, give --from PROVIDER"
         )
-    if isinstance(value, Conversation):
+    if isinstance(value, Conversation | Request):
         return value
     return Conversation((cast(Canister, value),))
 
@@ -228,6 +231,11 @@ def get_normalizer(name: str) -> providers.Normalizer:
         raise Failure(f"unknown provider {name!r}; known: {known}") from None
 
 
+def is_whole(normalizer: object) -> TypeGuard[providers.RequestNormalizer]:
+    """Whether ``normalizer`` reads and writes whole requests."""
+    return isinstance(normalizer, providers.RequestNormalizer)
+
+
 def load(source: str, provider: str | None, kind: str) -> tuple[Conversation, str]:
     """Read ``source`` as a canisters document, or as ``provider``'s body.
 
@@ -235,6 +243,16 @@ def load(source: str, provider: str | None, kind: str) -> tuple[Conversation, st
     read as; a neutral document whose canisters are all assistant-side (replies and
     invocations) counts as a response when ``kind`` is ``auto``.
     """
+    read, kind = load_full(source, provider, kind, whole=False)
+    return cast(Conversation, read), kind
+
+
+def load_full(
+    source: str, provider: str | None, kind: str, *, whole: bool = True
+) -> tuple[Conversation | Request, str]:
+    """:func:`load`, but a request body of a provider whose normalizer reads
+    whole requests (:class:`~canisters.providers.RequestNormalizer`) is read
+    whole, as a :class:`~canisters.Request`, when ``whole`` is true."""
     name = display_name(source)
     if provider in INTEROP:
         return read_interop(name, provider, read_bytes(source)), "request"
@@ -242,7 +260,10 @@ def load(source: str, provider: str | None, kind: str) -> tuple[Conversation, st
         normalizer = get_normalizer(provider)
     data = read_bytes(source)
     if provider is None or provider == NEUTRAL:
-        conversation = read_neutral(name, data)
+        read = read_neutral(name, data)
+        if isinstance(read, Request):
+            return (read if whole else read.conversation), "request"
+        conversation = read
         if kind == "auto":
             replies = {Role.Assistant, Role.Invocation}
             only_replies = bool(conversation) and all(
@@ -256,6 +277,8 @@ def load(source: str, provider: str | None, kind: str) -> tuple[Conversation, st
     if kind == "auto":
         kind = detect_kind(name, body)
     try:
+        if kind == "request" and whole and is_whole(normalizer):
+            return normalizer.parse_full_request(body), kind
         if kind == "request":
             return normalizer.parse_request(body), kind
         return normalizer.parse_response(body), kind

@@ -21,6 +21,7 @@ and reads and writes its provider's error bodies (:class:`ErrorNormalizer`):
         reply = normalizer.parse_response(body)
     except providers.ErrorResponse as refused:
         status, relayed = providers.get("openai-chat").render_error(refused.reply)
+
 Normalizers with whole requests (:class:`RequestNormalizer`) also read and
 write every other field of a request body (model, tools, tool choice, output
 format, settings, reasoning...) through a :class:`~canisters.Request`::

@@ -25,7 +25,7 @@ give back exactly the body's other keys: this is what makes
 provider's kept keys (unless :meth:`Rendering.claim` ed), tool extras and
 provider tools are dropped and reported here, so a module never has to.
 
-Writing one, following ``canisters/providers/openai_chat_request.py`` (the
+Writing one, following ``canisters/providers/openai_chat/request.py`` (the
 reference module):
 
 1. Parse with a :class:`Fields` of the body (``skip=CONVERSATION_KEYS``):

@@ -161,12 +161,20 @@ class Store(Protocol):
     def append(self, conversation_id: str, canister: Canister) -> None:
         """Append one canister, creating the conversation when it is new.
 
-        Durable when it returns: every blob first, then the log record.
+        Durable when it returns: every blob first, then the log record. A
+        canister the conversation holds already (same id, same content) is not
+        recorded again, so an append that failed may be retried; a different
+        canister under a held id raises ``DuplicateCanister``.
         """
         ...
 
     def extend(self, conversation_id: str, canisters: Iterable[Canister]) -> None:
-        """Append several canisters at once (creating the conversation, even empty)."""
+        """Append several canisters at once (creating the conversation, even empty).
+
+        Those the conversation holds already are left out, as :meth:`append`
+        does; a different canister under a held id raises ``DuplicateCanister``
+        and nothing is written.
+        """
         ...
 
     def load(self, conversation_id: str, *, salvage: bool = False) -> Conversation:
@@ -205,7 +213,8 @@ class Store(Protocol):
         """Check the conversation's hash chain and blobs, reporting every problem.
 
         It also compares the log with the head the store keeps apart from it,
-        which reveals records removed from the log's end.
+        which reveals records removed from the log's end. Every blob is read
+        from the store, whatever the cache of hydrated blobs holds.
         """
         ...
 
@@ -277,7 +286,10 @@ def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
     or an :class:`~canisters.storage.s3.S3ContentStore` made with a client of
     its own),
     ``policy`` (a :class:`StoragePolicy`), ``durability`` (``"fsync"``, the
-    default, or ``"flush"``; see :data:`~canisters.storage.Durability`) and,
+    default, or ``"flush"``; see :data:`~canisters.storage.Durability`),
+    for PostgreSQL ``pool_size``, ``timeout`` (seconds a call waits for a
+    connection, 10 by default: the bound on a call while the server is down)
+    and ``connect_timeout`` (seconds to establish one, 5 by default), and,
     for the file and SQLite backends, ``read_only=True``: open an existing
     store without creating or writing anything (not even its lock file), so
     that a store the user may read but not write can be inspected; every write

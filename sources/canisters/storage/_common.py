@@ -35,6 +35,8 @@ from .._wire import HELD, check_held, new_memo
 from .._wire import fast as _fast
 from ..content import Media, is_content_id
 from ..exceptions import (
+    CanistersError,
+    DuplicateCanister,
     IntegrityError,
     ModelError,
     SerializationError,
@@ -461,6 +463,7 @@ class Codec:
         record: dict[str, Any],
         memo: dict[tuple[str, str], str | bytes] | None = None,
         fetch: Callable[[str], bytes] | None = None,
+        fresh: set[str] | None = None,
     ) -> None:
         """Put the stored fields of ``record``'s parts back in place.
 
@@ -469,7 +472,10 @@ class Codec:
         to the value already hydrated during one load, so that every part naming
         one blob shares one object whatever the cache keeps. ``fetch`` reads a
         blob the cache lacks instead of the codec's own (blobs a backend fetched
-        ahead, several per round trip).
+        ahead, several per round trip). With ``fresh`` (what ``verify`` passes)
+        the cache serves only the blobs whose ids it holds, those read from the
+        store since it was made, and gains every blob read: each blob is then
+        read from the store at least once, whatever the cache kept before.
         """
         parts = record.get("content")
         if type(parts) is not list:
@@ -487,7 +493,7 @@ class Codec:
                 key = (field, content_id)
                 value = memo.get(key) if memo is not None else None
                 if value is None:
-                    value = self._value(key, fetch or self._fetch)
+                    value = self._value(key, fetch or self._fetch, fresh)
                     if memo is not None:
                         memo[key] = value
                 part[field] = value
@@ -504,15 +510,22 @@ class Codec:
         return text.encode("utf-8") if type(text) is str else None
 
     def _value(
-        self, key: tuple[str, str], fetch: Callable[[str], bytes]
+        self,
+        key: tuple[str, str],
+        fetch: Callable[[str], bytes],
+        fresh: set[str] | None = None,
     ) -> str | bytes:
-        """Return the hydrated value of ``(field, content_id)``, through the cache."""
+        """Return the hydrated value of ``(field, content_id)``, through the cache
+        (only for the ids in ``fresh`` when it is given: see :meth:`hydrate`)."""
         cache = self._cache
-        value = cache.get(key) if cache is not None else None
-        if value is not None:
-            return value
         field, content_id = key
+        if cache is not None and (fresh is None or content_id in fresh):
+            value = cache.get(key)
+            if value is not None:
+                return value
         data = fetch(content_id)
+        if fresh is not None:
+            fresh.add(content_id)
         if field == "text":
             try:
                 value = data.decode("utf-8")
@@ -677,6 +690,7 @@ class Chain:
         "conversation_id",
         "count",
         "fetch",
+        "fresh",
         "kept",
         "label",
         "memo",
@@ -702,11 +716,13 @@ class Chain:
         # Reads the blobs the codec's cache lacks (None: the codec's own fetch).
         self.fetch: Callable[[str], bytes] | None = None
         # The values hydrated so far, shared by every part naming the same blob.
-        # What load returns holds them anyway; verify keeps nothing, so it goes
-        # through the bounded cache alone.
+        # What load returns holds them anyway; verify keeps nothing.
         self.memo: dict[tuple[str, str], str | bytes] | None = (
             None if mode == "verify" else {}
         )
+        # verify reads every blob from the store, whatever the cache holds:
+        # the ids of those read so far, which the cache may then serve.
+        self.fresh: set[str] | None = set() if mode == "verify" else None
         # Strings and metadata the records' canisters share (serialization's
         # fast path: a result's invocation id is its invocation's).
         self.shared: dict[Any, Any] | None = None if mode == "verify" else new_memo()
@@ -938,7 +954,7 @@ class Chain:
             if type(record) is not dict:
                 raise SerializationError("expected a canister object", "$.canister")
             if STORED_MARK in line:
-                self.codec.hydrate(record, self.memo, self.fetch)
+                self.codec.hydrate(record, self.memo, self.fetch, self.fresh)
             return structure_canister(record)
         except (IntegrityError, LookupError) as error:
             if self.mode == "strict":
@@ -957,6 +973,137 @@ def _skipped(record: object, error: Exception) -> str:
     if type(found) is str:
         return f"canister {found[:128]!r}: {error}"
     return str(error)
+
+
+# --------------------------------------------------------------------------- #
+# Appends safe to retry: a canister id names one canister in a conversation
+
+
+def index_key(canister_id: str) -> str:
+    """The key the backends' canister-id indexes hold ``canister_id`` under.
+
+    The id itself, unless it cannot be written as UTF-8 text (a lone surrogate,
+    which a document keeps), holds a NUL (which PostgreSQL text cannot hold) or
+    starts with U+0001: then U+0001 followed by its ASCII JSON form. Every id
+    has one key and no two ids share one.
+    """
+    if "\x00" in canister_id or canister_id.startswith("\x01"):
+        return "\x01" + json.dumps(canister_id)
+    try:
+        canister_id.encode("utf-8")
+    except UnicodeEncodeError:
+        return "\x01" + json.dumps(canister_id)
+    return canister_id
+
+
+def record_id(record: dict[str, Any]) -> str | None:
+    """Return the index key (:func:`index_key`) of the canister id a dehydrated
+    record holds (``None`` if none)."""
+    found = record.get("id")
+    return index_key(found) if type(found) is str else None
+
+
+def line_id(line: bytes) -> str | None:
+    """Return the index key (:func:`index_key`) of the canister id a stored log
+    line holds (``None`` if unreadable)."""
+    try:
+        document = json.loads(line) if line.startswith(_BIGINT) else orjson.loads(line)
+    except (ValueError, RecursionError):
+        # orjson refuses the escaped lone surrogates a document may hold.
+        try:
+            document = json.loads(line)
+        except (ValueError, RecursionError):
+            return None
+    canister = document.get("canister") if type(document) is dict else None
+    return record_id(canister) if type(canister) is dict else None
+
+
+def _stored_canister(line: bytes) -> Any:
+    """The canister member of a stored line, migrated to the current format."""
+    try:
+        document = json.loads(line)
+        if type(document) is not dict:
+            return None
+        record = document.get("canister")
+        version = document.get("v")
+        if version != FORMAT_VERSION:
+            record = migrate(
+                {"format": "canisters.canister", "version": version, "canister": record}
+            )["canister"]
+        return record
+    except (ValueError, RecursionError, CanistersError):
+        return None
+
+
+def same_record(line: bytes, record: dict[str, Any]) -> bool:
+    """Tell whether the stored ``line`` records the canister of ``record``.
+
+    The record is encoded where the line sits (its ``seq`` and ``prev``) and the
+    bytes compared; a line of an older format is compared as JSON values after
+    migration.
+    """
+    line = line.rstrip(b"\n")
+    link = record_link(line)
+    if link is not None:
+        encoded, _ = encode_record(link[0], link[1], record)
+        if encoded[:-1] == line:
+            return True
+    stored = _stored_canister(line)
+    if stored is None:
+        return False
+    encoded, _ = encode_record(0, "", record)
+    return bool(stored == json.loads(encoded)["canister"])
+
+
+def screen(
+    conversation_id: str,
+    records: list[dict[str, Any]],
+    stored: Callable[[list[str]], dict[str, tuple[str, bytes]]],
+) -> list[dict[str, Any]]:
+    """Return the records of an append that the conversation does not hold yet.
+
+    ``stored`` maps the canister ids asked for to ``(where, line)`` of the
+    record holding each in the conversation (its fork prefix included), found
+    through the backend's index. A record whose canister is there already, or
+    earlier in the same append, is dropped; one whose id is taken by a different
+    canister raises :class:`~canisters.DuplicateCanister`, before anything is
+    written.
+    """
+    wanted = [found for found in map(record_id, records) if found is not None]
+    if not wanted:
+        return records
+    held = stored(list(dict.fromkeys(wanted)))
+    fresh: list[dict[str, Any]] = []
+    batch: dict[str, dict[str, Any]] = {}
+    for record in records:
+        canister_id = record_id(record)
+        if canister_id is None:
+            fresh.append(record)
+            continue
+        found = held.get(canister_id)
+        if found is not None:
+            if not same_record(found[1], record):
+                raise DuplicateCanister(conversation_id, canister_id, found[0])
+            continue
+        earlier = batch.get(canister_id)
+        if earlier is not None:
+            if encode_record(0, "", earlier)[0] != encode_record(0, "", record)[0]:
+                raise DuplicateCanister(
+                    conversation_id, canister_id, "earlier in the same append"
+                )
+            continue
+        batch[canister_id] = record
+        fresh.append(record)
+    return fresh
+
+
+def earlier(value: object, moment: float) -> bool:
+    """Whether a time a store keeps as text (``repr`` of ``time.time()``) is
+    before ``moment``; ``False`` when it is unreadable."""
+    try:
+        return float(value) < moment  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
 
 
 def references(line: bytes) -> set[str]:

@@ -43,8 +43,12 @@ from ._common import (
     check_id,
     check_line,
     content_id_of,
+    earlier,
     encode_record,
+    line_id,
+    record_id,
     references,
+    screen,
     sweep,
 )
 from .s3 import S3ContentStore
@@ -67,17 +71,34 @@ _SCHEMA: Final = (
     "data BYTEA NOT NULL, created DOUBLE PRECISION NOT NULL)",
     "CREATE TABLE IF NOT EXISTS canisters_conversations (id TEXT PRIMARY KEY, "
     "parent TEXT, fork_seq BIGINT, fork_head TEXT, fork_at TEXT, "
-    "length BIGINT NOT NULL DEFAULT 0, head TEXT NOT NULL DEFAULT '')",
+    "length BIGINT NOT NULL DEFAULT 0, head TEXT NOT NULL DEFAULT '', "
+    "indexed BIGINT NOT NULL DEFAULT 0)",
     "CREATE INDEX IF NOT EXISTS canisters_conversations_parent "
     "ON canisters_conversations (parent)",
     "CREATE TABLE IF NOT EXISTS canisters_records (conversation TEXT NOT NULL, "
     "seq BIGINT NOT NULL, line BYTEA NOT NULL, PRIMARY KEY (conversation, seq))",
+    "CREATE TABLE IF NOT EXISTS canisters_ids (conversation TEXT NOT NULL, "
+    "canister TEXT NOT NULL, seq BIGINT NOT NULL, "
+    "PRIMARY KEY (conversation, canister))",
     "CREATE TABLE IF NOT EXISTS canisters_sidecars (n BIGSERIAL PRIMARY KEY, "
     "conversation TEXT NOT NULL, name TEXT NOT NULL, line TEXT NOT NULL)",
     "CREATE INDEX IF NOT EXISTS canisters_sidecars_name "
     "ON canisters_sidecars (conversation, name, n)",
 )
 _LOCK_SHARED: Final = "SELECT pg_advisory_xact_lock_shared(%s)"
+# Where some canister ids are in one conversation's log, through the index (the
+# records themselves are read only for those found: a retry).
+_HELD: Final = (
+    "SELECT canister, seq FROM canisters_ids "
+    "WHERE conversation = %s AND seq < %s AND canister = ANY(%s)"
+)
+# A garbage collection that removed blobs and ended after an upload began (less
+# this margin: the clocks of different hosts differ) may have removed what the
+# upload wrote: the blobs are stored again, under the lock that garbage
+# collection takes exclusively.
+_GC_MARGIN: Final = 300.0
+# No bound on the seq of a record looked up (a conversation's own log).
+_NO_LIMIT: Final = 2**63 - 1
 _REFERENCING: Final = (
     "SELECT line FROM canisters_records WHERE position('sha256:'::bytea in line) > 0"
 )
@@ -92,6 +113,10 @@ class Query:
     sql: str
     params: tuple[Any, ...] | None = None
     binary: bool = False
+    planned: bool = True
+    """Whether the driver may prepare it (the server then plans it once and may
+    keep that plan); ``False`` plans it for its parameters on every run, for a
+    statement whose best plan changes as its table grows from empty."""
 
 
 @attrs.frozen
@@ -148,6 +173,16 @@ def create_schema() -> Plan[None]:
     yield Query("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
     for statement in _SCHEMA:
         yield Query(statement)
+    found = yield Query(
+        "SELECT 1 FROM pg_attribute WHERE attrelid = "
+        "'canisters_conversations'::regclass AND attname = 'indexed' "
+        "AND NOT attisdropped"
+    )
+    if not found:  # a store made before the canister-id index
+        yield Query(
+            "ALTER TABLE canisters_conversations "
+            "ADD COLUMN indexed BIGINT NOT NULL DEFAULT 0"
+        )
     rows = yield Query("SELECT value FROM canisters_meta WHERE key = 'schema'")
     if not rows:
         yield Query(
@@ -238,11 +273,109 @@ def read_lines(conversation_id: str, name: str) -> Plan[list[str]]:
 # Writing
 
 
+def _store_all(external: S3ContentStore, blobs: dict[str, bytes]) -> None:
+    # Sorted: writers sharing blobs meet them in the same order.
+    for key in sorted(blobs):
+        external.store(key, blobs[key])
+
+
+def _index(conversation_id: str, indexed: int, end: int) -> Plan[None]:
+    """Bring the canister ids of a log's records before ``end`` into
+    ``canisters_ids`` (records written before the index, or by a version of the
+    library without it); ``indexed`` is how far it reached."""
+    start = indexed
+    while start < end:
+        stop = min(end, start + STREAM_ROWS)
+        rows = yield Query(
+            "SELECT seq, line FROM canisters_records "
+            "WHERE conversation = %s AND seq >= %s AND seq < %s ORDER BY seq",
+            (conversation_id, start, stop),
+            binary=True,
+            planned=False,
+        )
+        found = [
+            (conversation_id, canister_id, seq)
+            for seq, line in rows
+            if (canister_id := line_id(bytes(line))) is not None
+        ]
+        if found:
+            yield Many(
+                "INSERT INTO canisters_ids (conversation, canister, seq) "
+                "VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                found,
+            )
+        start = stop
+    yield Query(
+        "UPDATE canisters_conversations SET indexed = GREATEST(indexed, %s) "
+        "WHERE id = %s",
+        (end, conversation_id),
+    )
+
+
+def _lines(
+    found: list[tuple[str, str, int]],
+) -> Plan[dict[str, tuple[str, bytes]]]:
+    """The records of the ``(conversation, canister id, seq)`` found in the
+    index, as :func:`~canisters.storage._common.screen` takes them."""
+    held: dict[str, tuple[str, bytes]] = {}
+    by_conversation: dict[str, dict[int, str]] = {}
+    for conversation_id, canister_id, seq in found:
+        if canister_id not in held:
+            held[canister_id] = (conversation_id, b"")
+            by_conversation.setdefault(conversation_id, {})[seq] = canister_id
+    for conversation_id, seqs in by_conversation.items():
+        rows = yield Query(
+            "SELECT seq, line FROM canisters_records "
+            "WHERE conversation = %s AND seq = ANY(%s)",
+            (conversation_id, list(seqs)),
+            binary=True,
+            planned=False,
+        )
+        for seq, line in rows:
+            held[seqs[seq]] = (f"record {seq} of {conversation_id}", bytes(line))
+    return held
+
+
+def _held_above(
+    conversation_id: str,
+    parent: str | None,
+    limit: int,
+    wanted: list[str],
+    found: list[tuple[str, str, int]],
+) -> Plan[None]:
+    """Add to ``found`` where the canisters of ``wanted`` are in a fork's prefix:
+    its ancestors' records before each fork point."""
+    seen = {conversation_id}
+    current = parent
+    while current is not None:
+        if current in seen:
+            raise IntegrityError(f"{conversation_id!r}: forks form a cycle")
+        seen.add(current)
+        rows = yield Query(
+            "SELECT parent, fork_seq, indexed FROM canisters_conversations "
+            "WHERE id = %s",
+            (current,),
+        )
+        if not rows:
+            raise ConversationNotFound(current)
+        above, fork_seq, indexed = rows[0]
+        if indexed < limit:
+            yield from _index(current, indexed, limit)
+        rows = yield Query(_HELD, (current, limit, wanted), planned=False)
+        found.extend((current, canister_id, seq) for canister_id, seq in rows)
+        current, limit = above, fork_seq or 0
+
+
 def extend(
     backend: Backend, conversation_id: str, canisters: Iterable[Canister]
 ) -> Plan[None]:
     """Append in one transaction that locks the conversation's row: three round
-    trips (statements sent together), the commit included."""
+    trips (statements sent together), the commit included.
+
+    Blobs in a bucket are uploaded first, before the transaction opens: they are
+    content-addressed and named by no record yet, so a slow bucket holds no
+    lock. A canister the conversation holds already is not written again.
+    """
     check_id(conversation_id)
     dehydrate = backend.codec.dehydrate
     records = []
@@ -251,61 +384,101 @@ def extend(
         record, found = dehydrate(canister)
         records.append(record)
         blobs.update(found)
-    results = yield Pipeline(
-        (
-            Query(_LOCK_SHARED, (_GC_LOCK,)),
-            Query(
-                "INSERT INTO canisters_conversations (id) VALUES (%s) "
-                "ON CONFLICT (id) DO NOTHING",
-                (conversation_id,),
-            ),
-            Query(
-                "SELECT length, head FROM canisters_conversations "
-                "WHERE id = %s FOR UPDATE",
-                (conversation_id,),
-            ),
-        )
-    )
-    length, prev = results[2][0]
     external = backend.external
+    uploaded = 0.0
     if blobs and external is not None:
-        # Every blob before the record naming it.
-        for key in sorted(blobs):
-            yield Call(external.store, (key, blobs[key]))
+        uploaded = time.time()
+        yield Call(_store_all, (external, blobs))
+    wanted = list(dict.fromkeys(filter(None, map(record_id, records))))
+    steps: list[Query | Many] = [
+        Query(_LOCK_SHARED, (_GC_LOCK,)),
+        Query(
+            "INSERT INTO canisters_conversations (id) VALUES (%s) "
+            "ON CONFLICT (id) DO NOTHING",
+            (conversation_id,),
+        ),
+        Query(
+            "SELECT length, head, parent, fork_seq, indexed "
+            "FROM canisters_conversations WHERE id = %s FOR UPDATE",
+            (conversation_id,),
+        ),
+        # Planned for its parameters each time: a plan kept from when the
+        # index was small would scan it whole once it is large.
+        Query(_HELD, (conversation_id, _NO_LIMIT, wanted), planned=False),
+    ]
+    if uploaded:
+        steps.append(Query("SELECT value FROM canisters_meta WHERE key = 'gc'"))
+    results = yield Pipeline(tuple(steps))
+    length, prev, parent, fork_seq, indexed = results[2][0]
+    if uploaded and results[4] and not earlier(results[4][0][0], uploaded - _GC_MARGIN):
+        # A garbage collection removed blobs since the upload began.
+        assert external is not None
+        yield Call(_store_all, (external, blobs))
+    held: dict[str, tuple[str, bytes]] = {}
+    if wanted:
+        rows = results[3]
+        if indexed < length:
+            yield from _index(conversation_id, indexed, length)
+            rows = yield Query(
+                _HELD, (conversation_id, _NO_LIMIT, wanted), planned=False
+            )
+        hits = [(conversation_id, canister_id, seq) for canister_id, seq in rows]
+        if parent is not None:
+            yield from _held_above(conversation_id, parent, fork_seq or 0, wanted, hits)
+        if hits:
+            held = yield from _lines(hits)
+    records = screen(conversation_id, records, lambda _wanted: held)
+    if not records:
+        return
     seq = length
     rows = []
+    ids = []
     for record in records:
         line, prev = encode_record(seq, prev, record)
         rows.append((conversation_id, seq, line[:-1]))
+        canister_id = record_id(record)
+        if canister_id is not None:
+            ids.append((conversation_id, canister_id, seq))
         seq += 1
-    steps: list[Query | Many] = []
+    writes: list[Query | Many] = []
     if blobs and external is None:
         # Sorted, so that two writers sharing blobs never deadlock.
         now = time.time()
-        steps.append(
+        writes.append(
             Many(
                 "INSERT INTO canisters_blobs (id, data, created) "
                 "VALUES (%s, %s, %s) ON CONFLICT (id) DO NOTHING",
                 [(key, blobs[key], now) for key in sorted(blobs)],
             )
         )
-    if rows:
-        steps.append(
-            Many(
-                "INSERT INTO canisters_records (conversation, seq, line) "
-                "VALUES (%s, %s, %s)",
-                rows,
-            )
+    writes.append(
+        Many(
+            "INSERT INTO canisters_records (conversation, seq, line) "
+            "VALUES (%s, %s, %s)",
+            rows,
         )
-        steps.append(
+    )
+    if ids:
+        writes.append(
             Query(
-                "UPDATE canisters_conversations SET length = %s, head = %s "
-                "WHERE id = %s",
-                (seq, prev, conversation_id),
+                "INSERT INTO canisters_ids (conversation, canister, seq) "
+                "SELECT %s, unnest(%s::text[]), unnest(%s::bigint[]) "
+                "ON CONFLICT DO NOTHING",
+                (
+                    conversation_id,
+                    [canister_id for _, canister_id, _ in ids],
+                    [seq for _, _, seq in ids],
+                ),
             )
         )
-    if steps:
-        yield Pipeline(tuple(steps))
+    writes.append(
+        Query(
+            "UPDATE canisters_conversations SET length = %s, head = %s, "
+            "indexed = %s WHERE id = %s",
+            (seq, prev, seq, conversation_id),
+        )
+    )
+    yield Pipeline(tuple(writes))
 
 
 # --------------------------------------------------------------------------- #
@@ -411,7 +584,12 @@ def _read(
                     ("text", content_id) in memo or ("data", content_id) in memo
                 ):
                     continue
-                cached = codec.cached(content_id)
+                # verify reads each blob from the store (chain.fresh).
+                cached = (
+                    codec.cached(content_id)
+                    if chain.fresh is None or content_id in chain.fresh
+                    else None
+                )
                 if cached is not None:
                     supply[content_id] = cached
                 else:
@@ -539,9 +717,18 @@ def fork(backend: Backend, conversation_id: str, at: str) -> Plan[str]:
         raise CanisterNotFound(at)
     child = new_id()
     yield Query(
-        "INSERT INTO canisters_conversations (id, parent, fork_seq, "
-        "fork_head, fork_at, length, head) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-        (child, conversation_id, chain.seq, chain.prev, at, chain.seq, chain.prev),
+        "INSERT INTO canisters_conversations (id, parent, fork_seq, fork_head, "
+        "fork_at, length, head, indexed) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+        (
+            child,
+            conversation_id,
+            chain.seq,
+            chain.prev,
+            at,
+            chain.seq,
+            chain.prev,
+            chain.seq,
+        ),
     )
     return child
 
@@ -568,6 +755,7 @@ def delete(conversation_id: str) -> Plan[None]:
             Query(f"DELETE FROM {table} WHERE {column} = %s", (conversation_id,))
             for table, column in (
                 ("canisters_records", "conversation"),
+                ("canisters_ids", "conversation"),
                 ("canisters_sidecars", "conversation"),
                 ("canisters_conversations", "id"),
             )
@@ -620,10 +808,10 @@ def collect_garbage(
     if progress is not None:
         progress(0, 2)
     yield Query("SELECT pg_advisory_xact_lock(%s)", (_GC_LOCK,))
+    external = backend.external
     referenced = yield from referenced_content()
     if progress is not None:
         progress(1, 2)
-    external = backend.external
     entries = yield (
         Call(external.entries)
         if external is not None
@@ -643,6 +831,14 @@ def collect_garbage(
             if external is not None
             else Query("DELETE FROM canisters_blobs WHERE id = ANY(%s)", (removed,))
         )
+        if external is not None:
+            # Writers upload blobs before they take the lock this one holds:
+            # those whose upload began before this time store theirs again.
+            yield Query(
+                "INSERT INTO canisters_meta (key, value) VALUES ('gc', %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (repr(time.time()),),
+            )
     if progress is not None:
         progress(2, 2)
     return report

@@ -107,7 +107,9 @@ class AsyncStore(Protocol):
         ...
 
     async def append(self, conversation_id: str, canister: Canister) -> None:
-        """Append one canister; durable when this returns."""
+        """Append one canister; durable when this returns. One the conversation
+        holds already is not recorded again: an append that failed, or was
+        cancelled, may have been written, and retrying it is safe."""
         ...
 
     async def extend(self, conversation_id: str, canisters: Iterable[Canister]) -> None:

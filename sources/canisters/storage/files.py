@@ -78,10 +78,13 @@ from ._common import (
     follows,
     link_error,
     logger,
+    record_id,
     record_link,
     references,
+    screen,
     sweep,
 )
+from ._logindex import INDEX_NAME, IdIndex, prefix_ids
 from .s3 import S3ContentStore, open_blobs
 
 __all__ = ["FileContentStore", "FileSidecar", "FileStore", "Locks"]
@@ -468,7 +471,17 @@ def _last_line(fd: int, end: int) -> bytes:
 class _Log:
     """An open conversation log and what this process knows of its end."""
 
-    __slots__ = ("directory", "fd", "inode", "path", "prev", "seq", "size")
+    __slots__ = (
+        "directory",
+        "fd",
+        "index",
+        "inode",
+        "path",
+        "prefix",
+        "prev",
+        "seq",
+        "size",
+    )
 
     def __init__(self, fd: int, directory: Path, path: str) -> None:
         self.fd = fd
@@ -478,6 +491,16 @@ class _Log:
         self.size = -1
         self.seq = 0
         self.prev = ""
+        # The canister ids of the log (opened by the first append) and, for a
+        # fork, of the prefix it shares (read once: it never changes).
+        self.index: IdIndex | None = None
+        self.prefix: dict[str, tuple[str, tuple[int, int, int]]] | None = None
+
+    def close(self) -> None:
+        """Close the log and its index."""
+        os.close(self.fd)
+        if self.index is not None:
+            self.index.close()
 
 
 class FileStore:
@@ -621,11 +644,18 @@ class FileStore:
             size = os.fstat(fd).st_size
             if size != log.size:
                 self._refresh(conversation_id, log, size)
+            records = self._screen(conversation_id, log, records)
             seq, prev = log.seq, log.prev
             lines = []
+            entries = []
+            offset = log.size
             for record in records:
                 line, prev = encode_record(seq, prev, record)
                 lines.append(line)
+                canister_id = record_id(record)
+                if canister_id is not None:
+                    entries.append((seq, canister_id, offset, offset + len(line)))
+                offset += len(line)
                 seq += 1
             data = b"".join(lines)
             if data:
@@ -634,6 +664,8 @@ class FileStore:
                     _sync(fd)
             log.size += len(data)
             log.seq, log.prev = seq, prev
+            if log.index is not None:
+                log.index.add(entries, log.size)
             # After the log (and its sync): a crash leaves the kept head behind
             # the log, never ahead of it. It only grows, so writing over it in
             # place leaves no stale bytes; readers take the log's lock.
@@ -644,6 +676,71 @@ class FileStore:
                 os.close(head)
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def _screen(
+        self, conversation_id: str, log: _Log, records: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """The records of an append the log (and a fork's prefix) lacks, looked
+        up in its ``ids.jsonl``, under the log's exclusive lock."""
+        if not records:
+            return records
+        fresh = log.index is None
+        if log.index is None:
+            log.index = IdIndex(
+                _open(log.directory / INDEX_NAME, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+            )
+        index = log.index
+        index.sync(log.fd, log.size, fresh)
+
+        def held(wanted: list[str]) -> dict[str, tuple[str, bytes]]:
+            found = index.held(
+                log.fd, wanted, functools.partial(_record, conversation_id)
+            )
+            if log.prefix is None or log.prefix:  # unknown yet, or a fork's
+                found.update(self._held_above(conversation_id, log, wanted, found))
+            return found
+
+        return screen(conversation_id, records, held)
+
+    def _held_above(
+        self,
+        conversation_id: str,
+        log: _Log,
+        wanted: list[str],
+        found: dict[str, tuple[str, bytes]],
+    ) -> dict[str, tuple[str, bytes]]:
+        """The canisters of ``wanted`` a fork's prefix holds (not in ``found``)."""
+        if log.prefix is None:
+            lineage = self._lineage(conversation_id)
+            ancestors = [
+                (lineage[index][0], lineage[index + 1][1])
+                for index in range(len(lineage) - 2, -1, -1)
+            ]
+            log.prefix = prefix_ids(ancestors, self._open_file)
+        above: dict[str, tuple[str, bytes]] = {}
+        for canister_id in wanted:
+            entry = log.prefix.get(canister_id)
+            if entry is None or canister_id in found:
+                continue
+            ancestor, (seq, start, end) = entry
+            fd = self._open_file(ancestor, LOG_NAME)
+            if fd is None:
+                continue
+            try:
+                above[canister_id] = (
+                    _record(ancestor, seq),
+                    os.pread(fd, end - start, start),
+                )
+            finally:
+                os.close(fd)
+        return above
+
+    def _open_file(self, conversation_id: str, name: str) -> int | None:
+        """Open a file of a conversation's directory read-only (``None``: missing)."""
+        try:
+            return _open(self._directory(conversation_id) / name, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
 
     def _open_log(self, conversation_id: str) -> _Log:
         """Return the open log of a (checked) conversation id, opening it if needed."""
@@ -677,7 +774,7 @@ class FileStore:
         logs[conversation_id] = log
         while len(logs) > _OPEN_LOGS:
             _id, oldest = logs.popitem(last=False)
-            os.close(oldest.fd)
+            oldest.close()
         return log
 
     def _current(self, conversation_id: str, log: _Log) -> _Log:
@@ -748,7 +845,7 @@ class FileStore:
     def _forget(self, conversation_id: str) -> None:
         log = self._logs.pop(conversation_id, None)
         if log is not None:
-            os.close(log.fd)
+            log.close()
 
     # Reading -------------------------------------------------------------------
 
@@ -1161,7 +1258,7 @@ class FileStore:
         with self._locks.thread:
             while self._logs:
                 _id, log = self._logs.popitem()
-                os.close(log.fd)
+                log.close()
             if self._locks.gc_fd >= 0:
                 os.close(self._locks.gc_fd)
                 self._locks.gc_fd = -1
@@ -1178,6 +1275,10 @@ class FileStore:
 
 def _label(conversation_id: str, number: int) -> str:
     return f"{conversation_id} line {number}"
+
+
+def _record(conversation_id: str, seq: int) -> str:
+    return f"record {seq} of {conversation_id}"
 
 
 def _ticker(progress: Progress | None, total: int) -> Callable[[], None]:

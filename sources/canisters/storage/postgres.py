@@ -11,6 +11,7 @@ with other applications' tables through the ``canisters_`` prefix)::
                             fork_head TEXT, fork_at TEXT,
                             length BIGINT, head TEXT)         -- the pinned head
     canisters_records(conversation TEXT, seq BIGINT, line BYTEA)
+    canisters_ids(conversation TEXT, canister TEXT, seq BIGINT)  -- canister ids
     canisters_sidecars(n BIGSERIAL, conversation TEXT, name TEXT, line TEXT)
 
 ``canisters_records.line`` holds exactly the record a line of the file
@@ -33,6 +34,7 @@ Each operation is written once as a plan of statements that either face runs.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -85,6 +87,15 @@ def _modules() -> tuple[Any, Any]:
     return psycopg, psycopg_pool
 
 
+def _seconds(name: str, value: object) -> float:
+    """Return ``value`` when it is a positive number of seconds, else raise."""
+    if type(value) not in (int, float) or not 0 < value < math.inf:  # type: ignore[operator]
+        raise StorageError(
+            f"{name} must be a positive number of seconds, got {value!r}"
+        )
+    return float(value)  # type: ignore[arg-type]
+
+
 def _redact(location: str) -> str:
     """Return ``location`` with any password replaced by ``***``."""
     scheme, separator, rest = location.partition("://")
@@ -110,7 +121,12 @@ def _rows(cursor: Any) -> list[Any]:
 
 def _submit(connection: psycopg.Connection[Any], step: Query | Many) -> Any:
     if isinstance(step, Query):
-        return connection.execute(step.sql, step.params, binary=step.binary)
+        return connection.execute(
+            step.sql,
+            step.params,
+            binary=step.binary,
+            prepare=None if step.planned else False,
+        )
     cursor = connection.cursor()
     cursor.executemany(step.sql, step.rows)
     return cursor
@@ -126,21 +142,77 @@ def _execute(connection: psycopg.Connection[Any], op: Op) -> Any:
     return _rows(_submit(connection, op))
 
 
-def _run(pool: psycopg_pool.ConnectionPool[Any], plan: Plan[T]) -> T:
-    """Run ``plan`` in one transaction on a connection of ``pool``."""
-    driver, pool_module = _modules()
+def _lost(connection: Any) -> bool:
+    """Whether the connection to the server is gone (psycopg then reports its
+    own state, such as "connection not in pipeline mode", not the cause)."""
+    return connection is not None and bool(connection.broken or connection.closed)
+
+
+def _failed(name: str, error: Exception, connection: Any) -> StorageError:
+    """The error of an operation the driver failed, saying what to do."""
+    if _lost(connection):
+        return StorageError(
+            f"{name} failed: the connection to the server was lost ({error}); "
+            "a write may have been committed, and retrying it is safe"
+        )
+    return StorageError(f"{name} failed: {error}")
+
+
+def _busy_or_down(name: str, pool: Any, reason: str | None) -> StorageError:
+    """The error of an operation that got no connection within the timeout:
+    ``reason`` is why a fresh connection failed, ``None`` if one succeeded."""
+    if reason is None:
+        return StorageError(
+            f"{name} failed: no connection of the pool was free within "
+            f"{pool.timeout:g} s, though the server accepts new ones: all "
+            f"{pool.max_size} busy (raise pool_size or timeout), or the pool still "
+            "reconnecting after an outage (retry)"
+        )
+    return StorageError(
+        f"{name} failed: no connection to the server within {pool.timeout:g} s: "
+        f"{reason}"
+    )
+
+
+def _probe(pool: Any) -> str | None:
+    """Connect once outside the pool: ``None``, or the server's reason not to."""
+    driver, _ = _modules()
     try:
+        driver.connect(pool.conninfo, **pool.kwargs).close()
+    except driver.Error as error:
+        return str(error)
+    return None
+
+
+def _run(pool: psycopg_pool.ConnectionPool[Any], plan: Plan[T]) -> T:
+    """Run ``plan`` in one transaction on a connection of ``pool``.
+
+    Calls the plan makes before its first statement (blobs uploaded to a
+    bucket) run before a connection is taken: they hold no lock and no
+    connection of the pool.
+    """
+    driver, pool_module = _modules()
+    connection: Any = None
+    try:
+        op = plan.send(None)
+        while isinstance(op, Call):
+            op = plan.send(op.function(*op.args))
         with pool.connection() as connection:
-            result: Any = None
             while True:
+                result = _execute(connection, op)
                 try:
                     op = plan.send(result)
-                except StopIteration as done:
+                except StopIteration as done:  # committed as the block ends
                     value: T = done.value
-                    return value
-                result = _execute(connection, op)
-    except (driver.Error, pool_module.PoolTimeout) as error:
-        raise StorageError(f"{_name(plan)} failed: {error}") from error
+                    break
+        return value
+    except StopIteration as done:  # done before any statement
+        early: T = done.value
+        return early
+    except pool_module.PoolTimeout as error:
+        raise _busy_or_down(_name(plan), pool, _probe(pool)) from error
+    except driver.Error as error:
+        raise _failed(_name(plan), error, connection) from error
     finally:
         plan.close()
 
@@ -149,7 +221,12 @@ async def _submit_async(
     connection: psycopg.AsyncConnection[Any], step: Query | Many
 ) -> Any:
     if isinstance(step, Query):
-        return await connection.execute(step.sql, step.params, binary=step.binary)
+        return await connection.execute(
+            step.sql,
+            step.params,
+            binary=step.binary,
+            prepare=None if step.planned else False,
+        )
     cursor = connection.cursor()
     await cursor.executemany(step.sql, step.rows)
     return cursor
@@ -169,21 +246,42 @@ async def _execute_async(connection: psycopg.AsyncConnection[Any], op: Op) -> An
     return await _rows_async(await _submit_async(connection, op))
 
 
-async def _run_async(pool: psycopg_pool.AsyncConnectionPool[Any], plan: Plan[T]) -> T:
-    """Run ``plan`` in one transaction on a connection of ``pool``."""
-    driver, pool_module = _modules()
+async def _probe_async(pool: Any) -> str | None:
+    """:func:`_probe` on an asyncio connection."""
+    driver, _ = _modules()
     try:
+        connection = await driver.AsyncConnection.connect(pool.conninfo, **pool.kwargs)
+        await connection.close()
+    except driver.Error as error:
+        return str(error)
+    return None
+
+
+async def _run_async(pool: psycopg_pool.AsyncConnectionPool[Any], plan: Plan[T]) -> T:
+    """Run ``plan`` in one transaction on a connection of ``pool`` (calls before
+    its first statement run first, holding no connection: see :func:`_run`)."""
+    driver, pool_module = _modules()
+    connection: Any = None
+    try:
+        op = plan.send(None)
+        while isinstance(op, Call):
+            op = plan.send(await asyncio.to_thread(op.function, *op.args))
         async with pool.connection() as connection:
-            result: Any = None
             while True:
+                result = await _execute_async(connection, op)
                 try:
                     op = plan.send(result)
-                except StopIteration as done:
+                except StopIteration as done:  # committed as the block ends
                     value: T = done.value
-                    return value
-                result = await _execute_async(connection, op)
-    except (driver.Error, pool_module.PoolTimeout) as error:
-        raise StorageError(f"{_name(plan)} failed: {error}") from error
+                    break
+        return value
+    except StopIteration as done:  # done before any statement
+        early: T = done.value
+        return early
+    except pool_module.PoolTimeout as error:
+        raise _busy_or_down(_name(plan), pool, await _probe_async(pool)) from error
+    except driver.Error as error:
+        raise _failed(_name(plan), error, connection) from error
     finally:
         plan.close()
 
@@ -202,17 +300,32 @@ class _Settings:
         policy: StoragePolicy | None = None,
         durability: Literal["fsync", "flush"] = "fsync",
         pool_size: int = 4,
-        timeout: float = 60.0,
+        timeout: float = 10.0,
+        connect_timeout: float = 5.0,
         blobs: str | S3ContentStore | None = None,
     ) -> None:
-        _modules()
+        driver, _pool_module = _modules()
         self._location = location
         self._policy = policy if policy is not None else StoragePolicy()
         self._durability = check_durability(durability)
         if type(pool_size) is not int or pool_size < 1:
             raise StorageError(f"pool_size must be a positive int, got {pool_size!r}")
         self._pool_size = pool_size
-        self._timeout = timeout
+        self._timeout = _seconds("timeout", timeout)
+        try:
+            named = driver.conninfo.conninfo_to_dict(location)
+        except driver.Error as error:
+            raise self._cannot_open(error) from None
+        # libpq takes whole seconds; a connect_timeout in the URL wins.
+        self._kwargs: dict[str, Any] = (
+            {}
+            if "connect_timeout" in named
+            else {
+                "connect_timeout": max(
+                    1, math.ceil(_seconds("connect_timeout", connect_timeout))
+                )
+            }
+        )
         self._external = open_blobs(blobs) if blobs is not None else None
         self._setting = (
             f"SET synchronous_commit = {'on' if durability == 'fsync' else 'off'}"
@@ -229,6 +342,7 @@ class _Settings:
             "min_size": 1,
             "max_size": self._pool_size,
             "timeout": self._timeout,
+            "kwargs": self._kwargs,
             "open": False,
         }
 
@@ -311,9 +425,13 @@ class PostgresStore(_Settings):
     ``location`` is a libpq URL (``postgresql://`` or ``postgres://``).
     ``durability="flush"`` turns ``synchronous_commit`` off for the store's
     connections (a commit may be lost if the server crashes, never torn);
-    ``pool_size`` bounds the connections the store opens; ``blobs``
+    ``pool_size`` bounds the connections the store opens; ``timeout`` (seconds,
+    default 10) bounds how long a call waits for one, so that calls fail within
+    it while the server is down, saying why; ``connect_timeout`` (seconds,
+    default 5; one in the URL wins) bounds establishing a connection; ``blobs``
     (``"s3://bucket/prefix"``) keeps content blobs in an S3-compatible bucket
-    instead of the database.
+    instead of the database. Opening connects once first, so a server that
+    cannot be reached or refuses fails at once with its reason.
     """
 
     def _connect(self) -> None:
@@ -325,6 +443,10 @@ class PostgresStore(_Settings):
             connection.commit()
 
         try:
+            # One connection first, outside the pool: a server that cannot be
+            # reached, or refuses, says why at once (the pool would retry in
+            # the background until its timeout and say only that it ran out).
+            driver.connect(self._location, **self._kwargs).close()
             self._pool: psycopg_pool.ConnectionPool[Any] = pool_module.ConnectionPool(
                 self._location, configure=configure, **self._pool_options()
             )
@@ -506,6 +628,11 @@ class AsyncPostgresStore(_Settings):
             await connection.commit()
 
         try:
+            # One connection first: see PostgresStore.
+            connection = await driver.AsyncConnection.connect(
+                self._location, **self._kwargs
+            )
+            await connection.close()
             pool: psycopg_pool.AsyncConnectionPool[Any] = (
                 pool_module.AsyncConnectionPool(
                     self._location, configure=configure, **self._pool_options()

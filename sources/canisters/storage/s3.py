@@ -31,6 +31,13 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 SCHEME: Final = "s3://"
+# The botocore settings of the client a store makes (one given to
+# S3ContentStore keeps its own): see S3ContentStore.
+_CLIENT: Final = {
+    "connect_timeout": 3,
+    "read_timeout": 10,
+    "retries": {"total_max_attempts": 3, "mode": "standard"},
+}
 _MISSING: Final = frozenset(("404", "NoSuchKey", "NotFound"))
 _EXISTS: Final = frozenset(("412", "PreconditionFailed"))
 _RACING: Final = frozenset(("409", "ConditionalRequestConflict"))
@@ -62,7 +69,10 @@ class S3ContentStore:
     """Content-addressed blobs in a bucket, under a prefix.
 
     ``location`` is ``s3://bucket`` or ``s3://bucket/prefix``; ``client`` a
-    boto3 S3 client (by default one made from the standard AWS settings). Give
+    boto3 S3 client (by default one made from the standard AWS settings, which
+    connects within 3 s, waits at most 10 s for each read of a response and
+    makes three attempts in all, so that a request to an endpoint that stopped
+    answering fails in seconds, not minutes). Give
     one to a store as ``blobs=S3ContentStore(location, client=client)`` when
     the endpoint, credentials or botocore settings are not the environment's,
     or to share one client among many stores (boto3 clients are thread-safe).
@@ -88,7 +98,9 @@ class S3ContentStore:
                 raise StorageError(
                     "blobs in S3 need boto3: pip install 'canisters[s3]'"
                 ) from error
-            client = boto3.client("s3")
+            from botocore.config import Config
+
+            client = boto3.client("s3", config=Config(**_CLIENT))
         self._client = client
         self._bucket = bucket
         self._prefix = f"{prefix}/sha256/" if prefix else "sha256/"

@@ -4,8 +4,10 @@ Tables::
 
     blobs(id TEXT PRIMARY KEY, data BLOB, created REAL)
     conversations(id TEXT PRIMARY KEY, parent TEXT, fork_seq INTEGER,
-                  fork_head TEXT, fork_at TEXT, head_seq INTEGER, head TEXT)
+                  fork_head TEXT, fork_at TEXT, head_seq INTEGER, head TEXT,
+                  indexed INTEGER)
     records(conversation TEXT, seq INTEGER, line BLOB)      -- the log records
+    canister_ids(conversation TEXT, canister TEXT, seq INTEGER)  -- their ids
     sidecars(conversation TEXT, name TEXT, n INTEGER, line TEXT)
 
 ``conversations.head_seq`` and ``head`` keep each log's head (its number of
@@ -60,10 +62,14 @@ from ._common import (
     check_line,
     content_id_of,
     decode_lines,
+    earlier,
     encode_record,
+    line_id,
     link_error,
+    record_id,
     record_link,
     references,
+    screen,
     sweep,
 )
 from .s3 import S3ContentStore, open_blobs
@@ -80,6 +86,9 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 SCHEMA_VERSION: Final = 1
+# Canister ids looked up per statement (SQLite's bound on parameters is 999 in
+# old versions).
+_ID_CHUNK: Final = 500
 _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS blobs (
@@ -87,12 +96,16 @@ CREATE TABLE IF NOT EXISTS blobs (
 );
 CREATE TABLE IF NOT EXISTS conversations (
     id TEXT PRIMARY KEY, parent TEXT, fork_seq INTEGER, fork_head TEXT, fork_at TEXT,
-    head_seq INTEGER, head TEXT
+    head_seq INTEGER, head TEXT, indexed INTEGER
 );
 CREATE INDEX IF NOT EXISTS conversations_parent ON conversations (parent);
 CREATE TABLE IF NOT EXISTS records (
     conversation TEXT NOT NULL, seq INTEGER NOT NULL, line BLOB NOT NULL,
     PRIMARY KEY (conversation, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS canister_ids (
+    conversation TEXT NOT NULL, canister TEXT NOT NULL, seq INTEGER NOT NULL,
+    PRIMARY KEY (conversation, canister)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS sidecars (
     conversation TEXT NOT NULL, name TEXT NOT NULL, n INTEGER NOT NULL,
@@ -125,10 +138,14 @@ class Database:
         self.lock = threading.RLock()
         self.read_only = read_only
 
-    def write(self) -> Transaction:
-        """Return a write transaction (``BEGIN IMMEDIATE``) to use with ``with``."""
+    def writing(self) -> None:
+        """Refuse to go on when the store was opened read-only."""
         if self.read_only:
             raise StorageError("the store was opened read-only")
+
+    def write(self) -> Transaction:
+        """Return a write transaction (``BEGIN IMMEDIATE``) to use with ``with``."""
+        self.writing()
         return Transaction(self, "BEGIN IMMEDIATE")
 
     def read(self) -> Transaction:
@@ -361,7 +378,11 @@ class SQLiteStore:
                 column[1]
                 for column in writing.execute("PRAGMA table_info(conversations)")
             }
-            for column, kind in (("head_seq", "INTEGER"), ("head", "TEXT")):
+            for column, kind in (
+                ("head_seq", "INTEGER"),
+                ("head", "TEXT"),
+                ("indexed", "INTEGER"),
+            ):
                 if column not in columns:  # a store made before kept heads
                     writing.execute(
                         f"ALTER TABLE conversations ADD COLUMN {column} {kind}"
@@ -438,34 +459,139 @@ class SQLiteStore:
             records.append(record)
             if found:
                 blobs.extend(found)
+        external = self._external
+        uploaded = 0.0
+        if blobs and external is not None:
+            # Before the write lock: a slow bucket delays this append only.
+            self._database.writing()
+            uploaded = time.time()
+            for content_id, data in blobs:
+                external.store(content_id, data)
         now = time.time()
         with self._database.write() as connection:
-            if blobs and self._external is not None:
-                # Inside the write transaction, which garbage collection takes too.
-                for content_id, data in blobs:
-                    self._external.store(content_id, data)
+            if uploaded:
+                assert external is not None
+                row = connection.execute(
+                    "SELECT value FROM meta WHERE key = 'gc'"
+                ).fetchone()
+                if row is not None and not earlier(row[0], uploaded - _GC_MARGIN):
+                    # A garbage collection removed blobs since: store them
+                    # again, under the write lock garbage collection takes.
+                    for content_id, data in blobs:
+                        external.store(content_id, data)
             else:
                 for content_id, data in blobs:
                     _insert_blob(connection, content_id, data, now)
-            if not connection.execute(
-                "SELECT 1 FROM conversations WHERE id = ?", (conversation_id,)
-            ).fetchone():
+            row = connection.execute(
+                "SELECT parent, indexed FROM conversations WHERE id = ?",
+                (conversation_id,),
+            ).fetchone()
+            if row is None:
                 connection.execute(
                     "INSERT INTO conversations (id) VALUES (?)", (conversation_id,)
                 )
+                row = (None, 0)
             seq, prev = self._head(connection, conversation_id)
+            self._index(connection, conversation_id, row[1], seq)
+            fresh = screen(
+                conversation_id,
+                records,
+                functools.partial(
+                    self._held, connection, conversation_id, row[0] is None, seq
+                ),
+            )
+            if records and not fresh:  # every one held already
+                return
+            records = fresh
             rows = []
+            ids = []
             for record in records:
                 line, digest = encode_record(seq, prev, record)
                 rows.append((conversation_id, seq, line[:-1]))
+                canister_id = record_id(record)
+                if canister_id is not None:
+                    ids.append((conversation_id, canister_id, seq))
                 seq, prev = seq + 1, digest
             connection.executemany(
                 "INSERT INTO records (conversation, seq, line) VALUES (?, ?, ?)", rows
             )
-            connection.execute(
-                "UPDATE conversations SET head_seq = ?, head = ? WHERE id = ?",
-                (seq, prev, conversation_id),
+            connection.executemany(
+                "INSERT OR IGNORE INTO canister_ids (conversation, canister, seq) "
+                "VALUES (?, ?, ?)",
+                ids,
             )
+            connection.execute(
+                "UPDATE conversations SET head_seq = ?, head = ?, indexed = ? "
+                "WHERE id = ?",
+                (seq, prev, seq, conversation_id),
+            )
+
+    @staticmethod
+    def _index(
+        connection: sqlite3.Connection, conversation_id: str, indexed: object, end: int
+    ) -> None:
+        """Bring the canister ids of a log's records before ``end`` into the
+        ``canister_ids`` index (records written before it, or by a version of
+        the library without it); ``indexed`` is how far it reached."""
+        start = indexed if type(indexed) is int else 0
+        if start >= end:
+            return
+        found = []
+        for seq, line in connection.execute(
+            "SELECT seq, CAST(line AS BLOB) FROM records "
+            "WHERE conversation = ? AND seq >= ? AND seq < ? ORDER BY seq",
+            (conversation_id, start, end),
+        ):
+            canister_id = line_id(_bytes(line))
+            if canister_id is not None and type(seq) is int:
+                found.append((conversation_id, canister_id, seq))
+        connection.executemany(
+            "INSERT OR IGNORE INTO canister_ids (conversation, canister, seq) "
+            "VALUES (?, ?, ?)",
+            found,
+        )
+        connection.execute(
+            "UPDATE conversations SET indexed = ? WHERE id = ?", (end, conversation_id)
+        )
+
+    def _held(
+        self,
+        connection: sqlite3.Connection,
+        conversation_id: str,
+        root: bool,
+        length: int,
+        wanted: list[str],
+    ) -> dict[str, tuple[str, bytes]]:
+        """Return ``(where, line)`` of each canister of ``wanted`` the
+        conversation holds (a fork's prefix included), looked up in the index."""
+        lineage = (
+            [(conversation_id, 0, "")]
+            if root
+            else self._lineage(connection, conversation_id)
+        )
+        found: dict[str, tuple[str, bytes]] = {}
+        end = length
+        for index, (current, start, _head) in enumerate(reversed(lineage)):
+            if index:
+                row = connection.execute(
+                    "SELECT indexed FROM conversations WHERE id = ?", (current,)
+                ).fetchone()
+                self._index(connection, current, row[0], end)
+            for chunk in range(0, len(wanted), _ID_CHUNK):
+                some = wanted[chunk : chunk + _ID_CHUNK]
+                for canister_id, seq, line in connection.execute(
+                    "SELECT i.canister, i.seq, CAST(r.line AS BLOB) "
+                    "FROM canister_ids i JOIN records r "
+                    "ON r.conversation = i.conversation AND r.seq = i.seq "
+                    "WHERE i.conversation = ? AND i.seq < ? AND i.canister IN "
+                    f"({', '.join('?' * len(some))})",
+                    (current, end, *some),
+                ):
+                    found.setdefault(
+                        canister_id, (f"record {seq} of {current}", _bytes(line))
+                    )
+            end = start
+        return found
 
     # Reading -------------------------------------------------------------------
 
@@ -639,7 +765,7 @@ class SQLiteStore:
             with self._database.write() as connection:
                 connection.execute(
                     "INSERT INTO conversations (id, parent, fork_seq, fork_head, "
-                    "fork_at, head_seq, head) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "fork_at, head_seq, head, indexed) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         child,
                         conversation_id,
@@ -648,6 +774,7 @@ class SQLiteStore:
                         at,
                         chain.seq,
                         chain.prev,
+                        chain.seq,
                     ),
                 )
         return child
@@ -678,6 +805,7 @@ class SQLiteStore:
                 )
             for table, column in (
                 ("records", "conversation"),
+                ("canister_ids", "conversation"),
                 ("sidecars", "conversation"),
                 ("conversations", "id"),
             ):
@@ -766,6 +894,14 @@ class SQLiteStore:
                 dry_run=dry_run,
                 delete=delete,
             )
+            if self._external is not None and report.removed and not dry_run:
+                # Appends upload blobs before they take the write lock: those
+                # whose upload began before this time store theirs again.
+                connection.execute(
+                    "INSERT INTO meta (key, value) VALUES ('gc', ?) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (repr(time.time()),),
+                )
         if progress is not None:
             progress(2, 2)
         return report
@@ -824,6 +960,9 @@ class SQLiteStore:
 
 
 _BLOB_IO: Final = hasattr(sqlite3.Connection, "blobopen")  # Python 3.11+
+# A garbage collection that removed blobs from the bucket and ended after an
+# upload began, less this margin, makes the append store its blobs again.
+_GC_MARGIN: Final = 300.0
 
 
 def _insert_blob(

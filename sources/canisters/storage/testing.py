@@ -458,3 +458,69 @@ class StoreConformance:
         assert store.sidecar_names("chat") == ["Alpha", "zeta"]
         with pytest.raises(InvalidIdentifier):
             store.sidecar_names("../x")
+
+    def test_appending_a_held_canister_again_records_nothing(
+        self, opener: Callable[..., Store]
+    ) -> None:
+        """An append retried (the same canister again) records nothing, however
+        it comes back: alone, in an extend among new ones, twice in one extend,
+        or through another handle."""
+        first, second, third = c.User("one"), c.Assistant("two"), c.User("three")
+        with opener() as store:
+            store.append("chat", first)
+            head = store.head("chat")
+            store.append("chat", first)
+            assert store.head("chat") == head
+            store.extend("chat", [first, second, second, third])
+            store.extend("chat", [third, first])
+            assert store.load("chat") == [first, second, third]
+        with opener() as other:
+            other.append("chat", second)
+            assert other.load("chat") == [first, second, third]
+            assert other.verify("chat").ok
+            assert other.head("chat")[0] == 3
+            other.delete("chat")
+            other.append("chat", second)
+            assert other.load("chat") == [second]
+
+    def test_a_different_canister_with_a_taken_id_is_refused(
+        self, store: Store
+    ) -> None:
+        """A different canister under an id the conversation holds is refused,
+        and nothing of its append is written."""
+        first = c.User("one")
+        store.append("chat", first)
+        head = store.head("chat")
+        impostor = c.User("not the same", id=first.id)
+        with pytest.raises(c.DuplicateCanister) as raised:
+            store.append("chat", impostor)
+        assert isinstance(raised.value, c.StorageError)
+        assert raised.value.canister_id == first.id
+        with pytest.raises(c.DuplicateCanister):
+            store.extend("chat", [c.Assistant("new"), impostor])
+        twin = c.User("new")
+        with pytest.raises(c.DuplicateCanister, match="same append"):
+            store.extend("chat", [twin, c.User("other", id=twin.id)])
+        assert store.head("chat") == head
+        assert store.load("chat") == [first]
+        store.append("elsewhere", impostor)  # ids are per conversation
+        assert store.load("elsewhere") == [impostor]
+
+    def test_a_fork_holds_the_ids_of_its_prefix(self, store: Store) -> None:
+        """A fork holds the canisters of the prefix it shares, not those its
+        parent gained after the fork point."""
+        first, second, third = c.User("one"), c.Assistant("two"), c.User("three")
+        store.extend("root", [first, second, third])
+        fork = store.fork("root", at=second.id)
+        store.extend(fork, [first, second])
+        assert store.load(fork) == [first, second]
+        store.append(fork, third)
+        store.append(fork, third)
+        assert store.load(fork) == [first, second, third]
+        with pytest.raises(c.DuplicateCanister):
+            store.append(fork, c.User("changed", id=first.id))
+        grandchild = store.fork(fork, at=third.id)
+        store.extend(grandchild, [first, third, c.Assistant("four")])
+        assert store.load(grandchild)[:3] == [first, second, third]
+        assert len(store.load(grandchild)) == 4
+        assert store.verify(grandchild).ok

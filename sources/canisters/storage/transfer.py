@@ -103,6 +103,18 @@ def copy_store(
 
 def _copy_log(source: Store, target: Store, conversation_id: str) -> int:
     canisters = list(source.load(conversation_id))
+    seen: set[str] = set()
+    for canister in canisters:
+        if canister.id in seen:
+            # A store records a canister id once per conversation: the target
+            # would leave the second out, and its chain would differ.
+            raise StorageError(
+                f"{conversation_id}: the source records canister {canister.id!r} "
+                "more than once (an append retried by a library that recorded "
+                "it again); a store records a canister once per conversation, "
+                "so the copy cannot have the source's chain"
+            )
+        seen.add(canister.id)
     have = 0
     if target.exists(conversation_id):
         held = target.load(conversation_id)

@@ -34,8 +34,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .._frozen import EMPTY, FrozenDict
-from ..requests import (
+from ..._frozen import EMPTY, FrozenDict
+from ...requests import (
     Generation,
     OutputFormat,
     ProviderTool,
@@ -44,8 +44,8 @@ from ..requests import (
     Tool,
     ToolChoice,
 )
-from . import _rules as rules
-from ._requests import (
+from .. import _rules as rules
+from .._requests import (
     BODY,
     NO_GENERATION,
     Fields,

@@ -1,4 +1,4 @@
-"""Ollama ``/api/chat``: ``messages`` in requests, one ``message`` in responses.
+"""Ollama ``/api/chat`` messages: the conversation, both directions.
 
 Ollama messages carry a string ``content``, raw base64 ``images`` (no media type,
 no URLs: URL images need a resolver, other media follow the unsupported-content
@@ -25,81 +25,42 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Final
 
-import attrs
-
-from .._frozen import EMPTY, FrozenDict, freeze
-from ..canisters import ErrorInfo, Metadata, Result, Usage, now
-from ..content import Image, Text
-from ..conversation import Conversation
-from ..exceptions import MalformedPayload
-from ..protocols import Canister, Role
-from ..serialization import _paused
-from . import _errors, streams
-from ._common import (
+from ..._frozen import EMPTY, FrozenDict, freeze
+from ...canisters import ErrorInfo, Result, now
+from ...content import Image, Text
+from ...conversation import Conversation
+from ...protocols import Canister, Role
+from .. import _common as common
+from .._common import (
     ASSISTANT,
     DOCUMENT,
     INVOCATION,
     RESULT,
-    Options,
-    as_mapping,
-    b64decode_exact,
     b64encode,
-    bind,
-    canisters_of,
-    complete_pairs,
-    decode_error_text,
-    describe,
     encode_error_text,
     expect_list,
     expect_mapping,
     expect_str,
-    guarded,
-    guarded_reading,
-    holder,
-    media_bytes,
     mine,
     new_assistant,
     new_conversation,
-    new_image,
     new_invocation,
     new_reasoning,
     new_result,
     new_supervisor,
     new_user,
-    options_from,
     plain_text,
-    reasoning_action,
     rest,
     synthesize_id,
-    unsupported,
-    with_response,
-)
-from ._common import (
-    positions as common_positions,
 )
 
-__all__ = ["NAME", "NORMALIZER", "OllamaAccumulator", "OllamaNormalizer"]
+__all__ = ["NAME", "REQUEST_FIELDS"]
 
 NAME = "ollama"
 """The provider name."""
 
 REQUEST_FIELDS = ("messages",)
 """The request fields that carry the conversation."""
-
-RESPONSE_FIELDS = (
-    "model",
-    "created_at",
-    "message",
-    "done",
-    "done_reason",
-    "total_duration",
-    "load_duration",
-    "prompt_eval_count",
-    "prompt_eval_duration",
-    "eval_count",
-    "eval_duration",
-)
-"""The response fields :meth:`OllamaNormalizer.render_response` produces."""
 
 _MESSAGE_KEYS = {
     "system": frozenset({"role", "content", "images"}),
@@ -131,9 +92,9 @@ _WIRE_ROLE = {
 
 def _image(text: str, path: str) -> Image:
     """The image of one base64 string of a message's ``images``."""
-    data, exact = b64decode_exact(text, path)
+    data, exact = common.b64decode_exact(text, path)
     extras = EMPTY if exact else FrozenDict({NAME: {"raw": text}})
-    image: Image = new_image(data, None, None, EMPTY, None, None, None, extras)
+    image: Image = common.new_image(data, None, None, EMPTY, None, None, None, extras)
     return image
 
 
@@ -172,11 +133,11 @@ def _text(message: Mapping[str, Any], path: str, extras: dict[str, Any]) -> list
 def _error(text: str) -> ErrorInfo | None:
     """The error a tool message's ``text`` holds when it is exactly what rendering
     writes; other text (the same object spaced otherwise, say) stays text."""
-    error = decode_error_text(text)
+    error = common.decode_error_text(text)
     return error if error is not None and encode_error_text(error) == text else None
 
 
-_wrap = holder(NAME)
+_wrap = common.holder(NAME)
 """The extras holding a mapping whole as this provider's entry."""
 
 
@@ -201,7 +162,7 @@ class _Parser:
             # A message of a role not known here, kept whole as a canister that
             # goes back to Ollama only.
             marks: dict[str, Any] = {"raw": dict(message)}
-            bind(marks, [role])
+            common.bind(marks, [role])
             return [new_assistant(self.moment, _wrap(marks), ())]
         extras: dict[str, Any] = {}
         other = rest(message, known)
@@ -426,7 +387,7 @@ _PLAIN: Final = {"system": new_supervisor, "user": new_user, "assistant": new_as
 def _parse_request(body: object, *, fast: bool = True) -> Conversation:
     """The normalizer's ``parse_request``, unguarded; ``fast=False`` reads every
     message the general way (what the fast way must give, exactly)."""
-    mapping = body if type(body) is dict else as_mapping(body)
+    mapping = body if type(body) is dict else common.as_mapping(body)
     messages = mapping.get("messages", [])
     if type(messages) is not list:
         messages = expect_list(messages, "$.messages")
@@ -447,7 +408,7 @@ def _parse_request(body: object, *, fast: bool = True) -> Conversation:
 
 
 class _Renderer:
-    def __init__(self, options: Options) -> None:
+    def __init__(self, options: common.Options) -> None:
         self.options = options
 
     def parts(self, canister: Any, index: int, message: dict[str, Any]) -> None:
@@ -460,7 +421,7 @@ class _Renderer:
             if part.type == "text":
                 texts.append(part.text)
                 continue
-            where = describe(index, canister, number, part)
+            where = common.describe(index, canister, number, part)
             match part.type:
                 case "reasoning":
                     native = (
@@ -472,15 +433,15 @@ class _Renderer:
                     if native:
                         thinking.append(part.text)
                         continue
-                    action = reasoning_action(
+                    action = common.reasoning_action(
                         part, NAME, self.options, where, native=False
                     )
                     if action == "text":
                         texts.append(part.text)
                 case "image":
-                    data = media_bytes(part, self.options)
+                    data = common.media_bytes(part, self.options)
                     if data is None:
-                        text = unsupported(
+                        text = common.unsupported(
                             self.options,
                             NAME,
                             where,
@@ -492,7 +453,7 @@ class _Renderer:
                     raw = mine(part, NAME).get("raw")
                     images.append(raw if isinstance(raw, str) else b64encode(data))
                 case _:
-                    text = unsupported(
+                    text = common.unsupported(
                         self.options,
                         NAME,
                         where,
@@ -539,9 +500,9 @@ class _Renderer:
         """The messages; with ``fast``, a canister without Ollama extras holding
         one plain text has its content written directly (what :meth:`parts` would
         write), so that ``fast=False`` gives exactly the same."""
-        canisters = canisters_of(conversation, NAME)
+        canisters = common.canisters_of(conversation, NAME)
         if pairs:
-            canisters = complete_pairs(canisters, self.options, NAME)
+            canisters = common.complete_pairs(canisters, self.options, NAME)
         positions: dict[str, int] | None = None  # made when first needed
         rendered: list[dict[str, Any]] = []
         last: Canister | None = None
@@ -591,13 +552,13 @@ class _Renderer:
                 message["content"] = part.text
             else:
                 if positions is None:
-                    positions = common_positions(conversation)
+                    positions = common.positions(conversation)
                 index = positions[canister.id]
                 if role is DOCUMENT:
                     self.options.note(
                         "downgraded",
                         NAME,
-                        describe(index, canister),
+                        common.describe(index, canister),
                         "document sent as user",
                     )
                 self.parts(canister, index, message)
@@ -624,236 +585,5 @@ def _render_request(
 ) -> dict[str, Any]:
     """The normalizer's ``render_request``; ``fast=False`` renders every canister's
     parts the general way (what the fast way must give, exactly)."""
-    renderer = _Renderer(options_from(options))
+    renderer = _Renderer(common.options_from(options))
     return {"messages": renderer.messages(conversation, fast=fast)}
-
-
-# The normalizer -------------------------------------------------------------------
-
-
-_FINISH = {"stop": "stop", "length": "length"}
-
-
-# Streams -----------------------------------------------------------------------------
-
-
-_STREAMED_KEYS = _MESSAGE_KEYS["assistant"]
-"""The message keys an accumulator reads; it keeps any other as it came."""
-
-
-class OllamaAccumulator(streams.Accumulator):
-    """Accumulates an ``/api/chat`` NDJSON stream: every object but the last
-    carries the next piece of ``message.content`` (and ``message.thinking``) or
-    whole ``tool_calls``; the last (``"done": true``) carries the finish reason,
-    counts and durations, and ends the stream. An ``error`` object raises."""
-
-    provider = NAME
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._last: Mapping[str, Any] = {}
-        self._role: Any = "assistant"
-        self._content: list[str] = []
-        self._thinking: list[str] = []
-        self._calls: list[Any] = []
-        self._logprobs: list[Any] | None = None
-        self._rest: dict[str, Any] = {}  # message keys not known here
-
-    def _expected(self) -> str:
-        return 'the object with "done": true'
-
-    def _parse(self, body: Mapping[str, Any]) -> Conversation:
-        return NORMALIZER.parse_response(body)
-
-    def _absorb(self, event: Mapping[str, Any], path: str) -> bool:
-        if "error" in event:
-            raise _errors.DIALECTS[NAME].stream_error(event, path)
-        self._last = event
-        logprobs = event.get("logprobs")
-        if logprobs is not None:
-            # Each object has the log probabilities of its own tokens.
-            pieces = expect_list(logprobs, f"{path}.logprobs")
-            if self._logprobs is None:
-                self._logprobs = []
-            self._logprobs.extend(streams.fresh(list(pieces)))
-        piece = event.get("message")
-        if piece is None and "response" in event:
-            # Every /api/chat object has its message (ollama.ChatResponse
-            # requires it); /api/generate's have "response" instead.
-            raise MalformedPayload(
-                "an /api/generate object, not /api/chat: no message",
-                f"{path}.message",
-            )
-        if piece is not None:
-            where = f"{path}.message"
-            piece = expect_mapping(piece, where)
-            self._role = piece.get("role", self._role)
-            content = piece.get("content")
-            if content:
-                self._content.append(expect_str(content, f"{where}.content"))
-            thinking = piece.get("thinking")
-            if thinking:
-                self._thinking.append(expect_str(thinking, f"{where}.thinking"))
-            calls = piece.get("tool_calls")
-            if calls:
-                self._calls.extend(
-                    streams.fresh(expect_list(calls, f"{where}.tool_calls"))
-                )
-            for key, value in piece.items():
-                if key not in _STREAMED_KEYS:
-                    # A key not known here: text grows, anything else is set.
-                    held = self._rest.get(key)
-                    if isinstance(value, str) and isinstance(
-                        held, (str, streams.Pieces)
-                    ):
-                        self._grow(self._rest, key, value, f"{where}.{key}")
-                    else:
-                        self._rest[key] = streams.fresh(value)
-        return event.get("done") is True
-
-    def _body(
-        self, mode: str, note: streams.Note
-    ) -> tuple[Mapping[str, Any], dict[str, str]]:
-        message: dict[str, Any] = {
-            "role": self._role,
-            "content": "".join(self._content),
-        }
-        if self._thinking:
-            message["thinking"] = "".join(self._thinking)
-        if self._calls:
-            message["tool_calls"] = self._calls
-        message.update(self._rest)
-        envelope = {key: v for key, v in self._last.items() if key != "message"}
-        if self._logprobs is not None:
-            envelope["logprobs"] = self._logprobs
-        return {**envelope, "message": message}, {}
-
-
-class OllamaNormalizer(streams.Streaming, _errors.ErrorNormalizing):
-    """The ``ollama`` normalizer (``/api/chat`` request and response bodies);
-    streams are read by :class:`OllamaAccumulator` (objects as dicts or
-    ``ollama.ChatResponse``)."""
-
-    __slots__ = ()
-
-    name = NAME
-    """The provider name."""
-
-    @guarded_reading("messages")
-    def parse_request(self, body: Any) -> Conversation:
-        """Read the ``messages`` of a request body (dicts or ``ollama.Message``)."""
-        return _parse_request(body)
-
-    def render_request(
-        self, conversation: Conversation, **options: Any
-    ) -> dict[str, Any]:
-        """Render ``{"messages": [...]}``; see :class:`~canisters.providers.Options`."""
-        return _paused(_render_request, conversation, options)
-
-    @guarded
-    def parse_response(self, body: Any) -> Conversation:
-        """Read a response body or ``ollama.ChatResponse``."""
-        mapping = as_mapping(body)
-        _errors.check(NAME, mapping)
-        message = expect_mapping(mapping.get("message"), "$.message")
-        canisters = _Parser(now()).message(0, message, "$.message")
-        if canisters and canisters[0].role not in (Role.Assistant, Role.Invocation):
-            raise MalformedPayload(
-                "a response message comes from the assistant", "$.message.role"
-            )
-        done_reason = mapping.get("done_reason")
-        finish = None
-        if isinstance(done_reason, str):
-            finish = _FINISH.get(done_reason, done_reason)
-            if finish == "stop" and any(c.role is Role.Invocation for c in canisters):
-                # Ollama reports "stop" for a turn that ends in tool calls.
-                finish = "tool_calls"
-        usage = None
-        prompt = mapping.get("prompt_eval_count")
-        output = mapping.get("eval_count")
-        if type(prompt) is int or type(output) is int:
-            usage = Usage(
-                input_tokens=prompt if type(prompt) is int else 0,
-                output_tokens=output if type(output) is int else 0,
-            )
-        total = mapping.get("total_duration")
-        model = mapping.get("model")
-        metadata = Metadata(
-            model=model if isinstance(model, str) else None,
-            # Ollama's durations are 64-bit nanoseconds; a larger one (10**400 does
-            # not fit a float) stays in the envelope only.
-            latency_ms=total / 1e6
-            if type(total) is int and 0 <= total < 1 << 64
-            else None,
-            usage=usage,
-            finish_reason=finish,
-        )
-        envelope = {key: value for key, value in mapping.items() if key != "message"}
-        canisters[0] = with_response(canisters[0], NAME, metadata, envelope)
-        return Conversation(tuple(canisters))
-
-    def render_response(
-        self, conversation: Conversation, **options: Any
-    ) -> dict[str, Any]:
-        """Render a response body (``stream: false``) from a reply."""
-        settings = options_from(options)
-        canisters = canisters_of(conversation, NAME)
-        if not canisters:
-            return {"message": {"role": "assistant", "content": ""}, "done": True}
-        first = canisters[0]
-        envelope = dict(mine(first, NAME).get("response", {}))
-        stripped = attrs.evolve(  # type: ignore[misc]
-            first,
-            extras={
-                **first.extras,
-                NAME: {k: v for k, v in mine(first, NAME).items() if k != "response"},
-            },
-        )
-        messages = _Renderer(settings).messages(
-            Conversation((stripped, *canisters[1:])), pairs=False
-        )
-        message: dict[str, Any] = (
-            messages[0] if messages else {"role": "assistant", "content": ""}
-        )
-        for number, extra in enumerate(messages[1:], 1):
-            # An Ollama reply is one message: later calls join it, later text
-            # (another choice, say) cannot.
-            if extra.get("tool_calls"):
-                message.setdefault("tool_calls", []).extend(extra["tool_calls"])
-            if extra.get("content") or extra.get("images") or extra.get("thinking"):
-                settings.note(
-                    "dropped",
-                    NAME,
-                    f"reply message {number}",
-                    "an Ollama reply holds one message",
-                )
-        metadata = first.metadata
-        body: dict[str, Any] = {}
-        if envelope:
-            return {**envelope, "message": message}
-        if metadata is not None and metadata.model:
-            body["model"] = metadata.model
-        body["message"] = message
-        body["done"] = True
-        finish = metadata.finish_reason if metadata else None
-        if finish is not None:
-            body["done_reason"] = "stop" if finish == "tool_calls" else finish
-        if metadata is not None and metadata.usage is not None:
-            body["prompt_eval_count"] = metadata.usage.input_tokens
-            body["eval_count"] = metadata.usage.output_tokens
-        if metadata is not None and metadata.latency_ms is not None:
-            nanoseconds = metadata.latency_ms * 1e6
-            if nanoseconds - nanoseconds == 0:  # not NaN nor an infinity
-                body["total_duration"] = int(nanoseconds)
-        return body
-
-    def accumulator(self) -> OllamaAccumulator:
-        """A fresh accumulator for one ``/api/chat`` stream."""
-        return OllamaAccumulator()
-
-    def __repr__(self) -> str:
-        return f"<normalizer {NAME}>"
-
-
-NORMALIZER = OllamaNormalizer()
-"""The registered instance."""

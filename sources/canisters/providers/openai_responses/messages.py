@@ -1,27 +1,5 @@
-"""OpenAI Responses (``openai-responses``): ``instructions`` + ``input`` items in
-requests, ``output`` items and ``usage`` in responses.
-
-Items map to canisters: ``message`` items to users, supervisors (roles
-``developer`` and ``system``) and assistants; ``reasoning`` items to
-:class:`~canisters.Reasoning` parts of the assistant turn they precede, with
-``encrypted_content`` kept byte-exact in ``redacted`` and the item id in the
-part's ``id``; ``function_call`` / ``function_call_output`` to invocations and
-results paired by ``call_id``; ``item_reference`` to an empty
-:class:`~canisters.Document` whose ``document_id`` is the referenced item id.
-Item types without a neutral meaning (server tool calls and the like) ride
-whole in an empty assistant canister's extras.
-
-Provider-only fields ride in ``extras["openai-responses"]``: ``item`` (other
-item keys such as ``id`` and ``status``, whether ``type`` was given, string or
-list content), on the first part of each message item; ``part`` (other part
-keys such as ``annotations``, ``logprobs``, ``detail``); ``role`` on
-supervisors (``"system"``, or ``"developer"`` where it would otherwise read as
-``instructions``); ``summary`` on reasoning (when it is not one entry);
-``arguments`` on invocations (the string when it is not the compact JSON
-canisters writes);
-and ``response`` (``id``, ``status``, ``usage``...) on the first canister of a
-response.
-"""
+"""OpenAI Responses conversation fields: ``instructions`` and ``input``
+items of requests, ``output`` items of responses, both directions."""
 
 from __future__ import annotations
 
@@ -31,73 +9,52 @@ from typing import Any
 
 import attrs
 
-from .._frozen import EMPTY, FrozenDict
-from ..canisters import Assistant, Result, Usage, now
-from ..content import Audio, File, Image, Reasoning, Text
-from ..conversation import Conversation
-from ..exceptions import MalformedPayload, _excerpt
-from ..protocols import Canister, Role
-from ..serialization import _paused
-from . import _errors, streams
-from ._common import (
+from ..._frozen import EMPTY, FrozenDict
+from ...canisters import Result, now
+from ...content import Audio, File, Image, Reasoning, Text
+from ...conversation import Conversation
+from ...exceptions import MalformedPayload, _excerpt
+from ...protocols import Canister, Role
+from .. import _common as common
+from .._common import (
     ASSISTANT,
     DOCUMENT,
     INVOCATION,
     RESULT,
     SUPERVISOR,
     USER,
-    Options,
-    as_mapping,
     b64decode_exact,
     b64encode,
-    bind,
     bind_parts,
     built,
-    canisters_of,
     compact_arguments,
     data_url,
     decode_error_text,
     describe,
-    encode_error_text,
     expect_list,
     expect_mapping,
     expect_str,
     expect_url,
-    guarded,
-    guarded_reading,
-    holder,
     media_bytes,
     media_mime,
     mine,
     new_assistant,
-    new_conversation,
-    new_document,
     new_invocation,
     new_reasoning,
     new_result,
     new_supervisor,
     new_text,
     new_user,
-    opaque_part,
-    options_from,
     parse_arguments,
     parse_data_url,
     plain_text,
     reasoning_action,
-    ref_key,
     render_arguments,
-    request_canisters,
-    response_metadata,
     rest,
     synthesize_id,
-    unsupported,
-    with_response,
-)
-from ._common import (
-    positions as common_positions,
 )
 
-__all__ = ["NAME", "NORMALIZER", "OpenAIResponses", "OpenAIResponsesAccumulator"]
+__all__ = ["NAME", "REQUEST_FIELDS", "RESPONSE_FIELDS"]
 
 NAME = "openai-responses"
 """The provider name."""
@@ -122,7 +79,7 @@ RESPONSE_FIELDS = (
 """The response fields :meth:`OpenAIResponses.render_response` produces (the last
 three echo the request; the SDK's ``Response`` requires them)."""
 
-_REF = ref_key(NAME)
+_REF = common.ref_key(NAME)
 _AUDIO_FORMATS = {"wav": "audio/wav", "mp3": "audio/mpeg"}
 _AUDIO_BACK = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3"}
 # A request's message role for a canister holding one plain text.
@@ -130,7 +87,7 @@ _PLAIN_ROLE = {USER: "user", SUPERVISOR: "developer", ASSISTANT: "assistant"}
 _SERVER_ITEM_SUFFIXES = ("_call", "_call_output", "_output")
 
 
-_wrap = holder(NAME)
+_wrap = common.holder(NAME)
 """The extras holding a mapping whole as this provider's entry."""
 
 
@@ -244,7 +201,7 @@ def _parse_part(raw: Any, path: str) -> Any:
             extras["part"] = other
         return Audio(data=data, mime_type=mime, extras=_wrap(extras))
     if isinstance(kind, str):
-        return opaque_part(NAME, part)  # a type not known here, kept whole
+        return common.opaque_part(NAME, part)  # a type not known here, kept whole
     raise MalformedPayload(
         f"unknown content part type {_excerpt(kind)}", f"{path}.type"
     )
@@ -393,7 +350,7 @@ class _Parser:
             if other:
                 extras["item"] = other
             self.canisters.append(
-                new_document(self.moment, _wrap(extras), (), None, reference)
+                common.new_document(self.moment, _wrap(extras), (), None, reference)
             )
         elif kind == "message":  # without its role
             raise MalformedPayload("a message item needs a role", f"{path}.role")
@@ -411,7 +368,7 @@ class _Parser:
         known = name.endswith(_SERVER_ITEM_SUFFIXES) or name.startswith(
             ("mcp_", "compaction")
         )
-        bind(extras, [name], unknown=not known)
+        common.bind(extras, [name], unknown=not known)
         self.canisters.append(new_assistant(self.moment, _wrap(extras), ()))
 
     def message(self, item: Mapping[str, Any], role: str, path: str) -> None:
@@ -575,15 +532,15 @@ def _parse_input(body: Mapping[str, Any], *, fast: bool = True) -> list[Canister
 def _parse_request(body: object, *, fast: bool = True) -> Conversation:
     """The normalizer's ``parse_request``, unguarded; ``fast=False`` reads every
     item the general way (what the fast way must give, exactly)."""
-    mapping = body if type(body) is dict else as_mapping(body)
-    return new_conversation(tuple(_parse_input(mapping, fast=fast)))
+    mapping = body if type(body) is dict else common.as_mapping(body)
+    return common.new_conversation(tuple(_parse_input(mapping, fast=fast)))
 
 
 # Rendering ------------------------------------------------------------------------
 
 
 class _Renderer:
-    def __init__(self, options: Options, response: bool) -> None:
+    def __init__(self, options: common.Options, response: bool) -> None:
         self.options = options
         self.response = response
 
@@ -655,7 +612,7 @@ class _Renderer:
     def refuse(
         self, where: str, reason: str, *, output: bool = False
     ) -> dict[str, Any] | None:
-        text = unsupported(self.options, NAME, where, reason)
+        text = common.unsupported(self.options, NAME, where, reason)
         if text is None:
             return None
         return {"type": "output_text" if output else "input_text", "text": text}
@@ -814,7 +771,7 @@ class _Renderer:
         extras = mine(canister, NAME)
         output: Any
         if canister.error is not None:
-            output = encode_error_text(canister.error)
+            output = common.encode_error_text(canister.error)
         else:
             rendered = self.parts(
                 canister,
@@ -985,9 +942,9 @@ def _render_request(
 ) -> dict[str, Any]:
     """The normalizer's ``render_request``; ``fast=False`` renders the input items
     the general way (what the fast way must give, exactly)."""
-    settings = options_from(options)
-    kept, own, *_ = request_canisters(conversation, settings, NAME)
-    positions = common_positions(conversation)
+    settings = common.options_from(options)
+    kept, own, *_ = common.request_canisters(conversation, settings, NAME)
+    positions = common.positions(conversation)
     indexed = [(positions[canister.id], canister) for canister in kept]
     instructions, rest_ = _instructions(indexed)
     body: dict[str, Any] = {}
@@ -1006,415 +963,3 @@ def _render_request(
     else:
         body["input"] = renderer.items(rest_)
     return body
-
-
-# The normalizer -------------------------------------------------------------------
-
-
-def _usage(raw: Mapping[str, Any]) -> Usage:
-    def count(value: Any) -> int:
-        return value if type(value) is int else 0
-
-    inputs = raw.get("input_tokens_details")
-    outputs = raw.get("output_tokens_details")
-    inputs = inputs if isinstance(inputs, Mapping) else {}
-    outputs = outputs if isinstance(outputs, Mapping) else {}
-    return Usage(
-        input_tokens=count(raw.get("input_tokens")),
-        output_tokens=count(raw.get("output_tokens")),
-        cached_tokens=count(inputs.get("cached_tokens")),
-        cache_write_tokens=count(inputs.get("cache_write_tokens")),
-        reasoning_tokens=count(outputs.get("reasoning_tokens")),
-    )
-
-
-_INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
-
-
-# Streams -----------------------------------------------------------------------------
-
-_LIFECYCLE = frozenset({"response.created", "response.in_progress", "response.queued"})
-_ENDS = frozenset({"response.completed", "response.incomplete"})
-# Events that grow a part: event type -> (item list, part index key, part field).
-_PART_DELTAS = {
-    "response.output_text.delta": ("content", "content_index", "text"),
-    "response.refusal.delta": ("content", "content_index", "refusal"),
-    "response.reasoning_summary_text.delta": ("summary", "summary_index", "text"),
-    "response.reasoning_text.delta": ("content", "content_index", "text"),
-}
-_PART_DONE = {
-    "response.output_text.done": ("content", "content_index", "text", "text"),
-    "response.refusal.done": ("content", "content_index", "refusal", "refusal"),
-    "response.reasoning_summary_text.done": (
-        "summary",
-        "summary_index",
-        "text",
-        "text",
-    ),
-    "response.reasoning_text.done": ("content", "content_index", "text", "text"),
-}
-_PART_ADDED = {
-    "response.content_part.added": ("content", "content_index"),
-    "response.reasoning_summary_part.added": ("summary", "summary_index"),
-}
-
-
-def _identity(item: Mapping[str, Any]) -> tuple[Any, Any] | None:
-    """An output item's type and id, to match a streamed item with the final
-    event's; ``None`` when either is not a value a set can hold."""
-    key = (item.get("type"), item.get("id"))
-    try:
-        hash(key)
-    except TypeError:
-        return None
-    return key
-
-
-_KNOWN_EVENTS = frozenset(
-    {
-        "response.output_item.added",
-        "response.output_item.done",
-        "response.function_call_arguments.delta",
-        "response.function_call_arguments.done",
-        *_PART_ADDED,
-        *_PART_DELTAS,
-        *_PART_DONE,
-    }
-)
-"""The events that read into an output item (the others are skipped)."""
-
-
-class OpenAIResponsesAccumulator(streams.Accumulator):
-    """Accumulates a Responses stream: ``response.created``, output items
-    (``response.output_item.added`` ... ``response.output_item.done``) and their
-    deltas (output text, refusals, function-call arguments, reasoning summaries
-    and text), up to ``response.completed`` or ``response.incomplete``, which end
-    it; the response those carry is the body read. ``response.failed`` and
-    ``error`` raise; event types it does not know (server tools' progress) are
-    skipped."""
-
-    provider = NAME
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._response: dict[str, Any] | None = None
-        self._items: dict[int, dict[str, Any]] = {}
-        self._finished: set[int] = set()
-        self._whole: dict[str, Any] | None = None
-
-    @property
-    def _started(self) -> bool:
-        return self._response is not None
-
-    def _expected(self) -> str:
-        return "response.completed"
-
-    def _parse(self, body: Mapping[str, Any]) -> Conversation:
-        return NORMALIZER.parse_response(body)
-
-    def _item(self, event: Mapping[str, Any], path: str) -> dict[str, Any]:
-        index = event.get("output_index")
-        item = self._items.get(index) if type(index) is int else None
-        if item is None:
-            raise MalformedPayload(
-                f"{event.get('type')} for output item {_excerpt(index)}, never added",
-                f"{path}.output_index",
-            )
-        if index in self._finished:
-            raise MalformedPayload(
-                f"{event.get('type')} for output item {index} after its"
-                " response.output_item.done",
-                f"{path}.output_index",
-            )
-        return item
-
-    def _part(
-        self, event: Mapping[str, Any], path: str, field: str, key: str
-    ) -> dict[str, Any]:
-        item = self._item(event, path)
-        parts = item.get(field)
-        number = event.get(key)
-        if (
-            not isinstance(parts, list)
-            or type(number) is not int
-            or not 0 <= number < len(parts)
-        ):
-            raise MalformedPayload(
-                f"{event.get('type')} for part {_excerpt(number)} of output item"
-                f" {event.get('output_index')}, never added",
-                f"{path}.{key}",
-            )
-        part: dict[str, Any] = parts[number]
-        return part
-
-    def _after_end(self, event: Mapping[str, Any], path: str) -> bool:
-        # An event of a type not known here is skipped, after the end too.
-        kind = event.get("type")
-        return (
-            isinstance(kind, str)
-            and kind not in _KNOWN_EVENTS
-            and kind not in _LIFECYCLE
-            and kind not in _ENDS
-            and kind not in ("error", "response.failed")
-        )
-
-    def _absorb(self, event: Mapping[str, Any], path: str) -> bool:
-        kind = event.get("type")
-        if kind == "error":
-            # (some servers nest the error object as Chat does)
-            raise _errors.DIALECTS[NAME].stream_error(event, path)
-        if not isinstance(kind, str):
-            raise MalformedPayload(
-                f"unknown event type {_excerpt(kind)}", f"{path}.type"
-            )
-        if kind in _LIFECYCLE or kind in _ENDS or kind == "response.failed":
-            where = f"{path}.response"
-            response = streams.fresh(expect_mapping(event.get("response"), where))
-            if kind == "response.failed":
-                raise _errors.DIALECTS[NAME].stream_error(response, where)
-            self._response = response
-            if kind in _ENDS:
-                self._whole = self._complete(response, path)
-                return True
-            return False
-        if self._response is None:
-            if kind not in _KNOWN_EVENTS:
-                return False  # an event of a type not known here: skipped
-            raise MalformedPayload(f"{kind} before response.created", f"{path}.type")
-        if kind == "response.output_item.added":
-            if event.get("item") is None:
-                # An empty added event, which the SDK's stream state skips too:
-                # the output indexes then have a gap.
-                return False
-            index = event.get("output_index")
-            if type(index) is not int or index in self._items:
-                raise MalformedPayload(
-                    f"output item {_excerpt(index)} added twice or without an index",
-                    f"{path}.output_index",
-                )
-            item = streams.fresh(expect_mapping(event.get("item"), f"{path}.item"))
-            expect_str(item.get("type"), f"{path}.item.type")
-            self._items[index] = item
-        elif kind == "response.output_item.done":
-            item = self._item(event, path)
-            done = expect_mapping(event.get("item"), f"{path}.item")
-            if done.get("type") != item.get("type"):
-                raise MalformedPayload(
-                    f"output item {event['output_index']} ended as another type",
-                    f"{path}.item.type",
-                )
-            self._items[event["output_index"]] = streams.fresh(done)
-            self._finished.add(event["output_index"])
-        elif kind in _PART_ADDED:
-            field, key = _PART_ADDED[kind]
-            item = self._item(event, path)
-            parts = item.setdefault(field, [])
-            if not isinstance(parts, list) or event.get(key) != len(parts):
-                raise MalformedPayload(
-                    f"part {_excerpt(event.get(key))} added out of order"
-                    f" (expected {len(parts) if isinstance(parts, list) else 0})",
-                    f"{path}.{key}",
-                )
-            parts.append(
-                streams.fresh(expect_mapping(event.get("part"), f"{path}.part"))
-            )
-        elif kind in _PART_DELTAS:
-            field, key, grows = _PART_DELTAS[kind]
-            part = self._part(event, path, field, key)
-            delta = expect_str(event.get("delta"), f"{path}.delta")
-            self._grow(part, grows, delta, f"{path}.{key}")
-        elif kind in _PART_DONE:
-            field, key, target, source = _PART_DONE[kind]
-            part = self._part(event, path, field, key)
-            part[target] = expect_str(event.get(source), f"{path}.{source}")
-        elif kind == "response.function_call_arguments.delta":
-            item = self._item(event, path)
-            delta = expect_str(event.get("delta"), f"{path}.delta")
-            self._grow(item, "arguments", delta, path)
-        elif kind == "response.function_call_arguments.done":
-            item = self._item(event, path)
-            item["arguments"] = expect_str(event.get("arguments"), f"{path}.arguments")
-        return False
-
-    def _complete(self, response: dict[str, Any], path: str) -> dict[str, Any]:
-        self._settle()
-        output = response.get("output")
-        final = {
-            _identity(item)
-            for item in (output if isinstance(output, list) else ())
-            if isinstance(item, Mapping)
-        }
-        final.discard(None)
-        for index in sorted(self._items):
-            item = self._items[index]
-            if index not in self._finished and (
-                _identity(item) not in final or not item.get("id")
-            ):
-                # An item the final event holds whole may lack its
-                # response.output_item.done, as the SDK's stream state allows.
-                raise MalformedPayload(
-                    f"the response ended while output item {index} is still open", path
-                )
-        if output:
-            return response
-        if response.get("output") is None or self._items:
-            # Servers that leave the output out of the final event: the items.
-            response["output"] = [self._items[index] for index in sorted(self._items)]
-        return response
-
-    def _body(
-        self, mode: str, note: streams.Note
-    ) -> tuple[Mapping[str, Any], dict[str, str]]:
-        if mode == "final" and self._whole is not None:
-            return self._whole, {}
-        assert self._response is not None
-        output: list[dict[str, Any]] = []
-        partial: dict[str, str] = {}
-        for index in sorted(self._items):
-            item = self._items[index]
-            if index not in self._finished:
-                if mode == "cut":
-                    note(
-                        f"output item {index} ({item.get('type')})",
-                        "the item did not finish: left out",
-                    )
-                    continue
-                arguments = item.get("arguments")
-                if streams.unfinished(arguments):
-                    partial[str(item.get("call_id"))] = arguments
-                    item = {**item, "arguments": "{}"}
-            output.append(item)
-        return {**self._response, "output": output}, partial
-
-
-class OpenAIResponses(streams.Streaming, _errors.ErrorNormalizing):
-    """The ``openai-responses`` normalizer (OpenAI Responses API); streams are
-    read by :class:`OpenAIResponsesAccumulator` (events as dicts or
-    ``openai.types.responses.ResponseStreamEvent``)."""
-
-    __slots__ = ()
-
-    name = NAME
-    """The provider name."""
-
-    @guarded_reading("instructions", "input")
-    def parse_request(self, body: Any) -> Conversation:
-        """Read ``instructions`` and ``input`` of a request body or SDK params."""
-        return _parse_request(body)
-
-    def render_request(
-        self, conversation: Conversation, **options: Any
-    ) -> dict[str, Any]:
-        """Render ``{"instructions": ..., "input": [...]}`` (``instructions`` only
-        when the conversation starts with a plain supervisor)."""
-        return _paused(_render_request, conversation, options)
-
-    @guarded
-    def parse_response(self, body: Any) -> Conversation:
-        """Read a response body or ``openai.types.responses.Response``."""
-        mapping = as_mapping(body)
-        _errors.check(NAME, mapping)
-        parser = _Parser(now())
-        for index, item in enumerate(
-            expect_list(mapping.get("output", []), "$.output")
-        ):
-            parser.item(index, item, f"$.output[{index}]")
-        parser.flush()
-        canisters = parser.canisters or [Assistant(())]
-        envelope = {
-            key: mapping[key]
-            for key in RESPONSE_FIELDS
-            if key in mapping and key != "output"
-        }
-        usage = None
-        if isinstance(mapping.get("usage"), Mapping):
-            usage = _usage(mapping["usage"])
-        status = mapping.get("status")
-        finish: str | None = None
-        if status == "completed":
-            invoked = any(canister.role is Role.Invocation for canister in canisters)
-            finish = "tool_calls" if invoked else "stop"
-        elif status == "incomplete":
-            details = mapping.get("incomplete_details")
-            reason = details.get("reason") if isinstance(details, Mapping) else None
-            finish = (
-                _INCOMPLETE.get(reason, reason) if isinstance(reason, str) else "length"
-            )
-        elif isinstance(status, str):
-            finish = status
-        model = mapping.get("model")
-        response_id = mapping.get("id")
-        metadata = response_metadata(model, usage, finish, response_id)
-        canisters[0] = with_response(canisters[0], NAME, metadata, envelope)
-        return Conversation(tuple(canisters))
-
-    def render_response(
-        self, conversation: Conversation, **options: Any
-    ) -> dict[str, Any]:
-        """Render ``id``, ``model``, ``status``, ``output`` and ``usage``."""
-        settings = options_from(options)
-        canisters = canisters_of(conversation, NAME)
-        envelope: dict[str, Any] = {}
-        metadata = None
-        if canisters:
-            first = canisters[0]
-            envelope = dict(mine(first, NAME).get("response", {}))
-            metadata = first.metadata
-            canisters[0] = attrs.evolve(  # type: ignore[misc]
-                first,
-                extras={
-                    **first.extras,
-                    NAME: {
-                        k: v for k, v in mine(first, NAME).items() if k != "response"
-                    },
-                },
-            )
-        output = _Renderer(settings, response=True).items(list(enumerate(canisters)))
-        if (
-            len(canisters) == 1
-            and canisters[0].role is Role.Assistant
-            and not canisters[0].content  # type: ignore[attr-defined]
-            and "raw" not in mine(canisters[0], NAME)
-        ):
-            output = []
-        if envelope:
-            return {**envelope, "output": output}
-        body: dict[str, Any] = {}
-        if metadata is not None:
-            if metadata.custom.get("response_id"):
-                body["id"] = metadata.custom["response_id"]
-            body["object"] = "response"
-            body["created_at"] = int(canisters[0].timestamp.timestamp())
-            if metadata.model:
-                body["model"] = metadata.model
-            finish = metadata.finish_reason
-            body["status"] = (
-                "incomplete" if finish in ("length", "content_filter") else "completed"
-            )
-        body["output"] = output
-        # What the request set, unknown here: the API's defaults.
-        body.update(parallel_tool_calls=True, tool_choice="auto", tools=[])
-        if metadata is not None and metadata.usage is not None:
-            usage = metadata.usage
-            body["usage"] = {
-                "input_tokens": usage.input_tokens,
-                "input_tokens_details": {
-                    "cached_tokens": usage.cached_tokens,
-                    "cache_write_tokens": usage.cache_write_tokens,
-                },
-                "output_tokens": usage.output_tokens,
-                "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
-                "total_tokens": usage.total_tokens,
-            }
-        return body
-
-    def accumulator(self) -> OpenAIResponsesAccumulator:
-        """A fresh accumulator for one Responses stream."""
-        return OpenAIResponsesAccumulator()
-
-    def __repr__(self) -> str:
-        return f"<normalizer {NAME}>"
-
-
-NORMALIZER = OpenAIResponses()
-"""The registered instance."""

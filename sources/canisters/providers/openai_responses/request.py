@@ -1,0 +1,615 @@
+"""OpenAI Responses request settings: everything beside ``instructions`` and
+``input``.
+
+A request settings module (see :mod:`canisters.providers._requests`):
+:func:`parse_settings` reads a body's other fields into a
+:class:`~canisters.Request`, :func:`render_settings` writes them back, through
+the rules of :mod:`canisters.providers._rules`.
+
+Neutral fields and their Responses spelling: ``model``, ``stream``, ``tools``
+(flat ``{"type": "function", "name", "description", "parameters", "strict"}``
+entries are :class:`~canisters.Tool` s; hosted tools such as ``web_search``,
+``file_search``, ``code_interpreter``, ``mcp``, ``custom`` are
+:class:`~canisters.ProviderTool` s), ``tool_choice`` and
+``parallel_tool_calls`` (:class:`~canisters.ToolChoice`), ``text.format``
+(:class:`~canisters.OutputFormat`), ``max_output_tokens``, ``temperature``,
+``top_p``, ``top_logprobs``, and ``"message.output_text.logprobs"`` in
+``include`` as ``logprobs`` (:class:`~canisters.Generation`), ``reasoning``'s
+``effort`` and ``summary`` (or ``generate_summary``)
+(:class:`~canisters.ReasoningConfig`), ``prompt_cache_key`` and
+``prompt_cache_retention`` (:class:`~canisters.CacheConfig`), ``user``,
+``metadata``, ``service_tier``.
+
+``extras["openai-responses"]`` of the request holds ``body``: every other key
+(``previous_response_id``, ``conversation``, ``include``, ``store``,
+``truncation``, ``background``, ``prompt``, ``safety_identifier``,
+``max_tool_calls``, ``stream_options``..., a hosted-tool ``tool_choice``, a key
+whose value has another shape) verbatim, and as ``text`` and ``reasoning`` the
+keys of those objects without a neutral field (``text.verbosity``,
+``reasoning.context``), merged back into them when rendering; and the markers
+of spellings: ``tool_choice: "allowed_tools"`` (one tool allowed rather than
+forced) and ``generate_summary`` (the summary spelled so). A tool's extras hold
+``entry``: the other keys of its entry, and its known keys given as null.
+
+Across formats: stop sequences, seed, top_k, penalties and candidate counts
+have no Responses field (dropped, reported); log probabilities are asked for
+through ``include``; a tool without ``strict`` is sent with
+``strict: false``, since Responses turns strict mode on by default
+(synthesized); OpenAI Chat's ``store``, ``safety_identifier`` and
+``verbosity`` are taken over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..._frozen import EMPTY, FrozenDict
+from ...requests import (
+    Generation,
+    OutputFormat,
+    ProviderTool,
+    ReasoningConfig,
+    Request,
+    Tool,
+    ToolChoice,
+)
+from .. import _rules as rules
+from .._requests import (
+    BODY,
+    NO_GENERATION,
+    Fields,
+    Rendering,
+    is_bool,
+    is_int,
+    is_mapping,
+    is_number,
+    is_str,
+    new_cache,
+    new_generation,
+    new_output,
+    new_provider_tool,
+    new_reasoning,
+    new_request,
+    new_tool,
+    new_tool_choice,
+)
+from .messages import NAME
+
+__all__ = ["CONVERSATION_KEYS", "NAME", "parse_settings", "render_settings"]
+
+CONVERSATION_KEYS = frozenset({"instructions", "input"})
+
+_MODES = ("none", "auto", "required")
+_FUNCTION_KEYS = frozenset({"type", "name", "description", "parameters", "strict"})
+_SCHEMA_KEYS = frozenset({"type", "name", "description", "schema", "strict"})
+_LOGPROBS = "message.output_text.logprobs"
+# OpenAI Chat fields kept verbatim there that Responses spells alike.
+_CHAT = "openai-chat"
+_FROM_CHAT = ("store", "safety_identifier")
+
+# Wire key -> (Generation field, check), read in one loop.
+_GENERATION = {
+    "max_output_tokens": ("max_output_tokens", is_int),
+    "temperature": ("temperature", is_number),
+    "top_p": ("top_p", is_number),
+    "top_logprobs": ("top_logprobs", is_int),
+}
+
+
+# Parsing ------------------------------------------------------------------------------
+
+
+def parse_settings(body: Mapping[str, Any]) -> Request:
+    """The fields of a Responses request body other than ``instructions`` and
+    ``input``."""
+    fields = Fields(body, skip=CONVERSATION_KEYS)
+    marks: dict[str, Any] = {}
+    model = fields.take("model", is_str)
+    stream = fields.take("stream", is_bool)
+    tools = _parse_tools(fields)
+    choice = _parse_choice(fields, marks)
+    parallel = fields.take("parallel_tool_calls", is_bool)
+    if parallel is not None:
+        choice = new_tool_choice(
+            choice.mode if choice else None, choice.names if choice else (), parallel
+        )
+    output = _parse_text(fields)
+    generation = _parse_generation(fields)
+    reasoning = _parse_reasoning(fields, marks)
+    key = fields.take("prompt_cache_key", is_str)
+    retention = fields.take("prompt_cache_retention", is_str)
+    cache = (
+        new_cache(key, retention) if key is not None or retention is not None else None
+    )
+    user = fields.take("user", is_str)
+    metadata = fields.take("metadata", _string_map)
+    tier = fields.take("service_tier", is_str)
+    if fields.rest:
+        marks[BODY] = fields.rest
+    return new_request(
+        model=model,
+        tools=tuple(tools) if tools else (),
+        tool_choice=choice,
+        output=output,
+        generation=generation,
+        reasoning=reasoning,
+        cache=cache,
+        user=user,
+        metadata=FrozenDict(metadata) if metadata is not None else None,
+        service_tier=tier,
+        stream=stream,
+        extras=FrozenDict({NAME: marks}) if marks else EMPTY,
+    )
+
+
+def _string_map(value: object) -> bool:
+    return is_mapping(value) and all(isinstance(item, str) for item in value.values())
+
+
+def _function(entry: Mapping[str, Any]) -> Tool | None:
+    """A flat ``function`` tool entry as a tool (its other keys, and its known
+    ones given as null, in the tool's extras); ``None`` when it is not shaped
+    as one."""
+    name = entry.get("name")
+    description = entry.get("description")
+    parameters = entry.get("parameters")
+    strict = entry.get("strict")
+    if (
+        not isinstance(name, str)
+        or not name
+        or (description is not None and not isinstance(description, str))
+        or (parameters is not None and not is_mapping(parameters))
+        or (strict is not None and not isinstance(strict, bool))
+    ):
+        return None
+    extra: dict[str, Any] = {}
+    if not _FUNCTION_KEYS.issuperset(entry) or None in (
+        description,
+        parameters,
+        strict,
+    ):
+        other = {
+            key: value
+            for key, value in entry.items()
+            if key not in _FUNCTION_KEYS or value is None
+        }
+        if other:
+            extra["entry"] = other
+    return new_tool(  # type: ignore[no-any-return]
+        name,
+        description,
+        FrozenDict(parameters) if parameters is not None else None,
+        strict,
+        FrozenDict({NAME: extra}) if extra else EMPTY,
+    )
+
+
+def _parse_tools(fields: Fields) -> list[Tool | ProviderTool] | None:
+    entries = fields.rest.get("tools")
+    if type(entries) is not list or not entries:
+        return None
+    if not all(is_mapping(entry) for entry in entries):
+        return None  # kept as it came
+    fields.take("tools")
+    tools: list[Tool | ProviderTool] = []
+    for entry in entries:
+        tool = _function(entry) if entry.get("type") == "function" else None
+        tools.append(tool or new_provider_tool(NAME, FrozenDict(entry)))
+    return tools
+
+
+def _named(value: object) -> str | None:
+    """The name of ``{"type": "function", "name": ...}``."""
+    if (
+        is_mapping(value)
+        and value.keys() == {"type", "name"}
+        and value["type"] == "function"
+        and isinstance(value["name"], str)
+    ):
+        return value["name"]
+    return None
+
+
+def _parse_choice(fields: Fields, marks: dict[str, Any]) -> ToolChoice | None:
+    """``tool_choice`` as a mode, one function or a subset of functions; a
+    hosted-tool choice (``{"type": "web_search_preview"}``, ``mcp``,
+    ``custom``...) stays in the kept keys."""
+    raw = fields.rest.get("tool_choice")
+    choice: ToolChoice | None = None
+    if raw in _MODES:
+        choice = new_tool_choice(raw, (), None)
+    elif (name := _named(raw)) is not None:
+        choice = new_tool_choice("required", (name,), None)
+    elif (
+        is_mapping(raw)
+        and raw.keys() == {"type", "mode", "tools"}
+        and raw["type"] == "allowed_tools"
+        and raw["mode"] in ("auto", "required")
+        and type(raw["tools"]) is list
+        and raw["tools"]
+    ):
+        names = [_named(item) for item in raw["tools"]]
+        if all(name is not None for name in names):
+            choice = new_tool_choice(raw["mode"], tuple(names), None)
+            marks["tool_choice"] = "allowed_tools"
+    if choice is not None:
+        fields.take("tool_choice")
+    return choice
+
+
+def _parse_text(fields: Fields) -> OutputFormat | None:
+    """``text.format`` as the output format; the other keys of ``text``
+    (``verbosity``) stay in the kept keys as ``text``. A ``text`` without a
+    format, or whose format is not understood, stays whole."""
+    text = fields.rest.get("text")
+    if not is_mapping(text) or "format" not in text:
+        return None
+    output = _parse_format(text["format"])
+    if output is not None:
+        _leave(fields, "text", text, "format")
+    return output
+
+
+def _leave(fields: Fields, key: str, raw: Mapping[str, Any], *read: str) -> None:
+    """Keep the keys of object ``key`` other than ``read`` as ``key`` in the
+    kept keys (none left: ``key`` is taken)."""
+    left = {name: value for name, value in raw.items() if name not in read}
+    if left:
+        fields.rest[key] = left
+    else:
+        fields.take(key)
+
+
+def _parse_format(raw: object) -> OutputFormat | None:
+    if not is_mapping(raw):
+        return None
+    kind = raw.get("type")
+    if raw.keys() == {"type"} and kind == "text":
+        return new_output("text", None, None, None, None)  # type: ignore[no-any-return]
+    if raw.keys() == {"type"} and kind == "json_object":
+        return new_output("json", None, None, None, None)  # type: ignore[no-any-return]
+    if (
+        kind == "json_schema"
+        and {"type", "name", "schema"} <= raw.keys() <= _SCHEMA_KEYS
+        and isinstance(raw["name"], str)
+        and is_mapping(raw["schema"])
+        and isinstance(raw.get("description", ""), str)
+        and isinstance(raw.get("strict", False), bool)
+    ):
+        return new_output(  # type: ignore[no-any-return]
+            "json_schema",
+            FrozenDict(raw["schema"]),
+            raw["name"],
+            raw.get("description"),
+            raw.get("strict"),
+        )
+    return None
+
+
+def _parse_generation(fields: Fields) -> Generation:
+    rest = fields.rest
+    values: dict[str, Any] = {}
+    for key in [key for key in rest if key in _GENERATION]:
+        name, fits = _GENERATION[key]
+        value = rest[key]
+        if fits(value):
+            values[name] = value
+            del rest[key]
+    include = rest.get("include")
+    if type(include) is list and _LOGPROBS in include:
+        values["logprobs"] = True  # include itself stays, as it came
+    return new_generation(**values) if values else NO_GENERATION
+
+
+def _parse_reasoning(fields: Fields, marks: dict[str, Any]) -> ReasoningConfig | None:
+    """``reasoning``'s ``effort`` and ``summary`` (or ``generate_summary``,
+    marked); its other keys stay in the kept keys as ``reasoning``. A
+    ``reasoning`` giving neither stays whole."""
+    raw = fields.rest.get("reasoning")
+    if not is_mapping(raw):
+        return None
+    effort = raw.get("effort")
+    effort = effort if isinstance(effort, str) else None
+    read = ["effort"] if effort is not None else []
+    summary = raw.get("summary")
+    if isinstance(summary, str):
+        read.append("summary")
+    elif "summary" not in raw and isinstance(raw.get("generate_summary"), str):
+        summary = raw["generate_summary"]
+        read.append("generate_summary")
+        marks["generate_summary"] = True
+    else:
+        summary = None
+    if not read:
+        return None
+    _leave(fields, "reasoning", raw, *read)
+    return new_reasoning(None, effort, None, summary, None)  # type: ignore[no-any-return]
+
+
+# Rendering ----------------------------------------------------------------------------
+
+
+def render_settings(request: Request, rendering: Rendering) -> dict[str, Any]:
+    """The body's keys other than ``instructions`` and ``input``, for
+    ``request``."""
+    out: dict[str, Any] = {}
+    if rendering.model is not None:
+        out["model"] = rendering.model
+    _render_tools(rendering, out)
+    if request.tool_choice is not None:
+        _render_choice(request.tool_choice, rendering, out)
+    _render_text(request.output, rendering, out)
+    _render_generation(request.generation, rendering, out)
+    if request.reasoning is not None:
+        _render_reasoning(request.reasoning, rendering, out)
+    if request.cache is not None:
+        if request.cache.key is not None:
+            out["prompt_cache_key"] = request.cache.key
+        retention = request.cache.retention
+        if retention is not None:
+            if rendering.native or retention in _RETENTIONS:
+                out["prompt_cache_retention"] = retention
+            else:
+                rendering.outcomes.dropped(
+                    "cache.retention",
+                    f"{retention!r} is not a retention Responses takes",
+                )
+    if request.user is not None:
+        out["user"] = request.user
+    if request.metadata is not None:
+        out["metadata"] = _metadata(request.metadata, rendering)
+    if request.service_tier is not None:
+        tier = (
+            request.service_tier
+            if rendering.native
+            else rules.service_tier(
+                request.service_tier, rendering.capabilities, rendering.outcomes
+            )
+        )
+        if tier is not None:
+            out["service_tier"] = tier
+    if request.stream is not None:
+        out["stream"] = request.stream
+    for key in _FROM_CHAT:
+        value = rendering.claim(_CHAT, key)
+        if value is not None:
+            out[key] = value
+    for key, value in rendering.own_body.items():
+        if key in _OBJECTS and key in out and is_mapping(value):
+            out[key] = {**out[key], **value}  # the keys of it read are out already
+        else:
+            out[key] = value
+    return out
+
+
+_STRICT = "OpenAI strict mode"
+_RETENTIONS = ("in_memory", "24h")
+_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+_OBJECTS = ("text", "reasoning")  # read in part; the rest kept under their key
+
+
+def _metadata(metadata: Mapping[str, Any], rendering: Rendering) -> dict[str, Any]:
+    """The metadata sent: Responses takes string values only (another
+    format's others are dropped, reported)."""
+    if rendering.native:
+        return dict(metadata)
+    sent: dict[str, Any] = {}
+    for key, value in metadata.items():
+        if isinstance(value, str):
+            sent[key] = value
+        else:
+            rendering.outcomes.dropped(
+                f"metadata.{key}", "Responses metadata takes string values only"
+            )
+    return sent
+
+
+def _function_entry(tool: Tool, rendering: Rendering) -> dict[str, Any]:
+    entry: dict[str, Any] = {"type": "function", "name": tool.name}
+    if tool.description is not None:
+        entry["description"] = tool.description
+    native = rendering.native
+    if tool.parameters is not None:
+        if tool.strict and not native:
+            # Strict mode was asked for: the schema is made strict-compatible
+            # (never is strict mode switched on for a schema of its own).
+            entry["parameters"] = rules.schema_for(
+                tool.parameters,
+                "openai-strict",
+                f"{rendering.where(tool)}.parameters",
+                rendering.outcomes,
+                _STRICT,
+            )
+        else:
+            entry["parameters"] = dict(tool.parameters)
+    elif not native:
+        entry["parameters"] = None  # required by the API: no parameters
+    if tool.strict is not None:
+        entry["strict"] = tool.strict
+    elif not native:
+        # Responses turns strict mode on when ``strict`` is left out.
+        entry["strict"] = False
+        rendering.outcomes.synthesized(
+            f"{rendering.where(tool)}.strict",
+            "strict: false sent for a tool that does not ask for strict mode",
+            "Responses defaults to strict mode",
+        )
+    extra = rendering.tool_extras(tool)
+    if extra:
+        entry.update(extra.get("entry", ()))
+    return entry
+
+
+def _render_tools(rendering: Rendering, out: dict[str, Any]) -> None:
+    if not rendering.tools:
+        return
+    out["tools"] = [
+        dict(tool.body)
+        if isinstance(tool, ProviderTool)
+        else _function_entry(tool, rendering)
+        for tool in rendering.tools
+    ]
+
+
+def _reference(name: str) -> dict[str, Any]:
+    return {"type": "function", "name": name}
+
+
+def _render_choice(
+    choice: ToolChoice, rendering: Rendering, out: dict[str, Any]
+) -> None:
+    if choice.parallel is not None:
+        out["parallel_tool_calls"] = choice.parallel
+    mode = choice.mode
+    if mode is None:
+        return
+    names = choice.names
+    if mode == "none" and names:
+        rendering.outcomes.dropped(
+            "tool_choice.names", "no tool may be called: the names are left out"
+        )
+        names = ()
+    if (
+        mode == "required"
+        and len(names) == 1
+        and rendering.own.get("tool_choice") != "allowed_tools"
+    ):
+        out["tool_choice"] = _reference(names[0])
+    elif names:
+        out["tool_choice"] = {
+            "type": "allowed_tools",
+            "mode": mode,
+            "tools": [_reference(name) for name in names],
+        }
+    else:
+        out["tool_choice"] = mode
+
+
+def _render_text(
+    output: OutputFormat | None, rendering: Rendering, out: dict[str, Any]
+) -> None:
+    text: dict[str, Any] = {}
+    if output is not None:
+        found = _format(output, rendering)
+        if found is not None:
+            text["format"] = found
+    if not rendering.native:
+        verbosity = rendering.claim(_CHAT, "verbosity")
+        if verbosity is not None:
+            text["verbosity"] = verbosity
+    if text:
+        out["text"] = text
+
+
+def _format(output: OutputFormat, rendering: Rendering) -> dict[str, Any] | None:
+    outcomes = rendering.outcomes
+    if output.type == "text":
+        return {"type": "text"}
+    if rendering.capabilities.structured_output == "none":
+        outcomes.dropped("output", "the model takes no structured output")
+        return None
+    if output.type == "json" or output.schema is None:
+        if output.type == "json_schema":
+            outcomes.approximated(
+                "output.schema",
+                "a JSON Schema output without a schema sent as JSON",
+                "no schema = json_object",
+            )
+        return {"type": "json_object"}
+    if output.name is None:
+        outcomes.synthesized(
+            "output.name", "the schema named 'response'", "OpenAI requires a name"
+        )
+    found: dict[str, Any] = {
+        "type": "json_schema",
+        "name": output.name if output.name is not None else "response",
+    }
+    if output.description is not None:
+        found["description"] = output.description
+    if output.strict and not rendering.native:
+        found["schema"] = rules.schema_for(
+            output.schema, "openai-strict", "output.schema", outcomes, _STRICT
+        )
+    else:
+        found["schema"] = dict(output.schema)
+    if output.strict is not None:
+        found["strict"] = output.strict
+    return found
+
+
+_NO_FIELD = {
+    "top_k": "Responses has no top_k",
+    "stop": "Responses has no stop sequences",
+    "seed": "Responses has no seed",
+    "presence_penalty": "Responses has no presence penalty",
+    "frequency_penalty": "Responses has no frequency penalty",
+    "candidates": "Responses returns one answer (no n)",
+}
+
+
+def _render_generation(
+    generation: Generation, rendering: Rendering, out: dict[str, Any]
+) -> None:
+    if generation is NO_GENERATION:
+        return
+    outcomes = rendering.outcomes
+    if generation.max_output_tokens is not None:
+        out["max_output_tokens"] = generation.max_output_tokens
+    if generation.temperature is not None:
+        out["temperature"] = (
+            generation.temperature
+            if rendering.native
+            else rules.clamped(
+                "generation.temperature",
+                generation.temperature,
+                rendering.capabilities.temperature,
+                outcomes,
+            )
+        )
+    if generation.top_p is not None:
+        out["top_p"] = generation.top_p
+    if generation.top_logprobs is not None:
+        out["top_logprobs"] = generation.top_logprobs
+    for name, reason in _NO_FIELD.items():
+        if getattr(generation, name) is not None:
+            outcomes.dropped(f"generation.{name}", reason)
+    if generation.logprobs and not rendering.native:
+        # Responses' way of asking for them: exact.
+        out["include"] = [_LOGPROBS]
+
+
+def _render_reasoning(
+    reasoning: ReasoningConfig, rendering: Rendering, out: dict[str, Any]
+) -> None:
+    outcomes = rendering.outcomes
+    entry: dict[str, Any] = {}
+    effort = rules.effort_for(
+        reasoning, rendering.capabilities, rendering.reasoning_table, outcomes
+    )
+    if effort is not None:
+        if rendering.native or effort in _EFFORTS:
+            entry["effort"] = effort
+        else:
+            outcomes.dropped(
+                "reasoning.effort", f"{effort!r} is not an effort Responses takes"
+            )
+    summary = reasoning.summary
+    if reasoning.include_thoughts:
+        if summary is None:
+            summary = "auto"
+            outcomes.approximated(
+                "reasoning.include_thoughts",
+                "the thoughts asked for as a reasoning summary 'auto'",
+                "thoughts = summary",
+            )
+        else:
+            outcomes.dropped(
+                "reasoning.include_thoughts",
+                "Responses returns a summary of the reasoning, not the thoughts",
+            )
+    if summary is not None:
+        key = "generate_summary" if rendering.own.get("generate_summary") else "summary"
+        entry[key] = summary
+    if entry:
+        out["reasoning"] = entry

@@ -1,0 +1,134 @@
+"""OpenAI Responses replies: ``output`` items, usage and finish reasons."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from ...canisters import Assistant, Usage, now
+from ...conversation import Conversation
+from ...protocols import Role
+from .. import _common as common
+from .. import _errors
+from .messages import NAME, RESPONSE_FIELDS, _Parser, _Renderer
+
+
+def _usage(raw: Mapping[str, Any]) -> Usage:
+    def count(value: Any) -> int:
+        return value if type(value) is int else 0
+
+    inputs = raw.get("input_tokens_details")
+    outputs = raw.get("output_tokens_details")
+    inputs = inputs if isinstance(inputs, Mapping) else {}
+    outputs = outputs if isinstance(outputs, Mapping) else {}
+    return Usage(
+        input_tokens=count(raw.get("input_tokens")),
+        output_tokens=count(raw.get("output_tokens")),
+        cached_tokens=count(inputs.get("cached_tokens")),
+        cache_write_tokens=count(inputs.get("cache_write_tokens")),
+        reasoning_tokens=count(outputs.get("reasoning_tokens")),
+    )
+
+
+_INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
+
+
+@common.guarded
+def parse_response(body: Any) -> Conversation:
+    """Read a response body or ``openai.types.responses.Response``."""
+    mapping = common.as_mapping(body)
+    _errors.check(NAME, mapping)
+    parser = _Parser(now())
+    for index, item in enumerate(
+        common.expect_list(mapping.get("output", []), "$.output")
+    ):
+        parser.item(index, item, f"$.output[{index}]")
+    parser.flush()
+    canisters = parser.canisters or [Assistant(())]
+    envelope = {
+        key: mapping[key]
+        for key in RESPONSE_FIELDS
+        if key in mapping and key != "output"
+    }
+    usage = None
+    if isinstance(mapping.get("usage"), Mapping):
+        usage = _usage(mapping["usage"])
+    status = mapping.get("status")
+    finish: str | None = None
+    if status == "completed":
+        invoked = any(canister.role is Role.Invocation for canister in canisters)
+        finish = "tool_calls" if invoked else "stop"
+    elif status == "incomplete":
+        details = mapping.get("incomplete_details")
+        reason = details.get("reason") if isinstance(details, Mapping) else None
+        finish = (
+            _INCOMPLETE.get(reason, reason) if isinstance(reason, str) else "length"
+        )
+    elif isinstance(status, str):
+        finish = status
+    model = mapping.get("model")
+    response_id = mapping.get("id")
+    metadata = common.response_metadata(model, usage, finish, response_id)
+    canisters[0] = common.with_response(canisters[0], NAME, metadata, envelope)
+    return Conversation(tuple(canisters))
+
+
+def render_response(conversation: Conversation, **options: Any) -> dict[str, Any]:
+    """Render ``id``, ``model``, ``status``, ``output`` and ``usage``."""
+    settings = common.options_from(options)
+    canisters = common.canisters_of(conversation, NAME)
+    envelope: dict[str, Any] = {}
+    metadata = None
+    if canisters:
+        first = canisters[0]
+        envelope = dict(common.mine(first, NAME).get("response", {}))
+        metadata = first.metadata
+        canisters[0] = attrs.evolve(  # type: ignore[misc]
+            first,
+            extras={
+                **first.extras,
+                NAME: {
+                    k: v for k, v in common.mine(first, NAME).items() if k != "response"
+                },
+            },
+        )
+    output = _Renderer(settings, response=True).items(list(enumerate(canisters)))
+    if (
+        len(canisters) == 1
+        and canisters[0].role is Role.Assistant
+        and not canisters[0].content  # type: ignore[attr-defined]
+        and "raw" not in common.mine(canisters[0], NAME)
+    ):
+        output = []
+    if envelope:
+        return {**envelope, "output": output}
+    body: dict[str, Any] = {}
+    if metadata is not None:
+        if metadata.custom.get("response_id"):
+            body["id"] = metadata.custom["response_id"]
+        body["object"] = "response"
+        body["created_at"] = int(canisters[0].timestamp.timestamp())
+        if metadata.model:
+            body["model"] = metadata.model
+        finish = metadata.finish_reason
+        body["status"] = (
+            "incomplete" if finish in ("length", "content_filter") else "completed"
+        )
+    body["output"] = output
+    # What the request set, unknown here: the API's defaults.
+    body.update(parallel_tool_calls=True, tool_choice="auto", tools=[])
+    if metadata is not None and metadata.usage is not None:
+        usage = metadata.usage
+        body["usage"] = {
+            "input_tokens": usage.input_tokens,
+            "input_tokens_details": {
+                "cached_tokens": usage.cached_tokens,
+                "cache_write_tokens": usage.cache_write_tokens,
+            },
+            "output_tokens": usage.output_tokens,
+            "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
+            "total_tokens": usage.total_tokens,
+        }
+    return body

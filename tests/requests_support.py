@@ -1,0 +1,163 @@
+"""Whole requests in the tests: each provider SDK's request types, and the corpus.
+
+``SDK_ACCEPTS[provider](body)`` raises (a pydantic ``ValidationError`` or an
+``AssertionError`` naming the keys) unless ``body``, a whole request body
+rendered for ``provider``, is one its SDK's request types take.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import typing
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from canisters import providers
+
+from .providers_support import adapter
+
+DATA = Path(__file__).parent / "data" / "providers"
+
+
+def _known(kind: Any, *extra: str) -> set[str]:
+    return set(typing.get_type_hints(kind)) | set(extra)
+
+
+def _keys(body: dict[str, Any], known: set[str]) -> None:
+    assert set(body) <= known, sorted(set(body) - known)
+
+
+def openai_chat_accepts(body: dict[str, Any]) -> None:
+    """The openai SDK's ``CompletionCreateParamsNonStreaming`` and the types of
+    its typed fields."""
+    from openai.types.chat import (
+        ChatCompletionMessageParam,
+        ChatCompletionToolChoiceOptionParam,
+        ChatCompletionToolUnionParam,
+    )
+    from openai.types.chat.completion_create_params import (
+        CompletionCreateParamsNonStreaming,
+        ResponseFormat,
+    )
+
+    _keys(body, _known(CompletionCreateParamsNonStreaming, "stream"))
+    plain = {key: value for key, value in body.items() if key != "stream"}
+    adapter(CompletionCreateParamsNonStreaming).validate_python(plain)
+    adapter(list[ChatCompletionMessageParam]).validate_python(body["messages"])
+    if "tools" in body:
+        adapter(list[ChatCompletionToolUnionParam]).validate_python(body["tools"])
+    if "tool_choice" in body:
+        adapter(ChatCompletionToolChoiceOptionParam).validate_python(
+            body["tool_choice"]
+        )
+    if "response_format" in body:
+        adapter(ResponseFormat).validate_python(body["response_format"])
+
+
+def openai_responses_accepts(body: dict[str, Any]) -> None:
+    """The openai SDK's ``ResponseCreateParamsNonStreaming``."""
+    from openai.types.responses.response_create_params import (
+        ResponseCreateParamsNonStreaming,
+    )
+
+    _keys(body, _known(ResponseCreateParamsNonStreaming, "stream"))
+    plain = {key: value for key, value in body.items() if key != "stream"}
+    adapter(ResponseCreateParamsNonStreaming).validate_python(plain)
+
+
+def anthropic_accepts(body: dict[str, Any]) -> None:
+    """The anthropic SDK's ``MessageCreateParamsNonStreaming`` (which requires
+    ``max_tokens``, ``messages`` and ``model``)."""
+    from anthropic.types.message_create_params import (
+        MessageCreateParamsNonStreaming,
+    )
+
+    _keys(body, _known(MessageCreateParamsNonStreaming, "stream") | set(_SAMPLING))
+    for key in ("max_tokens", "messages", "model"):
+        assert key in body, key
+    plain = {key: value for key, value in body.items() if key != "stream"}
+    for key, kind in _SAMPLING.items():
+        if key in plain:
+            adapter(kind).validate_python(plain.pop(key))
+    adapter(MessageCreateParamsNonStreaming).validate_python(plain)
+
+
+# The Messages API's sampling fields, which the SDK's request types no longer
+# list (the SDK sends them through ``extra_body``).
+_SAMPLING = {"temperature": float, "top_p": float, "top_k": int}
+
+
+@functools.cache
+def _gemini_types() -> dict[str, Any]:
+    """The google-genai type of each key of a ``generateContent`` REST body (the
+    SDK's models take the REST casing as aliases, and forbid unknown keys)."""
+    from google.genai import types
+
+    kinds: dict[str, Any] = {
+        "contents": list[types.Content],
+        "systemInstruction": types.Content,
+        "tools": list[types.Tool],
+        "toolConfig": types.ToolConfig,
+        "generationConfig": types.GenerationConfig,
+        "safetySettings": list[types.SafetySetting],
+        "cachedContent": str,
+        "labels": dict[str, str],
+        "serviceTier": str,
+    }
+    snake = {
+        "".join(f"_{c.lower()}" if c.isupper() else c for c in key): kind
+        for key, kind in kinds.items()
+    }
+    return {**kinds, **snake, "model": str, "stream": bool}
+
+
+def gemini_accepts(body: dict[str, Any]) -> None:
+    """The google-genai types of each key of a ``generateContent`` body."""
+    kinds = _gemini_types()
+    _keys(body, set(kinds))
+    for key, value in body.items():
+        adapter(kinds[key]).validate_python(value)
+
+
+def ollama_accepts(body: dict[str, Any]) -> None:
+    """The ollama client's ``ChatRequest``."""
+    from ollama._types import ChatRequest
+
+    _keys(body, set(ChatRequest.model_fields))
+    ChatRequest.model_validate(body)
+
+
+SDK_ACCEPTS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "openai-chat": openai_chat_accepts,
+    "openai-responses": openai_responses_accepts,
+    "anthropic": anthropic_accepts,
+    "gemini": gemini_accepts,
+    "ollama": ollama_accepts,
+}
+
+
+def whole_request_providers() -> list[str]:
+    """The registered providers whose normalizer reads and writes whole requests."""
+    return [
+        name
+        for name in providers.names()
+        if isinstance(providers.get(name), providers.RequestNormalizer)
+    ]
+
+
+def corpus_requests(provider: str) -> list[Path]:
+    """The corpus cases of ``provider`` holding a request body its SDK takes
+    (``kind: "request"``, not marked ``sdk_refuses``)."""
+    found = []
+    for path in sorted((DATA / provider).glob("*.json")):
+        case = json.loads(path.read_text(encoding="utf-8"))
+        if case.get("kind") == "request" and not case.get("sdk_refuses"):
+            found.append(path)
+    return found
+
+
+def payload(path: Path) -> dict[str, Any]:
+    """The body of one corpus case."""
+    return json.loads(path.read_text(encoding="utf-8"))["payload"]  # type: ignore[no-any-return]
