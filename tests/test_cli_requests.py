@@ -213,14 +213,6 @@ def test_a_plugin_without_whole_requests_gets_the_conversation_with_a_note(
     ]
 
 
-ANTHROPIC_WHOLE = isinstance(providers.get("anthropic"), providers.RequestNormalizer)
-
-
-@pytest.mark.xfail(
-    not ANTHROPIC_WHOLE,
-    reason="runs once the anthropic normalizer reads whole requests (issue 32)",
-    strict=True,
-)
 def test_readme_first_command_gives_a_request_to_send_as_it_is(tmp_path: Path) -> None:
     converted = tmp_path / "converted.json"
     out = canisters_cmd(

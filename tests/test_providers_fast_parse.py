@@ -740,7 +740,7 @@ def test_results_beside_the_common_ones(result: dict[str, Any]) -> None:
 def test_anthropic_blocks_take_the_fast_way(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every block kind of a well-formed message is read the fast way; only a
     block the general way refuses (or a message of another shape) goes there."""
-    calls = _spy(monkeypatch, anthropic, "_parse_blocks")
+    calls = _spy(monkeypatch, anthropic.messages, "_parse_blocks")
     url = {"type": "url", "url": "https://example.com/a.pdf"}
     body = {
         "system": [{"type": "text", "text": "Cite.", "citations": []}],

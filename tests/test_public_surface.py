@@ -132,6 +132,7 @@ def test_protocol_names() -> None:
         "canisters.providers.streams",
         "canisters.providers.openai_chat.request",
         "canisters.providers.openai_responses.request",
+        "canisters.providers.anthropic.request",
         "canisters.requests",
         "canisters.providers.anthropic",
         "canisters.providers.openai_chat",

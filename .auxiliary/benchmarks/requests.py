@@ -30,7 +30,7 @@ from typing import Any
 from canisters import providers
 
 ROOT = Path(__file__).resolve().parents[2]
-PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "ollama")
+PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "ollama", "gemini")
 
 SCHEMA = {
     "type": "object",

@@ -91,6 +91,7 @@ from ._rules import (
     Capabilities,
     Outcomes,
     ReasoningTable,
+    cache_markers,
     capabilities_for,
 )
 
@@ -562,6 +563,7 @@ class WholeRequests:
         opts = common.options_from(options)
         messages = self.render_request(request.conversation, **options)
         rendering = Rendering(request, opts, self.name)
+        cache_markers(request.conversation, self.name, rendering.outcomes)
         try:
             settings = self.request_settings.render_settings(request, rendering)
             rendering.finish()

@@ -11,6 +11,8 @@
 - :mod:`.capabilities`: what a model takes
   (:class:`~canisters.providers.Capabilities`), passed by the caller, with a
   conservative default per format;
+- :mod:`.caching`: Anthropic's positional cache markers, reported where
+  they cannot go (:func:`.cache_markers`);
 - :mod:`.outcomes`: recording (and, under ``unsupported="error"``, refusing)
   what was not translated exactly (:class:`.Outcomes`).
 
@@ -20,6 +22,7 @@ formats is decided here, in one place.
 
 from __future__ import annotations
 
+from .caching import MARKER_FORMATS, cache_markers
 from .capabilities import DEFAULT_CAPABILITIES, Capabilities, capabilities_for
 from .generation import (
     TIER_EQUIVALENTS,
@@ -55,6 +58,7 @@ from .tools import (
 __all__ = [
     "DEFAULT_CAPABILITIES",
     "DEFAULT_REASONING_TABLE",
+    "MARKER_FORMATS",
     "GEMINI_MAX_DEPTH",
     "OUTPUT_TOOL",
     "Capabilities",
@@ -64,6 +68,7 @@ __all__ = [
     "SchemaTarget",
     "TIER_EQUIVALENTS",
     "budget_for",
+    "cache_markers",
     "clamped",
     "effort_for",
     "effort_within",

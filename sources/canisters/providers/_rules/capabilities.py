@@ -66,6 +66,9 @@ class Capabilities:
     max_stop_sequences: int | None = None
     """How many stop sequences are taken (more are cut, reported); ``None``:
     any number."""
+    blank_stop_sequences: bool = True
+    """Whether a stop sequence of whitespace only is taken (Anthropic: no; such
+    a one is left out, reported)."""
     default_max_tokens: int | None = None
     """The output limit sent when the format requires one and the request has
     none (Anthropic); the ``max_tokens=`` option overrides it."""
@@ -104,6 +107,7 @@ DEFAULT_CAPABILITIES: dict[str, Capabilities] = {
         efforts=(),
         min_budget_tokens=1024,
         temperature=(0.0, 1.0),
+        blank_stop_sequences=False,
         default_max_tokens=4096,
         sampling_with_reasoning=False,
         forced_tool_with_reasoning=False,

@@ -57,7 +57,17 @@ def clamped(
 def stops(
     values: Sequence[str], capabilities: Capabilities, outcomes: Outcomes
 ) -> list[str]:
-    """The stop sequences sent: cut to the most the target takes."""
+    """The stop sequences sent: without whitespace-only ones for a target
+    refusing them, cut to the most the target takes."""
+    if not capabilities.blank_stop_sequences:
+        kept = [value for value in values if value.strip()]
+        if len(kept) != len(values):
+            outcomes.approximated(
+                "generation.stop",
+                f"{len(values) - len(kept)} stop sequences of whitespace only left out",
+                "no stop sequence of whitespace only",
+            )
+            values = kept
     limit = capabilities.max_stop_sequences
     if limit is not None and len(values) > limit:
         outcomes.approximated(

@@ -1,25 +1,7 @@
-"""Anthropic Messages (``anthropic``): ``system`` and ``messages`` in requests, one
-assistant message in responses.
-
-Provider-only fields ride in ``extras["anthropic"]``:
-
-- on the first canister of a message: ``content`` (``"list"`` when a single text
-  was sent as a block list), ``message`` (other message keys), ``split`` (the
-  message followed another of the same role), ``in_messages`` (a
-  ``role: "system"`` message inside ``messages``), ``opaque`` (server-tool and
-  other blocks without neutral meaning, with their positions);
-- on Supervisors from the top-level ``system``: ``system`` (``"list"`` or
-  ``"string"`` when not the default);
-- on parts, invocations and results: ``block`` (other keys of the block:
-  ``cache_control``, ``citations``, ``caller``...), ``source`` (other keys of a
-  media source), ``raw`` (non-canonical base64);
-- on the first assistant of a response: ``response`` (``id``, ``type``,
-  ``stop_reason``, ``stop_sequence``, ``usage``...).
-"""
+"""Anthropic Messages conversation fields: ``system`` and ``messages``, both ways."""
 
 from __future__ import annotations
 
-import json
 import operator
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -27,25 +9,15 @@ from typing import Any, Final
 
 import attrs
 
-from .._frozen import EMPTY, FrozenDict, freeze
-from ..canisters import (
-    Assistant,
-    Document,
-    Invocation,
-    Metadata,
-    Result,
-    Supervisor,
-    Usage,
-    now,
-)
-from ..content import _URL_SCHEME, File, Image, Reasoning, Text
-from ..conversation import Conversation
-from ..exceptions import CanistersError, MalformedPayload, _excerpt
-from ..protocols import Canister, Content, Role
-from ..serialization import _paused
-from . import _common as common
-from . import _errors, streams
-from ._common import (
+from ..._frozen import EMPTY, FrozenDict, freeze
+from ...canisters import Document, Invocation, Result, Supervisor, now
+from ...content import _URL_SCHEME, File, Image, Reasoning, Text
+from ...conversation import Conversation
+from ...exceptions import CanistersError, MalformedPayload, _excerpt
+from ...protocols import Canister, Content, Role
+from ...serialization import _paused
+from .. import _common as common
+from .._common import (
     ASSISTANT,
     DOCUMENT,
     INVOCATION,
@@ -72,7 +44,7 @@ from ._common import (
     plain_text,
 )
 
-__all__ = ["NAME", "NORMALIZER", "Anthropic", "AnthropicAccumulator"]
+__all__ = ["NAME", "parse_request", "render_request"]
 
 NAME = "anthropic"
 """The provider name."""
@@ -102,25 +74,6 @@ _OPAQUE = frozenset(
     }
 )
 _IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
-_STOP = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "max_tokens": "length",
-    "model_context_window_exceeded": "length",
-    "tool_use": "tool_calls",
-    "refusal": "refusal",
-    "pause_turn": "pause",
-}
-_STOP_BACK = {
-    "stop": "end_turn",
-    "length": "max_tokens",
-    "tool_calls": "tool_use",
-    "refusal": "refusal",
-    "pause": "pause_turn",
-    "content_filter": "refusal",
-}
-
-
 _extras = common.marker(NAME)
 
 
@@ -135,10 +88,7 @@ def _mark_fresh(canister: Canister, values: dict[str, Any]) -> None:
     nobody else holds: its extras are set as attrs' converter would set them,
     without building the canister a second time."""
     if not canister.extras:  # most canisters: the marks alone
-        kept = {}
-        for key, value in values.items():
-            if value:
-                kept[key] = value
+        kept = {key: value for key, value in values.items() if value}
         if kept:
             object.__setattr__(canister, "extras", FrozenDict({NAME: kept}))
         return
@@ -930,57 +880,6 @@ def _message_form(items: list[Canister]) -> str:
     return "list"
 
 
-def _usage(raw: Mapping[str, Any]) -> Usage:
-    def count(key: str) -> int:
-        value = raw.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-    read = count("cache_read_input_tokens")
-    write = count("cache_creation_input_tokens")
-    # Rule: Anthropic's input_tokens excludes cache reads and writes.
-    return Usage(
-        input_tokens=count("input_tokens") + read + write,
-        output_tokens=count("output_tokens"),
-        cached_tokens=read,
-        cache_write_tokens=write,
-    )
-
-
-_RESPONSE_KEYS = frozenset({"content", "model"})
-
-
-@common.guarded
-def parse_response(body: object) -> Conversation:
-    """Read a Messages response (or ``anthropic.types.Message``)."""
-    mapping = common.as_mapping(body)
-    _errors.check(NAME, mapping)
-    role = mapping.get("role", "assistant")
-    if role != "assistant":
-        raise MalformedPayload(f"unexpected role {_excerpt(role)}", "$.role")
-    if "content" not in mapping:
-        raise MalformedPayload("missing content", "$.content")
-    items, _ = _parse_blocks("assistant", mapping["content"], "$", {}, now())
-    if not items or items[0].role is not Role.Assistant:
-        items.insert(0, Assistant(()))
-    model = mapping.get("model")
-    model = expect_str(model, "$.model") if model is not None else None
-    raw_usage = mapping.get("usage")
-    usage = _usage(expect_mapping(raw_usage, "$.usage")) if raw_usage else None
-    stop = mapping.get("stop_reason")
-    custom = {}
-    if isinstance(mapping.get("id"), str):
-        custom["response_id"] = mapping["id"]
-    metadata = Metadata(
-        model=model,
-        usage=usage,
-        finish_reason=_STOP.get(stop, stop) if isinstance(stop, str) else None,
-        custom=custom,
-    )
-    head = _with(items[0], response=common.rest(mapping, _RESPONSE_KEYS))
-    items[0] = attrs.evolve(head, metadata=metadata)  # type: ignore[misc]
-    return Conversation(items)
-
-
 # Rendering ---------------------------------------------------------------------------
 
 
@@ -1677,348 +1576,6 @@ def _without_empty(
 
 def _blocks(content: Any) -> list[Any]:
     return [{"type": "text", "text": content}] if isinstance(content, str) else content
-
-
-def render_response(conversation: Conversation, **options: Any) -> dict[str, Any]:
-    """Render a Messages response body from a reply (assistant turns and
-    invocations, merged into one message)."""
-    opts = common.options_from(options)
-    renderer = _Renderer(opts)
-    canisters = common.canisters_of(conversation, NAME)
-    for index, canister in enumerate(canisters):
-        if canister.role not in (Role.Assistant, Role.Invocation):
-            raise MalformedPayload(
-                "a response holds assistant turns and invocations, not "
-                + common.describe(index, canister)
-            )
-    if not canisters:
-        canisters = [Assistant(())]
-    head = canisters[0]
-    message = _render_turn(renderer, 0, "assistant", canisters)
-    blocks = message["content"]
-    if isinstance(blocks, str):
-        blocks = [{"type": "text", "text": blocks}]
-    metadata = head.metadata
-    usage = metadata.usage if metadata else None
-    finish = metadata.finish_reason if metadata else None
-    if finish is None:
-        finish = (
-            "tool_calls"
-            if any(c.role is Role.Invocation for c in canisters)
-            else "stop"
-        )
-    custom = metadata.custom if metadata else {}
-    body: dict[str, Any] = {
-        "id": custom.get("response_id") or f"msg_{head.id}",
-        "type": "message",
-        "role": "assistant",
-        "model": (metadata.model if metadata else None) or "",
-        "content": blocks,
-        "stop_reason": _STOP_BACK.get(finish, "end_turn"),
-        "stop_sequence": None,
-    }
-    if usage is not None:
-        body["usage"] = {
-            "input_tokens": max(
-                usage.input_tokens - usage.cached_tokens - usage.cache_write_tokens, 0
-            ),
-            "output_tokens": usage.output_tokens,
-            "cache_read_input_tokens": usage.cached_tokens,
-            "cache_creation_input_tokens": usage.cache_write_tokens,
-        }
-    else:
-        body["usage"] = {"input_tokens": 0, "output_tokens": 0}
-    body.update(mine(head, NAME).get("response") or {})
-    return body
-
-
-# Streams -----------------------------------------------------------------------------
-
-
-_STREAMED_INPUT = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
-_DELTA_BLOCK = {
-    "text_delta": ("text", "text"),
-    "thinking_delta": ("thinking", "thinking"),
-    "signature_delta": ("thinking", "signature"),
-    "citations_delta": ("text", "citation"),
-}
-_KEPT_NONE = frozenset({"stop_reason", "stop_sequence", "stop_details"})
-
-
-class _Block:
-    """One content block of a streamed message, as far as it arrived."""
-
-    __slots__ = ("block", "buffer", "stopped")
-
-    def __init__(self, block: dict[str, Any]) -> None:
-        self.block = block
-        self.buffer = streams.Pieces() if block.get("type") in _STREAMED_INPUT else None
-        self.stopped = False
-
-    def streamed_input(self) -> str:
-        """The tool input's JSON text so far (empty for other blocks)."""
-        return self.buffer.text() if self.buffer is not None else ""
-
-
-_EVENTS = frozenset(
-    {
-        "message_start",
-        "content_block_start",
-        "content_block_delta",
-        "content_block_stop",
-        "message_delta",
-        "message_stop",
-        "error",
-    }
-)
-"""The stream's event types read here (any other is skipped)."""
-
-
-class AnthropicAccumulator(streams.Accumulator):
-    """Accumulates a Messages stream: ``message_start``, the content blocks'
-    ``content_block_start`` / ``content_block_delta`` / ``content_block_stop``,
-    ``message_delta`` (stop reason, final usage) and ``message_stop``, which
-    ends it. ``ping`` and event types it does not know are skipped, as
-    Anthropic asks of clients; an ``error`` event raises."""
-
-    provider = NAME
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._message: dict[str, Any] | None = None
-        self._blocks: list[_Block] = []
-
-    @property
-    def _started(self) -> bool:
-        return self._message is not None
-
-    def _expected(self) -> str:
-        return "message_stop"
-
-    def _parse(self, body: Mapping[str, Any]) -> Conversation:
-        return parse_response(body)
-
-    def _block(self, event: Mapping[str, Any], path: str) -> _Block:
-        index = event.get("index")
-        if type(index) is not int or not 0 <= index < len(self._blocks):
-            raise MalformedPayload(
-                f"{event.get('type')} for block {_excerpt(index)}, never started",
-                f"{path}.index",
-            )
-        block = self._blocks[index]
-        if block.stopped:
-            raise MalformedPayload(
-                f"{event.get('type')} for block {index} after its content_block_stop",
-                f"{path}.index",
-            )
-        return block
-
-    def _after_end(self, event: Mapping[str, Any], path: str) -> bool:
-        # An event of a type not known here is skipped, after the end too.
-        kind = event.get("type")
-        return isinstance(kind, str) and kind not in _EVENTS
-
-    def _absorb(self, event: Mapping[str, Any], path: str) -> bool:
-        kind = event.get("type")
-        if kind == "ping":
-            return False
-        if kind == "error":
-            raise _errors.DIALECTS[NAME].stream_error(event, path)
-        if not isinstance(kind, str):
-            raise MalformedPayload(
-                f"unknown event type {_excerpt(kind)}", f"{path}.type"
-            )
-        if kind == "message_start":
-            if self._message is not None:
-                raise MalformedPayload("a second message_start", f"{path}.type")
-            message = dict(expect_mapping(event.get("message"), f"{path}.message"))
-            content = expect_list(message.get("content", []), f"{path}.message.content")
-            self._blocks = [
-                _Block(streams.fresh(expect_mapping(item, f"{path}.message.content")))
-                for item in content
-            ]
-            for block in self._blocks:
-                block.stopped = True
-            usage = message.get("usage")
-            if usage is not None:
-                message["usage"] = dict(expect_mapping(usage, f"{path}.message.usage"))
-            self._message = message
-            return False
-        if kind not in (
-            "content_block_start",
-            "content_block_delta",
-            "content_block_stop",
-            "message_delta",
-            "message_stop",
-        ):
-            return False  # a newer event type: skipped, as Anthropic asks
-        if self._message is None:
-            raise MalformedPayload(f"{kind} before message_start", f"{path}.type")
-        message = self._message
-        if kind == "content_block_start":
-            index = event.get("index")
-            if index != len(self._blocks) or type(index) is not int:
-                raise MalformedPayload(
-                    f"block {_excerpt(index)} started out of order"
-                    f" (expected {len(self._blocks)})",
-                    f"{path}.index",
-                )
-            where = f"{path}.content_block"
-            started = streams.fresh(expect_mapping(event.get("content_block"), where))
-            expect_str(started.get("type"), f"{where}.type")
-            self._blocks.append(_Block(started))
-        elif kind == "content_block_delta":
-            self._delta(self._block(event, path), event, path)
-        elif kind == "content_block_stop":
-            block = self._block(event, path)
-            buffer = block.streamed_input()
-            if buffer:
-                value = streams.parse_json_arguments(buffer, f"{path}")
-                if not isinstance(value, dict):
-                    raise MalformedPayload(
-                        "the tool input streamed is not a JSON object", path
-                    )
-                block.block["input"] = value
-            block.stopped = True
-        elif kind == "message_delta":
-            delta = expect_mapping(event.get("delta", {}), f"{path}.delta")
-            for key, value in delta.items():
-                if value is not None or key in _KEPT_NONE:
-                    message[key] = value
-            usage = event.get("usage")
-            if usage is not None:
-                counts = dict(message.get("usage") or {})
-                for key, value in expect_mapping(usage, f"{path}.usage").items():
-                    if value is not None or key == "output_tokens":
-                        counts[key] = value
-                message["usage"] = counts
-        else:  # message_stop
-            for index, block in enumerate(self._blocks):
-                if not block.stopped:
-                    raise MalformedPayload(
-                        f"message_stop while block {index} is still open", path
-                    )
-            return True
-        return False
-
-    def _delta(self, block: _Block, event: Mapping[str, Any], path: str) -> None:
-        delta = expect_mapping(event.get("delta"), f"{path}.delta")
-        kind = delta.get("type")
-        target = block.block
-        if kind == "input_json_delta":
-            if block.buffer is None:
-                raise MalformedPayload(
-                    f"input_json_delta for a {_excerpt(target.get('type'))} block",
-                    f"{path}.delta.type",
-                )
-            block.buffer.add(
-                expect_str(delta.get("partial_json"), f"{path}.delta.partial_json")
-            )
-            return
-        fits = _DELTA_BLOCK.get(kind) if isinstance(kind, str) else None
-        if fits is None:
-            if not isinstance(kind, str):
-                raise MalformedPayload(
-                    f"unknown delta type {_excerpt(kind)}", f"{path}.delta.type"
-                )
-            # A delta of a type not known here (a compaction_delta, say): its
-            # text fields grow the block's, its other fields are set on it.
-            for key, value in delta.items():
-                if key == "type":
-                    continue
-                held = target.get(key)
-                if isinstance(value, str) and isinstance(held, (str, streams.Pieces)):
-                    self._grow(target, key, value, f"{path}.index")
-                else:
-                    target[key] = value
-            return
-        block_type, field = fits
-        if target.get("type") != block_type:
-            raise MalformedPayload(
-                f"{kind} for a {_excerpt(target.get('type'))} block",
-                f"{path}.delta.type",
-            )
-        if field == "citation":
-            citation = expect_mapping(delta.get("citation"), f"{path}.delta.citation")
-            target["citations"] = [*(target.get("citations") or []), dict(citation)]
-        elif field == "signature":
-            target["signature"] = expect_str(
-                delta.get("signature"), f"{path}.delta.signature"
-            )
-        else:
-            text = expect_str(delta.get(field), f"{path}.delta.{field}")
-            self._grow(target, field, text, f"{path}.index")
-
-    def _body(
-        self, mode: str, note: streams.Note
-    ) -> tuple[Mapping[str, Any], dict[str, str]]:
-        assert self._message is not None
-        content: list[dict[str, Any]] = []
-        partial: dict[str, str] = {}
-        for index, block in enumerate(self._blocks):
-            item = block.block
-            if not block.stopped:
-                if mode == "cut":
-                    note(
-                        f"block {index} ({item.get('type')})",
-                        "the block did not finish: left out",
-                    )
-                    continue
-                buffer = block.streamed_input()
-                if buffer:
-                    try:
-                        value = json.loads(buffer)
-                    except (ValueError, RecursionError):
-                        value = None
-                    if isinstance(value, dict):
-                        item = {**item, "input": value}
-                    elif isinstance(item.get("id"), str):
-                        partial[item["id"]] = buffer
-            content.append(item)
-        return {**self._message, "content": content}, partial
-
-
-class Anthropic(streams.Streaming, _errors.ErrorNormalizing):
-    """The ``anthropic`` normalizer (Anthropic Messages); streams are read by
-    :class:`AnthropicAccumulator` (events as dicts or
-    ``anthropic.types.RawMessageStreamEvent``)."""
-
-    __slots__ = ()
-
-    name = NAME
-    """The provider name."""
-
-    # The module's parser itself, under its net: a method calling it would be
-    # one more call on every body a gateway reads.
-    parse_request = staticmethod(parse_request)
-
-    def render_request(
-        self, conversation: Conversation, **options: Any
-    ) -> dict[str, Any]:
-        """Render ``{"system": ..., "messages": [...]}``; see
-        :class:`~canisters.providers.Options`."""
-        return _paused(_render_request, conversation, options)
-
-    def parse_response(self, body: Any) -> Conversation:
-        """Read a response body or ``anthropic.types.Message``."""
-        return parse_response(body)
-
-    def render_response(
-        self, conversation: Conversation, **options: Any
-    ) -> dict[str, Any]:
-        """Render a response body from a reply."""
-        return render_response(conversation, **options)
-
-    def accumulator(self) -> AnthropicAccumulator:
-        """A fresh accumulator for one Messages stream."""
-        return AnthropicAccumulator()
-
-    def __repr__(self) -> str:
-        return f"<normalizer {NAME}>"
-
-
-NORMALIZER = Anthropic()
-"""The registered instance."""
 
 
 def _is_placeholder(item: Mapping[str, Any]) -> bool:
