@@ -110,7 +110,7 @@ def _gemini_types() -> dict[str, Any]:
         "".join(f"_{c.lower()}" if c.isupper() else c for c in key): kind
         for key, kind in kinds.items()
     }
-    return {**kinds, **snake, "model": str, "stream": bool}
+    return {**kinds, **snake, "model": str, "stream": bool, "store": bool}
 
 
 def gemini_accepts(body: dict[str, Any]) -> None:

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from canisters import CanistersError, Conversation, providers
-from canisters.providers import gemini
+from canisters.providers.gemini import messages as gemini
 
 from .budget import examples
 from .test_providers_fast import _benchmark_corpus, any_conversation

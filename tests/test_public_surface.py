@@ -138,6 +138,7 @@ def test_protocol_names() -> None:
         "canisters.providers.openai_chat",
         "canisters.providers.openai_responses",
         "canisters.providers.gemini",
+        "canisters.providers.gemini.request",
         "canisters.providers.ollama",
         "canisters.providers.ollama.request",
         "canisters.storage",

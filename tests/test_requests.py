@@ -407,14 +407,37 @@ def test_service_tiers_translate_or_drop() -> None:
     )
     assert rules.service_tier("default", ANTHROPIC, noted) == "standard_only"
     assert rules.service_tier("flex", ANTHROPIC, noted) is None
-    assert (
-        rules.service_tier("flex", providers.capabilities_for("gemini"), noted) is None
-    )
+    gemini = providers.capabilities_for("gemini")
+    assert rules.service_tier("flex", gemini, noted) == "flex"
+    assert rules.service_tier("default", gemini, noted) == "standard"
+    assert rules.service_tier("scale", gemini, noted) is None
+    assert rules.service_tier("auto", Capabilities(), noted) is None
     assert [kind for kind, _ in kinds(report)] == [
         "approximated",
         "approximated",
         "dropped",
+        "approximated",
         "dropped",
+        "dropped",
+    ]
+
+
+@quiet
+def test_an_effort_the_model_lacks_becomes_its_nearest_level() -> None:
+    noted, report = outcomes(unsupported="drop")
+    table = providers.ReasoningTable()
+    gemini3 = Capabilities(reasoning="effort", efforts=("low", "high"))
+    assert rules.effort_within("high", gemini3, table, noted) == "high"
+    assert rules.effort_within("medium", gemini3, table, noted) == "high"
+    assert rules.effort_within("minimal", gemini3, table, noted) == "low"
+    assert rules.effort_within("xhigh", gemini3, table, noted) == "high"
+    assert rules.effort_within("medium", Capabilities(efforts=()), table, noted) == (
+        "medium"
+    )
+    assert [event.rule for event in report.events] == [
+        "reasoning table: high = 16384 tokens",
+        "reasoning table: low = 2048 tokens",
+        "reasoning table: high = 16384 tokens",
     ]
 
 

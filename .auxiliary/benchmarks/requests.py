@@ -57,7 +57,7 @@ from canisters import providers
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "ollama")
+PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "ollama", "gemini")
 ANTHROPIC_MODEL = "claude-sonnet-4-5"
 GEMINI_MODEL = "gemini-2.5-flash"
 OLLAMA_MODEL = "qwen3"
@@ -212,8 +212,63 @@ ANTHROPIC_AGENT = {
     "stop_sequences": ["END"],
     "metadata": {"user_id": "user-1"},
 }
+# The same request in Gemini's spelling (the schemas in its OpenAPI subset).
+OPENAPI_SCHEMA = {
+    "type": "OBJECT",
+    "properties": {
+        "city": {"type": "STRING", "description": "The city"},
+        "days": {"type": "INTEGER", "minimum": 1},
+    },
+    "required": ["city", "days"],
+}
+GEMINI_AGENT = {
+    "systemInstruction": {"parts": [{"text": "You are a weather assistant."}]},
+    "contents": [
+        {"role": "user", "parts": [{"text": "Weather in Paris for 3 days?"}]},
+        {
+            "role": "model",
+            "parts": [
+                {"functionCall": {"name": "get_weather", "args": {"city": "Paris"}}}
+            ],
+        },
+        {
+            "role": "user",
+            "parts": [
+                {
+                    "functionResponse": {
+                        "name": "get_weather",
+                        "response": {"output": "Sunny, 21C"},
+                    }
+                }
+            ],
+        },
+    ],
+    "tools": [
+        {
+            "functionDeclarations": [
+                {
+                    "name": name,
+                    "description": f"The {name} tool",
+                    "parameters": OPENAPI_SCHEMA,
+                }
+                for name in ("get_weather", "get_forecast", "get_alerts")
+            ]
+        }
+    ],
+    "toolConfig": {"functionCallingConfig": {"mode": "AUTO"}},
+    "generationConfig": {
+        "temperature": 0.2,
+        "maxOutputTokens": 800,
+        "stopSequences": ["END"],
+        "seed": 7,
+        "responseMimeType": "application/json",
+        "responseSchema": OPENAPI_SCHEMA,
+        "thinkingConfig": {"thinkingBudget": 1024},
+    },
+}
 AGENTS = {
     "openai-chat": AGENT,
+    "gemini": GEMINI_AGENT,
     "openai-responses": RESPONSES_AGENT,
     "anthropic": ANTHROPIC_AGENT,
     "ollama": OLLAMA_AGENT,

@@ -474,7 +474,9 @@ class Rendering:
         kept: list[Tool | ProviderTool] = []
         for index, tool in enumerate(request.tools):
             if isinstance(tool, ProviderTool) and tool.provider != self.provider:
-                kind = tool.body.get("type", tool.body.get("name", "?"))
+                kind = tool.body.get(
+                    "type", tool.body.get("name", next(iter(tool.body), "?"))
+                )
                 self.outcomes.dropped(
                     f"tools[{index}]",
                     f"a {tool.provider} provider tool ({_excerpt(kind)}) runs only "

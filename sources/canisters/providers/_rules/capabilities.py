@@ -78,6 +78,11 @@ class Capabilities:
     forced_tool_with_reasoning: bool = True
     """Whether a forced tool choice is taken while reasoning is on (Anthropic:
     no)."""
+    json_schema: bool = True
+    """Whether schemas (tool parameters, the answer's) go as JSON Schema; when
+    not, in the format's own dialect (Gemini's OpenAPI subset, ``parameters``
+    and ``responseSchema``, rather than ``parametersJsonSchema`` and
+    ``responseJsonSchema``), each change reported."""
     tools_with_json: bool = True
     """Whether a JSON answer may be asked for in a request with tools (Gemini
     2.5: no)."""
@@ -112,7 +117,9 @@ DEFAULT_CAPABILITIES: dict[str, Capabilities] = {
         reasoning="budget",
         efforts=(),
         max_stop_sequences=5,
+        json_schema=False,
         tools_with_json=False,
+        service_tiers=("standard", "flex", "priority"),
     ),
     "ollama": Capabilities(
         reasoning="switch",

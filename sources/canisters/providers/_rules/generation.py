@@ -23,17 +23,19 @@ __all__ = [
     "budget_for",
     "clamped",
     "effort_for",
+    "effort_within",
     "service_tier",
     "stops",
 ]
 
 TIER_EQUIVALENTS = {
-    "standard_only": "default",
-    "default": "standard_only",
-    "standard": "default",
+    "standard_only": ("default", "standard"),
+    "default": ("standard_only", "standard"),
+    "standard": ("default", "standard_only"),
 }
-"""A tier named in one format's words and its nearest in another's (OpenAI
-``default`` is Anthropic ``standard_only``); ``auto`` is spelled alike."""
+"""A tier named in one format's words and its nearest in the others' (OpenAI
+``default`` is Anthropic ``standard_only`` and Gemini ``standard``); ``auto``,
+``flex`` and ``priority`` are spelled alike."""
 
 
 def clamped(
@@ -89,12 +91,12 @@ def service_tier(
         return None
     if value in tiers:
         return value
-    other = TIER_EQUIVALENTS.get(value)
-    if other is not None and other in tiers:
-        outcomes.approximated(
-            "service_tier", f"{value!r} sent as {other!r}", "tier equivalents"
-        )
-        return other
+    for other in TIER_EQUIVALENTS.get(value, ()):
+        if other in tiers:
+            outcomes.approximated(
+                "service_tier", f"{value!r} sent as {other!r}", "tier equivalents"
+            )
+            return other
     outcomes.dropped("service_tier", f"{value!r} is not a tier the format takes")
     return None
 
@@ -139,6 +141,30 @@ def effort_for(
             "the format has no on switch; the model's default effort applies",
         )
     return None
+
+
+def effort_within(
+    effort: str,
+    capabilities: Capabilities,
+    table: ReasoningTable,
+    outcomes: Outcomes,
+) -> str:
+    """``effort`` when the model takes that level (or its profile names no
+    levels), else the level of the model's closest to it through ``table``:
+    the smallest covering the level's budget (approximated)."""
+    levels = capabilities.efforts
+    if not levels or effort in levels:
+        return effort
+    budget = table.budget(effort)
+    if budget is None:
+        return effort  # a level the table does not know: sent as it is
+    level = table.effort(budget, levels)
+    outcomes.approximated(
+        "reasoning.effort",
+        f"effort {effort!r} sent as {level!r}, a level the model takes",
+        table.rule(level),
+    )
+    return level
 
 
 def budget_for(

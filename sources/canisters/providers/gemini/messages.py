@@ -1,19 +1,5 @@
-"""Google Gemini ``generateContent``: ``systemInstruction`` + ``contents``.
-
-Rendering uses the REST casing (``systemInstruction``, ``inlineData``,
-``functionCall``): it is what the ``google-genai`` SDK puts on the wire, and its
-types accept it as input too. Parsing accepts camelCase, the SDK's snake_case
-(mixed within one body as well), ``contents`` and ``parts`` given as a single
-object, turns without a role, the legacy role ``function`` and the SDK's own
-objects. What a body spelled differently from the default rendering (snake_case
-keys, single objects, a missing role, a missing call id) is remembered in
-``extras["gemini"]`` so that parse -> render gives the same body back.
-
-Gemini call ids are optional and usually absent: calls without one get a stable
-made-up id (the same body always gives the same ids), results without one are
-paired with the oldest unanswered call of the same name, and neither made-up id
-is rendered back to Gemini.
-"""
+"""The conversation of a Gemini request: ``systemInstruction`` and ``contents``
+(see the package's docstring for the spellings read and kept)."""
 
 from __future__ import annotations
 
@@ -24,25 +10,19 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 
-import attrs
-
-from .._frozen import EMPTY, FrozenDict, freeze
-from ..canisters import (
-    Assistant,
+from ..._frozen import EMPTY, FrozenDict, freeze
+from ...canisters import (
     ErrorCode,
     ErrorInfo,
     Supervisor,
-    Usage,
     now,
 )
-from ..content import _URL_SCHEME, Media, Reasoning, Text
-from ..conversation import Conversation
-from ..exceptions import MalformedPayload, _excerpt
-from ..protocols import Canister, Content, Role
-from ..serialization import _paused
-from . import _common as common
-from . import _errors, streams
-from ._common import (
+from ...content import _URL_SCHEME, Media, Reasoning, Text
+from ...conversation import Conversation
+from ...exceptions import MalformedPayload, _excerpt
+from ...protocols import Canister, Content, Role
+from .. import _common as common
+from .._common import (
     ASSISTANT,
     BOUND,
     DOCUMENT,
@@ -51,70 +31,25 @@ from ._common import (
     SUPERVISOR,
     USER,
     Options,
-    as_mapping,
-    b64decode_exact,
     b64encode,
-    canisters_of,
     describe,
-    expect_list,
-    expect_mapping,
     expect_str,
-    expect_url,
     group_turns,
-    guarded,
-    guarded_reading,
-    holder,
-    json_object,
-    media_bytes,
-    mime_from_url,
     mine,
-    new_assistant,
-    new_audio,
-    new_conversation,
-    new_file,
-    new_image,
     new_invocation,
     new_reasoning,
     new_result,
-    new_supervisor,
-    new_text,
-    new_user,
-    new_video,
-    options_from,
-    parse_data_url,
     plain_text,
     reasoning_action,
-    request_canisters,
-    response_metadata,
-    sniff_mime,
     synthesize_id,
-    unsupported,
-    with_response,
-)
-from ._common import (
-    positions as common_positions,
-)
-from ._common import (
-    rest as common_rest,
 )
 
-__all__ = ["NAME", "NORMALIZER", "GeminiAccumulator", "GeminiNormalizer"]
+__all__ = ["NAME", "REQUEST_FIELDS"]
 
 NAME = "gemini"
 
 REQUEST_FIELDS = ("systemInstruction", "system_instruction", "contents")
 """The request fields that carry the conversation (either casing)."""
-
-RESPONSE_FIELDS = (
-    "candidates",
-    "usageMetadata",
-    "usage_metadata",
-    "modelVersion",
-    "model_version",
-    "responseId",
-    "response_id",
-)
-"""The response fields :meth:`GeminiNormalizer.render_response` produces."""
 
 _SNAKE = re.compile(r"(?<!^)(?=[A-Z])")
 _PART_KEYS = frozenset(
@@ -128,30 +63,12 @@ _PART_KEYS = frozenset(
         "functionResponse",
     }
 )
-_FINISH = {
-    "STOP": "stop",
-    "MAX_TOKENS": "length",
-    "SAFETY": "content_filter",
-    "RECITATION": "content_filter",
-    "BLOCKLIST": "content_filter",
-    "PROHIBITED_CONTENT": "content_filter",
-    "SPII": "content_filter",
-}
-_FINISH_BACK = {
-    "stop": "STOP",
-    "tool_calls": "STOP",
-    "length": "MAX_TOKENS",
-    "content_filter": "SAFETY",
-}
-
-
 # The keys each reader knows (rest() keeps the others).
 _BLOB_KEYS: Final = frozenset({"mimeType", "data"})
 _FILE_KEYS: Final = frozenset({"mimeType", "fileUri"})
 _TURN_KEYS: Final = frozenset({"role", "parts"})
 _CALL_KEYS: Final = frozenset({"name", "args", "id"})
 _RESULT_KEYS: Final = frozenset({"name", "id", "response", "parts"})
-_CANDIDATE_KEYS: Final = frozenset({"content", "finishReason"})
 
 
 @functools.cache
@@ -192,10 +109,10 @@ class _Reader:
         return name if name in source or _snake(name) not in source else _snake(name)
 
     def rest(self, source: Mapping[str, Any], known: frozenset[str]) -> dict[str, Any]:
-        return common_rest(source, _spellings(known))
+        return common.rest(source, _spellings(known))
 
 
-_wrap = holder(NAME)
+_wrap = common.holder(NAME)
 """The extras holding a mapping whole as this provider's entry."""
 
 
@@ -211,7 +128,7 @@ def _parts(value: Any, path: str) -> list[Any]:
     # Gemini accepts a single part where it documents a list.
     if _single(value):
         return [value]
-    return list(expect_list(value, path))
+    return list(common.expect_list(value, path))
 
 
 def _item_path(path: str, value: Any, number: int) -> str:
@@ -219,7 +136,11 @@ def _item_path(path: str, value: Any, number: int) -> str:
     return path if _single(value) else f"{path}[{number}]"
 
 
-_MEDIA: Final = {"image": new_image, "audio": new_audio, "video": new_video}
+_MEDIA: Final = {
+    "image": common.new_image,
+    "audio": common.new_audio,
+    "video": common.new_video,
+}
 
 
 def _new_media(
@@ -234,7 +155,7 @@ def _new_media(
     build = _MEDIA.get((mime or "").partition("/")[0])
     media: Media
     if build is None:
-        media = new_file(data, url, None, EMPTY, mime, None, None, extras, None)
+        media = common.new_file(data, url, None, EMPTY, mime, None, None, extras, None)
     else:
         media = build(data, url, None, EMPTY, mime, None, None, extras)
     return media
@@ -280,11 +201,11 @@ def _parse_media(
     inline = reader.get(part, "inlineData")
     if inline is not None or not reader.has(part, "fileData"):
         where = f"{path}.{reader.spelled(part, 'inlineData')}"
-        blob = expect_mapping(inline, where)
+        blob = common.expect_mapping(inline, where)
         blob_reader = _Reader()
         mime = blob_reader.get(blob, "mimeType")
         raw = expect_str(blob_reader.get(blob, "data"), f"{where}.data")
-        data, exact = b64decode_exact(raw, f"{where}.data")
+        data, exact = common.b64decode_exact(raw, f"{where}.data")
         if not exact:
             extras["data"] = raw
         if mime is None:
@@ -300,10 +221,10 @@ def _parse_media(
             extras["snake"] = sorted(reader.snake)
         return _new_media(mime, data, None, _wrap(extras))
     where = f"{path}.{reader.spelled(part, 'fileData')}"
-    file = expect_mapping(reader.get(part, "fileData"), where)
+    file = common.expect_mapping(reader.get(part, "fileData"), where)
     blob_reader = _Reader()
     mime = blob_reader.get(file, "mimeType")
-    uri = expect_url(
+    uri = common.expect_url(
         blob_reader.get(file, "fileUri"),
         f"{where}.{blob_reader.spelled(file, 'fileUri')}",
     )
@@ -344,7 +265,7 @@ def _parse_response_value(
     if keys == {"output"} and isinstance(response["output"], str):
         return (plain_text(response["output"]),), None
     text = json.dumps(response, ensure_ascii=False)
-    return (new_text(text, "application/json", None, EMPTY),), None
+    return (common.new_text(text, "application/json", None, EMPTY),), None
 
 
 _KNOWN_BOUND = frozenset({"thoughtSignature", "executableCode", "codeExecutionResult"})
@@ -371,7 +292,7 @@ def _parse_turn(
             # goes back to Gemini only.
             marks: dict[str, Any] = {"raw": dict(turn)}
             common.bind(marks, [role])
-            return role, [new_assistant(moment, FrozenDict({NAME: marks}), ())]
+            return role, [common.new_assistant(moment, FrozenDict({NAME: marks}), ())]
     raw_parts = reader.get(turn, "parts")
     if raw_parts is None:
         parts: list[Any] = []
@@ -386,7 +307,7 @@ def _parse_turn(
     if reader.snake:
         turn_extras["turn_snake"] = sorted(reader.snake)
 
-    build = new_assistant if role == "model" else new_user
+    build = common.new_assistant if role == "model" else common.new_user
     canisters: list[Canister] = []
     content: list[Any] = []
 
@@ -395,7 +316,7 @@ def _parse_turn(
     def flush() -> None:
         if content:
             # Placeholders and signatures go back to Gemini only (BOUND); parts
-            # of a kind not known here follow the unsupported option elsewhere.
+            # of a kind not known here follow the common.unsupported option elsewhere.
             extras = EMPTY
             if bound or role == "function":
                 marks: dict[str, Any] = (
@@ -412,7 +333,7 @@ def _parse_turn(
 
     for number, raw in enumerate(parts):
         part_path = _item_path(f"{path}.parts", raw_parts, number)
-        part = expect_mapping(raw, part_path)
+        part = common.expect_mapping(raw, part_path)
         part_reader = _Reader()
         extras: dict[str, Any] = {}
         signature = part_reader.get(part, "thoughtSignature")
@@ -438,7 +359,7 @@ def _parse_turn(
             if signature is not None:
                 extras["thoughtSignature"] = signature
                 bound.append("thoughtSignature")
-            content.append(new_text(text, "text/plain", None, _wrap(extras)))
+            content.append(common.new_text(text, "text/plain", None, _wrap(extras)))
         elif part_reader.has(part, "inlineData") or part_reader.has(part, "fileData"):
             if signature is not None:
                 extras["thoughtSignature"] = signature
@@ -446,7 +367,7 @@ def _parse_turn(
             content.append(_parse_media(part, part_reader, part_path, extras))
         elif call is not None:
             flush()
-            call = expect_mapping(call, f"{part_path}.functionCall")
+            call = common.expect_mapping(call, f"{part_path}.functionCall")
             call_reader = _Reader()
             name = expect_str(
                 call_reader.get(call, "name"), f"{part_path}.functionCall.name"
@@ -457,7 +378,7 @@ def _parse_turn(
                 arguments: Mapping[str, Any] = EMPTY
             else:
                 arguments = freeze(
-                    expect_mapping(args, f"{part_path}.functionCall.args")
+                    common.expect_mapping(args, f"{part_path}.functionCall.args")
                 )
             given = call_reader.get(call, "id")
             if given is None:
@@ -480,7 +401,7 @@ def _parse_turn(
             )
         elif result is not None:
             flush()
-            result = expect_mapping(result, f"{part_path}.functionResponse")
+            result = common.expect_mapping(result, f"{part_path}.functionResponse")
             result_reader = _Reader()
             name = expect_str(
                 result_reader.get(result, "name"), f"{part_path}.functionResponse.name"
@@ -499,7 +420,7 @@ def _parse_turn(
                 values: tuple[Any, ...] = ()
                 error = None
             else:
-                response = expect_mapping(
+                response = common.expect_mapping(
                     response, f"{part_path}.functionResponse.response"
                 )
                 values, error = _parse_response_value(response)
@@ -507,7 +428,7 @@ def _parse_turn(
                 if (
                     len(response) == 1
                     and isinstance(output, str)
-                    and json_object(output) is not None
+                    and common.json_object(output) is not None
                 ):
                     extras["output"] = True  # JSON text sent as {"output": ...}
             media_parts = result_reader.get(result, "parts")
@@ -519,7 +440,7 @@ def _parse_turn(
                     media_path = _item_path(
                         f"{part_path}.functionResponse.parts", media_parts, media_number
                     )
-                    media_part = expect_mapping(media_raw, media_path)
+                    media_part = common.expect_mapping(media_raw, media_path)
                     media_reader = _Reader()
                     media_extras: dict[str, Any] = {}
                     if not (
@@ -551,7 +472,7 @@ def _parse_turn(
             # Parts without a neutral meaning (executableCode, ...) ride as empty
             # text so that their position in the turn survives.
             raw_part = FrozenDict({NAME: {"raw": dict(part)}})
-            content.append(new_text("", "text/plain", None, raw_part))
+            content.append(common.new_text("", "text/plain", None, raw_part))
             bound.extend(key for key in part if key != "thoughtSignature")
     flush()
     if not canisters:
@@ -600,7 +521,7 @@ def _parse_contents(
                 continue
         turn_path = f"{path}[{index}]" if not single else path
         role, found = _parse_turn(
-            expect_mapping(turn, turn_path), index, turn_path, pairing, moment
+            common.expect_mapping(turn, turn_path), index, turn_path, pairing, moment
         )
         wire = role if role in ("model", "user") else "user"
         if role not in ("model", "user", "function"):
@@ -626,7 +547,7 @@ def _parse_plain(
     else (an empty turn among them), which :func:`_parse_turn` reads or
     refuses at its path; ``pairing`` is then as it was.
     """
-    build = new_assistant if role == "model" else new_user
+    build = common.new_assistant if role == "model" else common.new_user
     if len(parts) == 1:  # most often a text alone
         part = parts[0]
         text = part.get("text") if type(part) is dict and len(part) == 1 else None
@@ -656,7 +577,7 @@ def _parse_plain(
                 content.append(new_reasoning(text, signature, None, NAME, None, EMPTY))
             elif signature is not None and size == 2:  # a text and its signature
                 kept = FrozenDict({NAME: {"thoughtSignature": signature}})
-                content.append(new_text(text, "text/plain", None, kept))
+                content.append(common.new_text(text, "text/plain", None, kept))
                 signed += 1
             else:
                 return None
@@ -703,7 +624,7 @@ def _parse_plain(
                 content = []
                 signed = 0
             # JSON text is marked as sent as {"output": ...} (see _parse_turn).
-            marks = _OUTPUT if json_object(output) is not None else EMPTY
+            marks = _OUTPUT if common.json_object(output) is not None else EMPTY
             made.append(
                 new_result(moment, marks, given, name, (plain_text(output),), None)
             )
@@ -746,7 +667,7 @@ def _plain_media(part: dict[str, Any]) -> Media | None:
         if type(mime) is not str or type(encoded) is not str:
             return None
         try:
-            data, exact = b64decode_exact(encoded)
+            data, exact = common.b64decode_exact(encoded)
         except MalformedPayload:
             return None  # refused the general way, at its path
         return _new_media(mime, data, None, EMPTY) if exact else None
@@ -764,9 +685,9 @@ def _parse_system(raw: Any, key: str, moment: datetime) -> Supervisor:
     supervisor: Supervisor
     if isinstance(raw, str):
         extras = FrozenDict({NAME: {"string": True, "key": key}})
-        supervisor = new_supervisor(moment, extras, (plain_text(raw),))
+        supervisor = common.new_supervisor(moment, extras, (plain_text(raw),))
         return supervisor
-    system = expect_mapping(raw, path)
+    system = common.expect_mapping(raw, path)
     reader = _Reader()
     marks: dict[str, Any] = {}
     if key != "systemInstruction":
@@ -780,7 +701,7 @@ def _parse_system(raw: Any, key: str, moment: datetime) -> Supervisor:
     parts: list[Content] = []
     for number, value in enumerate(_parts(raw_parts, f"{path}.parts")):
         part_path = _item_path(f"{path}.parts", raw_parts, number)
-        part = expect_mapping(value, part_path)
+        part = common.expect_mapping(value, part_path)
         if "text" not in part and part:
             parts.append(common.opaque_part(NAME, part))  # a kind not known here
             continue
@@ -789,7 +710,7 @@ def _parse_system(raw: Any, key: str, moment: datetime) -> Supervisor:
     rest = reader.rest(system, _TURN_KEYS)
     if rest:
         marks["system"] = rest
-    supervisor = new_supervisor(moment, _wrap(marks), tuple(parts))
+    supervisor = common.new_supervisor(moment, _wrap(marks), tuple(parts))
     return supervisor
 
 
@@ -808,14 +729,14 @@ def _plain_system(raw: Any, moment: datetime) -> Supervisor | None:
         if type(text) is not str:
             return None
         texts.append(plain_text(text))
-    supervisor: Supervisor = new_supervisor(moment, EMPTY, tuple(texts))
+    supervisor: Supervisor = common.new_supervisor(moment, EMPTY, tuple(texts))
     return supervisor
 
 
 def _parse_request(body: object, *, fast: bool = True) -> Conversation:
     """The normalizer's ``parse_request``, unguarded; ``fast=False`` reads every
     turn the general way (what the fast way must give, exactly)."""
-    mapping = body if type(body) is dict else as_mapping(body)
+    mapping = body if type(body) is dict else common.as_mapping(body)
     canisters: list[Canister] = []
     # Every canister of the body is made at the moment it was read.
     moment = now()
@@ -833,7 +754,7 @@ def _parse_request(body: object, *, fast: bool = True) -> Conversation:
         canisters += _parse_contents(
             mapping["contents"], "$.contents", moment, fast=fast
         )
-    conversation: Conversation = new_conversation(tuple(canisters))
+    conversation: Conversation = common.new_conversation(tuple(canisters))
     return conversation
 
 
@@ -856,12 +777,12 @@ def _mime(part: Any, data: bytes | None) -> str | None:
     if part.mime_type:
         return str(part.mime_type)
     if data is not None:
-        sniffed = sniff_mime(data)
+        sniffed = common.sniff_mime(data)
         if sniffed:
             return sniffed
     for url in (part.url, part.refs.get(NAME)):
         if url:
-            guessed = mime_from_url(url)
+            guessed = common.mime_from_url(url)
             if guessed:
                 return guessed
     return None
@@ -885,7 +806,7 @@ class _Renderer:
             uri = url if url is not None and not url.startswith("data:") else reference
             mime = _mime(part, None)
             if mime is None and extras.get("mime") is not False:
-                return unsupported(
+                return common.unsupported(
                     self.options, NAME, where, "its media type cannot be inferred"
                 )
             blob: dict[str, Any] = {}
@@ -894,9 +815,9 @@ class _Renderer:
             blob[_key("fileUri", snake)] = uri
             blob.update(extras.get("blob", {}))
             return {_key("fileData", extras.get("snake", ())): blob}
-        data = media_bytes(part, self.options)
+        data = common.media_bytes(part, self.options)
         if data is None:
-            return unsupported(
+            return common.unsupported(
                 self.options,
                 NAME,
                 where,
@@ -904,10 +825,10 @@ class _Renderer:
             )
         mime = _mime(part, data)
         if mime is None and url is not None:
-            parsed = parse_data_url(url)
+            parsed = common.parse_data_url(url)
             mime = parsed[0] if parsed else None
         if mime is None and extras.get("mime") is not False:
-            return unsupported(
+            return common.unsupported(
                 self.options, NAME, where, "its media type cannot be inferred"
             )
         blob = {}
@@ -964,7 +885,7 @@ class _Renderer:
                     media.update(extras.get("part", {}))
                     parts.append(media)
             else:
-                text = unsupported(
+                text = common.unsupported(
                     self.options,
                     NAME,
                     describe(index, canister, number, part),
@@ -1036,7 +957,7 @@ class _Renderer:
         elif (
             len(texts) == 1
             and not extras.get("output")
-            and (found := json_object(texts[0].text)) is not None
+            and (found := common.json_object(texts[0].text)) is not None
         ):
             response = found  # JSON text is the object itself
         elif texts:
@@ -1067,7 +988,7 @@ class _Renderer:
                     texts.append(part.text)
                 else:
                     where = describe(index, canister, number, part)
-                    text = unsupported(
+                    text = common.unsupported(
                         self.options, NAME, where, "system instructions take text only"
                     )
                     if text is not None:
@@ -1136,7 +1057,7 @@ class _Renderer:
                 plain
                 and canister.error is None  # type: ignore[attr-defined]
                 and part.mime_type != "application/json"  # type: ignore[union-attr]
-                and json_object(part.text) is None  # type: ignore[union-attr]
+                and common.json_object(part.text) is None  # type: ignore[union-attr]
             ):
                 response = {
                     "id": canister.invocation_id,  # type: ignore[attr-defined]
@@ -1230,9 +1151,9 @@ def _render_request(
 ) -> dict[str, Any]:
     """The normalizer's ``render_request``; ``fast=False`` renders the contents the
     general way (what the fast way must give, exactly)."""
-    settings = options_from(options)
-    canisters, own, *_ = request_canisters(conversation, settings, NAME)
-    positions = common_positions(conversation)
+    settings = common.options_from(options)
+    canisters, own, *_ = common.request_canisters(conversation, settings, NAME)
+    positions = common.positions(conversation)
     renderer = _Renderer(settings)
     supervisors: list[tuple[int, Canister]] = []
     rest: list[tuple[int, Canister]] = []
@@ -1266,364 +1187,3 @@ def _render_request(
     else:
         body["contents"] = renderer.contents(rest)
     return body
-
-
-# The normalizer -------------------------------------------------------------------
-
-
-def _usage(raw: Mapping[str, Any]) -> Usage:
-    reader = _Reader()
-
-    def count(name: str) -> int:
-        value = reader.get(raw, name)
-        return value if type(value) is int else 0
-
-    thoughts = count("thoughtsTokenCount")
-    return Usage(
-        input_tokens=count("promptTokenCount"),
-        output_tokens=count("candidatesTokenCount") + thoughts,
-        cached_tokens=count("cachedContentTokenCount"),
-        reasoning_tokens=thoughts,
-    )
-
-
-# Streams -----------------------------------------------------------------------------
-
-_TEXT_PART = frozenset({"text", "thought", "thoughtSignature", "thought_signature"})
-_SIGNATURES = ("thoughtSignature", "thought_signature")
-
-
-def _finish_of(candidate: Mapping[str, Any]) -> Any:
-    return candidate.get("finishReason", candidate.get("finish_reason"))
-
-
-def _add_part(
-    parts: list[dict[str, Any]], part: dict[str, Any], path: str, grow: streams._Grow
-) -> None:
-    """Add a streamed part: text continues the text part before it of the same
-    kind (thought or not), a signature joining the text it ends, unless both
-    carry one; an empty text part with nothing else adds nothing; every other
-    part stands alone."""
-    if part == {"text": ""}:
-        return  # an empty piece of text adds nothing (a last chunk may hold one)
-    previous = parts[-1] if parts else None
-    if (
-        previous is not None
-        and "text" in previous
-        and "text" in part
-        and _TEXT_PART.issuperset(previous)
-        and _TEXT_PART.issuperset(part)
-        and bool(previous.get("thought")) == bool(part.get("thought"))
-        and not (
-            any(key in previous for key in _SIGNATURES)
-            and any(key in part for key in _SIGNATURES)
-        )
-    ):
-        grow(previous, "text", expect_str(part["text"], f"{path}.text"), path)
-        for key in _SIGNATURES:
-            if key in part:
-                previous[key] = part[key]
-        return
-    parts.append(part)
-
-
-class GeminiAccumulator(streams.Accumulator):
-    """Accumulates a ``streamGenerateContent`` stream: each chunk is a
-    ``GenerateContentResponse`` holding the next parts of each candidate.
-
-    Text parts continue the text part before them of the same kind (thought or
-    not), and a ``thoughtSignature`` on an otherwise empty text part joins the
-    text it ends; function calls and other parts stand alone. The last chunk's
-    ``finishReason``, ``usageMetadata`` and metadata hold for the whole. The
-    stream ends when every candidate has a ``finishReason`` (or the prompt was
-    blocked); chunks without parts after that are still taken. An ``error``
-    chunk raises. An empty text part with nothing else adds nothing. From
-    google-genai's objects, signatures (which it keeps as bytes) come back in the
-    standard base64 the API sends.
-    """
-
-    provider = NAME
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._top: dict[str, Any] = {}
-        self._candidates: dict[int, dict[str, Any]] = {}
-        self._parts: dict[int, list[dict[str, Any]]] = {}
-        self._roles: dict[int, Any] = {}
-
-    def _expected(self) -> str:
-        return "a finishReason for every candidate"
-
-    def _parse(self, body: Mapping[str, Any]) -> Conversation:
-        return NORMALIZER.parse_response(body)
-
-    def _mapping(self, event: object, path: str) -> Mapping[str, Any]:
-        if hasattr(event, "model_dump"):
-            # A google-genai chunk reads as the chunk the API sent: its bytes in
-            # the standard base64 alphabet, not the URL-safe one the SDK dumps.
-            return as_mapping(event, path, received=True)
-        return expect_mapping(event, path)
-
-    def _after_end(self, event: Mapping[str, Any], path: str) -> bool:
-        for candidate in event.get("candidates") or ():
-            content = candidate.get("content") if isinstance(candidate, Mapping) else 1
-            if not isinstance(content, Mapping) or content.get("parts"):
-                return False
-        self._absorb(event, path)
-        return True
-
-    def _absorb(self, event: Mapping[str, Any], path: str) -> bool:
-        if "error" in event and "candidates" not in event:
-            raise _errors.DIALECTS[NAME].stream_error(event, path)
-        for key, value in event.items():
-            if key != "candidates":
-                self._top[key] = streams.fresh(value)
-        candidates = event.get("candidates")
-        where = f"{path}.candidates"
-        for number, raw in enumerate(expect_list(candidates or [], where)):
-            self._candidate(number, expect_mapping(raw, f"{where}[{number}]"), path)
-        feedback = self._top.get("promptFeedback", self._top.get("prompt_feedback"))
-        if isinstance(feedback, Mapping) and feedback.get(
-            "blockReason", feedback.get("block_reason")
-        ):
-            return True
-        return bool(self._candidates) and all(
-            _finish_of(candidate) is not None for candidate in self._candidates.values()
-        )
-
-    def _candidate(self, number: int, raw: Mapping[str, Any], path: str) -> None:
-        where = f"{path}.candidates[{number}]"
-        index = raw.get("index", number)
-        if type(index) is not int:
-            raise MalformedPayload(
-                f"invalid candidate index {_excerpt(index)}", f"{where}.index"
-            )
-        candidate = self._candidates.setdefault(index, {})
-        parts = self._parts.setdefault(index, [])
-        if _finish_of(candidate) is not None and (
-            (raw.get("content") or {}).get("parts")
-        ):
-            raise MalformedPayload(
-                f"parts for candidate {index} after its finishReason",
-                f"{where}.content",
-            )
-        for key, value in raw.items():
-            if key != "content":
-                candidate[key] = streams.fresh(value)
-        content = raw.get("content")
-        if content is None:
-            return
-        content = expect_mapping(content, f"{where}.content")
-        if "role" in content:
-            self._roles[index] = content["role"]
-        for at, part in enumerate(
-            expect_list(content.get("parts") or [], f"{where}.content.parts")
-        ):
-            item = expect_mapping(part, f"{where}.content.parts[{at}]")
-            _add_part(
-                parts, streams.fresh(item), f"{where}.content.parts[{at}]", self._grow
-            )
-
-    def _body(
-        self, mode: str, note: streams.Note
-    ) -> tuple[Mapping[str, Any], dict[str, str]]:
-        body = dict(self._top)
-        if self._candidates:
-            body["candidates"] = [
-                {
-                    **self._candidates[index],
-                    "content": {
-                        "role": self._roles.get(index, "model"),
-                        "parts": self._parts[index],
-                    },
-                }
-                for index in sorted(self._candidates)
-            ]
-        return body, {}
-
-
-class GeminiNormalizer(streams.Streaming, _errors.ErrorNormalizing):
-    """The ``gemini`` normalizer (``generateContent`` request and response bodies);
-    streams are read by :class:`GeminiAccumulator` (chunks as dicts or
-    ``google.genai.types.GenerateContentResponse``)."""
-
-    name = NAME
-
-    @guarded_reading("systemInstruction", "system_instruction", "contents")
-    def parse_request(self, body: Any) -> Conversation:
-        """Read ``systemInstruction`` (either casing) and ``contents``."""
-        return _parse_request(body)
-
-    def render_request(
-        self, conversation: Conversation, **options: Any
-    ) -> dict[str, Any]:
-        """Render ``systemInstruction`` and ``contents`` (REST casing)."""
-        return _paused(_render_request, conversation, options)
-
-    @guarded
-    def parse_response(self, body: Any) -> Conversation:
-        """Read the first candidate, usage, model version and response id."""
-        _errors.check(NAME, body)
-        body = as_mapping(body, received=True)
-        reader = _Reader()
-        candidates = reader.get(body, "candidates")
-        extras: dict[str, Any] = {}
-        canisters: list[Canister] = []
-        finish: str | None = None
-        if candidates is None:
-            extras["candidates"] = None
-        else:
-            candidates = expect_list(candidates, "$.candidates")
-            if not candidates:
-                extras["candidates"] = []
-            else:
-                candidate = expect_mapping(candidates[0], "$.candidates[0]")
-                candidate_reader = _Reader()
-                content = candidate_reader.get(candidate, "content")
-                if content is not None:
-                    content = expect_mapping(content, "$.candidates[0].content")
-                    if content:
-                        _, canisters = _parse_turn(
-                            content,
-                            0,
-                            "$.candidates[0].content",
-                            _Pairing(),
-                            now(),
-                        )
-                    else:
-                        extras["content"] = {}
-                else:
-                    extras["content"] = None
-                raw_finish = candidate_reader.get(candidate, "finishReason")
-                if raw_finish is not None:
-                    finish = _FINISH.get(str(raw_finish), str(raw_finish).lower())
-                    extras["finishReason"] = raw_finish
-                rest = candidate_reader.rest(candidate, _CANDIDATE_KEYS)
-                if rest:
-                    extras["candidate"] = rest
-                if candidate_reader.snake:
-                    extras["candidate_snake"] = sorted(candidate_reader.snake)
-                if len(candidates) > 1:
-                    extras["more_candidates"] = list(candidates[1:])
-        if (
-            any(canister.role is Role.Invocation for canister in canisters)
-            and finish == "stop"
-        ):
-            finish = "tool_calls"
-        usage = None
-        raw_usage = reader.get(body, "usageMetadata")
-        if raw_usage is not None:
-            raw_usage = expect_mapping(raw_usage, "$.usageMetadata")
-            usage = _usage(raw_usage)
-            extras["usageMetadata"] = dict(raw_usage)
-        model = reader.get(body, "modelVersion")
-        response_id = reader.get(body, "responseId")
-        if model is not None:
-            extras["modelVersion"] = model
-        if response_id is not None:
-            extras["responseId"] = response_id
-        if reader.snake:
-            extras["response_snake"] = sorted(reader.snake)
-        metadata = response_metadata(model, usage, finish, response_id)
-        if not canisters:
-            canisters = [Assistant(content=())]
-        canisters[0] = with_response(canisters[0], NAME, metadata, extras)
-        return Conversation(tuple(canisters))
-
-    def accumulator(self) -> GeminiAccumulator:
-        """A fresh accumulator for one ``streamGenerateContent`` stream."""
-        return GeminiAccumulator()
-
-    def render_response(
-        self, conversation: Conversation, **options: Any
-    ) -> dict[str, Any]:
-        """Render one candidate with its finish reason, usage, model and id."""
-        settings = options_from(options)
-        canisters = canisters_of(conversation, NAME)
-        if not canisters:
-            return {"candidates": []}
-        first = canisters[0]
-        extras = dict(mine(first, NAME).get("response", {}))
-        metadata = first.metadata
-        snake = extras.get("response_snake", ())
-        body: dict[str, Any] = {}
-        if "candidates" in extras:
-            # None: the body had no candidates at all (a blocked prompt).
-            if extras["candidates"] is not None:
-                body[_key("candidates", snake)] = extras["candidates"]
-        else:
-            renderer = _Renderer(settings)
-            candidate: dict[str, Any] = {}
-            candidate_snake = extras.get("candidate_snake", ())
-            only_empty = (
-                len(canisters) == 1
-                and first.role is Role.Assistant
-                and not first.content  # type: ignore[attr-defined]
-            )
-            if "content" in extras and only_empty:
-                if extras["content"] is not None:
-                    candidate["content"] = extras["content"]
-            else:
-                stripped = [
-                    _strip_response(canister) if number == 0 else canister
-                    for number, canister in enumerate(canisters)
-                ]
-                turns = renderer.contents(list(enumerate(stripped)))
-                turn = turns if isinstance(turns, dict) else (turns[0] if turns else {})
-                if isinstance(turns, list) and len(turns) > 1:
-                    merged: list[Any] = []
-                    for extra in turns:
-                        value = extra.get("parts", [])
-                        merged.extend(value if isinstance(value, list) else [value])
-                    turn = {"role": "model", "parts": merged}
-                candidate["content"] = {}
-                if "parts" in turn or not turn:
-                    candidate["content"]["parts"] = turn.get("parts", [])
-                if "role" in turn:
-                    candidate["content"]["role"] = "model"
-            finish = extras.get("finishReason")
-            if finish is None and metadata is not None and metadata.finish_reason:
-                finish = _FINISH_BACK.get(
-                    metadata.finish_reason, metadata.finish_reason.upper()
-                )
-            if finish is not None:
-                candidate[_key("finishReason", candidate_snake)] = finish
-            candidate.update(extras.get("candidate", {}))
-            body[_key("candidates", snake)] = [
-                candidate,
-                *extras.get("more_candidates", []),
-            ]
-        if "usageMetadata" in extras:
-            body[_key("usageMetadata", snake)] = extras["usageMetadata"]
-        elif metadata is not None and metadata.usage is not None:
-            usage = metadata.usage
-            rendered: dict[str, Any] = {
-                "promptTokenCount": usage.input_tokens,
-                "candidatesTokenCount": usage.output_tokens - usage.reasoning_tokens,
-                "totalTokenCount": usage.total_tokens,
-            }
-            if usage.reasoning_tokens:
-                rendered["thoughtsTokenCount"] = usage.reasoning_tokens
-            if usage.cached_tokens:
-                rendered["cachedContentTokenCount"] = usage.cached_tokens
-            body["usageMetadata"] = rendered
-        model = extras.get("modelVersion", metadata.model if metadata else None)
-        if model is not None:
-            body[_key("modelVersion", snake)] = model
-        response_id = extras.get(
-            "responseId", metadata.custom.get("response_id") if metadata else None
-        )
-        if response_id is not None:
-            body[_key("responseId", snake)] = response_id
-        return body
-
-
-def _strip_response(canister: Canister) -> Canister:
-    extras = {
-        key: value for key, value in mine(canister, NAME).items() if key != "response"
-    }
-    return attrs.evolve(canister, extras={**canister.extras, NAME: extras})  # type: ignore[misc]
-
-
-NORMALIZER = GeminiNormalizer()
-"""The registered instance."""
