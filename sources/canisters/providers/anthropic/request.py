@@ -59,6 +59,8 @@ from .._requests import (
     new_request,
     new_tool,
     new_tool_choice,
+    render_service_tier,
+    tool_choice_names,
 )
 from .messages import NAME
 
@@ -95,12 +97,8 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
     choice = _parse_choice(fields.rest.get("tool_choice"))
     if choice is not None:
         fields.take("tool_choice")
-    values: dict[str, Any] = {}
+    values = fields.read(_GENERATION)
     rest = fields.rest
-    for key in [key for key in rest if key in _GENERATION]:
-        name, fits = _GENERATION[key]
-        if fits(rest[key]):
-            values[name] = rest.pop(key)
     if (stop := fields.take("stop_sequences", is_strings)) is not None:
         values["stop"] = tuple(stop)
     reasoning, output = _parse_thinking(fields, marks)
@@ -307,14 +305,7 @@ def render_settings(request: Request, rendering: Rendering) -> dict[str, Any]:
             "cache",
             "Anthropic caches by cache_control markers, not by a key or a retention",
         )
-    if request.service_tier is not None:
-        tier = (
-            request.service_tier
-            if native
-            else rules.service_tier(request.service_tier, caps, outcomes)
-        )
-        if tier is not None:
-            out["service_tier"] = tier
+    render_service_tier(request, rendering, out)
     if request.stream is not None:
         out["stream"] = request.stream
     out.update(rendering.own_body)
@@ -365,11 +356,7 @@ def _render_choice(
             "Anthropic says parallel calls inside the tool choice",
         )
         mode = "auto"
-    if mode == "none" and names:
-        outcomes.dropped(
-            "tool_choice.names", "no tool may be called: the names are left out"
-        )
-        names = ()
+    names = tool_choice_names(mode, names, outcomes)
     result: dict[str, Any]
     if mode == "required" and len(names) == 1:
         result = {"type": "tool", "name": names[0]}

@@ -51,6 +51,8 @@ from .._requests import (
     NO_GENERATION,
     Fields,
     Rendering,
+    chat_function,
+    chat_tool_entries,
     is_bool,
     is_int,
     is_mapping,
@@ -62,7 +64,6 @@ from .._requests import (
     new_provider_tool,
     new_reasoning,
     new_request,
-    new_tool,
 )
 
 __all__ = ["CONVERSATION_KEYS", "NAME", "parse_settings", "render_settings"]
@@ -127,44 +128,6 @@ def _thinks(value: object) -> bool:
     return isinstance(value, bool) or (isinstance(value, str) and bool(value))
 
 
-def _function(entry: Mapping[str, Any]) -> Tool | None:
-    """A ``tools`` entry of type ``function`` as a tool, its other keys (and
-    those of its ``function``) kept; ``None`` when it is not shaped as one."""
-    raw = entry.get("function")
-    if not is_mapping(raw):
-        return None
-    name = raw.get("name")
-    description = raw.get("description")
-    parameters = raw.get("parameters")
-    if (
-        not isinstance(name, str)
-        or not name
-        or (description is not None and not isinstance(description, str))
-        or (parameters is not None and not is_mapping(parameters))
-    ):
-        return None
-    extra: dict[str, Any] = {}
-    if not _FUNCTION_KEYS.issuperset(raw) or None in (description, parameters):
-        # Other keys (``strict``, which Ollama ignores), and the known ones
-        # given as null, are kept as they came.
-        other = {
-            key: value
-            for key, value in raw.items()
-            if key not in _FUNCTION_KEYS or value is None
-        }
-        if other:
-            extra["function"] = other
-    if not _TOOL_KEYS.issuperset(entry):
-        extra["entry"] = {k: v for k, v in entry.items() if k not in _TOOL_KEYS}
-    return new_tool(  # type: ignore[no-any-return]
-        name,
-        description,
-        FrozenDict(parameters) if parameters is not None else None,
-        None,
-        FrozenDict({NAME: extra}) if extra else EMPTY,
-    )
-
-
 def _parse_tools(
     fields: Fields, marks: dict[str, Any]
 ) -> list[Tool | ProviderTool] | None:
@@ -180,7 +143,10 @@ def _parse_tools(
     fields.take("tools")
     tools: list[Tool | ProviderTool] = []
     for entry in entries:
-        tool = _function(entry) if entry.get("type") == "function" else None
+        tool = None
+        if entry.get("type") == "function":
+            # Ollama ignores ``strict``: kept in the tool's extras.
+            tool = chat_function(entry.get("function"), entry, NAME, strict=False)
         tools.append(tool or new_provider_tool(NAME, FrozenDict(entry)))
     return tools
 
@@ -210,13 +176,11 @@ def _parse_generation(fields: Fields, marks: dict[str, Any]) -> Generation:
         values["top_logprobs"] = top
     options = fields.rest.get("options")
     if is_mapping(options):
-        rest = dict(options)
-        for key in [key for key in rest if key in _OPTIONS]:
-            name, fits = _OPTIONS[key]
-            value = rest[key]
-            if fits(value):
-                values[name] = tuple(value) if key == "stop" else value
-                del rest[key]
+        inner = Fields(options)
+        values.update(inner.read(_OPTIONS))
+        if "stop" in values:
+            values["stop"] = tuple(values["stop"])
+        rest = inner.rest
         if rest:
             fields.rest["options"] = rest  # the runner options, kept
         else:
@@ -278,12 +242,8 @@ def _render_tools(rendering: Rendering, out: dict[str, Any]) -> None:
         if rendering.own.get("tools") == []:
             out["tools"] = []
         return
-    entries: list[Any] = []
-    for tool in rendering.tools:
-        if isinstance(tool, ProviderTool):
-            entries.append(dict(tool.body))
-            continue
-        extra = rendering.tool_extras(tool)
+
+    def function_body(tool: Tool, extra: Mapping[str, Any]) -> dict[str, Any]:
         function: dict[str, Any] = {"name": tool.name}
         if tool.description is not None:
             function["description"] = tool.description
@@ -294,12 +254,11 @@ def _render_tools(rendering: Rendering, out: dict[str, Any]) -> None:
                 f"{rendering.where(tool)}.strict",
                 "Ollama has no strict mode: the arguments are not held to the schema",
             )
-        entry: dict[str, Any] = {"type": "function", "function": function}
         if extra:
             function.update(extra.get("function", ()))
-            entry.update(extra.get("entry", ()))
-        entries.append(entry)
-    out["tools"] = entries
+        return function
+
+    out["tools"] = chat_tool_entries(rendering, function_body)
 
 
 def _render_choice(choice: ToolChoice, tools: bool, outcomes: rules.Outcomes) -> None:

@@ -60,12 +60,14 @@ from .._requests import (
     NO_GENERATION,
     Fields,
     Rendering,
+    function_parameters,
     is_bool,
     is_int,
     is_mapping,
     is_number,
     is_str,
-    new_cache,
+    is_string_map,
+    new_cache_of,
     new_generation,
     new_output,
     new_provider_tool,
@@ -73,6 +75,10 @@ from .._requests import (
     new_request,
     new_tool,
     new_tool_choice,
+    openai_format,
+    render_service_tier,
+    tool_choice_names,
+    with_parallel,
 )
 from .messages import NAME
 
@@ -109,21 +115,16 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
     stream = fields.take("stream", is_bool)
     tools = _parse_tools(fields)
     choice = _parse_choice(fields, marks)
-    parallel = fields.take("parallel_tool_calls", is_bool)
-    if parallel is not None:
-        choice = new_tool_choice(
-            choice.mode if choice else None, choice.names if choice else (), parallel
-        )
+    choice = with_parallel(choice, fields.take("parallel_tool_calls", is_bool))
     output = _parse_text(fields)
     generation = _parse_generation(fields)
     reasoning = _parse_reasoning(fields, marks)
-    key = fields.take("prompt_cache_key", is_str)
-    retention = fields.take("prompt_cache_retention", is_str)
-    cache = (
-        new_cache(key, retention) if key is not None or retention is not None else None
+    cache = new_cache_of(
+        fields.take("prompt_cache_key", is_str),
+        fields.take("prompt_cache_retention", is_str),
     )
     user = fields.take("user", is_str)
-    metadata = fields.take("metadata", _string_map)
+    metadata = fields.take("metadata", is_string_map)
     tier = fields.take("service_tier", is_str)
     if fields.rest:
         marks[BODY] = fields.rest
@@ -141,10 +142,6 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
         stream=stream,
         extras=FrozenDict({NAME: marks}) if marks else EMPTY,
     )
-
-
-def _string_map(value: object) -> bool:
-    return is_mapping(value) and all(isinstance(item, str) for item in value.values())
 
 
 def _function(entry: Mapping[str, Any]) -> Tool | None:
@@ -289,13 +286,7 @@ def _parse_format(raw: object) -> OutputFormat | None:
 
 def _parse_generation(fields: Fields) -> Generation:
     rest = fields.rest
-    values: dict[str, Any] = {}
-    for key in [key for key in rest if key in _GENERATION]:
-        name, fits = _GENERATION[key]
-        value = rest[key]
-        if fits(value):
-            values[name] = value
-            del rest[key]
+    values = fields.read(_GENERATION)
     include = rest.get("include")
     if type(include) is list and _LOGPROBS in include:
         values["logprobs"] = True  # include itself stays, as it came
@@ -359,16 +350,7 @@ def render_settings(request: Request, rendering: Rendering) -> dict[str, Any]:
         out["user"] = request.user
     if request.metadata is not None:
         out["metadata"] = _metadata(request.metadata, rendering)
-    if request.service_tier is not None:
-        tier = (
-            request.service_tier
-            if rendering.native
-            else rules.service_tier(
-                request.service_tier, rendering.capabilities, rendering.outcomes
-            )
-        )
-        if tier is not None:
-            out["service_tier"] = tier
+    render_service_tier(request, rendering, out)
     if request.stream is not None:
         out["stream"] = request.stream
     for key in _FROM_CHAT:
@@ -383,7 +365,6 @@ def render_settings(request: Request, rendering: Rendering) -> dict[str, Any]:
     return out
 
 
-_STRICT = "OpenAI strict mode"
 _RETENTIONS = ("in_memory", "24h")
 _EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 _OBJECTS = ("text", "reasoning")  # read in part; the rest kept under their key
@@ -411,18 +392,7 @@ def _function_entry(tool: Tool, rendering: Rendering) -> dict[str, Any]:
         entry["description"] = tool.description
     native = rendering.native
     if tool.parameters is not None:
-        if tool.strict and not native:
-            # Strict mode was asked for: the schema is made strict-compatible
-            # (never is strict mode switched on for a schema of its own).
-            entry["parameters"] = rules.schema_for(
-                tool.parameters,
-                "openai-strict",
-                f"{rendering.where(tool)}.parameters",
-                rendering.outcomes,
-                _STRICT,
-            )
-        else:
-            entry["parameters"] = dict(tool.parameters)
+        entry["parameters"] = function_parameters(tool, rendering)
     elif not native:
         entry["parameters"] = None  # required by the API: no parameters
     if tool.strict is not None:
@@ -464,12 +434,7 @@ def _render_choice(
     mode = choice.mode
     if mode is None:
         return
-    names = choice.names
-    if mode == "none" and names:
-        rendering.outcomes.dropped(
-            "tool_choice.names", "no tool may be called: the names are left out"
-        )
-        names = ()
+    names = tool_choice_names(mode, choice.names, rendering.outcomes)
     if (
         mode == "required"
         and len(names) == 1
@@ -491,7 +456,7 @@ def _render_text(
 ) -> None:
     text: dict[str, Any] = {}
     if output is not None:
-        found = _format(output, rendering)
+        found = openai_format(output, rendering)
         if found is not None:
             text["format"] = found
     if not rendering.native:
@@ -500,42 +465,6 @@ def _render_text(
             text["verbosity"] = verbosity
     if text:
         out["text"] = text
-
-
-def _format(output: OutputFormat, rendering: Rendering) -> dict[str, Any] | None:
-    outcomes = rendering.outcomes
-    if output.type == "text":
-        return {"type": "text"}
-    if rendering.capabilities.structured_output == "none":
-        outcomes.dropped("output", "the model takes no structured output")
-        return None
-    if output.type == "json" or output.schema is None:
-        if output.type == "json_schema":
-            outcomes.approximated(
-                "output.schema",
-                "a JSON Schema output without a schema sent as JSON",
-                "no schema = json_object",
-            )
-        return {"type": "json_object"}
-    if output.name is None:
-        outcomes.synthesized(
-            "output.name", "the schema named 'response'", "OpenAI requires a name"
-        )
-    found: dict[str, Any] = {
-        "type": "json_schema",
-        "name": output.name if output.name is not None else "response",
-    }
-    if output.description is not None:
-        found["description"] = output.description
-    if output.strict and not rendering.native:
-        found["schema"] = rules.schema_for(
-            output.schema, "openai-strict", "output.schema", outcomes, _STRICT
-        )
-    else:
-        found["schema"] = dict(output.schema)
-    if output.strict is not None:
-        found["strict"] = output.strict
-    return found
 
 
 _NO_FIELD = {
