@@ -60,9 +60,18 @@ reference module):
    ``sampling_with_reasoning`` / ``json_with_tools`` for settings. Apply the
    limits of ``rendering.capabilities`` only when ``not rendering.native``:
    a request read from this format goes back as it came.
+   :meth:`Rendering.temperature` and :meth:`Rendering.stops` apply them to
+   those two settings; :func:`own_extras` makes the parsed request's extras.
+   What several formats spell alike is shared here: OpenAI's structured
+   output (:func:`openai_format`), strict parameters
+   (:func:`function_parameters`) and tier (:func:`render_service_tier`),
+   Chat-shaped function tools (:func:`chat_function`,
+   :func:`chat_tool_entries`), a tool choice's flag and names
+   (:func:`with_parallel`, :func:`tool_choice_names`).
 4. Wire it: ``class MyNormalizer(streams.Streaming, WholeRequests)`` with
    ``request_settings = my_request_module``.
-5. Test as ``tests/test_providers_openai_chat_request.py`` does: every
+5. Test as ``tests/test_providers_openai_chat_request.py`` does, with the
+   checks of ``tests/requests_support.py``: every
    recorded request of the format and hand-written hard cases come back
    exactly (also after ``to_json`` / ``from_json``), rendered bodies pass the
    SDK's request types, the cross-format outcomes are the ones reported, and
@@ -120,6 +129,7 @@ __all__ = [
     "function_parameters",
     "new_cache_of",
     "openai_format",
+    "own_extras",
     "render_service_tier",
     "tool_choice_names",
     "with_parallel",
@@ -331,6 +341,16 @@ def is_strings(value: object) -> bool:
 def is_string_map(value: object) -> bool:
     """A JSON object of string values."""
     return is_mapping(value) and all(isinstance(item, str) for item in value.values())
+
+
+def own_extras(
+    provider: str, marks: dict[str, Any], rest: dict[str, Any]
+) -> FrozenDict[str, Any]:
+    """The extras of a request ``provider``'s parser read: its ``marks`` (the
+    markers), with the keys ``rest`` kept verbatim as :data:`BODY`."""
+    if rest:
+        marks[BODY] = rest
+    return FrozenDict({provider: marks}) if marks else EMPTY
 
 
 class Fields:
@@ -549,6 +569,27 @@ class Rendering:
             "the max_tokens option" if given is not None else "the profile's default",
         )
         return sent
+
+    def temperature(self, value: float) -> float:
+        """The temperature to send: ``value`` for a request of this format,
+        else held to the model's range (:attr:`capabilities`), reported when
+        moved."""
+        if self.native:
+            return value
+        return rules.clamped(
+            "generation.temperature",
+            value,
+            self.capabilities.temperature,
+            self.outcomes,
+        )
+
+    def stops(self, values: tuple[str, ...]) -> list[str]:
+        """The stop sequences to send: ``values`` for a request of this
+        format, else as :func:`~canisters.providers._rules.generation.stops`
+        keeps them for the model."""
+        if self.native:
+            return list(values)
+        return rules.stops(values, self.capabilities, self.outcomes)
 
     def where(self, tool: Tool | ProviderTool) -> str:
         """The field naming ``tool`` in reports: ``tools[i]``, ``i`` its

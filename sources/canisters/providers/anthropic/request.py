@@ -42,7 +42,6 @@ from ...requests import (
 )
 from .. import _rules as rules
 from .._requests import (
-    BODY,
     NO_GENERATION,
     Fields,
     Rendering,
@@ -59,6 +58,7 @@ from .._requests import (
     new_request,
     new_tool,
     new_tool_choice,
+    own_extras,
     render_service_tier,
     tool_choice_names,
 )
@@ -111,8 +111,6 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
     ):
         user = fields.take("metadata")["user_id"]
     tier = fields.take("service_tier", is_str)
-    if rest:
-        marks[BODY] = rest
     return new_request(
         model=model,
         tools=tuple(tools) if tools else (),
@@ -123,7 +121,7 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
         user=user,
         service_tier=tier,
         stream=stream,
-        extras=FrozenDict({NAME: marks}) if marks else EMPTY,
+        extras=own_extras(NAME, marks, fields.rest),
     )
 
 
@@ -440,28 +438,14 @@ def _render_generation(
     generation: Generation, rendering: Rendering, out: dict[str, Any]
 ) -> None:
     outcomes = rendering.outcomes
-    caps = rendering.capabilities
     if generation.temperature is not None:
-        out["temperature"] = (
-            generation.temperature
-            if rendering.native
-            else rules.clamped(
-                "generation.temperature",
-                generation.temperature,
-                caps.temperature,
-                outcomes,
-            )
-        )
+        out["temperature"] = rendering.temperature(generation.temperature)
     if generation.top_p is not None:
         out["top_p"] = generation.top_p
     if generation.top_k is not None:
         out["top_k"] = generation.top_k
     if generation.stop is not None:
-        stop = (
-            list(generation.stop)
-            if rendering.native
-            else rules.stops(generation.stop, caps, outcomes)
-        )
+        stop = rendering.stops(generation.stop)
         if stop or rendering.native:
             out["stop_sequences"] = stop
     for name in (

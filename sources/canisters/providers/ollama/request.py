@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..._frozen import EMPTY, FrozenDict
+from ..._frozen import FrozenDict
 from ...requests import (
     Generation,
     OutputFormat,
@@ -47,7 +47,6 @@ from ...requests import (
 )
 from .. import _rules as rules
 from .._requests import (
-    BODY,
     NO_GENERATION,
     Fields,
     Rendering,
@@ -64,6 +63,7 @@ from .._requests import (
     new_provider_tool,
     new_reasoning,
     new_request,
+    own_extras,
 )
 
 __all__ = ["CONVERSATION_KEYS", "NAME", "parse_settings", "render_settings"]
@@ -111,8 +111,6 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
         reasoning = new_reasoning(think, None, None, None, None)
     elif think is not None:
         reasoning = new_reasoning(None, think, None, None, None)
-    if fields.rest:
-        marks[BODY] = fields.rest
     return new_request(
         model=model,
         tools=tuple(tools) if tools else (),
@@ -120,7 +118,7 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
         generation=generation,
         reasoning=reasoning,
         stream=stream,
-        extras=FrozenDict({NAME: marks}) if marks else EMPTY,
+        extras=own_extras(NAME, marks, fields.rest),
     )
 
 
@@ -324,26 +322,13 @@ def _render_generation(
     if limit is not None:
         options["num_predict"] = limit
     if generation.temperature is not None:
-        options["temperature"] = (
-            generation.temperature
-            if rendering.native
-            else rules.clamped(
-                "generation.temperature",
-                generation.temperature,
-                rendering.capabilities.temperature,
-                outcomes,
-            )
-        )
+        options["temperature"] = rendering.temperature(generation.temperature)
     for name in ("top_p", "top_k", "seed", "presence_penalty", "frequency_penalty"):
         value = getattr(generation, name)
         if value is not None:
             options[name] = value
     if generation.stop is not None:
-        options["stop"] = (
-            list(generation.stop)
-            if rendering.native
-            else rules.stops(generation.stop, rendering.capabilities, outcomes)
-        )
+        options["stop"] = rendering.stops(generation.stop)
     if generation.candidates is not None and generation.candidates != 1:
         outcomes.dropped("generation.candidates", "Ollama generates one answer")
     if "options" in kept:

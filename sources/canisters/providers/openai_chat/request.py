@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..._frozen import EMPTY, FrozenDict
+from ..._frozen import FrozenDict
 from ...requests import (
     Generation,
     OutputFormat,
@@ -46,7 +46,6 @@ from ...requests import (
 )
 from .. import _rules as rules
 from .._requests import (
-    BODY,
     NO_GENERATION,
     Fields,
     Rendering,
@@ -68,6 +67,7 @@ from .._requests import (
     new_request,
     new_tool_choice,
     openai_format,
+    own_extras,
     render_service_tier,
     tool_choice_names,
     with_parallel,
@@ -141,8 +141,6 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
         new_reasoning(None, effort, None, None, None) if effort is not None else None
     )
     metadata = get("metadata")
-    if rest:
-        marks[BODY] = rest
     return new_request(
         model=get("model"),
         tools=tuple(tools) if tools else (),
@@ -155,7 +153,7 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
         metadata=FrozenDict(metadata) if metadata is not None else None,
         service_tier=get("service_tier"),
         stream=get("stream"),
-        extras=FrozenDict({NAME: marks}) if marks else EMPTY,
+        extras=own_extras(NAME, marks, fields.rest),
     )
 
 
@@ -447,33 +445,19 @@ def _render_generation(
     generation: Generation, rendering: Rendering, out: dict[str, Any]
 ) -> None:
     outcomes = rendering.outcomes
-    caps = rendering.capabilities
     if generation.max_output_tokens is not None:
         key = (
             "max_tokens" if rendering.own.get("max_tokens") else "max_completion_tokens"
         )
         out[key] = generation.max_output_tokens
     if generation.temperature is not None:
-        out["temperature"] = (
-            generation.temperature
-            if rendering.native
-            else rules.clamped(
-                "generation.temperature",
-                generation.temperature,
-                caps.temperature,
-                outcomes,
-            )
-        )
+        out["temperature"] = rendering.temperature(generation.temperature)
     if generation.top_p is not None:
         out["top_p"] = generation.top_p
     if generation.top_k is not None:
         outcomes.dropped("generation.top_k", "OpenAI Chat has no top_k")
     if generation.stop is not None:
-        stop = (
-            list(generation.stop)
-            if rendering.native
-            else rules.stops(generation.stop, caps, outcomes)
-        )
+        stop = rendering.stops(generation.stop)
         if rendering.own.get("stop") == "string" and len(stop) == 1:
             out["stop"] = stop[0]
         else:

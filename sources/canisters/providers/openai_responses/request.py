@@ -56,7 +56,6 @@ from ...requests import (
 )
 from .. import _rules as rules
 from .._requests import (
-    BODY,
     NO_GENERATION,
     Fields,
     Rendering,
@@ -76,6 +75,7 @@ from .._requests import (
     new_tool,
     new_tool_choice,
     openai_format,
+    own_extras,
     render_service_tier,
     tool_choice_names,
     with_parallel,
@@ -126,8 +126,6 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
     user = fields.take("user", is_str)
     metadata = fields.take("metadata", is_string_map)
     tier = fields.take("service_tier", is_str)
-    if fields.rest:
-        marks[BODY] = fields.rest
     return new_request(
         model=model,
         tools=tuple(tools) if tools else (),
@@ -140,7 +138,7 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
         metadata=FrozenDict(metadata) if metadata is not None else None,
         service_tier=tier,
         stream=stream,
-        extras=FrozenDict({NAME: marks}) if marks else EMPTY,
+        extras=own_extras(NAME, marks, fields.rest),
     )
 
 
@@ -486,16 +484,7 @@ def _render_generation(
     if generation.max_output_tokens is not None:
         out["max_output_tokens"] = generation.max_output_tokens
     if generation.temperature is not None:
-        out["temperature"] = (
-            generation.temperature
-            if rendering.native
-            else rules.clamped(
-                "generation.temperature",
-                generation.temperature,
-                rendering.capabilities.temperature,
-                outcomes,
-            )
-        )
+        out["temperature"] = rendering.temperature(generation.temperature)
     if generation.top_p is not None:
         out["top_p"] = generation.top_p
     if generation.top_logprobs is not None:
