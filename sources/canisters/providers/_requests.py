@@ -128,6 +128,8 @@ __all__ = [
     "chat_tool_entries",
     "function_parameters",
     "new_cache_of",
+    "openai_choice",
+    "openai_choice_value",
     "openai_format",
     "own_extras",
     "render_service_tier",
@@ -751,6 +753,62 @@ def tool_choice_names(
         )
         return ()
     return names
+
+
+_MODES = ("none", "auto", "required")
+
+
+def openai_choice(
+    raw: object,
+    named: Callable[[object], str | None],
+    allowed: object,
+    marks: dict[str, Any],
+) -> ToolChoice | None:
+    """An OpenAI ``tool_choice``: ``raw`` a mode, or a function ``named``
+    (which gives the name of a function reference, or ``None``); else
+    ``allowed``, the ``{"mode", "tools"}`` of an ``allowed_tools`` choice
+    (``None`` when ``raw`` is not one), as a subset of functions, marked
+    (``marks["tool_choice"] = "allowed_tools"``). ``None`` when it is none
+    of these."""
+    if raw in _MODES:
+        return new_tool_choice(raw, (), None)  # type: ignore[no-any-return]
+    name = named(raw)
+    if name is not None:
+        return new_tool_choice("required", (name,), None)  # type: ignore[no-any-return]
+    if (
+        is_mapping(allowed)
+        and allowed.keys() == {"mode", "tools"}
+        and allowed["mode"] in ("auto", "required")
+        and type(allowed["tools"]) is list
+        and allowed["tools"]
+    ):
+        names = [named(item) for item in allowed["tools"]]
+        if all(name is not None for name in names):
+            marks["tool_choice"] = "allowed_tools"
+            return new_tool_choice(allowed["mode"], tuple(names), None)  # type: ignore[no-any-return]
+    return None
+
+
+def openai_choice_value(
+    mode: str,
+    names: tuple[str, ...],
+    rendering: Rendering,
+    reference: Callable[[str], dict[str, Any]],
+    allowed: Callable[[str, list[dict[str, Any]]], dict[str, Any]],
+) -> Any:
+    """The ``tool_choice`` OpenAI sends for ``mode`` and ``names``: one
+    function's ``reference`` when one is forced (unless the request was read
+    from an ``allowed_tools`` choice), the ``allowed`` object of their
+    references for a subset, else the mode."""
+    if (
+        mode == "required"
+        and len(names) == 1
+        and rendering.own.get("tool_choice") != "allowed_tools"
+    ):
+        return reference(names[0])
+    if names:
+        return allowed(mode, [reference(name) for name in names])
+    return mode
 
 
 def render_service_tier(

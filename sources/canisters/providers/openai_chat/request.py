@@ -66,6 +66,8 @@ from .._requests import (
     new_reasoning,
     new_request,
     new_tool_choice,
+    openai_choice,
+    openai_choice_value,
     openai_format,
     own_extras,
     render_service_tier,
@@ -78,7 +80,6 @@ __all__ = ["CONVERSATION_KEYS", "NAME", "parse_settings", "render_settings"]
 NAME = "openai-chat"
 CONVERSATION_KEYS = frozenset({"messages"})
 
-_MODES = ("none", "auto", "required")
 _TOOL_KEYS = frozenset({"type", "function"})
 _FUNCTION_KEYS = frozenset({"name", "description", "parameters", "strict"})
 
@@ -224,28 +225,14 @@ def _parse_choice(fields: Fields, marks: dict[str, Any]) -> ToolChoice | None:
     raw = fields.rest.get("tool_choice")
     if raw is None:
         return None
-    choice: ToolChoice | None = None
-    if raw in _MODES:
-        choice = new_tool_choice(raw, (), None)
-    elif (name := _named(raw)) is not None:
-        choice = new_tool_choice("required", (name,), None)
-    elif (
-        is_mapping(raw)
+    allowed = (
+        raw["allowed_tools"]
+        if is_mapping(raw)
         and raw.keys() == {"type", "allowed_tools"}
         and raw["type"] == "allowed_tools"
-    ):
-        allowed = raw["allowed_tools"]
-        if (
-            is_mapping(allowed)
-            and allowed.keys() == {"mode", "tools"}
-            and allowed["mode"] in ("auto", "required")
-            and type(allowed["tools"]) is list
-            and allowed["tools"]
-        ):
-            names = [_named(item) for item in allowed["tools"]]
-            if all(name is not None for name in names):
-                choice = new_tool_choice(allowed["mode"], tuple(names), None)
-                marks["tool_choice"] = "allowed_tools"
+        else None
+    )
+    choice = openai_choice(raw, _named, allowed, marks)
     if choice is not None:
         fields.take("tool_choice")
     return choice
@@ -419,15 +406,13 @@ def _render_choice(
             {"type": "function", "function": function}
             for function in out.pop("functions", ())
         ]
-    if forced and rendering.own.get("tool_choice") != "allowed_tools":
-        out["tool_choice"] = _reference(names[0])
-    elif names:
-        out["tool_choice"] = {
-            "type": "allowed_tools",
-            "allowed_tools": {"mode": mode, "tools": [_reference(n) for n in names]},
-        }
-    else:
-        out["tool_choice"] = mode
+    out["tool_choice"] = openai_choice_value(
+        mode, names, rendering, _reference, _allowed
+    )
+
+
+def _allowed(mode: str, tools: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"type": "allowed_tools", "allowed_tools": {"mode": mode, "tools": tools}}
 
 
 def _render_output(

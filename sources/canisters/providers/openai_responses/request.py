@@ -73,7 +73,8 @@ from .._requests import (
     new_reasoning,
     new_request,
     new_tool,
-    new_tool_choice,
+    openai_choice,
+    openai_choice_value,
     openai_format,
     own_extras,
     render_service_tier,
@@ -86,7 +87,6 @@ __all__ = ["CONVERSATION_KEYS", "NAME", "parse_settings", "render_settings"]
 
 CONVERSATION_KEYS = frozenset({"instructions", "input"})
 
-_MODES = ("none", "auto", "required")
 _FUNCTION_KEYS = frozenset({"type", "name", "description", "parameters", "strict"})
 _SCHEMA_KEYS = frozenset({"type", "name", "description", "schema", "strict"})
 _LOGPROBS = "message.output_text.logprobs"
@@ -211,23 +211,14 @@ def _parse_choice(fields: Fields, marks: dict[str, Any]) -> ToolChoice | None:
     hosted-tool choice (``{"type": "web_search_preview"}``, ``mcp``,
     ``custom``...) stays in the kept keys."""
     raw = fields.rest.get("tool_choice")
-    choice: ToolChoice | None = None
-    if raw in _MODES:
-        choice = new_tool_choice(raw, (), None)
-    elif (name := _named(raw)) is not None:
-        choice = new_tool_choice("required", (name,), None)
-    elif (
-        is_mapping(raw)
+    allowed = (
+        {"mode": raw["mode"], "tools": raw["tools"]}
+        if is_mapping(raw)
         and raw.keys() == {"type", "mode", "tools"}
         and raw["type"] == "allowed_tools"
-        and raw["mode"] in ("auto", "required")
-        and type(raw["tools"]) is list
-        and raw["tools"]
-    ):
-        names = [_named(item) for item in raw["tools"]]
-        if all(name is not None for name in names):
-            choice = new_tool_choice(raw["mode"], tuple(names), None)
-            marks["tool_choice"] = "allowed_tools"
+        else None
+    )
+    choice = openai_choice(raw, _named, allowed, marks)
     if choice is not None:
         fields.take("tool_choice")
     return choice
@@ -433,20 +424,13 @@ def _render_choice(
     if mode is None:
         return
     names = tool_choice_names(mode, choice.names, rendering.outcomes)
-    if (
-        mode == "required"
-        and len(names) == 1
-        and rendering.own.get("tool_choice") != "allowed_tools"
-    ):
-        out["tool_choice"] = _reference(names[0])
-    elif names:
-        out["tool_choice"] = {
-            "type": "allowed_tools",
-            "mode": mode,
-            "tools": [_reference(name) for name in names],
-        }
-    else:
-        out["tool_choice"] = mode
+    out["tool_choice"] = openai_choice_value(
+        mode, names, rendering, _reference, _allowed
+    )
+
+
+def _allowed(mode: str, tools: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"type": "allowed_tools", "mode": mode, "tools": tools}
 
 
 def _render_text(
