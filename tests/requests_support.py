@@ -212,6 +212,35 @@ def render_reported(
     return body, report.events
 
 
+def chat_functions(
+    parameters: Mapping[str, Any], other: str | None = None
+) -> st.SearchStrategy[dict[str, Any]]:
+    """Chat-shaped ``function`` objects (OpenAI Chat's, Ollama's), near
+    misses included: a name, a description, ``parameters`` and ``strict``
+    (and the key ``other``), each perhaps any JSON value."""
+    optional = {
+        "description": st.text(max_size=5) | json_values,
+        "parameters": st.just(parameters) | json_values,
+        "strict": st.booleans() | json_values,
+    }
+    if other is not None:
+        optional[other] = json_values
+    return st.fixed_dictionaries(
+        {"name": st.sampled_from(["f", "g", ""]) | json_values}, optional=optional
+    )
+
+
+def chat_tools(
+    function: st.SearchStrategy[dict[str, Any]], other: str
+) -> st.SearchStrategy[dict[str, Any]]:
+    """Chat-shaped ``tools`` entries of ``function`` objects, near misses
+    included: a type, the function, and the key ``other``."""
+    return st.fixed_dictionaries(
+        {"type": st.sampled_from(["function", "custom"]) | json_values},
+        optional={"function": function, other: json_values},
+    )
+
+
 def bodies_of(
     base: Mapping[str, Any],
     keys: Sequence[str],

@@ -37,6 +37,8 @@ from .budget import examples
 from .providers_support import Corpus
 from .requests_support import (
     bodies_of,
+    chat_functions,
+    chat_tools,
     comes_back_or_is_refused,
     comes_back_whole,
     payload,
@@ -628,18 +630,7 @@ _KEYS = [
     "logprobs",
     "top_logprobs",
 ]
-_function = st.fixed_dictionaries(
-    {"name": st.sampled_from(["f", "g", ""]) | json_values},
-    optional={
-        "description": st.text(max_size=5) | json_values,
-        "parameters": st.just(WEATHER) | json_values,
-        "strict": st.booleans() | json_values,
-    },
-)
-_tool = st.fixed_dictionaries(
-    {"type": st.sampled_from(["function", "custom"]) | json_values},
-    optional={"function": _function, "items": json_values},
-)
+_tool = chat_tools(chat_functions(WEATHER), "items")
 _option_values = {
     "num_predict": st.integers(-2, 100),
     "stop": st.lists(st.text(max_size=3), max_size=3) | st.text(max_size=3),

@@ -30,6 +30,8 @@ from canisters import (
 from .providers_support import Corpus
 from .requests_support import (
     bodies_of,
+    chat_functions,
+    chat_tools,
     comes_back_or_is_refused,
     comes_back_whole,
     openai_chat_accepts,
@@ -372,7 +374,6 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from .budget import examples  # noqa: E402
-from .strategies import json_values  # noqa: E402
 
 _KEYS = [
     "model",
@@ -402,19 +403,8 @@ _KEYS = [
     "service_tier",
     "store",
 ]
-_function = st.fixed_dictionaries(
-    {"name": st.sampled_from(["f", "g", ""]) | json_values},
-    optional={
-        "description": st.text(max_size=5) | json_values,
-        "parameters": st.just(WEATHER) | json_values,
-        "strict": st.booleans() | json_values,
-        "other": json_values,
-    },
-)
-_tool = st.fixed_dictionaries(
-    {"type": st.sampled_from(["function", "custom"]) | json_values},
-    optional={"function": _function, "cache": json_values},
-)
+_function = chat_functions(WEATHER, "other")
+_tool = chat_tools(_function, "cache")
 _named = st.fixed_dictionaries(
     {
         "type": st.just("function"),
