@@ -112,6 +112,7 @@ from ._rules import (
 
 __all__ = [
     "BODY",
+    "OPENAI_PLAIN",
     "Fields",
     "Rendering",
     "RequestSettings",
@@ -353,6 +354,20 @@ def own_extras(
     if rest:
         marks[BODY] = rest
     return FrozenDict({provider: marks}) if marks else EMPTY
+
+
+OPENAI_PLAIN = {
+    "model": ("model", is_str),
+    "stream": ("stream", is_bool),
+    "parallel_tool_calls": ("parallel", is_bool),
+    "prompt_cache_key": ("cache_key", is_str),
+    "prompt_cache_retention": ("retention", is_str),
+    "user": ("user", is_str),
+    "metadata": ("metadata", is_string_map),
+    "service_tier": ("service_tier", is_str),
+}
+"""The top-level keys OpenAI Chat and OpenAI Responses spell alike, for
+:meth:`Fields.read`: wire key -> (name, check)."""
 
 
 class Fields:

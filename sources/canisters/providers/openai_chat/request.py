@@ -47,6 +47,7 @@ from ...requests import (
 from .. import _rules as rules
 from .._requests import (
     NO_GENERATION,
+    OPENAI_PLAIN,
     Fields,
     Rendering,
     chat_function,
@@ -57,7 +58,6 @@ from .._requests import (
     is_mapping,
     is_number,
     is_str,
-    is_string_map,
     is_strings,
     new_cache_of,
     new_generation,
@@ -93,17 +93,7 @@ _FUNCTION_KEYS = frozenset({"name", "description", "parameters", "strict"})
 
 # Wire key -> (neutral name, check): the top-level values read as they are, in
 # one pass over the body's keys (Fields.read).
-_PLAIN = {
-    "model": ("model", is_str),
-    "stream": ("stream", is_bool),
-    "parallel_tool_calls": ("parallel", is_bool),
-    "reasoning_effort": ("effort", is_str),
-    "prompt_cache_key": ("cache_key", is_str),
-    "prompt_cache_retention": ("retention", is_str),
-    "user": ("user", is_str),
-    "metadata": ("metadata", is_string_map),
-    "service_tier": ("service_tier", is_str),
-}
+_PLAIN = {**OPENAI_PLAIN, "reasoning_effort": ("effort", is_str)}
 # Wire key -> (Generation field, check).
 _GENERATION = {
     "max_completion_tokens": ("max_output_tokens", is_int),

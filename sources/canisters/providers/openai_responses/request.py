@@ -57,15 +57,13 @@ from ...requests import (
 from .. import _rules as rules
 from .._requests import (
     NO_GENERATION,
+    OPENAI_PLAIN,
     Fields,
     Rendering,
     function_parameters,
-    is_bool,
     is_int,
     is_mapping,
     is_number,
-    is_str,
-    is_string_map,
     new_cache_of,
     new_generation,
     new_output,
@@ -111,33 +109,26 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
     ``input``."""
     fields = Fields(body, skip=CONVERSATION_KEYS)
     marks: dict[str, Any] = {}
-    model = fields.take("model", is_str)
-    stream = fields.take("stream", is_bool)
+    read = fields.read(OPENAI_PLAIN)
+    get = read.get
     tools = _parse_tools(fields)
-    choice = _parse_choice(fields, marks)
-    choice = with_parallel(choice, fields.take("parallel_tool_calls", is_bool))
+    choice = with_parallel(_parse_choice(fields, marks), get("parallel"))
     output = _parse_text(fields)
     generation = _parse_generation(fields)
     reasoning = _parse_reasoning(fields, marks)
-    cache = new_cache_of(
-        fields.take("prompt_cache_key", is_str),
-        fields.take("prompt_cache_retention", is_str),
-    )
-    user = fields.take("user", is_str)
-    metadata = fields.take("metadata", is_string_map)
-    tier = fields.take("service_tier", is_str)
+    metadata = get("metadata")
     return new_request(
-        model=model,
+        model=get("model"),
         tools=tuple(tools) if tools else (),
         tool_choice=choice,
         output=output,
         generation=generation,
         reasoning=reasoning,
-        cache=cache,
-        user=user,
+        cache=new_cache_of(get("cache_key"), get("retention")),
+        user=get("user"),
         metadata=FrozenDict(metadata) if metadata is not None else None,
-        service_tier=tier,
-        stream=stream,
+        service_tier=get("service_tier"),
+        stream=get("stream"),
         extras=own_extras(NAME, marks, fields.rest),
     )
 
