@@ -1,4 +1,5 @@
-"""Whole requests in the tests: each provider SDK's request types, and the corpus.
+"""Whole requests in the tests: each provider SDK's request types, the corpus,
+and the checks every request module's tests make.
 
 ``SDK_ACCEPTS[provider](body)`` raises (a pydantic ``ValidationError`` or an
 ``AssertionError`` naming the keys) unless ``body``, a whole request body
@@ -7,16 +8,22 @@ rendered for ``provider``, is one its SDK's request types take.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import typing
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from canisters import providers
+from hypothesis import strategies as st
 
-from .providers_support import adapter
+import canisters
+from canisters import Request, providers
+
+from .providers_support import Corpus, adapter
+from .strategies import json_values
 
 DATA = Path(__file__).parent / "data" / "providers"
 
@@ -161,3 +168,95 @@ def corpus_requests(provider: str) -> list[Path]:
 def payload(path: Path) -> dict[str, Any]:
     """The body of one corpus case."""
     return json.loads(path.read_text(encoding="utf-8"))["payload"]  # type: ignore[no-any-return]
+
+
+def recorded_requests(provider: str) -> list[Path]:
+    """The corpus cases of ``provider`` named as requests."""
+    return [path for path in Corpus(provider).cases if "request" in path.stem]
+
+
+def comes_back_whole(normalizer: Any, body: dict[str, Any], **options: Any) -> Request:
+    """Assert that ``body`` read whole renders back exactly (with ``options``),
+    also after ``to_json`` / ``from_json``; the request read."""
+    request = normalizer.parse_full_request(copy.deepcopy(body))
+    assert normalizer.render_full_request(request, **options) == body
+    again = canisters.from_json(canisters.to_json(request))
+    assert again == request
+    assert normalizer.render_full_request(again, **options) == body
+    return request  # type: ignore[no-any-return]
+
+
+def comes_back_or_is_refused(normalizer: Any, body: dict[str, Any]) -> None:
+    """Assert that any ``body`` is refused with the library's error, or read
+    whole and rendered back exactly (the request also surviving a document)."""
+    try:
+        request = normalizer.parse_full_request(body)
+    except canisters.ProviderError:
+        return
+    assert normalizer.render_full_request(request) == body
+    again = canisters.from_json(canisters.to_json(request))
+    assert again == request
+
+
+def render_reported(
+    normalizer: Any, request: Request, **options: Any
+) -> tuple[dict[str, Any], list[Any]]:
+    """``request`` rendered under ``unsupported="drop"`` (quietly), with the
+    events reported."""
+    report = providers.Report()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", providers.FidelityWarning)
+        body = normalizer.render_full_request(
+            request, unsupported="drop", report=report, **options
+        )
+    return body, report.events
+
+
+def chat_functions(
+    parameters: Mapping[str, Any], other: str | None = None
+) -> st.SearchStrategy[dict[str, Any]]:
+    """Chat-shaped ``function`` objects (OpenAI Chat's, Ollama's), near
+    misses included: a name, a description, ``parameters`` and ``strict``
+    (and the key ``other``), each perhaps any JSON value."""
+    optional = {
+        "description": st.text(max_size=5) | json_values,
+        "parameters": st.just(parameters) | json_values,
+        "strict": st.booleans() | json_values,
+    }
+    if other is not None:
+        optional[other] = json_values
+    return st.fixed_dictionaries(
+        {"name": st.sampled_from(["f", "g", ""]) | json_values}, optional=optional
+    )
+
+
+def chat_tools(
+    function: st.SearchStrategy[dict[str, Any]], other: str
+) -> st.SearchStrategy[dict[str, Any]]:
+    """Chat-shaped ``tools`` entries of ``function`` objects, near misses
+    included: a type, the function, and the key ``other``."""
+    return st.fixed_dictionaries(
+        {"type": st.sampled_from(["function", "custom"]) | json_values},
+        optional={"function": function, other: json_values},
+    )
+
+
+def bodies_of(
+    base: Mapping[str, Any],
+    keys: Sequence[str],
+    values: Mapping[str, st.SearchStrategy[Any]],
+    max_size: int = 8,
+) -> st.SearchStrategy[dict[str, Any]]:
+    """Bodies of ``base`` (the conversation) and up to ``max_size`` of
+    ``keys``, each drawn from ``values[key]`` or any JSON value."""
+
+    @st.composite
+    def bodies(draw: Any) -> dict[str, Any]:
+        body = dict(base)
+        for key in draw(
+            st.lists(st.sampled_from(keys), max_size=max_size, unique=True)
+        ):
+            body[key] = draw(values.get(key, json_values) | json_values)
+        return body
+
+    return bodies()

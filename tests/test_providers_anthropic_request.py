@@ -8,10 +8,8 @@ request holds and Anthropic cannot take is reported (or refused under
 
 from __future__ import annotations
 
-import copy
 import json
 import typing
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +33,14 @@ from canisters import (
 
 from .budget import examples
 from .providers_support import Corpus, adapter
+from .requests_support import (
+    bodies_of,
+    comes_back_or_is_refused,
+    comes_back_whole,
+    payload,
+    recorded_requests,
+    render_reported,
+)
 from .strategies import json_values
 from .test_providers_openai_chat_request import bodies as chat_bodies
 from .test_providers_openai_chat_request import sdk_accepts as chat_sdk_accepts
@@ -44,7 +50,7 @@ CORPUS = Corpus(NAME)
 REQUESTS = [
     path for path in CORPUS.cases if json.loads(path.read_text())["kind"] == "request"
 ]
-CHAT_REQUESTS = [path for path in Corpus("openai-chat").cases if "request" in path.stem]
+CHAT_REQUESTS = recorded_requests("openai-chat")
 EXAMPLE = (
     Path(__file__).resolve().parent.parent
     / "documentation"
@@ -87,13 +93,7 @@ def sdk_accepts(body: dict[str, Any]) -> None:
 def render(
     request: Request, target: str = NAME, **options: Any
 ) -> tuple[dict[str, Any], list[Any]]:
-    report = providers.Report()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", providers.FidelityWarning)
-        body = providers.get(target).render_full_request(
-            request, unsupported="drop", report=report, **options
-        )
-    return body, report.events
+    return render_reported(providers.get(target), request, **options)
 
 
 def outcomes(events: list[Any]) -> set[tuple[str, str]]:
@@ -111,19 +111,14 @@ def chat(body: dict[str, Any]) -> Request:
 
 @pytest.mark.parametrize("path", REQUESTS, ids=[path.stem for path in REQUESTS])
 def test_every_recorded_request_comes_back_whole(path: Path) -> None:
-    body = json.loads(path.read_text())["payload"]
-    request = normalizer().parse_full_request(body)
-    assert normalizer().render_full_request(request, **KEEP) == body
-    again = canisters.from_json(canisters.to_json(request))
-    assert again == request
-    assert normalizer().render_full_request(again, **KEEP) == body
+    comes_back_whole(normalizer(), payload(path), **KEEP)
 
 
 @pytest.mark.parametrize("path", REQUESTS, ids=[path.stem for path in REQUESTS])
 def test_every_recorded_request_rendered_back_is_accepted_by_the_sdk(
     path: Path,
 ) -> None:
-    body = json.loads(path.read_text())["payload"]
+    body = payload(path)
     rendered = normalizer().render_full_request(
         normalizer().parse_full_request(body), **KEEP
     )
@@ -298,11 +293,7 @@ ALL_CASES = {**HARD_CASES, "beta": BETA}
 
 @pytest.mark.parametrize("name", list(ALL_CASES))
 def test_hard_cases_come_back_whole(name: str) -> None:
-    body = ALL_CASES[name]
-    request = normalizer().parse_full_request(copy.deepcopy(body))
-    assert normalizer().render_full_request(request) == body
-    again = canisters.from_json(canisters.to_json(request))
-    assert normalizer().render_full_request(again) == body
+    comes_back_whole(normalizer(), ALL_CASES[name])
 
 
 @pytest.mark.parametrize(
@@ -753,12 +744,6 @@ def test_error_policy_refuses_anything_not_exact() -> None:
         )
 
 
-def test_the_normalizer_is_a_request_normalizer() -> None:
-    assert isinstance(normalizer(), providers.RequestNormalizer)
-    with pytest.raises(providers.MalformedPayload):
-        normalizer().parse_full_request({"messages": "nope"})
-
-
 # Every corpus body across: accepted by the target's SDK, every loss reported ------
 
 
@@ -863,24 +848,14 @@ _values = {
 }
 
 
-@st.composite
-def bodies(draw: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {"messages": MESSAGES}
-    for key in draw(st.lists(st.sampled_from(_KEYS), max_size=8, unique=True)):
-        body[key] = draw(_values.get(key, json_values) | json_values)
-    return body
+def bodies() -> st.SearchStrategy[dict[str, Any]]:
+    return bodies_of({"messages": MESSAGES}, _KEYS, _values)
 
 
 @settings(max_examples=examples(300), deadline=None)
 @given(bodies())
 def test_any_body_comes_back_exactly_or_is_refused(body: dict[str, Any]) -> None:
-    try:
-        request = normalizer().parse_full_request(body)
-    except canisters.ProviderError:
-        return
-    assert normalizer().render_full_request(request) == body
-    again = canisters.from_json(canisters.to_json(request))
-    assert again == request
+    comes_back_or_is_refused(normalizer(), body)
 
 
 @settings(max_examples=examples(150), deadline=None)

@@ -11,7 +11,6 @@ another format's settings.
 from __future__ import annotations
 
 import json
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -36,14 +35,24 @@ from canisters import (
 
 from .budget import examples
 from .providers_support import Corpus
+from .requests_support import (
+    bodies_of,
+    chat_functions,
+    chat_tools,
+    comes_back_or_is_refused,
+    comes_back_whole,
+    payload,
+    recorded_requests,
+    render_reported,
+)
 from .strategies import json_values
 from .test_providers_ollama import validate as validate_messages
 
 NAME = "ollama"
 CORPUS = Corpus(NAME)
-REQUESTS = [path for path in CORPUS.cases if "request" in path.stem]
+REQUESTS = recorded_requests(NAME)
 CHAT = Corpus("openai-chat")
-CHAT_REQUESTS = [path for path in CHAT.cases if "request" in path.stem]
+CHAT_REQUESTS = recorded_requests("openai-chat")
 
 
 def normalizer() -> Any:
@@ -78,18 +87,10 @@ def sdk_accepts(body: dict[str, Any]) -> None:
         assert body["think"] in (True, False, "low", "medium", "high")
 
 
-def payload(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text())["payload"]  # type: ignore[no-any-return]
-
-
 @pytest.mark.parametrize("path", REQUESTS, ids=[path.stem for path in REQUESTS])
 def test_every_recorded_request_comes_back_whole(path: Path) -> None:
     body = payload(path)
-    request = normalizer().parse_full_request(body)
-    assert normalizer().render_full_request(request) == body
-    again = canisters.from_json(canisters.to_json(request))
-    assert again == request
-    assert normalizer().render_full_request(again) == body
+    request = comes_back_whole(normalizer(), body)
     assert len(request.conversation) == len(normalizer().parse_request(body))
 
 
@@ -190,12 +191,7 @@ HARD_CASES: dict[str, dict[str, Any]] = {
 
 @pytest.mark.parametrize("name", list(HARD_CASES))
 def test_hard_cases_come_back_whole(name: str) -> None:
-    body = HARD_CASES[name]
-    request = normalizer().parse_full_request(body)
-    assert normalizer().render_full_request(request) == body
-    again = canisters.from_json(canisters.to_json(request))
-    assert isinstance(again, Request)
-    assert normalizer().render_full_request(again) == body
+    comes_back_whole(normalizer(), HARD_CASES[name])
 
 
 def test_the_hard_cases_read_into_neutral_fields() -> None:
@@ -288,13 +284,7 @@ def test_rendered_hard_cases_are_accepted_by_the_sdk(name: str) -> None:
 def render(
     request: Request, target: Any = None, **options: Any
 ) -> tuple[dict[str, Any], list[Any]]:
-    report = providers.Report()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", providers.FidelityWarning)
-        body = (target or normalizer()).render_full_request(
-            request, unsupported="drop", report=report, **options
-        )
-    return body, report.events
+    return render_reported(target or normalizer(), request, **options)
 
 
 def settings_events(events: list[Any]) -> set[tuple[str, str]]:
@@ -627,19 +617,6 @@ def test_error_policy_refuses_anything_not_exact() -> None:
     }
 
 
-def test_malformed_bodies_raise_the_librarys_error() -> None:
-    with pytest.raises(providers.MalformedPayload):
-        normalizer().parse_full_request({"messages": "nope"})
-    with pytest.raises(providers.MalformedPayload):
-        normalizer().parse_full_request(3)
-    with pytest.raises(canisters.ProviderError, match="takes a Request"):
-        normalizer().render_full_request({"messages": []})
-
-
-def test_the_normalizer_is_a_request_normalizer() -> None:
-    assert isinstance(normalizer(), providers.RequestNormalizer)
-
-
 # Any body: refused with the library's error, or given back exactly ------------------
 
 _KEYS = [
@@ -653,18 +630,7 @@ _KEYS = [
     "logprobs",
     "top_logprobs",
 ]
-_function = st.fixed_dictionaries(
-    {"name": st.sampled_from(["f", "g", ""]) | json_values},
-    optional={
-        "description": st.text(max_size=5) | json_values,
-        "parameters": st.just(WEATHER) | json_values,
-        "strict": st.booleans() | json_values,
-    },
-)
-_tool = st.fixed_dictionaries(
-    {"type": st.sampled_from(["function", "custom"]) | json_values},
-    optional={"function": _function, "items": json_values},
-)
+_tool = chat_tools(chat_functions(WEATHER), "items")
 _option_values = {
     "num_predict": st.integers(-2, 100),
     "stop": st.lists(st.text(max_size=3), max_size=3) | st.text(max_size=3),
@@ -701,24 +667,14 @@ _values = {
 }
 
 
-@st.composite
-def bodies(draw: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {"messages": MESSAGES}
-    for key in draw(st.lists(st.sampled_from(_KEYS), max_size=6, unique=True)):
-        body[key] = draw(_values.get(key, json_values) | json_values)
-    return body
+def bodies() -> st.SearchStrategy[dict[str, Any]]:
+    return bodies_of({"messages": MESSAGES}, _KEYS, _values, max_size=6)
 
 
 @settings(max_examples=examples(120), deadline=None)
 @given(bodies())
 def test_any_body_comes_back_exactly_or_is_refused(body: dict[str, Any]) -> None:
-    try:
-        request = normalizer().parse_full_request(body)
-    except canisters.ProviderError:
-        return
-    assert normalizer().render_full_request(request) == body
-    again = canisters.from_json(canisters.to_json(request))
-    assert again == request
+    comes_back_or_is_refused(normalizer(), body)
 
 
 def test_settings_set_on_a_parsed_request_replace_a_null_options() -> None:

@@ -8,8 +8,6 @@ format's request holds and Chat cannot take is reported, or refused under
 
 from __future__ import annotations
 
-import json
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +28,21 @@ from canisters import (
 )
 
 from .providers_support import Corpus
-from .requests_support import openai_chat_accepts
+from .requests_support import (
+    bodies_of,
+    chat_functions,
+    chat_tools,
+    comes_back_or_is_refused,
+    comes_back_whole,
+    openai_chat_accepts,
+    payload,
+    recorded_requests,
+    render_reported,
+)
 
 NAME = "openai-chat"
 CORPUS = Corpus(NAME)
-REQUESTS = [path for path in CORPUS.cases if "request" in path.stem]
+REQUESTS = recorded_requests(NAME)
 
 
 def normalizer() -> Any:
@@ -47,9 +55,8 @@ sdk_accepts = openai_chat_accepts
 
 @pytest.mark.parametrize("path", REQUESTS, ids=[path.stem for path in REQUESTS])
 def test_every_recorded_request_comes_back_whole(path: Path) -> None:
-    body = json.loads(path.read_text())["payload"]
-    request = normalizer().parse_full_request(body)
-    assert normalizer().render_full_request(request) == body
+    body = payload(path)
+    request = comes_back_whole(normalizer(), body)
     # The conversation alone is what parse_request reads.
     assert len(request.conversation) == len(normalizer().parse_request(body))
 
@@ -160,9 +167,7 @@ HARD_CASES: dict[str, dict[str, Any]] = {
 
 @pytest.mark.parametrize("name", list(HARD_CASES))
 def test_hard_cases_come_back_whole(name: str) -> None:
-    body = HARD_CASES[name]
-    request = normalizer().parse_full_request(body)
-    assert normalizer().render_full_request(request) == body
+    comes_back_whole(normalizer(), HARD_CASES[name])
 
 
 def test_the_hard_cases_read_into_neutral_fields() -> None:
@@ -218,7 +223,7 @@ def test_rendered_hard_cases_are_accepted_by_the_sdk(name: str) -> None:
 
 def test_legacy_functions_come_back_and_translate() -> None:
     path = CORPUS.directory / "legacy-functions-request.json"
-    body = json.loads(path.read_text())["payload"]
+    body = payload(path)
     request = normalizer().parse_full_request(body)
     assert request.tools[0].name == "get_current_weather"  # type: ignore[union-attr]
     assert request.tool_choice == ToolChoice("auto")
@@ -240,13 +245,7 @@ def test_legacy_functions_come_back_and_translate() -> None:
 
 
 def render(request: Request, **options: Any) -> tuple[dict[str, Any], list[Any]]:
-    report = providers.Report()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", providers.FidelityWarning)
-        body = normalizer().render_full_request(
-            request, unsupported="drop", report=report, **options
-        )
-    return body, report.events
+    return render_reported(normalizer(), request, **options)
 
 
 FOREIGN = Request(
@@ -369,45 +368,12 @@ def test_dropping_warns() -> None:
         )
 
 
-def test_malformed_bodies_raise_the_librarys_error() -> None:
-    with pytest.raises(providers.MalformedPayload):
-        normalizer().parse_full_request({"messages": "nope"})
-    with pytest.raises(providers.MalformedPayload):
-        normalizer().parse_full_request(3)
-    with pytest.raises(canisters.ProviderError, match="takes a Request"):
-        normalizer().render_full_request({"messages": []})
-
-
-def test_the_normalizer_is_a_request_normalizer() -> None:
-    assert isinstance(normalizer(), providers.RequestNormalizer)
-
-
-@pytest.mark.parametrize("path", REQUESTS, ids=[path.stem for path in REQUESTS])
-def test_every_recorded_request_comes_back_after_a_document(path: Path) -> None:
-    body = json.loads(path.read_text())["payload"]
-    request = normalizer().parse_full_request(body)
-    again = canisters.from_json(canisters.to_json(request))
-    assert again == request
-    assert normalizer().render_full_request(again) == body
-
-
-@pytest.mark.parametrize("name", list(HARD_CASES))
-def test_hard_cases_come_back_after_a_document(name: str) -> None:
-    body = HARD_CASES[name]
-    again = canisters.from_json(
-        canisters.to_json(normalizer().parse_full_request(body))
-    )
-    assert isinstance(again, Request)
-    assert normalizer().render_full_request(again) == body
-
-
 # Any body: refused with the library's error, or given back exactly ------------------
 
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from .budget import examples  # noqa: E402
-from .strategies import json_values  # noqa: E402
 
 _KEYS = [
     "model",
@@ -437,19 +403,8 @@ _KEYS = [
     "service_tier",
     "store",
 ]
-_function = st.fixed_dictionaries(
-    {"name": st.sampled_from(["f", "g", ""]) | json_values},
-    optional={
-        "description": st.text(max_size=5) | json_values,
-        "parameters": st.just(WEATHER) | json_values,
-        "strict": st.booleans() | json_values,
-        "other": json_values,
-    },
-)
-_tool = st.fixed_dictionaries(
-    {"type": st.sampled_from(["function", "custom"]) | json_values},
-    optional={"function": _function, "cache": json_values},
-)
+_function = chat_functions(WEATHER, "other")
+_tool = chat_tools(_function, "cache")
 _named = st.fixed_dictionaries(
     {
         "type": st.just("function"),
@@ -487,24 +442,14 @@ _values = {
 }
 
 
-@st.composite
-def bodies(draw: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {"messages": MESSAGES}
-    for key in draw(st.lists(st.sampled_from(_KEYS), max_size=8, unique=True)):
-        body[key] = draw(_values.get(key, json_values) | json_values)
-    return body
+def bodies() -> st.SearchStrategy[dict[str, Any]]:
+    return bodies_of({"messages": MESSAGES}, _KEYS, _values)
 
 
 @settings(max_examples=examples(300), deadline=None)
 @given(bodies())
 def test_any_body_comes_back_exactly_or_is_refused(body: dict[str, Any]) -> None:
-    try:
-        request = normalizer().parse_full_request(body)
-    except canisters.ProviderError:
-        return
-    assert normalizer().render_full_request(request) == body
-    again = canisters.from_json(canisters.to_json(request))
-    assert again == request
+    comes_back_or_is_refused(normalizer(), body)
 
 
 def test_strict_mode_asked_for_elsewhere_gets_a_strict_schema() -> None:

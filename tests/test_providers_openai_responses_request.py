@@ -9,9 +9,7 @@ Responses' corpus to OpenAI Chat, each accepted by the target's SDK types.
 
 from __future__ import annotations
 
-import json
 import typing
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +31,19 @@ from canisters import (
 
 from . import test_providers_openai_chat_request as chat
 from .providers_support import Corpus, adapter
+from .requests_support import (
+    bodies_of,
+    comes_back_or_is_refused,
+    comes_back_whole,
+    payload,
+    recorded_requests,
+    render_reported,
+)
 
 NAME = "openai-responses"
 CORPUS = Corpus(NAME)
-REQUESTS = [path for path in CORPUS.cases if "request" in path.stem]
-CHAT_REQUESTS = [path for path in Corpus("openai-chat").cases if "request" in path.stem]
+REQUESTS = recorded_requests(NAME)
+CHAT_REQUESTS = recorded_requests("openai-chat")
 
 
 def normalizer(name: str = NAME) -> Any:
@@ -65,18 +71,10 @@ def sdk_accepts(body: dict[str, Any]) -> None:
         adapter(ToolChoiceParam).validate_python(body["tool_choice"])
 
 
-def payload(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text())["payload"]  # type: ignore[no-any-return]
-
-
 @pytest.mark.parametrize("path", REQUESTS, ids=[path.stem for path in REQUESTS])
 def test_every_recorded_request_comes_back_whole(path: Path) -> None:
     body = payload(path)
-    request = normalizer().parse_full_request(body)
-    assert normalizer().render_full_request(request) == body
-    again = canisters.from_json(canisters.to_json(request))
-    assert again == request
-    assert normalizer().render_full_request(again) == body
+    request = comes_back_whole(normalizer(), body)
     assert len(request.conversation) == len(normalizer().parse_request(body))
 
 
@@ -229,12 +227,7 @@ SDK_REFUSES = {"nulls-and-odd-shapes"}
 
 @pytest.mark.parametrize("name", list(HARD_CASES))
 def test_hard_cases_come_back_whole(name: str) -> None:
-    body = HARD_CASES[name]
-    request = normalizer().parse_full_request(body)
-    assert normalizer().render_full_request(request) == body
-    again = canisters.from_json(canisters.to_json(request))
-    assert isinstance(again, Request)
-    assert normalizer().render_full_request(again) == body
+    comes_back_whole(normalizer(), HARD_CASES[name])
 
 
 @pytest.mark.parametrize("name", [n for n in HARD_CASES if n not in SDK_REFUSES])
@@ -330,13 +323,7 @@ def test_the_hard_cases_read_into_neutral_fields() -> None:
 def render(
     request: Request, target: str = NAME, **options: Any
 ) -> tuple[dict[str, Any], list[Any]]:
-    report = providers.Report()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", providers.FidelityWarning)
-        body = normalizer(target).render_full_request(
-            request, unsupported="drop", report=report, **options
-        )
-    return body, report.events
+    return render_reported(normalizer(target), request, **options)
 
 
 FOREIGN = Request(
@@ -779,19 +766,6 @@ def test_the_responses_corpus_renders_to_openai_chat(name: str) -> None:
     )
 
 
-def test_malformed_bodies_raise_the_librarys_error() -> None:
-    with pytest.raises(providers.MalformedPayload):
-        normalizer().parse_full_request({"input": 3})
-    with pytest.raises(providers.MalformedPayload):
-        normalizer().parse_full_request(3)
-    with pytest.raises(canisters.ProviderError, match="takes a Request"):
-        normalizer().render_full_request({"input": []})
-
-
-def test_the_normalizer_is_a_request_normalizer() -> None:
-    assert isinstance(normalizer(), providers.RequestNormalizer)
-
-
 # Any body: refused with the library's error, or given back exactly ------------------
 
 from hypothesis import given, settings  # noqa: E402
@@ -870,21 +844,11 @@ _values = {
 }
 
 
-@st.composite
-def bodies(draw: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {"input": INPUT}
-    for key in draw(st.lists(st.sampled_from(_KEYS), max_size=8, unique=True)):
-        body[key] = draw(_values.get(key, json_values) | json_values)
-    return body
+def bodies() -> st.SearchStrategy[dict[str, Any]]:
+    return bodies_of({"input": INPUT}, _KEYS, _values)
 
 
 @settings(max_examples=examples(300), deadline=None)
 @given(bodies())
 def test_any_body_comes_back_exactly_or_is_refused(body: dict[str, Any]) -> None:
-    try:
-        request = normalizer().parse_full_request(body)
-    except canisters.ProviderError:
-        return
-    assert normalizer().render_full_request(request) == body
-    again = canisters.from_json(canisters.to_json(request))
-    assert again == request
+    comes_back_or_is_refused(normalizer(), body)

@@ -469,6 +469,31 @@ def test_a_gemini_schema_reads_back_as_json_schema() -> None:
     }
 
 
+# Every built-in request module ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "bad"),
+    [
+        ("openai-chat", {"messages": "nope"}),
+        ("openai-responses", {"input": 3}),
+        ("ollama", {"messages": "nope"}),
+        ("anthropic", {"messages": "nope"}),
+    ],
+)
+def test_malformed_bodies_raise_the_librarys_error(
+    name: str, bad: dict[str, Any]
+) -> None:
+    normalizer = providers.get(name)
+    assert isinstance(normalizer, providers.RequestNormalizer)
+    with pytest.raises(providers.MalformedPayload):
+        normalizer.parse_full_request(bad)
+    with pytest.raises(providers.MalformedPayload):
+        normalizer.parse_full_request(3)
+    with pytest.raises(canisters.ProviderError, match="takes a Request"):
+        normalizer.render_full_request(bad)
+
+
 # A request settings module of one's own -----------------------------------------------
 
 

@@ -60,9 +60,18 @@ reference module):
    ``sampling_with_reasoning`` / ``json_with_tools`` for settings. Apply the
    limits of ``rendering.capabilities`` only when ``not rendering.native``:
    a request read from this format goes back as it came.
+   :meth:`Rendering.temperature` and :meth:`Rendering.stops` apply them to
+   those two settings; :func:`own_extras` makes the parsed request's extras.
+   What several formats spell alike is shared here: OpenAI's structured
+   output (:func:`openai_format`), strict parameters
+   (:func:`function_parameters`) and tier (:func:`render_service_tier`),
+   Chat-shaped function tools (:func:`chat_function`,
+   :func:`chat_tool_entries`), a tool choice's flag and names
+   (:func:`with_parallel`, :func:`tool_choice_names`).
 4. Wire it: ``class MyNormalizer(streams.Streaming, WholeRequests)`` with
    ``request_settings = my_request_module``.
-5. Test as ``tests/test_providers_openai_chat_request.py`` does: every
+5. Test as ``tests/test_providers_openai_chat_request.py`` does, with the
+   checks of ``tests/requests_support.py``: every
    recorded request of the format and hand-written hard cases come back
    exactly (also after ``to_json`` / ``from_json``), rendered bodies pass the
    SDK's request types, the cross-format outcomes are the ones reported, and
@@ -89,6 +98,7 @@ from ..requests import (
     ToolChoice,
 )
 from . import _common as common
+from . import _rules as rules
 from ._common import Options
 from ._rules import (
     DEFAULT_CAPABILITIES,
@@ -102,6 +112,7 @@ from ._rules import (
 
 __all__ = [
     "BODY",
+    "OPENAI_PLAIN",
     "Fields",
     "Rendering",
     "RequestSettings",
@@ -111,8 +122,20 @@ __all__ = [
     "is_mapping",
     "is_number",
     "is_str",
+    "is_string_map",
     "is_strings",
     "kept_body",
+    "chat_function",
+    "chat_tool_entries",
+    "function_parameters",
+    "new_cache_of",
+    "openai_choice",
+    "openai_choice_value",
+    "openai_format",
+    "own_extras",
+    "render_service_tier",
+    "tool_choice_names",
+    "with_parallel",
     "new_cache",
     "new_generation",
     "new_output",
@@ -316,6 +339,35 @@ def is_strings(value: object) -> bool:
         and bool(value)
         and all(isinstance(item, str) for item in value)
     )
+
+
+def is_string_map(value: object) -> bool:
+    """A JSON object of string values."""
+    return is_mapping(value) and all(isinstance(item, str) for item in value.values())
+
+
+def own_extras(
+    provider: str, marks: dict[str, Any], rest: dict[str, Any]
+) -> FrozenDict[str, Any]:
+    """The extras of a request ``provider``'s parser read: its ``marks`` (the
+    markers), with the keys ``rest`` kept verbatim as :data:`BODY`."""
+    if rest:
+        marks[BODY] = rest
+    return FrozenDict({provider: marks}) if marks else EMPTY
+
+
+OPENAI_PLAIN = {
+    "model": ("model", is_str),
+    "stream": ("stream", is_bool),
+    "parallel_tool_calls": ("parallel", is_bool),
+    "prompt_cache_key": ("cache_key", is_str),
+    "prompt_cache_retention": ("retention", is_str),
+    "user": ("user", is_str),
+    "metadata": ("metadata", is_string_map),
+    "service_tier": ("service_tier", is_str),
+}
+"""The top-level keys OpenAI Chat and OpenAI Responses spell alike, for
+:meth:`Fields.read`: wire key -> (name, check)."""
 
 
 class Fields:
@@ -537,6 +589,27 @@ class Rendering:
         )
         return sent
 
+    def temperature(self, value: float) -> float:
+        """The temperature to send: ``value`` for a request of this format,
+        else held to the model's range (:attr:`capabilities`), reported when
+        moved."""
+        if self.native:
+            return value
+        return rules.clamped(
+            "generation.temperature",
+            value,
+            self.capabilities.temperature,
+            self.outcomes,
+        )
+
+    def stops(self, values: tuple[str, ...]) -> list[str]:
+        """The stop sequences to send: ``values`` for a request of this
+        format, else as :func:`~canisters.providers._rules.generation.stops`
+        keeps them for the model."""
+        if self.native:
+            return list(values)
+        return rules.stops(values, self.capabilities, self.outcomes)
+
     def where(self, tool: Tool | ProviderTool) -> str:
         """The field naming ``tool`` in reports: ``tools[i]``, ``i`` its
         position in the request (not in :attr:`tools`, which may have lost
@@ -656,3 +729,263 @@ def _settings_keys(settings: RequestSettings, body: Mapping[str, Any]) -> Any:
     for key in settings.CONVERSATION_KEYS:
         others.pop(key, None)
     return others
+
+
+# Shared by several formats -----------------------------------------------------------
+#
+# The pieces formats spell alike: OpenAI's cache, tier and structured output
+# (OpenAI Chat, OpenAI Responses), Chat-shaped function tools (OpenAI Chat,
+# Ollama), the tool choice's parallel flag and names.
+
+
+def new_cache_of(key: str | None, retention: str | None) -> CacheConfig | None:
+    """The cache settings of a checked ``key`` and ``retention``; ``None`` when
+    neither is given."""
+    if key is None and retention is None:
+        return None
+    return new_cache(key, retention)  # type: ignore[no-any-return]
+
+
+def with_parallel(
+    choice: ToolChoice | None, parallel: bool | None
+) -> ToolChoice | None:
+    """``choice`` with a checked ``parallel`` flag read beside it (a choice of
+    that flag alone when there is none); ``choice`` itself when ``parallel``
+    is ``None``."""
+    if parallel is None:
+        return choice
+    return new_tool_choice(  # type: ignore[no-any-return]
+        choice.mode if choice else None, choice.names if choice else (), parallel
+    )
+
+
+def tool_choice_names(
+    mode: str, names: tuple[str, ...], outcomes: Outcomes
+) -> tuple[str, ...]:
+    """The names to send with ``mode``: none under ``"none"`` (any given
+    dropped, reported)."""
+    if mode == "none" and names:
+        outcomes.dropped(
+            "tool_choice.names", "no tool may be called: the names are left out"
+        )
+        return ()
+    return names
+
+
+_MODES = ("none", "auto", "required")
+
+
+def openai_choice(
+    raw: object,
+    named: Callable[[object], str | None],
+    allowed: object,
+    marks: dict[str, Any],
+) -> ToolChoice | None:
+    """An OpenAI ``tool_choice``: ``raw`` a mode, or a function ``named``
+    (which gives the name of a function reference, or ``None``); else
+    ``allowed``, the ``{"mode", "tools"}`` of an ``allowed_tools`` choice
+    (``None`` when ``raw`` is not one), as a subset of functions, marked
+    (``marks["tool_choice"] = "allowed_tools"``). ``None`` when it is none
+    of these."""
+    if raw in _MODES:
+        return new_tool_choice(raw, (), None)  # type: ignore[no-any-return]
+    name = named(raw)
+    if name is not None:
+        return new_tool_choice("required", (name,), None)  # type: ignore[no-any-return]
+    if (
+        is_mapping(allowed)
+        and allowed.keys() == {"mode", "tools"}
+        and allowed["mode"] in ("auto", "required")
+        and type(allowed["tools"]) is list
+        and allowed["tools"]
+    ):
+        names = [named(item) for item in allowed["tools"]]
+        if all(name is not None for name in names):
+            marks["tool_choice"] = "allowed_tools"
+            return new_tool_choice(allowed["mode"], tuple(names), None)  # type: ignore[no-any-return]
+    return None
+
+
+def openai_choice_value(
+    mode: str,
+    names: tuple[str, ...],
+    rendering: Rendering,
+    reference: Callable[[str], dict[str, Any]],
+    allowed: Callable[[str, list[dict[str, Any]]], dict[str, Any]],
+) -> Any:
+    """The ``tool_choice`` OpenAI sends for ``mode`` and ``names``: one
+    function's ``reference`` when one is forced (unless the request was read
+    from an ``allowed_tools`` choice), the ``allowed`` object of their
+    references for a subset, else the mode."""
+    if (
+        mode == "required"
+        and len(names) == 1
+        and rendering.own.get("tool_choice") != "allowed_tools"
+    ):
+        return reference(names[0])
+    if names:
+        return allowed(mode, [reference(name) for name in names])
+    return mode
+
+
+def render_service_tier(
+    request: Request, rendering: Rendering, out: dict[str, Any]
+) -> None:
+    """``service_tier`` into ``out``: as it came for a request of this format,
+    else through :func:`~canisters.providers._rules.generation.service_tier`."""
+    if request.service_tier is None:
+        return
+    tier = (
+        request.service_tier
+        if rendering.native
+        else rules.service_tier(
+            request.service_tier, rendering.capabilities, rendering.outcomes
+        )
+    )
+    if tier is not None:
+        out["service_tier"] = tier
+
+
+_STRICT = "OpenAI strict mode"
+
+
+def function_parameters(tool: Tool, rendering: Rendering) -> dict[str, Any]:
+    """The parameters of ``tool`` (which has some) as OpenAI sends them: made
+    strict-compatible when the tool asks for strict mode and comes from
+    another format (never is strict mode switched on for a schema of its
+    own)."""
+    assert tool.parameters is not None
+    if tool.strict and not rendering.native:
+        return rules.schema_for(
+            tool.parameters,
+            "openai-strict",
+            f"{rendering.where(tool)}.parameters",
+            rendering.outcomes,
+            _STRICT,
+        )
+    return dict(tool.parameters)
+
+
+def openai_format(output: OutputFormat, rendering: Rendering) -> dict[str, Any] | None:
+    """``output`` as OpenAI's format object (``{"type": "text"}``,
+    ``{"type": "json_object"}``, or ``{"type": "json_schema", "name",
+    "description", "schema", "strict"}`` flat); ``None`` when the model takes no
+    structured output (dropped, reported)."""
+    outcomes = rendering.outcomes
+    if output.type == "text":
+        return {"type": "text"}
+    if rendering.capabilities.structured_output == "none":
+        outcomes.dropped("output", "the model takes no structured output")
+        return None
+    if output.type == "json" or output.schema is None:
+        if output.type == "json_schema":
+            outcomes.approximated(
+                "output.schema",
+                "a JSON Schema output without a schema sent as JSON",
+                "no schema = json_object",
+            )
+        return {"type": "json_object"}
+    if output.name is None:
+        outcomes.synthesized(
+            "output.name", "the schema named 'response'", "OpenAI requires a name"
+        )
+    found: dict[str, Any] = {
+        "type": "json_schema",
+        "name": output.name if output.name is not None else "response",
+    }
+    if output.description is not None:
+        found["description"] = output.description
+    if output.strict and not rendering.native:
+        found["schema"] = rules.schema_for(
+            output.schema, "openai-strict", "output.schema", outcomes, _STRICT
+        )
+    else:
+        found["schema"] = dict(output.schema)
+    if output.strict is not None:
+        found["strict"] = output.strict
+    return found
+
+
+_CHAT_TOOL_KEYS = frozenset({"type", "function"})
+_CHAT_FUNCTION_KEYS = frozenset({"name", "description", "parameters"})
+_CHAT_STRICT_KEYS = _CHAT_FUNCTION_KEYS | {"strict"}
+
+
+def chat_function(
+    raw: object,
+    entry: Mapping[str, Any] | None,
+    provider: str,
+    *,
+    strict: bool,
+) -> Tool | None:
+    """A Chat-shaped ``function`` object (of a ``tools`` ``entry``, whose keys
+    beside ``type`` and ``function`` it keeps) as a tool of ``provider``:
+    ``None`` when it is not shaped as one. With ``strict``, its ``strict``
+    flag is read; without, it is kept with the other keys, and the known keys
+    given as null, in the tool's extras (``function``, ``entry``)."""
+    if type(raw) is not dict and not is_mapping(raw):
+        return None
+    get = raw.get
+    name = get("name")
+    description = get("description")
+    parameters = get("parameters")
+    flag = get("strict") if strict else None
+    if (
+        not isinstance(name, str)
+        or not name
+        or (description is not None and not isinstance(description, str))
+        or (
+            parameters is not None
+            and type(parameters) is not dict
+            and not is_mapping(parameters)
+        )
+        or (flag is not None and flag is not True and flag is not False)
+    ):
+        return None
+    extra: dict[str, Any] = {}
+    given = 1 + (description is not None) + (parameters is not None)
+    if len(raw) != given + (flag is not None):
+        # Other keys, and the known ones given as null, are kept as they came.
+        known = _CHAT_STRICT_KEYS if strict else _CHAT_FUNCTION_KEYS
+        other = {
+            key: value
+            for key, value in raw.items()
+            if key not in known or value is None
+        }
+        if other:
+            extra["function"] = other
+    if entry is not None and len(entry) != 2:  # keys beside type and function
+        extra["entry"] = {
+            key: value for key, value in entry.items() if key not in _CHAT_TOOL_KEYS
+        }
+    return new_tool(  # type: ignore[no-any-return]
+        name,
+        description,
+        FrozenDict(parameters) if parameters is not None else None,
+        flag,
+        FrozenDict({provider: extra}) if extra else EMPTY,
+    )
+
+
+def chat_tool_entries(
+    rendering: Rendering,
+    function_body: Callable[[Tool, Mapping[str, Any]], dict[str, Any]],
+) -> list[Any]:
+    """The Chat-shaped ``tools`` entries of ``rendering.tools``: a provider
+    tool's body as it is, a function tool as ``{"type": "function",
+    "function": function_body(tool, extra)}`` with the other keys of its entry
+    kept in ``extra`` (the tool's extras for this format)."""
+    entries: list[Any] = []
+    for tool in rendering.tools:
+        if isinstance(tool, ProviderTool):
+            entries.append(dict(tool.body))
+            continue
+        extra = rendering.tool_extras(tool)
+        entry: dict[str, Any] = {
+            "type": "function",
+            "function": function_body(tool, extra),
+        }
+        if extra:
+            entry.update(extra.get("entry", ()))
+        entries.append(entry)
+    return entries

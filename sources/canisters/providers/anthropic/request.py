@@ -42,7 +42,6 @@ from ...requests import (
 )
 from .. import _rules as rules
 from .._requests import (
-    BODY,
     NO_GENERATION,
     Fields,
     Rendering,
@@ -59,6 +58,9 @@ from .._requests import (
     new_request,
     new_tool,
     new_tool_choice,
+    own_extras,
+    render_service_tier,
+    tool_choice_names,
 )
 from .messages import NAME
 
@@ -95,12 +97,8 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
     choice = _parse_choice(fields.rest.get("tool_choice"))
     if choice is not None:
         fields.take("tool_choice")
-    values: dict[str, Any] = {}
+    values = fields.read(_GENERATION)
     rest = fields.rest
-    for key in [key for key in rest if key in _GENERATION]:
-        name, fits = _GENERATION[key]
-        if fits(rest[key]):
-            values[name] = rest.pop(key)
     if (stop := fields.take("stop_sequences", is_strings)) is not None:
         values["stop"] = tuple(stop)
     reasoning, output = _parse_thinking(fields, marks)
@@ -113,8 +111,6 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
     ):
         user = fields.take("metadata")["user_id"]
     tier = fields.take("service_tier", is_str)
-    if rest:
-        marks[BODY] = rest
     return new_request(
         model=model,
         tools=tuple(tools) if tools else (),
@@ -125,7 +121,7 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
         user=user,
         service_tier=tier,
         stream=stream,
-        extras=FrozenDict({NAME: marks}) if marks else EMPTY,
+        extras=own_extras(NAME, marks, fields.rest),
     )
 
 
@@ -307,14 +303,7 @@ def render_settings(request: Request, rendering: Rendering) -> dict[str, Any]:
             "cache",
             "Anthropic caches by cache_control markers, not by a key or a retention",
         )
-    if request.service_tier is not None:
-        tier = (
-            request.service_tier
-            if native
-            else rules.service_tier(request.service_tier, caps, outcomes)
-        )
-        if tier is not None:
-            out["service_tier"] = tier
+    render_service_tier(request, rendering, out)
     if request.stream is not None:
         out["stream"] = request.stream
     out.update(rendering.own_body)
@@ -365,11 +354,7 @@ def _render_choice(
             "Anthropic says parallel calls inside the tool choice",
         )
         mode = "auto"
-    if mode == "none" and names:
-        outcomes.dropped(
-            "tool_choice.names", "no tool may be called: the names are left out"
-        )
-        names = ()
+    names = tool_choice_names(mode, names, outcomes)
     result: dict[str, Any]
     if mode == "required" and len(names) == 1:
         result = {"type": "tool", "name": names[0]}
@@ -453,28 +438,14 @@ def _render_generation(
     generation: Generation, rendering: Rendering, out: dict[str, Any]
 ) -> None:
     outcomes = rendering.outcomes
-    caps = rendering.capabilities
     if generation.temperature is not None:
-        out["temperature"] = (
-            generation.temperature
-            if rendering.native
-            else rules.clamped(
-                "generation.temperature",
-                generation.temperature,
-                caps.temperature,
-                outcomes,
-            )
-        )
+        out["temperature"] = rendering.temperature(generation.temperature)
     if generation.top_p is not None:
         out["top_p"] = generation.top_p
     if generation.top_k is not None:
         out["top_k"] = generation.top_k
     if generation.stop is not None:
-        stop = (
-            list(generation.stop)
-            if rendering.native
-            else rules.stops(generation.stop, caps, outcomes)
-        )
+        stop = rendering.stops(generation.stop)
         if stop or rendering.native:
             out["stop_sequences"] = stop
     for name in (

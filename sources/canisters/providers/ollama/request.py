@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..._frozen import EMPTY, FrozenDict
+from ..._frozen import FrozenDict
 from ...requests import (
     Generation,
     OutputFormat,
@@ -47,10 +47,11 @@ from ...requests import (
 )
 from .. import _rules as rules
 from .._requests import (
-    BODY,
     NO_GENERATION,
     Fields,
     Rendering,
+    chat_function,
+    chat_tool_entries,
     is_bool,
     is_int,
     is_mapping,
@@ -62,7 +63,7 @@ from .._requests import (
     new_provider_tool,
     new_reasoning,
     new_request,
-    new_tool,
+    own_extras,
 )
 
 __all__ = ["CONVERSATION_KEYS", "NAME", "parse_settings", "render_settings"]
@@ -110,8 +111,6 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
         reasoning = new_reasoning(think, None, None, None, None)
     elif think is not None:
         reasoning = new_reasoning(None, think, None, None, None)
-    if fields.rest:
-        marks[BODY] = fields.rest
     return new_request(
         model=model,
         tools=tuple(tools) if tools else (),
@@ -119,50 +118,12 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
         generation=generation,
         reasoning=reasoning,
         stream=stream,
-        extras=FrozenDict({NAME: marks}) if marks else EMPTY,
+        extras=own_extras(NAME, marks, fields.rest),
     )
 
 
 def _thinks(value: object) -> bool:
     return isinstance(value, bool) or (isinstance(value, str) and bool(value))
-
-
-def _function(entry: Mapping[str, Any]) -> Tool | None:
-    """A ``tools`` entry of type ``function`` as a tool, its other keys (and
-    those of its ``function``) kept; ``None`` when it is not shaped as one."""
-    raw = entry.get("function")
-    if not is_mapping(raw):
-        return None
-    name = raw.get("name")
-    description = raw.get("description")
-    parameters = raw.get("parameters")
-    if (
-        not isinstance(name, str)
-        or not name
-        or (description is not None and not isinstance(description, str))
-        or (parameters is not None and not is_mapping(parameters))
-    ):
-        return None
-    extra: dict[str, Any] = {}
-    if not _FUNCTION_KEYS.issuperset(raw) or None in (description, parameters):
-        # Other keys (``strict``, which Ollama ignores), and the known ones
-        # given as null, are kept as they came.
-        other = {
-            key: value
-            for key, value in raw.items()
-            if key not in _FUNCTION_KEYS or value is None
-        }
-        if other:
-            extra["function"] = other
-    if not _TOOL_KEYS.issuperset(entry):
-        extra["entry"] = {k: v for k, v in entry.items() if k not in _TOOL_KEYS}
-    return new_tool(  # type: ignore[no-any-return]
-        name,
-        description,
-        FrozenDict(parameters) if parameters is not None else None,
-        None,
-        FrozenDict({NAME: extra}) if extra else EMPTY,
-    )
 
 
 def _parse_tools(
@@ -180,7 +141,10 @@ def _parse_tools(
     fields.take("tools")
     tools: list[Tool | ProviderTool] = []
     for entry in entries:
-        tool = _function(entry) if entry.get("type") == "function" else None
+        tool = None
+        if entry.get("type") == "function":
+            # Ollama ignores ``strict``: kept in the tool's extras.
+            tool = chat_function(entry.get("function"), entry, NAME, strict=False)
         tools.append(tool or new_provider_tool(NAME, FrozenDict(entry)))
     return tools
 
@@ -210,13 +174,11 @@ def _parse_generation(fields: Fields, marks: dict[str, Any]) -> Generation:
         values["top_logprobs"] = top
     options = fields.rest.get("options")
     if is_mapping(options):
-        rest = dict(options)
-        for key in [key for key in rest if key in _OPTIONS]:
-            name, fits = _OPTIONS[key]
-            value = rest[key]
-            if fits(value):
-                values[name] = tuple(value) if key == "stop" else value
-                del rest[key]
+        inner = Fields(options)
+        values.update(inner.read(_OPTIONS))
+        if "stop" in values:
+            values["stop"] = tuple(values["stop"])
+        rest = inner.rest
         if rest:
             fields.rest["options"] = rest  # the runner options, kept
         else:
@@ -278,12 +240,8 @@ def _render_tools(rendering: Rendering, out: dict[str, Any]) -> None:
         if rendering.own.get("tools") == []:
             out["tools"] = []
         return
-    entries: list[Any] = []
-    for tool in rendering.tools:
-        if isinstance(tool, ProviderTool):
-            entries.append(dict(tool.body))
-            continue
-        extra = rendering.tool_extras(tool)
+
+    def function_body(tool: Tool, extra: Mapping[str, Any]) -> dict[str, Any]:
         function: dict[str, Any] = {"name": tool.name}
         if tool.description is not None:
             function["description"] = tool.description
@@ -294,12 +252,11 @@ def _render_tools(rendering: Rendering, out: dict[str, Any]) -> None:
                 f"{rendering.where(tool)}.strict",
                 "Ollama has no strict mode: the arguments are not held to the schema",
             )
-        entry: dict[str, Any] = {"type": "function", "function": function}
         if extra:
             function.update(extra.get("function", ()))
-            entry.update(extra.get("entry", ()))
-        entries.append(entry)
-    out["tools"] = entries
+        return function
+
+    out["tools"] = chat_tool_entries(rendering, function_body)
 
 
 def _render_choice(choice: ToolChoice, tools: bool, outcomes: rules.Outcomes) -> None:
@@ -365,26 +322,13 @@ def _render_generation(
     if limit is not None:
         options["num_predict"] = limit
     if generation.temperature is not None:
-        options["temperature"] = (
-            generation.temperature
-            if rendering.native
-            else rules.clamped(
-                "generation.temperature",
-                generation.temperature,
-                rendering.capabilities.temperature,
-                outcomes,
-            )
-        )
+        options["temperature"] = rendering.temperature(generation.temperature)
     for name in ("top_p", "top_k", "seed", "presence_penalty", "frequency_penalty"):
         value = getattr(generation, name)
         if value is not None:
             options[name] = value
     if generation.stop is not None:
-        options["stop"] = (
-            list(generation.stop)
-            if rendering.native
-            else rules.stops(generation.stop, rendering.capabilities, outcomes)
-        )
+        options["stop"] = rendering.stops(generation.stop)
     if generation.candidates is not None and generation.candidates != 1:
         outcomes.dropped("generation.candidates", "Ollama generates one answer")
     if "options" in kept:

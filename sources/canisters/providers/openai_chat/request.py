@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..._frozen import EMPTY, FrozenDict
+from ..._frozen import FrozenDict
 from ...requests import (
     Generation,
     OutputFormat,
@@ -46,24 +46,33 @@ from ...requests import (
 )
 from .. import _rules as rules
 from .._requests import (
-    BODY,
     NO_GENERATION,
+    OPENAI_PLAIN,
     Fields,
     Rendering,
+    chat_function,
+    chat_tool_entries,
+    function_parameters,
     is_bool,
     is_int,
     is_mapping,
     is_number,
     is_str,
     is_strings,
-    new_cache,
+    new_cache_of,
     new_generation,
     new_output,
     new_provider_tool,
     new_reasoning,
     new_request,
-    new_tool,
     new_tool_choice,
+    openai_choice,
+    openai_choice_value,
+    openai_format,
+    own_extras,
+    render_service_tier,
+    tool_choice_names,
+    with_parallel,
 )
 
 __all__ = ["CONVERSATION_KEYS", "NAME", "parse_settings", "render_settings"]
@@ -71,7 +80,6 @@ __all__ = ["CONVERSATION_KEYS", "NAME", "parse_settings", "render_settings"]
 NAME = "openai-chat"
 CONVERSATION_KEYS = frozenset({"messages"})
 
-_MODES = ("none", "auto", "required")
 _TOOL_KEYS = frozenset({"type", "function"})
 _FUNCTION_KEYS = frozenset({"name", "description", "parameters", "strict"})
 
@@ -83,23 +91,9 @@ _FUNCTION_KEYS = frozenset({"name", "description", "parameters", "strict"})
 # stays in the body's kept keys, verbatim.
 
 
-def _string_map(value: object) -> bool:
-    return is_mapping(value) and all(isinstance(item, str) for item in value.values())
-
-
 # Wire key -> (neutral name, check): the top-level values read as they are, in
 # one pass over the body's keys (Fields.read).
-_PLAIN = {
-    "model": ("model", is_str),
-    "stream": ("stream", is_bool),
-    "parallel_tool_calls": ("parallel", is_bool),
-    "reasoning_effort": ("effort", is_str),
-    "prompt_cache_key": ("cache_key", is_str),
-    "prompt_cache_retention": ("retention", is_str),
-    "user": ("user", is_str),
-    "metadata": ("metadata", _string_map),
-    "service_tier": ("service_tier", is_str),
-}
+_PLAIN = {**OPENAI_PLAIN, "reasoning_effort": ("effort", is_str)}
 # Wire key -> (Generation field, check).
 _GENERATION = {
     "max_completion_tokens": ("max_output_tokens", is_int),
@@ -130,25 +124,14 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
         if "tool_choice" in rest or "function_call" in rest
         else None
     )
-    parallel = get("parallel")
-    if parallel is not None:
-        choice = new_tool_choice(
-            choice.mode if choice else None, choice.names if choice else (), parallel
-        )
+    choice = with_parallel(choice, get("parallel"))
     output = _parse_output(fields) if "response_format" in rest else None
     generation = _parse_generation(fields, marks) if rest else NO_GENERATION
     effort = get("effort")
     reasoning = (
         new_reasoning(None, effort, None, None, None) if effort is not None else None
     )
-    key = get("cache_key")
-    retention = get("retention")
-    cache = (
-        new_cache(key, retention) if key is not None or retention is not None else None
-    )
     metadata = get("metadata")
-    if rest:
-        marks[BODY] = rest
     return new_request(
         model=get("model"),
         tools=tuple(tools) if tools else (),
@@ -156,58 +139,12 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
         output=output,
         generation=generation,
         reasoning=reasoning,
-        cache=cache,
+        cache=new_cache_of(get("cache_key"), get("retention")),
         user=get("user"),
         metadata=FrozenDict(metadata) if metadata is not None else None,
         service_tier=get("service_tier"),
         stream=get("stream"),
-        extras=FrozenDict({NAME: marks}) if marks else EMPTY,
-    )
-
-
-def _function(raw: object, entry: Mapping[str, Any] | None = None) -> Tool | None:
-    """A ``function`` object (of a ``tools`` ``entry``, whose other keys it
-    keeps) as a tool; ``None`` when it is not shaped as one."""
-    if type(raw) is not dict and not is_mapping(raw):
-        return None
-    get = raw.get
-    name = get("name")
-    description = get("description")
-    parameters = get("parameters")
-    strict = get("strict")
-    if (
-        not isinstance(name, str)
-        or not name
-        or (description is not None and not isinstance(description, str))
-        or (
-            parameters is not None
-            and type(parameters) is not dict
-            and not is_mapping(parameters)
-        )
-        or (strict is not None and strict is not True and strict is not False)
-    ):
-        return None
-    extra: dict[str, Any] = {}
-    given = 1 + (description is not None) + (parameters is not None)
-    if len(raw) != given + (strict is not None):
-        # Other keys, and the known ones given as null, are kept as they came.
-        other = {
-            key: value
-            for key, value in raw.items()
-            if key not in _FUNCTION_KEYS or value is None
-        }
-        if other:
-            extra["function"] = other
-    if entry is not None and len(entry) != 2:  # keys beside type and function
-        extra["entry"] = {
-            key: value for key, value in entry.items() if key not in _TOOL_KEYS
-        }
-    return new_tool(  # type: ignore[no-any-return]
-        name,
-        description,
-        FrozenDict(parameters) if parameters is not None else None,
-        strict,
-        FrozenDict({NAME: extra}) if extra else EMPTY,
+        extras=own_extras(NAME, marks, fields.rest),
     )
 
 
@@ -221,7 +158,7 @@ def _parse_tools(fields: Fields) -> list[Tool | ProviderTool] | None:
             return None  # kept as it came
         tool = None
         if entry.get("type") == "function":
-            tool = _function(entry.get("function"), entry)
+            tool = chat_function(entry.get("function"), entry, NAME, strict=True)
         tools.append(
             tool if tool is not None else new_provider_tool(NAME, FrozenDict(entry))
         )
@@ -238,7 +175,7 @@ def _parse_functions(
         return None
     tools: list[Tool | ProviderTool] = []
     for entry in entries:
-        tool = _function(entry)
+        tool = chat_function(entry, None, NAME, strict=True)
         if tool is None or "strict" in entry:
             return None
         tools.append(tool)
@@ -278,28 +215,14 @@ def _parse_choice(fields: Fields, marks: dict[str, Any]) -> ToolChoice | None:
     raw = fields.rest.get("tool_choice")
     if raw is None:
         return None
-    choice: ToolChoice | None = None
-    if raw in _MODES:
-        choice = new_tool_choice(raw, (), None)
-    elif (name := _named(raw)) is not None:
-        choice = new_tool_choice("required", (name,), None)
-    elif (
-        is_mapping(raw)
+    allowed = (
+        raw["allowed_tools"]
+        if is_mapping(raw)
         and raw.keys() == {"type", "allowed_tools"}
         and raw["type"] == "allowed_tools"
-    ):
-        allowed = raw["allowed_tools"]
-        if (
-            is_mapping(allowed)
-            and allowed.keys() == {"mode", "tools"}
-            and allowed["mode"] in ("auto", "required")
-            and type(allowed["tools"]) is list
-            and allowed["tools"]
-        ):
-            names = [_named(item) for item in allowed["tools"]]
-            if all(name is not None for name in names):
-                choice = new_tool_choice(allowed["mode"], tuple(names), None)
-                marks["tool_choice"] = "allowed_tools"
+        else None
+    )
+    choice = openai_choice(raw, _named, allowed, marks)
     if choice is not None:
         fields.take("tool_choice")
     return choice
@@ -409,23 +332,11 @@ def render_settings(request: Request, rendering: Rendering) -> dict[str, Any]:
         out["user"] = request.user
     if request.metadata is not None:
         out["metadata"] = dict(request.metadata)
-    if request.service_tier is not None:
-        tier = (
-            request.service_tier
-            if rendering.native
-            else rules.service_tier(
-                request.service_tier, rendering.capabilities, rendering.outcomes
-            )
-        )
-        if tier is not None:
-            out["service_tier"] = tier
+    render_service_tier(request, rendering, out)
     if request.stream is not None:
         out["stream"] = request.stream
     out.update(rendering.own_body)
     return out
-
-
-_STRICT = "OpenAI strict mode"
 
 
 def _function_body(
@@ -435,18 +346,7 @@ def _function_body(
     if tool.description is not None:
         function["description"] = tool.description
     if tool.parameters is not None:
-        if tool.strict and not rendering.native:
-            # Strict mode was asked for: the schema is made strict-compatible
-            # (never is strict mode switched on for a schema of its own).
-            function["parameters"] = rules.schema_for(
-                tool.parameters,
-                "openai-strict",
-                f"{rendering.where(tool)}.parameters",
-                rendering.outcomes,
-                _STRICT,
-            )
-        else:
-            function["parameters"] = dict(tool.parameters)
+        function["parameters"] = function_parameters(tool, rendering)
     if tool.strict is not None and not legacy:
         function["strict"] = tool.strict
     if extra:
@@ -464,20 +364,10 @@ def _render_tools(rendering: Rendering, out: dict[str, Any], legacy: bool) -> No
             if isinstance(tool, Tool)
         ]
         return
-    entries: list[Any] = []
-    for tool in rendering.tools:
-        if isinstance(tool, ProviderTool):
-            entries.append(dict(tool.body))
-            continue
-        extra = rendering.tool_extras(tool)
-        entry: dict[str, Any] = {
-            "type": "function",
-            "function": _function_body(tool, extra, rendering, legacy=False),
-        }
-        if extra:
-            entry.update(extra.get("entry", ()))
-        entries.append(entry)
-    out["tools"] = entries
+    out["tools"] = chat_tool_entries(
+        rendering,
+        lambda tool, extra: _function_body(tool, extra, rendering, legacy=False),
+    )
 
 
 def _reference(name: str) -> dict[str, Any]:
@@ -492,12 +382,7 @@ def _render_choice(
     mode = choice.mode
     if mode is None:
         return
-    names = choice.names
-    if mode == "none" and names:
-        rendering.outcomes.dropped(
-            "tool_choice.names", "no tool may be called: the names are left out"
-        )
-        names = ()
+    names = tool_choice_names(mode, choice.names, rendering.outcomes)
     forced = mode == "required" and len(names) == 1
     if legacy:
         if forced:
@@ -511,86 +396,43 @@ def _render_choice(
             {"type": "function", "function": function}
             for function in out.pop("functions", ())
         ]
-    if forced and rendering.own.get("tool_choice") != "allowed_tools":
-        out["tool_choice"] = _reference(names[0])
-    elif names:
-        out["tool_choice"] = {
-            "type": "allowed_tools",
-            "allowed_tools": {"mode": mode, "tools": [_reference(n) for n in names]},
-        }
-    else:
-        out["tool_choice"] = mode
+    out["tool_choice"] = openai_choice_value(
+        mode, names, rendering, _reference, _allowed
+    )
+
+
+def _allowed(mode: str, tools: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"type": "allowed_tools", "allowed_tools": {"mode": mode, "tools": tools}}
 
 
 def _render_output(
     output: OutputFormat, rendering: Rendering, out: dict[str, Any]
 ) -> None:
-    outcomes = rendering.outcomes
-    if output.type == "text":
-        out["response_format"] = {"type": "text"}
-        return
-    if rendering.capabilities.structured_output == "none":
-        outcomes.dropped("output", "the model takes no structured output")
-        return
-    if output.type == "json" or output.schema is None:
-        if output.type == "json_schema":
-            outcomes.approximated(
-                "output.schema",
-                "a JSON Schema output without a schema sent as JSON",
-                "no schema = json_object",
-            )
-        out["response_format"] = {"type": "json_object"}
-        return
-    inner: dict[str, Any] = {}
-    if output.name is None:
-        outcomes.synthesized(
-            "output.name", "the schema named 'response'", "OpenAI requires a name"
-        )
-    inner["name"] = output.name if output.name is not None else "response"
-    if output.description is not None:
-        inner["description"] = output.description
-    if output.strict and not rendering.native:
-        inner["schema"] = rules.schema_for(
-            output.schema, "openai-strict", "output.schema", outcomes, _STRICT
-        )
-    else:
-        inner["schema"] = dict(output.schema)
-    if output.strict is not None:
-        inner["strict"] = output.strict
-    out["response_format"] = {"type": "json_schema", "json_schema": inner}
+    found = openai_format(output, rendering)
+    if found is not None and found["type"] == "json_schema":
+        del found["type"]  # the schema's fields go in their own object
+        found = {"type": "json_schema", "json_schema": found}
+    if found is not None:
+        out["response_format"] = found
 
 
 def _render_generation(
     generation: Generation, rendering: Rendering, out: dict[str, Any]
 ) -> None:
     outcomes = rendering.outcomes
-    caps = rendering.capabilities
     if generation.max_output_tokens is not None:
         key = (
             "max_tokens" if rendering.own.get("max_tokens") else "max_completion_tokens"
         )
         out[key] = generation.max_output_tokens
     if generation.temperature is not None:
-        out["temperature"] = (
-            generation.temperature
-            if rendering.native
-            else rules.clamped(
-                "generation.temperature",
-                generation.temperature,
-                caps.temperature,
-                outcomes,
-            )
-        )
+        out["temperature"] = rendering.temperature(generation.temperature)
     if generation.top_p is not None:
         out["top_p"] = generation.top_p
     if generation.top_k is not None:
         outcomes.dropped("generation.top_k", "OpenAI Chat has no top_k")
     if generation.stop is not None:
-        stop = (
-            list(generation.stop)
-            if rendering.native
-            else rules.stops(generation.stop, caps, outcomes)
-        )
+        stop = rendering.stops(generation.stop)
         if rendering.own.get("stop") == "string" and len(stop) == 1:
             out["stop"] = stop[0]
         else:

@@ -56,23 +56,28 @@ from ...requests import (
 )
 from .. import _rules as rules
 from .._requests import (
-    BODY,
     NO_GENERATION,
+    OPENAI_PLAIN,
     Fields,
     Rendering,
-    is_bool,
+    function_parameters,
     is_int,
     is_mapping,
     is_number,
-    is_str,
-    new_cache,
+    new_cache_of,
     new_generation,
     new_output,
     new_provider_tool,
     new_reasoning,
     new_request,
     new_tool,
-    new_tool_choice,
+    openai_choice,
+    openai_choice_value,
+    openai_format,
+    own_extras,
+    render_service_tier,
+    tool_choice_names,
+    with_parallel,
 )
 from .messages import NAME
 
@@ -80,7 +85,6 @@ __all__ = ["CONVERSATION_KEYS", "NAME", "parse_settings", "render_settings"]
 
 CONVERSATION_KEYS = frozenset({"instructions", "input"})
 
-_MODES = ("none", "auto", "required")
 _FUNCTION_KEYS = frozenset({"type", "name", "description", "parameters", "strict"})
 _SCHEMA_KEYS = frozenset({"type", "name", "description", "schema", "strict"})
 _LOGPROBS = "message.output_text.logprobs"
@@ -105,46 +109,28 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
     ``input``."""
     fields = Fields(body, skip=CONVERSATION_KEYS)
     marks: dict[str, Any] = {}
-    model = fields.take("model", is_str)
-    stream = fields.take("stream", is_bool)
+    read = fields.read(OPENAI_PLAIN)
+    get = read.get
     tools = _parse_tools(fields)
-    choice = _parse_choice(fields, marks)
-    parallel = fields.take("parallel_tool_calls", is_bool)
-    if parallel is not None:
-        choice = new_tool_choice(
-            choice.mode if choice else None, choice.names if choice else (), parallel
-        )
+    choice = with_parallel(_parse_choice(fields, marks), get("parallel"))
     output = _parse_text(fields)
     generation = _parse_generation(fields)
     reasoning = _parse_reasoning(fields, marks)
-    key = fields.take("prompt_cache_key", is_str)
-    retention = fields.take("prompt_cache_retention", is_str)
-    cache = (
-        new_cache(key, retention) if key is not None or retention is not None else None
-    )
-    user = fields.take("user", is_str)
-    metadata = fields.take("metadata", _string_map)
-    tier = fields.take("service_tier", is_str)
-    if fields.rest:
-        marks[BODY] = fields.rest
+    metadata = get("metadata")
     return new_request(
-        model=model,
+        model=get("model"),
         tools=tuple(tools) if tools else (),
         tool_choice=choice,
         output=output,
         generation=generation,
         reasoning=reasoning,
-        cache=cache,
-        user=user,
+        cache=new_cache_of(get("cache_key"), get("retention")),
+        user=get("user"),
         metadata=FrozenDict(metadata) if metadata is not None else None,
-        service_tier=tier,
-        stream=stream,
-        extras=FrozenDict({NAME: marks}) if marks else EMPTY,
+        service_tier=get("service_tier"),
+        stream=get("stream"),
+        extras=own_extras(NAME, marks, fields.rest),
     )
-
-
-def _string_map(value: object) -> bool:
-    return is_mapping(value) and all(isinstance(item, str) for item in value.values())
 
 
 def _function(entry: Mapping[str, Any]) -> Tool | None:
@@ -216,23 +202,14 @@ def _parse_choice(fields: Fields, marks: dict[str, Any]) -> ToolChoice | None:
     hosted-tool choice (``{"type": "web_search_preview"}``, ``mcp``,
     ``custom``...) stays in the kept keys."""
     raw = fields.rest.get("tool_choice")
-    choice: ToolChoice | None = None
-    if raw in _MODES:
-        choice = new_tool_choice(raw, (), None)
-    elif (name := _named(raw)) is not None:
-        choice = new_tool_choice("required", (name,), None)
-    elif (
-        is_mapping(raw)
+    allowed = (
+        {"mode": raw["mode"], "tools": raw["tools"]}
+        if is_mapping(raw)
         and raw.keys() == {"type", "mode", "tools"}
         and raw["type"] == "allowed_tools"
-        and raw["mode"] in ("auto", "required")
-        and type(raw["tools"]) is list
-        and raw["tools"]
-    ):
-        names = [_named(item) for item in raw["tools"]]
-        if all(name is not None for name in names):
-            choice = new_tool_choice(raw["mode"], tuple(names), None)
-            marks["tool_choice"] = "allowed_tools"
+        else None
+    )
+    choice = openai_choice(raw, _named, allowed, marks)
     if choice is not None:
         fields.take("tool_choice")
     return choice
@@ -289,13 +266,7 @@ def _parse_format(raw: object) -> OutputFormat | None:
 
 def _parse_generation(fields: Fields) -> Generation:
     rest = fields.rest
-    values: dict[str, Any] = {}
-    for key in [key for key in rest if key in _GENERATION]:
-        name, fits = _GENERATION[key]
-        value = rest[key]
-        if fits(value):
-            values[name] = value
-            del rest[key]
+    values = fields.read(_GENERATION)
     include = rest.get("include")
     if type(include) is list and _LOGPROBS in include:
         values["logprobs"] = True  # include itself stays, as it came
@@ -359,16 +330,7 @@ def render_settings(request: Request, rendering: Rendering) -> dict[str, Any]:
         out["user"] = request.user
     if request.metadata is not None:
         out["metadata"] = _metadata(request.metadata, rendering)
-    if request.service_tier is not None:
-        tier = (
-            request.service_tier
-            if rendering.native
-            else rules.service_tier(
-                request.service_tier, rendering.capabilities, rendering.outcomes
-            )
-        )
-        if tier is not None:
-            out["service_tier"] = tier
+    render_service_tier(request, rendering, out)
     if request.stream is not None:
         out["stream"] = request.stream
     for key in _FROM_CHAT:
@@ -383,7 +345,6 @@ def render_settings(request: Request, rendering: Rendering) -> dict[str, Any]:
     return out
 
 
-_STRICT = "OpenAI strict mode"
 _RETENTIONS = ("in_memory", "24h")
 _EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 _OBJECTS = ("text", "reasoning")  # read in part; the rest kept under their key
@@ -411,18 +372,7 @@ def _function_entry(tool: Tool, rendering: Rendering) -> dict[str, Any]:
         entry["description"] = tool.description
     native = rendering.native
     if tool.parameters is not None:
-        if tool.strict and not native:
-            # Strict mode was asked for: the schema is made strict-compatible
-            # (never is strict mode switched on for a schema of its own).
-            entry["parameters"] = rules.schema_for(
-                tool.parameters,
-                "openai-strict",
-                f"{rendering.where(tool)}.parameters",
-                rendering.outcomes,
-                _STRICT,
-            )
-        else:
-            entry["parameters"] = dict(tool.parameters)
+        entry["parameters"] = function_parameters(tool, rendering)
     elif not native:
         entry["parameters"] = None  # required by the API: no parameters
     if tool.strict is not None:
@@ -464,26 +414,14 @@ def _render_choice(
     mode = choice.mode
     if mode is None:
         return
-    names = choice.names
-    if mode == "none" and names:
-        rendering.outcomes.dropped(
-            "tool_choice.names", "no tool may be called: the names are left out"
-        )
-        names = ()
-    if (
-        mode == "required"
-        and len(names) == 1
-        and rendering.own.get("tool_choice") != "allowed_tools"
-    ):
-        out["tool_choice"] = _reference(names[0])
-    elif names:
-        out["tool_choice"] = {
-            "type": "allowed_tools",
-            "mode": mode,
-            "tools": [_reference(name) for name in names],
-        }
-    else:
-        out["tool_choice"] = mode
+    names = tool_choice_names(mode, choice.names, rendering.outcomes)
+    out["tool_choice"] = openai_choice_value(
+        mode, names, rendering, _reference, _allowed
+    )
+
+
+def _allowed(mode: str, tools: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"type": "allowed_tools", "mode": mode, "tools": tools}
 
 
 def _render_text(
@@ -491,7 +429,7 @@ def _render_text(
 ) -> None:
     text: dict[str, Any] = {}
     if output is not None:
-        found = _format(output, rendering)
+        found = openai_format(output, rendering)
         if found is not None:
             text["format"] = found
     if not rendering.native:
@@ -500,42 +438,6 @@ def _render_text(
             text["verbosity"] = verbosity
     if text:
         out["text"] = text
-
-
-def _format(output: OutputFormat, rendering: Rendering) -> dict[str, Any] | None:
-    outcomes = rendering.outcomes
-    if output.type == "text":
-        return {"type": "text"}
-    if rendering.capabilities.structured_output == "none":
-        outcomes.dropped("output", "the model takes no structured output")
-        return None
-    if output.type == "json" or output.schema is None:
-        if output.type == "json_schema":
-            outcomes.approximated(
-                "output.schema",
-                "a JSON Schema output without a schema sent as JSON",
-                "no schema = json_object",
-            )
-        return {"type": "json_object"}
-    if output.name is None:
-        outcomes.synthesized(
-            "output.name", "the schema named 'response'", "OpenAI requires a name"
-        )
-    found: dict[str, Any] = {
-        "type": "json_schema",
-        "name": output.name if output.name is not None else "response",
-    }
-    if output.description is not None:
-        found["description"] = output.description
-    if output.strict and not rendering.native:
-        found["schema"] = rules.schema_for(
-            output.schema, "openai-strict", "output.schema", outcomes, _STRICT
-        )
-    else:
-        found["schema"] = dict(output.schema)
-    if output.strict is not None:
-        found["strict"] = output.strict
-    return found
 
 
 _NO_FIELD = {
@@ -557,16 +459,7 @@ def _render_generation(
     if generation.max_output_tokens is not None:
         out["max_output_tokens"] = generation.max_output_tokens
     if generation.temperature is not None:
-        out["temperature"] = (
-            generation.temperature
-            if rendering.native
-            else rules.clamped(
-                "generation.temperature",
-                generation.temperature,
-                rendering.capabilities.temperature,
-                outcomes,
-            )
-        )
+        out["temperature"] = rendering.temperature(generation.temperature)
     if generation.top_p is not None:
         out["top_p"] = generation.top_p
     if generation.top_logprobs is not None:
