@@ -625,7 +625,8 @@ def _declaration_body(
     if tool.description is not None:
         declaration["description"] = tool.description
     schema = tool.parameters
-    where = f"{rendering.where(tool)}.parameters"
+    place = rendering.where(tool)
+    where = f"{place}.parameters"
     if schema is not None:
         key = mark.get("key")
         if key == "parameters":
@@ -648,7 +649,7 @@ def _declaration_body(
             )
     if tool.strict and not rendering.native:
         rendering.outcomes.dropped(
-            f"{rendering.where(tool)}.strict",
+            f"{place}.strict",
             "Gemini has no strict flag per function",
         )
     extra = rendering.tool_extras(tool)
