@@ -191,9 +191,7 @@ def translate_schema(
             return _copy(schema), []
         except RecursionError:
             raise ProviderError("the schema nests too deeply to translate") from None
-    return _remembered(
-        (target, max_depth), schema, lambda: _translate(schema, target, max_depth)
-    )
+    return _remembered((target, max_depth), schema, _translate, target, max_depth)
 
 
 def _translate(
@@ -241,18 +239,21 @@ def _plain_mapping(value: Any) -> Any:
 def _remembered(
     kind: Any,
     schema: Mapping[str, Any],
-    translate: Callable[[], tuple[dict[str, Any], list[SchemaChange]]],
+    translate: Callable[..., tuple[dict[str, Any], list[SchemaChange]]],
+    *arguments: Any,
 ) -> tuple[dict[str, Any], list[SchemaChange]]:
-    """``translate()``, remembered for ``kind`` and ``schema`` (a fresh copy
-    of the translation and of the list of changes each time)."""
+    """``translate(schema, *arguments)``, remembered for ``kind`` and
+    ``schema`` (a fresh copy of the translation and of the list of changes
+    each time)."""
     try:
-        key = (kind, orjson.dumps(schema, default=_plain_mapping, option=_AS_KEY))
+        given = dict(schema) if type(schema) is not dict else schema
+        key = (kind, orjson.dumps(given, default=_plain_mapping, option=_AS_KEY))
     except (TypeError, orjson.JSONEncodeError, RecursionError):
-        return translate()
+        return translate(schema, *arguments)
     entry = _REMEMBERED.get(key)
     if entry is not None and entry[0] == schema:
         return orjson.loads(entry[1]), list(entry[2])
-    translated, changes = translate()
+    translated, changes = translate(schema, *arguments)
     try:
         made = orjson.dumps(translated, default=_plain_mapping, option=_AS_KEY)
     except (TypeError, orjson.JSONEncodeError):
@@ -585,7 +586,7 @@ def from_gemini_schema(
         raise ProviderError(
             f"a Gemini schema must be an object, got {type(schema).__name__}"
         )
-    return _remembered("from-gemini", schema, lambda: _read_gemini(schema))
+    return _remembered("from-gemini", schema, _read_gemini)
 
 
 def _read_gemini(
