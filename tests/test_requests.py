@@ -23,6 +23,7 @@ from canisters import (
     User,
     providers,
 )
+from canisters._frozen import FrozenDict
 from canisters.providers import (
     Capabilities,
     ReasoningTable,
@@ -208,6 +209,29 @@ def test_openai_strict_closes_objects_and_requires_every_property() -> None:
     }
     assert is_strict_compatible(schema)
     assert translate_schema(schema, target="openai-strict") == (schema, [])
+
+
+@pytest.mark.parametrize("target", ["gemini", "gemini-json", "openai-strict"])
+def test_a_translation_given_again_is_the_same_and_its_own(target: Any) -> None:
+    # Translations are remembered: what comes back the second time is equal,
+    # a copy of its own, and tells apart what a plain key would not.
+    first = translate_schema(NESTED, target=target)
+    first[0]["mutated"] = True
+    first[1].clear()
+    again = translate_schema(copy.deepcopy(NESTED), target=target)
+    assert again == translate_schema(FrozenDict(NESTED), target=target)
+    assert "mutated" not in again[0]
+    assert again[1]
+    number: dict[str, Any] = {"type": "object", "properties": {}}
+    for bound in (1, 1.0, True, None, float("inf")):
+        number["properties"] = {"n": {"type": "number", "maximum": bound}}
+        translated = translate_schema(number, target=target)[0]
+        maximum = translated["properties"]["n"].get("maximum", "gone")
+        assert maximum == "gone" or type(maximum) is type(bound)
+    reordered = {"properties": {"b": {}, "a": {}}, "type": "object"}
+    for schema in (reordered, {**reordered, "properties": {"a": {}, "b": {}}}):
+        translated = translate_schema(schema, target=target)[0]
+        assert list(translated["properties"]) == list(schema["properties"])
 
 
 @pytest.mark.parametrize("target", ["openai", "anthropic", "ollama"])

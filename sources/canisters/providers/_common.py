@@ -396,17 +396,32 @@ class Options:
 DEFAULT_OPTIONS = Options()
 
 
+_OPTION_NAMES = frozenset(field.name for field in attrs.fields(Options))
+# The options built last and the keyword arguments they were built from: a
+# whole request's rendering builds them for its settings and again for its
+# conversation, from the same values.
+_last_options: tuple[dict[str, Any], Options] | None = None
+
+
 def options_from(options: Mapping[str, Any]) -> Options:
     """Build :class:`Options` from keyword arguments; unknown names raise."""
+    global _last_options
     if not options:
         return DEFAULT_OPTIONS
-    known = {field.name for field in attrs.fields(Options)}
-    unknown = sorted(set(options) - known)
+    last = _last_options
+    if last is not None and len(last[0]) == len(options):
+        for name, value in last[0].items():
+            if options.get(name, options) is not value:
+                break
+        else:
+            return last[1]  # the same values (Options are immutable)
+    unknown = sorted(set(options) - _OPTION_NAMES)
     if unknown:
-        raise ProviderError(
-            f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
-        )
-    return Options(**options)
+        known = ", ".join(sorted(_OPTION_NAMES))
+        raise ProviderError(f"unknown option(s) {', '.join(unknown)}; known: {known}")
+    built = Options(**options)
+    _last_options = (dict(options), built)
+    return built
 
 
 # Errors and input shapes -------------------------------------------------------------

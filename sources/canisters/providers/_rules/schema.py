@@ -9,10 +9,12 @@ path (``$.properties.city.anyOf``). A schema it cannot translate (a recursive
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import attrs
+import orjson
 
 from ...exceptions import ProviderError
 
@@ -184,10 +186,19 @@ def translate_schema(
         raise ProviderError(
             f"a JSON Schema must be an object, got {type(schema).__name__}"
         )
+    if target in ("openai", "anthropic", "ollama"):
+        try:
+            return _copy(schema), []
+        except RecursionError:
+            raise ProviderError("the schema nests too deeply to translate") from None
+    return _remembered((target, max_depth), schema, _translate, target, max_depth)
+
+
+def _translate(
+    schema: Mapping[str, Any], target: SchemaTarget, max_depth: int
+) -> tuple[dict[str, Any], list[SchemaChange]]:
     changes: list[SchemaChange] = []
     try:
-        if target in ("openai", "anthropic", "ollama"):
-            return _copy(schema), changes
         if target == "gemini":
             translated = _Gemini(schema, changes, max_depth).walk(schema, "$", 0, ())
         elif target == "gemini-json":
@@ -198,6 +209,60 @@ def translate_schema(
             raise ProviderError(f"unknown schema target {target!r}")
     except RecursionError:
         raise ProviderError("the schema nests too deeply to translate") from None
+    return translated, changes
+
+
+# Translations remembered, as gateways send the same schemas on every call:
+# by (what they were made for, the schema as JSON) the schema as it was (a
+# private copy), the translation as JSON and the changes. A schema is
+# remembered only when it is plain JSON (dicts, lists, strings, numbers,
+# booleans, null: orjson refuses any other type with these options), and a
+# translation is reused only for a schema equal to the one remembered, so that
+# what JSON cannot tell apart (NaN and null) is translated afresh.
+_REMEMBERED: dict[tuple[Any, bytes], tuple[Any, bytes, tuple[SchemaChange, ...]]] = {}
+_REMEMBER_AT_MOST = 256
+_AS_KEY = (
+    orjson.OPT_PASSTHROUGH_SUBCLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+)
+
+
+def _plain_mapping(value: Any) -> Any:
+    """The ``default`` of the key's serialization: a ``FrozenDict`` (or
+    another ``dict`` subclass) as a ``dict``, anything else refused."""
+    if isinstance(value, dict):
+        return dict(value)
+    raise TypeError
+
+
+def _remembered(
+    kind: Any,
+    schema: Mapping[str, Any],
+    translate: Callable[..., tuple[dict[str, Any], list[SchemaChange]]],
+    *arguments: Any,
+) -> tuple[dict[str, Any], list[SchemaChange]]:
+    """``translate(schema, *arguments)``, remembered for ``kind`` and
+    ``schema`` (a fresh copy of the translation and of the list of changes
+    each time)."""
+    try:
+        given = dict(schema) if type(schema) is not dict else schema
+        key = (kind, orjson.dumps(given, default=_plain_mapping, option=_AS_KEY))
+    except (TypeError, orjson.JSONEncodeError, RecursionError):
+        return translate(schema, *arguments)
+    entry = _REMEMBERED.get(key)
+    if entry is not None and entry[0] == schema:
+        return orjson.loads(entry[1]), list(entry[2])
+    translated, changes = translate(schema, *arguments)
+    try:
+        made = orjson.dumps(translated, default=_plain_mapping, option=_AS_KEY)
+    except (TypeError, orjson.JSONEncodeError):
+        return translated, changes
+    if len(_REMEMBERED) >= _REMEMBER_AT_MOST:
+        # The oldest goes (another thread may have taken it first).
+        with contextlib.suppress(KeyError, RuntimeError, StopIteration):
+            del _REMEMBERED[next(iter(_REMEMBERED))]
+    _REMEMBERED[key] = (orjson.loads(key[1]), made, tuple(changes))
     return translated, changes
 
 
@@ -521,6 +586,12 @@ def from_gemini_schema(
         raise ProviderError(
             f"a Gemini schema must be an object, got {type(schema).__name__}"
         )
+    return _remembered("from-gemini", schema, _read_gemini)
+
+
+def _read_gemini(
+    schema: Mapping[str, Any],
+) -> tuple[dict[str, Any], list[SchemaChange]]:
     changes: list[SchemaChange] = []
     try:
         return _from_gemini(schema, "$", changes), changes

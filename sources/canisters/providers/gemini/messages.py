@@ -509,7 +509,7 @@ def _parse_contents(
             # A user or model turn of parts, built the fast way (see _parse_plain).
             role, parts = turn.get("role"), turn.get("parts")
             found = (
-                _parse_plain(role, parts, pairing, moment)
+                _parse_plain(role, parts, index, pairing, moment)
                 if (role == "user" or role == "model") and type(parts) is list
                 else None
             )
@@ -536,29 +536,40 @@ def _parse_contents(
 
 
 def _parse_plain(
-    role: str, parts: list[Any], pairing: _Pairing, moment: datetime
+    role: str, parts: list[Any], index: int, pairing: _Pairing, moment: datetime
+) -> list[Canister] | None:
+    """:func:`_read_plain`, ``pairing`` left as it was when it gives ``None``."""
+    if len(parts) == 1:  # most often a text alone
+        part = parts[0]
+        text = part.get("text") if type(part) is dict and len(part) == 1 else None
+        if type(text) is str:
+            build = common.new_assistant if role == "model" else common.new_user
+            return [build(moment, EMPTY, (plain_text(text),))]
+    saved = pairing.open.copy()
+    made = _read_plain(role, parts, index, pairing, moment)
+    if made is None:
+        pairing.open = saved
+    return made
+
+
+def _read_plain(
+    role: str, parts: list[Any], index: int, pairing: _Pairing, moment: datetime
 ) -> list[Canister] | None:
     """The canisters of a turn's ``parts``, built and marked as
     :func:`_parse_turn` builds and marks them, when each part is a ``dict`` of
     the commonest shapes: a text (a thought with or without its signature, or
     plain text with or without one), inline data in canonical base64, a file
-    URI, a call with its name, arguments and id, a response with its id, name
-    and an ``{"output": text}``, each with no other key. ``None`` for anything
-    else (an empty turn among them), which :func:`_parse_turn` reads or
-    refuses at its path; ``pairing`` is then as it was.
+    URI, a call with its name, arguments and an id or none, a response with
+    its name, a ``dict`` response and an id or none, each with no other key.
+    ``None`` for anything else (an empty turn among them), which
+    :func:`_parse_turn` reads or refuses at its path; ``pairing`` may then
+    have been changed (:func:`_parse_plain` puts it back).
     """
     build = common.new_assistant if role == "model" else common.new_user
-    if len(parts) == 1:  # most often a text alone
-        part = parts[0]
-        text = part.get("text") if type(part) is dict and len(part) == 1 else None
-        if type(text) is str:
-            return [build(moment, EMPTY, (plain_text(text),))]
     made: list[Canister] = []
     content: list[Content] = []
     signed = 0  # the texts of the content to flush that carried a signature
-    # The calls (True) and answers (False) read, paired once the turn is read.
-    pairs: list[tuple[bool, str, str]] = []
-    for part in parts:
+    for number, part in enumerate(parts):
         if type(part) is not dict:
             return None
         size = len(part)
@@ -586,49 +597,61 @@ def _parse_plain(
             return None
         call = part.get("functionCall")
         if call is not None:
-            if type(call) is not dict or len(call) != 3:
+            if type(call) is not dict:
                 return None
             name, args, given = call.get("name"), call.get("args"), call.get("id")
             if (
                 type(name) is not str
                 or type(args) is not dict
-                or type(given) is not str
+                or len(call) != (2 if given is None else 3)
             ):
+                return None
+            if given is None:
+                extras = _NO_ID
+                given = synthesize_id("gemini_call_", index, number, name)
+            elif type(given) is str:
+                extras = EMPTY
+            else:
                 return None
             if content:
                 made.append(build(moment, _signed(signed), tuple(content)))
                 content = []
                 signed = 0
             arguments = FrozenDict(args) if args else EMPTY
-            made.append(new_invocation(moment, EMPTY, name, arguments, given))
-            pairs.append((True, given, name))
+            made.append(new_invocation(moment, extras, name, arguments, given))
+            pairing.call(given, name)
             continue
         result = part.get("functionResponse")
         if result is not None:
-            if type(result) is not dict or len(result) != 3:
+            if type(result) is not dict:
                 return None
             given, name = result.get("id"), result.get("name")
             response = result.get("response")
             if (
-                type(given) is not str
-                or type(name) is not str
+                type(name) is not str
                 or type(response) is not dict
-                or len(response) != 1
+                or len(result) != (2 if given is None else 3)
+                or (given is not None and type(given) is not str)
             ):
-                return None
-            output = response.get("output")
-            if type(output) is not str:
                 return None
             if content:
                 made.append(build(moment, _signed(signed), tuple(content)))
                 content = []
                 signed = 0
-            # JSON text is marked as sent as {"output": ...} (see _parse_turn).
-            marks = _OUTPUT if common.json_object(output) is not None else EMPTY
-            made.append(
-                new_result(moment, marks, given, name, (plain_text(output),), None)
-            )
-            pairs.append((False, given, name))
+            answered = pairing.answer(given, name)
+            if answered is None:
+                answered = synthesize_id("gemini_result_", index, number, name)
+            output = response.get("output")
+            if len(response) == 1 and type(output) is str:
+                values: tuple[Any, ...] = (plain_text(output),)
+                error = None
+                # JSON text is marked as sent as {"output": ...} (see _parse_turn).
+                json_text = common.json_object(output) is not None
+            else:
+                values, error = _parse_response_value(response)
+                json_text = False
+            marks = _RESULT_MARKS[given is None, json_text]
+            made.append(new_result(moment, marks, answered, name, values, error))
             continue
         media = _plain_media(part)
         if media is None:
@@ -638,15 +661,17 @@ def _parse_plain(
         made.append(build(moment, _signed(signed) if signed else EMPTY, tuple(content)))
     elif not made:
         return None  # an empty turn: marked so by the general way
-    for call, given, name in pairs:  # in the order read, as _parse_turn pairs
-        if call:
-            pairing.call(given, name)
-        else:
-            pairing.answer(given, name)
     return made
 
 
-_OUTPUT: Final = FrozenDict({NAME: {"output": True}})
+_NO_ID: Final = FrozenDict({NAME: {"id": False}})
+_RESULT_MARKS: Final = {
+    (False, False): EMPTY,
+    (False, True): FrozenDict({NAME: {"output": True}}),
+    (True, False): _NO_ID,
+    (True, True): FrozenDict({NAME: {"id": False, "output": True}}),
+}
+"""A result's extras by (it came without an id, its output is JSON text)."""
 
 
 def _signed(count: int) -> FrozenDict[str, Any]:

@@ -198,6 +198,17 @@ def _string_map(value: object) -> bool:
 def _declaration(raw: object) -> tuple[Tool, dict[str, Any]] | None:
     """A function declaration as a tool and the marks of its spelling;
     ``None`` when it is not shaped as one."""
+    if type(raw) is dict and len(raw) == 3:
+        # The commonest shape: a name, a description and a JSON Schema.
+        name, description = raw.get("name"), raw.get("description")
+        schema = raw.get("parametersJsonSchema")
+        if (
+            type(name) is str
+            and name
+            and type(description) is str
+            and type(schema) is dict
+        ):
+            return new_tool(name, description, FrozenDict(schema), None, EMPTY), {}
     if not is_mapping(raw):
         return None
     name = raw.get("name")
@@ -614,7 +625,8 @@ def _declaration_body(
     if tool.description is not None:
         declaration["description"] = tool.description
     schema = tool.parameters
-    where = f"{rendering.where(tool)}.parameters"
+    place = rendering.where(tool)
+    where = f"{place}.parameters"
     if schema is not None:
         key = mark.get("key")
         if key == "parameters":
@@ -637,7 +649,7 @@ def _declaration_body(
             )
     if tool.strict and not rendering.native:
         rendering.outcomes.dropped(
-            f"{rendering.where(tool)}.strict",
+            f"{place}.strict",
             "Gemini has no strict flag per function",
         )
     extra = rendering.tool_extras(tool)
