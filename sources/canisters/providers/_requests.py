@@ -531,7 +531,7 @@ class Rendering:
                 )
                 self.outcomes.dropped(
                     f"tools[{index}]",
-                    f"a {tool.provider} provider tool ({_excerpt(kind)}) runs only "
+                    f"the {tool.provider} provider tool ({_excerpt(kind)}) runs only "
                     f"there",
                 )
                 continue
@@ -567,7 +567,7 @@ class Rendering:
         for provider, key in self._unclaimed:
             self.outcomes.dropped(
                 f"extras.{provider}.body.{key}",
-                f"a {provider} field without an equivalent",
+                f"{provider}'s field without an equivalent",
             )
         self._unclaimed.clear()
 
