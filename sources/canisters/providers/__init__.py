@@ -188,8 +188,8 @@ class ErrorNormalizer(Normalizer, Protocol):
 class RequestNormalizer(Normalizer, Protocol):
     """A :class:`Normalizer` that also reads and writes whole requests.
 
-    Every built-in normalizer becomes one as its request settings module is
-    written (``isinstance(normalizer, RequestNormalizer)`` tells). For a body
+    Every built-in normalizer is one; for a plugin's,
+    ``isinstance(normalizer, RequestNormalizer)`` tells. For a body
     of the normalizer's own format, ``render_full_request(parse_full_request(
     body)) == body`` (every field, unknown ones included); across formats every
     field is translated, approximated or dropped, and every outcome that is not
