@@ -178,8 +178,8 @@ def _parse_choice(raw: object) -> ToolChoice | None:
         return None
     kind = raw.get("type")
     parallel = raw.get("disable_parallel_tool_use")
-    if parallel is not None and not isinstance(parallel, bool):
-        return None
+    if "disable_parallel_tool_use" in raw and not isinstance(parallel, bool):
+        return None  # a null or another shape is kept as it came
     known = {"type", "disable_parallel_tool_use"}
     names: tuple[str, ...] = ()
     if kind == "tool":
