@@ -829,10 +829,13 @@ def openai_choice_value(
 
 
 def render_service_tier(
-    request: Request, rendering: Rendering, out: dict[str, Any]
+    request: Request,
+    rendering: Rendering,
+    out: dict[str, Any],
+    key: str = "service_tier",
 ) -> None:
-    """``service_tier`` into ``out``: as it came for a request of this format,
-    else through :func:`~canisters.providers._rules.generation.service_tier`."""
+    """The service tier into ``out[key]``: as it came for a request of this
+    format, else through :func:`~canisters.providers._rules.generation.service_tier`."""
     if request.service_tier is None:
         return
     tier = (
@@ -843,7 +846,7 @@ def render_service_tier(
         )
     )
     if tier is not None:
-        out["service_tier"] = tier
+        out[key] = tier
 
 
 _STRICT = "OpenAI strict mode"

@@ -70,6 +70,7 @@ from .._requests import (
     is_mapping,
     is_number,
     is_str,
+    is_string_map,
     is_strings,
     new_generation,
     new_output,
@@ -78,6 +79,7 @@ from .._requests import (
     new_request,
     new_tool,
     new_tool_choice,
+    render_service_tier,
 )
 from .messages import _snake
 
@@ -170,7 +172,7 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
         reasoning = _parse_thinking(config, reader, marks)
         if config.rest:
             fields.rest[key] = config.rest
-    labels = reader.take(fields, "labels", _string_map, "labels")
+    labels = reader.take(fields, "labels", is_string_map, "labels")
     tier = reader.take(fields, "serviceTier", is_str, "serviceTier")
     if reader.snake:
         marks["snake"] = reader.snake
@@ -189,10 +191,6 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
         service_tier=tier,
         extras=FrozenDict({NAME: marks}) if marks else EMPTY,
     )
-
-
-def _string_map(value: object) -> bool:
-    return is_mapping(value) and all(isinstance(item, str) for item in value.values())
 
 
 def _declaration(raw: object) -> tuple[Tool, dict[str, Any]] | None:
@@ -541,14 +539,7 @@ def render_settings(request: Request, rendering: Rendering) -> dict[str, Any]:
             out["labels"] = dict(request.metadata)
         else:
             outcomes.dropped("metadata", "Gemini's labels take strings only")
-    if request.service_tier is not None:
-        tier = (
-            request.service_tier
-            if native
-            else rules.service_tier(request.service_tier, caps, outcomes)
-        )
-        if tier is not None:
-            out[spelled("serviceTier")] = tier
+    render_service_tier(request, rendering, out, spelled("serviceTier"))
     if request.user is not None:
         outcomes.dropped("user", "Gemini takes no end-user id")
     if request.cache is not None:
@@ -703,16 +694,12 @@ def _render_generation(
             value = rendering.max_output_tokens(value)
         if value is None:
             continue
-        if name == "temperature" and not rendering.native:
-            value = rules.clamped(
-                "generation.temperature", value, caps.temperature, outcomes
-            )
+        if name == "temperature":
+            value = rendering.temperature(value)
         config[spelled(f"generationConfig.{key}")] = value
     if generation.stop is not None:
-        config[spelled("generationConfig.stopSequences")] = (
-            list(generation.stop)
-            if rendering.native
-            else rules.stops(generation.stop, caps, outcomes)
+        config[spelled("generationConfig.stopSequences")] = rendering.stops(
+            generation.stop
         )
 
 

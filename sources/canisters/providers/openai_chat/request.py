@@ -277,11 +277,6 @@ def _parse_output(fields: Fields) -> OutputFormat | None:
 _SCHEMA_KEYS = frozenset({"name", "description", "schema", "strict"})
 
 
-def is_optional(raw: Mapping[str, Any], key: str, fits: Any) -> bool:
-    """Whether ``raw`` lacks ``key`` or its value ``fits``."""
-    return key not in raw or bool(fits(raw[key]))
-
-
 def _parse_generation(fields: Fields, marks: dict[str, Any]) -> Generation:
     rest = fields.rest
     values = fields.read(_GENERATION)
