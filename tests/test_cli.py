@@ -173,6 +173,8 @@ HELP = [
     ("store", "export"),
     ("store", "import"),
     ("store", "gc"),
+    ("store", "search"),
+    ("store", "reindex"),
 ]
 
 

@@ -7,7 +7,7 @@
     canisters validate conversation.json
     canisters show --html conversation.json -o conversation.html
     canisters view conversations/
-    canisters store list|verify|stats|export|import|gc|copy LOCATION
+    canisters store list|verify|stats|export|import|gc|copy|search|reindex LOCATION
 
 Exit codes: ``0`` success; ``1`` ``validate`` or ``store verify`` found
 problems; ``2`` an error (bad usage, unreadable input, anything that stopped the
@@ -55,6 +55,7 @@ from ._inputs import (
     render_interop,
     write,
 )
+from ._lifecycle import reindex, search
 from ._render import human_size, render
 
 __all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_PROBLEMS", "NEUTRAL", "cli", "main", "run"]
@@ -635,10 +636,15 @@ Examples:
   canisters store export conversations/ chat-1 -o chat-1.json
   canisters store import sqlite:///chats.db chat-1.json
   canisters store gc conversations/ --dry-run
-  canisters store copy conversations/ postgresql://app@db/chat"""
+  canisters store copy conversations/ postgresql://app@db/chat
+  canisters store search conversations/ 'invoice march'"""
 )
 def store() -> None:
-    """Maintain a conversation store: list, verify, stats, export, import, gc, copy."""
+    """Maintain a store: list, verify, stats, export, import, gc, copy, search."""
+
+
+store.add_command(search)
+store.add_command(reindex)
 
 
 @store.command(

@@ -46,6 +46,7 @@ from ._common import (
     StoreStats,
     Verification,
 )
+from ._search import InvalidQuery, SearchHit
 from .aio import AsyncStore, open_async_store
 from .files import FileStore
 from .sqlite import SQLiteStore
@@ -60,8 +61,10 @@ __all__ = [
     "GarbageReport",
     "IntegrityProblem",
     "InvalidIdentifier",
+    "InvalidQuery",
     "Progress",
     "SQLiteStore",
+    "SearchHit",
     "Sidecar",
     "StoragePolicy",
     "Store",
@@ -261,6 +264,40 @@ class Store(Protocol):
         """Count conversations, records, blobs and references, and their bytes.
 
         ``progress`` is called with ``(done, total)`` as the work advances.
+        """
+        ...
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 20,
+        conversation: str | None = None,
+        kinds: Iterable[str] | None = None,
+    ) -> list[SearchHit]:
+        """Find the canisters whose text holds every word of ``query``.
+
+        Words are letters and digits (anything else separates them), matched
+        whole and whatever their case; a word ending in ``*`` matches every
+        word it begins. The text searched is that of text and reasoning parts,
+        a document's title, a tool call's name and arguments and a result's
+        name and error message. At most ``limit`` hits come back, in the order
+        of their conversations' ids and then of their place; ``conversation``
+        limits the search to one conversation (a fork's shared prefix
+        included), ``kinds`` to canisters of those roles (``"user"``,
+        ``"assistant"``, ...). Each backend uses its own index: SQLite's FTS5,
+        PostgreSQL's full-text search (GIN), a scan of the logs for files.
+        A query without a word, a limit below 1 or an unknown kind raises
+        :class:`InvalidQuery`.
+        """
+        ...
+
+    def rebuild_search_index(self, *, progress: Progress | None = None) -> int:
+        """Drop the search index and build it again from the logs.
+
+        Returns how many canisters it holds (0 for the file backend, which
+        scans and keeps no index). Indexes are kept by every append; this is
+        for an index damaged or emptied by hand.
         """
         ...
 

@@ -51,6 +51,7 @@ from ._common import (
     screen,
     sweep,
 )
+from ._search import postgres_appended
 from .s3 import S3ContentStore
 
 T = TypeVar("T")
@@ -471,6 +472,9 @@ def extend(
                 ),
             )
         )
+    indexed = postgres_appended(conversation_id, length, records, blobs)
+    if indexed is not None:
+        writes.append(Query(*indexed))
     writes.append(
         Query(
             "UPDATE canisters_conversations SET length = %s, head = %s, "
@@ -757,6 +761,7 @@ def delete(conversation_id: str) -> Plan[None]:
                 ("canisters_records", "conversation"),
                 ("canisters_ids", "conversation"),
                 ("canisters_sidecars", "conversation"),
+                ("canisters_search", "conversation"),
                 ("canisters_conversations", "id"),
             )
         )

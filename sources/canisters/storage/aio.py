@@ -29,6 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 from ..conversation import Conversation
 from ..protocols import Canister
 from ._common import GarbageReport, Progress, StoragePolicy, StoreStats, Verification
+from ._search import SearchHit
 
 __all__ = [
     "AsyncContentStore",
@@ -170,6 +171,21 @@ class AsyncStore(Protocol):
 
     async def stats(self, *, progress: Progress | None = None) -> StoreStats:
         """Count conversations, records, blobs and references."""
+        ...
+
+    async def search(
+        self,
+        query: str,
+        *,
+        limit: int = 20,
+        conversation: str | None = None,
+        kinds: Iterable[str] | None = None,
+    ) -> list[SearchHit]:
+        """Find canisters by the words of their text (see ``Store.search``)."""
+        ...
+
+    async def rebuild_search_index(self, *, progress: Progress | None = None) -> int:
+        """Index every record again (see ``Store.rebuild_search_index``)."""
         ...
 
     async def close(self) -> None:
@@ -350,6 +366,25 @@ class ThreadedStore:
     async def stats(self, *, progress: Progress | None = None) -> StoreStats:
         """Count conversations, records, blobs and references."""
         result: StoreStats = await self._run("stats", progress=progress)
+        return result
+
+    async def search(
+        self,
+        query: str,
+        *,
+        limit: int = 20,
+        conversation: str | None = None,
+        kinds: Iterable[str] | None = None,
+    ) -> list[SearchHit]:
+        """Find canisters by the words of their text (see ``Store.search``)."""
+        result: list[SearchHit] = await self._run(
+            "search", query, limit=limit, conversation=conversation, kinds=kinds
+        )
+        return result
+
+    async def rebuild_search_index(self, *, progress: Progress | None = None) -> int:
+        """Index every record again (see ``Store.rebuild_search_index``)."""
+        result: int = await self._run("rebuild_search_index", progress=progress)
         return result
 
     async def close(self) -> None:

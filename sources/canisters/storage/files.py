@@ -85,6 +85,7 @@ from ._common import (
     sweep,
 )
 from ._logindex import INDEX_NAME, IdIndex, prefix_ids
+from ._search_files import FileSearch
 from .s3 import S3ContentStore, open_blobs
 
 __all__ = ["FileContentStore", "FileSidecar", "FileStore", "Locks"]
@@ -503,7 +504,7 @@ class _Log:
             self.index.close()
 
 
-class FileStore:
+class FileStore(FileSearch):
     """The file backend (see the module documentation for the layout)."""
 
     def __init__(

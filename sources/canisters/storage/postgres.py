@@ -42,6 +42,7 @@ from ..conversation import Conversation
 from ..exceptions import StorageError
 from ..protocols import Canister
 from . import _postgres as plans
+from . import _search_postgres as search_plans
 from ._common import (
     GarbageReport,
     Progress,
@@ -53,6 +54,7 @@ from ._common import (
     check_id,
 )
 from ._postgres import Backend, Call, Many, Op, Pipeline, Plan, Query
+from ._search_postgres import AsyncPostgresSearch, PostgresSearch
 from .aio import ThreadedContentStore
 from .s3 import S3ContentStore, open_blobs
 
@@ -419,7 +421,7 @@ class PostgresSidecar(SidecarBase):
         return _run(self._pool, plans.read_lines(self._conversation_id, self._name))
 
 
-class PostgresStore(_Settings):
+class PostgresStore(PostgresSearch, _Settings):
     """The PostgreSQL backend: conversations and blobs in one database.
 
     ``location`` is a libpq URL (``postgresql://`` or ``postgres://``).
@@ -455,6 +457,7 @@ class PostgresStore(_Settings):
             raise self._cannot_open(error) from error
         try:
             _run(self._pool, plans.create_schema())
+            _run(self._pool, search_plans.create_schema())
         except BaseException:
             self._pool.close()
             raise
@@ -468,6 +471,9 @@ class PostgresStore(_Settings):
     def content(self) -> PostgresContentStore | S3ContentStore:
         """The content store (the bucket's when ``blobs`` names one)."""
         return self._content
+
+    def _call(self, plan: Plan[T]) -> T:
+        return _run(self._pool, plan)
 
     def append(self, conversation_id: str, canister: Canister) -> None:
         """Append one canister in one transaction, creating the conversation."""
@@ -603,7 +609,7 @@ class AsyncPostgresSidecar(SidecarBase):
         )
 
 
-class AsyncPostgresStore(_Settings):
+class AsyncPostgresStore(AsyncPostgresSearch, _Settings):
     """The PostgreSQL backend as coroutines, on psycopg's asyncio connections.
 
     Takes :class:`PostgresStore`'s arguments and runs the same statements, so
@@ -643,6 +649,7 @@ class AsyncPostgresStore(_Settings):
             raise self._cannot_open(error) from error
         try:
             await _run_async(pool, plans.create_schema())
+            await _run_async(pool, search_plans.create_schema())
         except BaseException:
             await pool.close()
             raise
@@ -667,6 +674,9 @@ class AsyncPostgresStore(_Settings):
         if self._content is None:
             raise StorageError(f"{self!r} is not open: await its open() first")
         return self._content
+
+    async def _call(self, plan: Plan[T]) -> T:
+        return await _run_async(self._opened, plan)
 
     async def append(self, conversation_id: str, canister: Canister) -> None:
         """Append one canister in one transaction, creating the conversation."""

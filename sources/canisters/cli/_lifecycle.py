@@ -1,0 +1,135 @@
+"""``canisters store search`` and ``reindex`` (part of :mod:`canisters.cli`)."""
+
+from __future__ import annotations
+
+import click
+
+from ..protocols import Role
+from ..storage import FileStore, SearchHit
+from ._inputs import dumps, open_store, progress_bar
+
+__all__ = ["reindex", "search"]
+
+_KINDS = [role.value for role in Role]
+
+
+@click.command(
+    epilog="""\b
+Examples:
+  canisters store search conversations/ "invoice march"
+  canisters store search sqlite:///chats.db 'refund*' --kind user --limit 5
+  canisters store search postgresql://app@db/chat weather --json"""
+)
+@click.option(
+    "-n",
+    "--limit",
+    type=click.IntRange(min=1),
+    default=20,
+    show_default=True,
+    help="Show at most this many hits.",
+)
+@click.option(
+    "-c",
+    "--conversation",
+    metavar="CONVERSATION_ID",
+    help="Search this conversation only (with the prefix a fork shares).",
+)
+@click.option(
+    "-k",
+    "--kind",
+    "kinds",
+    multiple=True,
+    type=click.Choice(_KINDS),
+    help="Search canisters of this kind only (repeat for several).",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Write a JSON array: conversation, canister, kind, snippet, marks.",
+)
+@click.option("--blobs", metavar="S3_URL", help="Where the store keeps its blobs.")
+@click.argument("location")
+@click.argument("query")
+def search(
+    limit: int,
+    conversation: str | None,
+    kinds: tuple[str, ...],
+    as_json: bool,
+    blobs: str | None,
+    location: str,
+    query: str,
+) -> None:
+    """Find the canisters whose text holds every word of QUERY.
+
+    Words match whole, whatever their case; 'word*' matches the words it begins.
+    Each hit is a line: conversation, canister id, kind, and the text around
+    the match, the match in bold.
+    """
+    with open_store(location, read_only=True, blobs=blobs) as opened:
+        hits = opened.search(
+            query, limit=limit, conversation=conversation, kinds=kinds or None
+        )
+    if as_json:
+        click.echo(
+            dumps(
+                [
+                    {
+                        "conversation": hit.conversation_id,
+                        "canister": hit.canister_id,
+                        "kind": hit.kind,
+                        "snippet": hit.snippet,
+                        "marks": [list(mark) for mark in hit.marks],
+                    }
+                    for hit in hits
+                ]
+            )
+        )
+        return
+    for hit in hits:
+        click.echo(
+            f"{hit.conversation_id}  {click.style(hit.canister_id, dim=True)}  "
+            f"{hit.kind}  {_styled(hit)}"
+        )
+    count = len(hits)
+    click.echo(
+        click.style(f"{count} hit{'s' if count != 1 else ''}", dim=True), err=True
+    )
+
+
+def _styled(hit: SearchHit) -> str:
+    """The snippet of ``hit``, each match in bold."""
+    pieces = []
+    last = 0
+    for start, end in hit.marks:
+        pieces.append(hit.snippet[last:start])
+        pieces.append(click.style(hit.snippet[start:end], bold=True, fg="yellow"))
+        last = end
+    pieces.append(hit.snippet[last:])
+    return "".join(pieces)
+
+
+@click.command(
+    epilog="""\b
+Examples:
+  canisters store reindex sqlite:///chats.db
+  canisters store reindex postgresql://app@db/chat"""
+)
+@click.option("--blobs", metavar="S3_URL", help="Where the store keeps its blobs.")
+@click.argument("location")
+def reindex(blobs: str | None, location: str) -> None:
+    """Build the search index again from the conversation logs.
+
+    Appends keep the index; this is for an index damaged or emptied by hand.
+    The file backend keeps no index (it scans its logs): nothing to do there.
+    """
+    with (
+        open_store(location, blobs=blobs) as opened,
+        progress_bar("indexing") as progress,
+    ):
+        count = opened.rebuild_search_index(progress=progress)
+        scans = isinstance(opened, FileStore)
+    if scans:
+        click.echo("the file backend keeps no index (it scans): nothing to do")
+        return
+    click.echo(f"indexed {count} canister{'s' if count != 1 else ''}")
