@@ -76,6 +76,7 @@ from ._common import (
     encode_head,
     encode_record,
     follows,
+    fork_stops,
     link_error,
     logger,
     record_id,
@@ -712,9 +713,11 @@ class FileStore:
         """The canisters of ``wanted`` a fork's prefix holds (not in ``found``)."""
         if log.prefix is None:
             lineage = self._lineage(conversation_id)
+            parts = fork_stops([seq for _id, seq, _head in lineage])
             ancestors = [
-                (lineage[index][0], lineage[index + 1][1])
-                for index in range(len(lineage) - 2, -1, -1)
+                (lineage[index][0], stop)
+                for index, stop in reversed(parts)
+                if stop is not None
             ]
             log.prefix = prefix_ids(ancestors, self._open_file)
         above: dict[str, tuple[str, bytes]] = {}
@@ -911,10 +914,10 @@ class FileStore:
         self, chain: Chain, conversation_id: str
     ) -> Generator[Canister, None, None]:
         lineage = self._lineage(conversation_id)
-        for index, (current, seq, head) in enumerate(lineage):
+        for index, stop in fork_stops([seq for _id, seq, _head in lineage]):
+            current, seq, head = lineage[index]
             if index:
                 chain.fork_point(f"{current} fork.json", seq, head)
-            stop = lineage[index + 1][1] if index + 1 < len(lineage) else None
             yield from chain.walk(
                 self._lines(current),
                 functools.partial(_label, current),

@@ -64,6 +64,7 @@ from ._common import (
     decode_lines,
     earlier,
     encode_record,
+    fork_stops,
     line_id,
     link_error,
     record_id,
@@ -570,9 +571,11 @@ class SQLiteStore:
             else self._lineage(connection, conversation_id)
         )
         found: dict[str, tuple[str, bytes]] = {}
-        end = length
-        for index, (current, start, _head) in enumerate(reversed(lineage)):
-            if index:
+        parts = fork_stops([start for _id, start, _head in lineage])
+        for index, stop in reversed(parts):
+            current = lineage[index][0]
+            end = length if stop is None else stop
+            if stop is not None:
                 row = connection.execute(
                     "SELECT indexed FROM conversations WHERE id = ?", (current,)
                 ).fetchone()
@@ -590,7 +593,6 @@ class SQLiteStore:
                     found.setdefault(
                         canister_id, (f"record {seq} of {current}", _bytes(line))
                     )
-            end = start
         return found
 
     # Reading -------------------------------------------------------------------
@@ -631,10 +633,10 @@ class SQLiteStore:
     ) -> Generator[Canister, None, None]:
         connection = self._database.connection
         lineage = self._lineage(connection, conversation_id)
-        for index, (current, seq, head) in enumerate(lineage):
+        for index, stop in fork_stops([seq for _id, seq, _head in lineage]):
+            current, seq, head = lineage[index]
             if index:
                 chain.fork_point(f"{current} fork point", seq, head)
-            stop = lineage[index + 1][1] if index + 1 < len(lineage) else None
             cursor = connection.execute(
                 "SELECT seq, CAST(line AS BLOB) FROM records WHERE conversation = ? "
                 "ORDER BY seq",
