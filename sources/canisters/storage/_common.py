@@ -25,7 +25,7 @@ import logging
 import re
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final, Literal
 
 import attrs
@@ -965,27 +965,6 @@ class Chain:
                 raise
             self.problem(where, "canister", _skipped(record, error))
         return None
-
-
-def fork_stops(starts: Sequence[int]) -> list[tuple[int, int | None]]:
-    """Say which logs of a lineage make a conversation, and where each stops.
-
-    ``starts`` holds the number of the first record of each log of the lineage,
-    root first and the conversation itself last (a fork's fork point). A fork
-    of a fork may fork inside what its parent inherited, before the parent's
-    own first record: each ancestor then stops at the smallest fork point among
-    its descendants, and one whose records all come after it adds nothing.
-    Returns ``(index, stop)`` for each log that adds records, root first
-    (``stop`` is ``None`` for the conversation itself).
-    """
-    kept: list[tuple[int, int | None]] = []
-    stop: int | None = None
-    for index in range(len(starts) - 1, -1, -1):
-        if stop is None or starts[index] < stop:
-            kept.append((index, stop))
-            stop = starts[index]
-    kept.reverse()
-    return kept
 
 
 def _skipped(record: object, error: Exception) -> str:

@@ -45,13 +45,13 @@ from ._common import (
     content_id_of,
     earlier,
     encode_record,
-    fork_stops,
     line_id,
     record_id,
     references,
     screen,
     sweep,
 )
+from ._forks import Fork, fork_stops, make_fork
 from .s3 import S3ContentStore
 
 T = TypeVar("T")
@@ -746,6 +746,38 @@ def fork(backend: Backend, conversation_id: str, at: str) -> Plan[str]:
         ),
     )
     return child
+
+
+def origin(conversation_id: str) -> Plan[Fork | None]:
+    check_id(conversation_id)
+    rows = yield Query(
+        "SELECT parent, fork_at, fork_seq FROM canisters_conversations WHERE id = %s",
+        (conversation_id,),
+    )
+    if not rows:
+        raise ConversationNotFound(conversation_id)
+    parent, at, seq = rows[0]
+    return None if parent is None else make_fork(conversation_id, parent, at, seq)
+
+
+def forks(conversation_id: str) -> Plan[list[Fork]]:
+    check_id(conversation_id)
+    results = yield Pipeline(
+        (
+            Query(
+                "SELECT 1 FROM canisters_conversations WHERE id = %s",
+                (conversation_id,),
+            ),
+            Query(
+                "SELECT id, fork_at, fork_seq FROM canisters_conversations "
+                'WHERE parent = %s ORDER BY id COLLATE "C"',
+                (conversation_id,),
+            ),
+        )
+    )
+    if not results[0]:
+        raise ConversationNotFound(conversation_id)
+    return [make_fork(child, conversation_id, at, seq) for child, at, seq in results[1]]
 
 
 def delete(conversation_id: str) -> Plan[None]:

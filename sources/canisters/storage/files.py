@@ -76,7 +76,6 @@ from ._common import (
     encode_head,
     encode_record,
     follows,
-    fork_stops,
     link_error,
     logger,
     record_id,
@@ -85,6 +84,7 @@ from ._common import (
     screen,
     sweep,
 )
+from ._forks import Fork, fork_stops, make_fork
 from ._logindex import INDEX_NAME, IdIndex, prefix_ids
 from .s3 import S3ContentStore, open_blobs
 
@@ -852,7 +852,8 @@ class FileStore:
 
     # Reading -------------------------------------------------------------------
 
-    def _fork_info(self, directory: Path) -> tuple[str, int, str] | None:
+    def _fork_document(self, directory: Path) -> dict[str, Any] | None:
+        """Return a conversation's ``fork.json`` (``None``: not a fork)."""
         try:
             document = orjson.loads(_read(directory / FORK_NAME))
         except FileNotFoundError:
@@ -861,6 +862,12 @@ class FileStore:
             raise IntegrityError(f"{directory.name}: unreadable fork.json") from error
         if not isinstance(document, dict):
             raise IntegrityError(f"{directory.name}: fork.json is not an object")
+        return document
+
+    def _fork_info(self, directory: Path) -> tuple[str, int, str] | None:
+        document = self._fork_document(directory)
+        if document is None:
+            return None
         parent, seq, head = (
             document.get("parent"),
             document.get("seq"),
@@ -1063,6 +1070,50 @@ class FileStore:
             _sync_directory(directory)
             _sync_directory(self._conversations)
         return child
+
+    @_os_errors
+    def origin(self, conversation_id: str) -> Fork | None:
+        """Return where the conversation was forked (``None``: not a fork)."""
+        directory = self._directory(conversation_id)
+        if not self.exists(conversation_id):
+            raise ConversationNotFound(conversation_id)
+        return self._origin(conversation_id, directory)
+
+    def _origin(self, conversation_id: str, directory: Path) -> Fork | None:
+        document = self._fork_document(directory)
+        if document is None:
+            return None
+        fork = make_fork(
+            conversation_id,
+            document.get("parent"),
+            document.get("at"),
+            document.get("seq"),
+        )
+        check_id(fork.parent)
+        return fork
+
+    @_os_errors
+    def forks(self, conversation_id: str) -> list[Fork]:
+        """Return the forks made of the conversation, sorted by id."""
+        directory = self._directory(conversation_id)
+        if not self.exists(conversation_id):
+            raise ConversationNotFound(conversation_id)
+        marks = directory / "forks"
+        _check_directory(marks)
+        try:
+            with os.scandir(marks) as entries:
+                names = sorted(entry.name for entry in entries)
+        except FileNotFoundError:
+            return []
+        found: list[Fork] = []
+        for name in names:
+            # A mark outlives its fork when a deletion was cut short.
+            if not self.exists(name):
+                continue
+            fork = self._origin(name, self._directory(name))
+            if fork is not None and fork.parent == conversation_id:
+                found.append(fork)
+        return found
 
     @_os_errors
     def delete(self, conversation_id: str) -> None:

@@ -64,7 +64,6 @@ from ._common import (
     decode_lines,
     earlier,
     encode_record,
-    fork_stops,
     line_id,
     link_error,
     record_id,
@@ -73,6 +72,7 @@ from ._common import (
     screen,
     sweep,
 )
+from ._forks import Fork, fork_stops, make_fork
 from .s3 import S3ContentStore, open_blobs
 
 __all__ = [
@@ -780,6 +780,36 @@ class SQLiteStore:
                     ),
                 )
         return child
+
+    @_sqlite_errors
+    def origin(self, conversation_id: str) -> Fork | None:
+        """Return where the conversation was forked (``None``: not a fork)."""
+        check_id(conversation_id)
+        with self._database.lock:
+            row = self._database.connection.execute(
+                "SELECT parent, fork_at, fork_seq FROM conversations WHERE id = ?",
+                (conversation_id,),
+            ).fetchone()
+        if row is None:
+            raise ConversationNotFound(conversation_id)
+        return None if row[0] is None else make_fork(conversation_id, *row)
+
+    @_sqlite_errors
+    def forks(self, conversation_id: str) -> list[Fork]:
+        """Return the forks made of the conversation, sorted by id."""
+        check_id(conversation_id)
+        with self._database.lock:
+            connection = self._database.connection
+            if not connection.execute(
+                "SELECT 1 FROM conversations WHERE id = ?", (conversation_id,)
+            ).fetchone():
+                raise ConversationNotFound(conversation_id)
+            rows = connection.execute(
+                "SELECT id, fork_at, fork_seq FROM conversations WHERE parent = ? "
+                "ORDER BY id",
+                (conversation_id,),
+            ).fetchall()
+        return [make_fork(child, conversation_id, at, seq) for child, at, seq in rows]
 
     @_sqlite_errors
     def delete(self, conversation_id: str) -> None:

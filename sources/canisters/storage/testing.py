@@ -30,7 +30,7 @@ import pytest
 import canisters as c
 from canisters.protocols import Canister
 
-from . import InvalidIdentifier, StoragePolicy, Store, verify
+from . import Fork, InvalidIdentifier, StoragePolicy, Store, verify
 
 __all__ = ["StoreConformance"]
 
@@ -368,6 +368,45 @@ class StoreConformance:
         with opener() as store:
             assert store.load("chat") == conversation
             assert store.verify("chat").ok
+
+    def test_forks_and_origin(self, opener: Callable[..., Store]) -> None:
+        """A conversation lists its own forks (not theirs), sorted by id, each
+        with its parent, the canister it was forked at and the records it
+        shares; a fork tells its origin, other conversations ``None``."""
+        messages = [c.User(f"message {n}") for n in range(4)]
+        with opener() as store:
+            store.extend("root", messages)
+            store.extend("other", messages[:1])
+            late = store.fork("root", at=messages[2].id)
+            early = store.fork("root", at=messages[0].id)
+            store.append(late, c.Assistant("late"))
+            inner = store.fork(late, at=messages[1].id)
+            assert store.origin("root") is None
+            assert store.origin(late) == Fork(late, "root", messages[2].id, 3)
+            assert store.origin(inner) == Fork(inner, late, messages[1].id, 2)
+            assert store.forks("root") == sorted(
+                [
+                    Fork(late, "root", messages[2].id, 3),
+                    Fork(early, "root", messages[0].id, 1),
+                ],
+                key=lambda fork: fork.conversation_id,
+            )
+            assert store.forks(late) == [store.origin(inner)]
+            assert store.forks(inner) == []
+            assert store.forks("other") == []
+            with pytest.raises(c.ConversationNotFound):
+                store.forks("nope")
+            with pytest.raises(c.ConversationNotFound):
+                store.origin("nope")
+            with pytest.raises(InvalidIdentifier):
+                store.forks("../x")
+            store.delete(inner)
+            assert store.forks(late) == []
+        with opener() as reopened:
+            assert [fork.conversation_id for fork in reopened.forks("root")] == sorted(
+                [late, early]
+            )
+            assert reopened.origin(early) == Fork(early, "root", messages[0].id, 1)
 
     def test_fork_at_an_unknown_canister(self, store: Store) -> None:
         """Fork at an unknown canister."""
