@@ -16,6 +16,7 @@ STORAGE = {
     "CopyReport",
     "Durability",
     "FileStore",
+    "Fork",
     "GarbageReport",
     "IntegrityProblem",
     "InvalidIdentifier",

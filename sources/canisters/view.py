@@ -143,9 +143,8 @@ def create_app(
     """Return the ASGI app serving ``store`` read-only.
 
     ``hosts`` are the ``Host`` header values it answers (``127.0.0.1:8765``);
-    any other is refused with status 421. ``location`` (the store's URL) lets
-    it find the forks of a PostgreSQL store. ``title`` names the store in
-    the pages.
+    any other is refused with status 421. ``title`` (else ``location``, the
+    store's URL) names the store in the pages.
     """
     starlette = _starlette()
     responses = starlette.responses
@@ -182,7 +181,6 @@ def create_app(
         except ValueError:
             number = 1
         rows = [row for row in catalog.rows() if query.lower() in row.id.lower()]
-        origins = _catalog.fork_origins(store, location)
         pages = max(1, math.ceil(len(rows) / PAGE_SIZE))
         number = min(number, pages)
         shown = rows[(number - 1) * PAGE_SIZE : number * PAGE_SIZE]
@@ -198,7 +196,7 @@ def create_app(
                 if row.latest
                 else ""
             )
-            origin = origins.get(row.id)
+            origin = _catalog.origin(store, row.id)
             fork = ""
             if origin is not None:
                 fork = (
@@ -248,7 +246,6 @@ def create_app(
             return responses.PlainTextResponse(
                 f"cannot read {cid}: {error}", status_code=409
             )
-        origins = _catalog.fork_origins(store, location)
         quoted = urllib.parse.quote(cid)
         parts = [
             '<nav><a href="/">all conversations</a> · '
@@ -271,18 +268,19 @@ def create_app(
                 f"{'s' if len(verification.problems) != 1 else ''}</b> "
                 f"(the readable records are shown)<ul>{problems}</ul></div>"
             )
-        origin = origins.get(cid)
+        origin = _catalog.origin(store, cid)
         forks = []
         if origin is not None:
-            at = f" at canister <code>{escape(origin.at)}</code>" if origin.at else ""
             forks.append(
                 f'forked from <a href="/c/{urllib.parse.quote(origin.parent)}">'
-                f"{escape(origin.parent)}</a>{at}"
+                f"{escape(origin.parent)}</a> at canister <code>"
+                f"{escape(origin.at)}</code>"
             )
-        for child, fork in _catalog.children(origins, cid):
-            at = f" at canister <code>{escape(fork.at)}</code>" if fork.at else ""
+        for fork in _catalog.forks(store, cid):
+            child = fork.conversation_id
             forks.append(
-                f'fork <a href="/c/{urllib.parse.quote(child)}">{escape(child)}</a>{at}'
+                f'fork <a href="/c/{urllib.parse.quote(child)}">{escape(child)}</a>'
+                f" at canister <code>{escape(fork.at)}</code>"
             )
         if forks:
             parts.append(

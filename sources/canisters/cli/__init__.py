@@ -670,7 +670,6 @@ def list_(as_json: bool, blobs: str | None, location: str) -> None:
     conversation is listed with what is wrong.
     """
     with open_store(location, read_only=True, blobs=blobs) as opened:
-        origins = _catalog.fork_origins(opened, location)
         rows: list[dict[str, object]] = []
         for cid in opened.conversations():
             row: dict[str, object] = {"id": cid}
@@ -679,10 +678,12 @@ def list_(as_json: bool, blobs: str | None, location: str) -> None:
             except CanistersError as error:
                 row["records"] = None
                 row["error"] = str(error)
-            origin = origins.get(cid)
+            origin = _catalog.origin(opened, cid)
             row["fork_of"] = origin.parent if origin else None
             row["fork_at"] = origin.at if origin else None
-            row["forks"] = [child for child, _ in _catalog.children(origins, cid)]
+            row["forks"] = [
+                fork.conversation_id for fork in _catalog.forks(opened, cid)
+            ]
             rows.append(row)
     if as_json:
         click.echo(dumps(rows))

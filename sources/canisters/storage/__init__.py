@@ -46,6 +46,7 @@ from ._common import (
     StoreStats,
     Verification,
 )
+from ._forks import Fork
 from ._search import InvalidQuery, SearchHit
 from .aio import AsyncStore, open_async_store
 from .files import FileStore
@@ -58,6 +59,7 @@ __all__ = [
     "CopyReport",
     "Durability",
     "FileStore",
+    "Fork",
     "GarbageReport",
     "IntegrityProblem",
     "InvalidIdentifier",
@@ -202,6 +204,22 @@ class Store(Protocol):
 
         Returns the new conversation's id. The fork stores only what is appended
         to it; its chain continues from the fork point.
+        """
+        ...
+
+    def origin(self, conversation_id: str) -> Fork | None:
+        """Return where the conversation was forked: its parent, the canister it
+        was forked at and how many records it shares (``None``: not a fork).
+
+        Raises ``ConversationNotFound`` for an unknown id.
+        """
+        ...
+
+    def forks(self, conversation_id: str) -> list[Fork]:
+        """Return the forks made of the conversation (not their own forks),
+        sorted by id, each with its fork point.
+
+        Raises ``ConversationNotFound`` for an unknown id.
         """
         ...
 

@@ -94,7 +94,7 @@ def _index_all(backend: Backend | None, progress: Progress | None) -> Plan[int]:
                 supply = {key: bytes(data) for key, data in found}
             else:
                 supply = yield from plans._fetch(backend, list(dict.fromkeys(wanted)))
-        fetch = plans._supplier(supply)
+        fetch = plans._supplier(supply, None)
         for conversation_id, seq, record in decoded:
             try:
                 found_entry = _search.entry(seq, record, fetch)

@@ -22,6 +22,7 @@ from typing import Any, Final
 from ..exceptions import StorageError
 from . import _search
 from ._common import Progress
+from ._forks import fork_stops
 from ._search import SearchHit
 
 __all__ = ["SQLiteSearch", "lineage_stops"]
@@ -31,15 +32,12 @@ _BATCH: Final = 1000
 
 
 def lineage_stops(lineage: list[tuple[str, int, str]]) -> list[tuple[str, int | None]]:
-    """Each conversation of a lineage (root first) and the record its part of the
-    last one ends before: the smallest fork point among those after it."""
-    stops: list[tuple[str, int | None]] = []
-    stop: int | None = None
-    for current, seq, _head in reversed(lineage):
-        stops.append((current, stop))
-        stop = seq if stop is None else min(stop, seq)
-    stops.reverse()
-    return stops
+    """The logs that make the last conversation of a lineage (root first), each
+    with the record its part ends before (``None``: the whole log)."""
+    return [
+        (lineage[index][0], stop)
+        for index, stop in fork_stops([start for _id, start, _head in lineage])
+    ]
 
 
 class SQLiteSearch:

@@ -29,6 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 from ..conversation import Conversation
 from ..protocols import Canister
 from ._common import GarbageReport, Progress, StoragePolicy, StoreStats, Verification
+from ._forks import Fork
 from ._search import SearchHit
 
 __all__ = [
@@ -133,6 +134,14 @@ class AsyncStore(Protocol):
 
     async def fork(self, conversation_id: str, at: str) -> str:
         """Start a new conversation sharing the prefix up to canister ``at``."""
+        ...
+
+    async def origin(self, conversation_id: str) -> Fork | None:
+        """Return where the conversation was forked (``None``: not a fork)."""
+        ...
+
+    async def forks(self, conversation_id: str) -> list[Fork]:
+        """Return the forks made of the conversation, sorted by id."""
         ...
 
     async def delete(self, conversation_id: str) -> None:
@@ -317,6 +326,16 @@ class ThreadedStore:
     async def fork(self, conversation_id: str, at: str) -> str:
         """Start a new conversation sharing the prefix up to canister ``at``."""
         result: str = await self._run("fork", conversation_id, at)
+        return result
+
+    async def origin(self, conversation_id: str) -> Fork | None:
+        """Return where the conversation was forked (``None``: not a fork)."""
+        result: Fork | None = await self._run("origin", conversation_id)
+        return result
+
+    async def forks(self, conversation_id: str) -> list[Fork]:
+        """Return the forks made of the conversation, sorted by id."""
+        result: list[Fork] = await self._run("forks", conversation_id)
         return result
 
     async def delete(self, conversation_id: str) -> None:

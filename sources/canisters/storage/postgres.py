@@ -53,6 +53,7 @@ from ._common import (
     check_durability,
     check_id,
 )
+from ._forks import Fork
 from ._postgres import Backend, Call, Many, Op, Pipeline, Plan, Query
 from ._search_postgres import AsyncPostgresSearch, PostgresSearch
 from .aio import ThreadedContentStore
@@ -507,6 +508,14 @@ class PostgresStore(PostgresSearch, _Settings):
         """Start a new conversation sharing the prefix up to canister ``at``."""
         return _run(self._pool, plans.fork(self._plans, conversation_id, at))
 
+    def origin(self, conversation_id: str) -> Fork | None:
+        """Return where the conversation was forked (``None``: not a fork)."""
+        return _run(self._pool, plans.origin(conversation_id))
+
+    def forks(self, conversation_id: str) -> list[Fork]:
+        """Return the forks made of the conversation, sorted by id."""
+        return _run(self._pool, plans.forks(conversation_id))
+
     def delete(self, conversation_id: str) -> None:
         """Delete the conversation and its side files; refused while forks exist."""
         _run(self._pool, plans.delete(conversation_id))
@@ -719,6 +728,14 @@ class AsyncPostgresStore(AsyncPostgresSearch, _Settings):
         return await _run_async(
             self._opened, plans.fork(self._plans, conversation_id, at)
         )
+
+    async def origin(self, conversation_id: str) -> Fork | None:
+        """Return where the conversation was forked (``None``: not a fork)."""
+        return await _run_async(self._opened, plans.origin(conversation_id))
+
+    async def forks(self, conversation_id: str) -> list[Fork]:
+        """Return the forks made of the conversation, sorted by id."""
+        return await _run_async(self._opened, plans.forks(conversation_id))
 
     async def delete(self, conversation_id: str) -> None:
         """Delete the conversation and its side files; refused while forks exist."""

@@ -70,6 +70,7 @@ from ._common import (
     screen,
     sweep,
 )
+from ._forks import Fork, fork_stops, make_fork
 from ._search_sqlite import SQLiteSearch
 from ._sqlite_paths import check_companions
 from .s3 import S3ContentStore, open_blobs
@@ -552,9 +553,11 @@ class SQLiteStore(SQLiteSearch):
             else self._lineage(connection, conversation_id)
         )
         found: dict[str, tuple[str, bytes]] = {}
-        end = length
-        for index, (current, start, _head) in enumerate(reversed(lineage)):
-            if index:
+        parts = fork_stops([start for _id, start, _head in lineage])
+        for index, stop in reversed(parts):
+            current = lineage[index][0]
+            end = length if stop is None else stop
+            if stop is not None:
                 row = connection.execute(
                     "SELECT indexed FROM conversations WHERE id = ?", (current,)
                 ).fetchone()
@@ -572,7 +575,6 @@ class SQLiteStore(SQLiteSearch):
                     found.setdefault(
                         canister_id, (f"record {seq} of {current}", _bytes(line))
                     )
-            end = start
         return found
 
     # Reading -------------------------------------------------------------------
@@ -613,10 +615,10 @@ class SQLiteStore(SQLiteSearch):
     ) -> Generator[Canister, None, None]:
         connection = self._database.connection
         lineage = self._lineage(connection, conversation_id)
-        for index, (current, seq, head) in enumerate(lineage):
+        for index, stop in fork_stops([seq for _id, seq, _head in lineage]):
+            current, seq, head = lineage[index]
             if index:
                 chain.fork_point(f"{current} fork point", seq, head)
-            stop = lineage[index + 1][1] if index + 1 < len(lineage) else None
             cursor = connection.execute(
                 "SELECT seq, CAST(line AS BLOB) FROM records WHERE conversation = ? "
                 "ORDER BY seq",
@@ -760,6 +762,36 @@ class SQLiteStore(SQLiteSearch):
                     ),
                 )
         return child
+
+    @_sqlite_errors
+    def origin(self, conversation_id: str) -> Fork | None:
+        """Return where the conversation was forked (``None``: not a fork)."""
+        check_id(conversation_id)
+        with self._database.lock:
+            row = self._database.connection.execute(
+                "SELECT parent, fork_at, fork_seq FROM conversations WHERE id = ?",
+                (conversation_id,),
+            ).fetchone()
+        if row is None:
+            raise ConversationNotFound(conversation_id)
+        return None if row[0] is None else make_fork(conversation_id, *row)
+
+    @_sqlite_errors
+    def forks(self, conversation_id: str) -> list[Fork]:
+        """Return the forks made of the conversation, sorted by id."""
+        check_id(conversation_id)
+        with self._database.lock:
+            connection = self._database.connection
+            if not connection.execute(
+                "SELECT 1 FROM conversations WHERE id = ?", (conversation_id,)
+            ).fetchone():
+                raise ConversationNotFound(conversation_id)
+            rows = connection.execute(
+                "SELECT id, fork_at, fork_seq FROM conversations WHERE parent = ? "
+                "ORDER BY id",
+                (conversation_id,),
+            ).fetchall()
+        return [make_fork(child, conversation_id, at, seq) for child, at, seq in rows]
 
     @_sqlite_errors
     def delete(self, conversation_id: str) -> None:
