@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -47,7 +48,9 @@ from ._common import (
     Verification,
 )
 from ._forks import Fork
+from ._redaction import ExpiryReport
 from ._search import InvalidQuery, SearchHit
+from ._values import Redaction
 from .aio import AsyncStore, open_async_store
 from .files import FileStore
 from .sqlite import SQLiteStore
@@ -58,6 +61,7 @@ __all__ = [
     "ContentStore",
     "CopyReport",
     "Durability",
+    "ExpiryReport",
     "FileStore",
     "Fork",
     "GarbageReport",
@@ -65,6 +69,7 @@ __all__ = [
     "InvalidIdentifier",
     "InvalidQuery",
     "Progress",
+    "Redaction",
     "SQLiteStore",
     "SearchHit",
     "Sidecar",
@@ -316,6 +321,40 @@ class Store(Protocol):
         Returns how many canisters it holds (0 for the file backend, which
         scans and keeps no index). Indexes are kept by every append; this is
         for an index damaged or emptied by hand.
+        """
+        ...
+
+    def redact(
+        self, conversation_id: str, canister_id: str, *, reason: str
+    ) -> Redaction:
+        """Erase a canister's content, keeping its place in the hash chain.
+
+        The record (in the log that holds it: a fork's shared prefix is its
+        parent's) is replaced by a tombstone that keeps its digest, its kind
+        (role), its place and ``reason`` (one line); :meth:`load` then returns
+        a canister of the same kind and id whose only content is the text
+        ``[redacted: reason]``, its ``extras["redacted"]`` saying why and when,
+        in the conversation and in every fork sharing it; :meth:`verify` lists
+        it in :attr:`Verification.redactions`, not as a problem. The search
+        index forgets it, the conversation's audit trail (side file
+        ``audit``) records it, and blobs only it named go at the next
+        :meth:`collect_garbage`. Redacting a tombstone again changes nothing.
+        Raises ``CanisterNotFound`` when the conversation has no such canister.
+        """
+        ...
+
+    def expire(
+        self,
+        before: datetime | timedelta | None = None,
+        *,
+        dry_run: bool = False,
+        progress: Progress | None = None,
+    ) -> ExpiryReport:
+        """Apply retention: the conversations whose last canister is older than
+        ``before`` (a datetime, or a timedelta back from now; ``None``: the
+        policy's ``retention_days``) are deleted, or redacted canister by
+        canister (the policy's ``retention_action``). A conversation expires
+        only with all its forks (forks first). ``dry_run`` changes nothing.
         """
         ...
 

@@ -697,9 +697,7 @@ def load(backend: Backend, conversation_id: str, salvage: bool) -> Plan[Conversa
 def verify(backend: Backend, conversation_id: str) -> Plan[Verification]:
     chain = Chain(check_id(conversation_id), backend.codec, "verify")
     yield from _walk(backend, chain, conversation_id, lambda canister: False)
-    return Verification(
-        conversation_id, chain.seq, chain.prev, tuple(chain.problems), chain.torn
-    )
+    return chain.verification()
 
 
 def head(conversation_id: str) -> Plan[tuple[int, str]]:

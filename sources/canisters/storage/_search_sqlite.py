@@ -63,6 +63,8 @@ class SQLiteSearch:
             row = connection.execute(
                 "SELECT value FROM meta WHERE key = 'search'"
             ).fetchone()
+            # Deleted and redacted records leave no bytes in freed pages.
+            connection.execute("PRAGMA secure_delete = ON")
             if row is not None and row[0] == "1":
                 return
             _create(connection)

@@ -24,13 +24,16 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Iterable
+from datetime import datetime, timedelta
 from typing import Any, Protocol, runtime_checkable
 
 from ..conversation import Conversation
 from ..protocols import Canister
 from ._common import GarbageReport, Progress, StoragePolicy, StoreStats, Verification
 from ._forks import Fork
+from ._redaction import ExpiryReport
 from ._search import SearchHit
+from ._values import Redaction
 
 __all__ = [
     "AsyncContentStore",
@@ -195,6 +198,22 @@ class AsyncStore(Protocol):
 
     async def rebuild_search_index(self, *, progress: Progress | None = None) -> int:
         """Index every record again (see ``Store.rebuild_search_index``)."""
+        ...
+
+    async def redact(
+        self, conversation_id: str, canister_id: str, *, reason: str
+    ) -> Redaction:
+        """Erase a canister's content, keeping its place (see ``Store.redact``)."""
+        ...
+
+    async def expire(
+        self,
+        before: datetime | timedelta | None = None,
+        *,
+        dry_run: bool = False,
+        progress: Progress | None = None,
+    ) -> ExpiryReport:
+        """Apply retention (see ``Store.expire``)."""
         ...
 
     async def close(self) -> None:
@@ -404,6 +423,28 @@ class ThreadedStore:
     async def rebuild_search_index(self, *, progress: Progress | None = None) -> int:
         """Index every record again (see ``Store.rebuild_search_index``)."""
         result: int = await self._run("rebuild_search_index", progress=progress)
+        return result
+
+    async def redact(
+        self, conversation_id: str, canister_id: str, *, reason: str
+    ) -> Redaction:
+        """Erase a canister's content, keeping its place (see ``Store.redact``)."""
+        result: Redaction = await self._run(
+            "redact", conversation_id, canister_id, reason=reason
+        )
+        return result
+
+    async def expire(
+        self,
+        before: datetime | timedelta | None = None,
+        *,
+        dry_run: bool = False,
+        progress: Progress | None = None,
+    ) -> ExpiryReport:
+        """Apply retention (see ``Store.expire``)."""
+        result: ExpiryReport = await self._run(
+            "expire", before, dry_run=dry_run, progress=progress
+        )
         return result
 
     async def close(self) -> None:

@@ -86,6 +86,7 @@ from ._common import (
 )
 from ._forks import Fork, fork_stops, make_fork
 from ._logindex import INDEX_NAME, IdIndex, prefix_ids
+from ._redaction import Expiry, FileRedaction
 from ._search_files import FileSearch
 from .s3 import S3ContentStore, open_blobs
 
@@ -532,7 +533,7 @@ class _Log:
             self.index.close()
 
 
-class FileStore(FileSearch):
+class FileStore(FileSearch, FileRedaction, Expiry):
     """The file backend (see the module documentation for the layout)."""
 
     def __init__(
@@ -984,9 +985,7 @@ class FileStore(FileSearch):
         for _canister in self._walk(chain, conversation_id):
             pass
         chain.reach(where)
-        return Verification(
-            conversation_id, chain.seq, chain.prev, tuple(chain.problems), chain.torn
-        )
+        return chain.verification()
 
     @_os_errors
     def head(self, conversation_id: str) -> tuple[int, str]:

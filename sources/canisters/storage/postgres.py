@@ -55,6 +55,8 @@ from ._common import (
 )
 from ._forks import Fork
 from ._postgres import Backend, Call, Many, Op, Pipeline, Plan, Query
+from ._redaction import AsyncExpiry, Expiry
+from ._redaction_postgres import AsyncPostgresRedaction, PostgresRedaction
 from ._search_postgres import AsyncPostgresSearch, PostgresSearch
 from .aio import ThreadedContentStore
 from .s3 import S3ContentStore, open_blobs
@@ -422,7 +424,7 @@ class PostgresSidecar(SidecarBase):
         return _run(self._pool, plans.read_lines(self._conversation_id, self._name))
 
 
-class PostgresStore(PostgresSearch, _Settings):
+class PostgresStore(PostgresSearch, PostgresRedaction, Expiry, _Settings):
     """The PostgreSQL backend: conversations and blobs in one database.
 
     ``location`` is a libpq URL (``postgresql://`` or ``postgres://``).
@@ -618,7 +620,9 @@ class AsyncPostgresSidecar(SidecarBase):
         )
 
 
-class AsyncPostgresStore(AsyncPostgresSearch, _Settings):
+class AsyncPostgresStore(
+    AsyncPostgresSearch, AsyncPostgresRedaction, AsyncExpiry, _Settings
+):
     """The PostgreSQL backend as coroutines, on psycopg's asyncio connections.
 
     Takes :class:`PostgresStore`'s arguments and runs the same statements, so

@@ -71,6 +71,7 @@ from ._common import (
     sweep,
 )
 from ._forks import Fork, fork_stops, make_fork
+from ._redaction import Expiry, SQLiteRedaction
 from ._search_sqlite import SQLiteSearch
 from ._sqlite_paths import check_companions
 from .s3 import S3ContentStore, open_blobs
@@ -290,7 +291,7 @@ class SQLiteSidecar(SidecarBase):
         )
 
 
-class SQLiteStore(SQLiteSearch):
+class SQLiteStore(SQLiteSearch, SQLiteRedaction, Expiry):
     """The SQLite backend: every conversation and blob in one database file."""
 
     def __init__(
@@ -670,9 +671,7 @@ class SQLiteStore(SQLiteSearch):
             for _canister in self._walk(chain, conversation_id):
                 pass
             chain.reach(where)
-        return Verification(
-            conversation_id, chain.seq, chain.prev, tuple(chain.problems), chain.torn
-        )
+        return chain.verification()
 
     @_sqlite_errors
     def head(self, conversation_id: str) -> tuple[int, str]:
