@@ -449,10 +449,6 @@ class Expiry:
 
     __slots__ = ()
 
-    @property
-    def policy(self) -> Any:
-        raise NotImplementedError  # pragma: no cover
-
     def expire(
         self,
         before: datetime | timedelta | None = None,
@@ -461,17 +457,15 @@ class Expiry:
         progress: Progress | None = None,
     ) -> ExpiryReport:
         """Expire the conversations older than ``before`` (see :meth:`Store.expire`)."""
-        return run_steps(self, expiry(before, dry_run, self.policy, progress))
+        return run_steps(
+            self, expiry(before, dry_run, getattr(self, "policy", None), progress)
+        )
 
 
 class AsyncExpiry:
     """The retention of an asyncio store."""
 
     __slots__ = ()
-
-    @property
-    def policy(self) -> Any:
-        raise NotImplementedError  # pragma: no cover
 
     async def expire(
         self,
@@ -482,5 +476,5 @@ class AsyncExpiry:
     ) -> ExpiryReport:
         """Expire the conversations older than ``before`` (see :meth:`Store.expire`)."""
         return await run_steps_async(
-            self, expiry(before, dry_run, self.policy, progress)
+            self, expiry(before, dry_run, getattr(self, "policy", None), progress)
         )

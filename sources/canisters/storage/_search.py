@@ -265,7 +265,7 @@ def line_record(line: bytes) -> dict[str, Any] | None:
             return None
     except RecursionError:
         return None
-    if type(document) is not dict:
+    if type(document) is not dict or "redacted" in document:
         return None
     record = document.get("canister")
     version = document.get("v")
