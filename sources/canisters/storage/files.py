@@ -738,6 +738,7 @@ class FileStore(FileSearch, FileRedaction, Expiry):
         log: _Log,
         wanted: list[str],
         found: dict[str, tuple[str, bytes]],
+        again: bool = False,
     ) -> dict[str, tuple[str, bytes]]:
         """The canisters of ``wanted`` a fork's prefix holds (not in ``found``)."""
         if log.prefix is None:
@@ -759,12 +760,14 @@ class FileStore(FileSearch, FileRedaction, Expiry):
             if fd is None:
                 continue
             try:
-                above[canister_id] = (
-                    _record(ancestor, seq),
-                    os.pread(fd, end - start, start),
-                )
+                line = os.pread(fd, end - start, start)
             finally:
                 os.close(fd)
+            link = record_link(line)
+            if not again and (link is None or link[0] != seq):
+                log.prefix = None  # the ancestor's log was written again: redacted
+                return self._held_above(conversation_id, log, wanted, found, True)
+            above[canister_id] = (_record(ancestor, seq), line)
         return above
 
     def _open_file(self, conversation_id: str, name: str) -> int | None:
