@@ -175,6 +175,8 @@ HELP = [
     ("store", "gc"),
     ("store", "search"),
     ("store", "reindex"),
+    ("store", "redact"),
+    ("store", "expire"),
 ]
 
 

@@ -4,6 +4,9 @@ export, import and copy."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -152,3 +155,46 @@ def test_postgres_live_rows_forget_the_content(postgres_location: str) -> None:
             for (row,) in rows:
                 assert "battery" not in row, table
                 assert b"battery".hex() not in row, table
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "canisters", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("backend", ["files", "sqlite"])
+def test_store_redact_and_expire_commands(backend: str, tmp_path: Path) -> None:
+    where = (
+        str(tmp_path / "store")
+        if backend == "files"
+        else f"sqlite:///{tmp_path / 'store.db'}"
+    )
+    old = datetime.now(timezone.utc) - timedelta(days=200)
+    chat = _chat()
+    with storage.open_store(where) as store:
+        store.extend("chat", chat)
+        store.append("ancient", c.User("old news", timestamp=old))
+        store.append("dusty", c.User("older news", timestamp=old))
+    out = _cli("store", "redact", where, "chat", chat[0].id, "--reason", "leaked key")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == f"redacted user {chat[0].id} (record 0 of chat)\n"
+    out = _cli("store", "redact", where, "chat", "nope", "--reason", "x")
+    assert out.returncode == 2
+    assert "nope" in out.stderr
+    out = _cli("store", "verify", where, "chat")
+    assert out.returncode == 0, out.stdout
+    out = _cli("store", "expire", where, "--days", "90", "--dry-run")
+    assert out.stdout == "ancient\ndusty\nwould delete 2 conversations, kept 1\n"
+    out = _cli("store", "expire", where, "--days", "90", "--redact")
+    assert out.stdout == (
+        "ancient\ndusty\nredacted 2 conversations (2 canisters), kept 1\n"
+    )
+    out = _cli("store", "expire", where, "--days", "90")
+    assert out.stdout.endswith("deleted 2 conversations, kept 1\n")
+    with storage.open_store(where) as store:
+        assert store.conversations() == ["chat"]
+        assert store.load("chat")[0].extras["redacted"]["reason"] == "leaked key"

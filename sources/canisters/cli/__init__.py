@@ -55,7 +55,7 @@ from ._inputs import (
     render_interop,
     write,
 )
-from ._lifecycle import reindex, search
+from ._lifecycle import expire, redact, reindex, search
 from ._render import human_size, render
 
 __all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_PROBLEMS", "NEUTRAL", "cli", "main", "run"]
@@ -643,8 +643,8 @@ def store() -> None:
     """Maintain a store: list, verify, stats, export, import, gc, copy, search."""
 
 
-store.add_command(search)
-store.add_command(reindex)
+for _command in (search, reindex, redact, expire):
+    store.add_command(_command)
 
 
 @store.command(

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import click
 
 from ..protocols import Role
 from ..storage import FileStore, SearchHit
 from ._inputs import dumps, open_store, progress_bar
 
-__all__ = ["reindex", "search"]
+__all__ = ["expire", "redact", "reindex", "search"]
 
 _KINDS = [role.value for role in Role]
 
@@ -133,3 +135,89 @@ def reindex(blobs: str | None, location: str) -> None:
         click.echo("the file backend keeps no index (it scans): nothing to do")
         return
     click.echo(f"indexed {count} canister{'s' if count != 1 else ''}")
+
+
+@click.command(
+    epilog="""\b
+Examples:
+  canisters store redact conversations/ chat-1 3f2a9c --reason "GDPR request 1142"
+  canisters store redact sqlite:///chats.db chat-1 3f2a9c --reason "pasted secret\""""
+)
+@click.option(
+    "--reason", required=True, help="Why (one line): kept in the tombstone and audit."
+)
+@click.argument("location")
+@click.argument("conversation_id")
+@click.argument("canister_ids", nargs=-1, required=True, metavar="CANISTER_ID...")
+def redact(
+    reason: str, location: str, conversation_id: str, canister_ids: tuple[str, ...]
+) -> None:
+    """Erase the content of canisters, keeping their place in the hash chain.
+
+    Each canister's record becomes a tombstone that keeps its digest, kind and
+    place and the reason; 'store verify' reports it as a redaction. Forks that
+    share it see it. Run 'store gc' afterwards to remove the blobs only it named.
+    """
+    with open_store(location) as opened:
+        for canister_id in canister_ids:
+            note = opened.redact(conversation_id, canister_id, reason=reason)
+            click.echo(
+                f"redacted {note.kind} {note.canister_id} "
+                f"(record {note.seq} of {note.conversation_id})"
+            )
+
+
+@click.command(
+    epilog="""\b
+Examples:
+  canisters store expire conversations/ --days 90 --dry-run
+  canisters store expire sqlite:///chats.db --days 30 --redact
+  0 3 * * *  canisters store expire postgresql://app@db/chat --days 90"""
+)
+@click.option(
+    "--days",
+    type=click.FloatRange(min=0),
+    required=True,
+    help="Expire conversations whose last canister is older than this.",
+)
+@click.option(
+    "--redact",
+    "redact_",
+    is_flag=True,
+    help="Redact their canisters (keep the skeleton) instead of deleting them.",
+)
+@click.option("--dry-run", is_flag=True, help="List what would expire; change nothing.")
+@click.option("--blobs", metavar="S3_URL", help="Where the store keeps its blobs.")
+@click.argument("location")
+def expire(
+    days: float, redact_: bool, dry_run: bool, blobs: str | None, location: str
+) -> None:
+    """Apply retention: delete (or redact) the conversations older than --days.
+
+    A conversation expires with all its forks (forks first); one whose fork is
+    newer stays. Prints each conversation expired, then a summary.
+    """
+    with (
+        open_store(location, blobs=blobs) as opened,
+        progress_bar("expiring") as progress,
+    ):
+        report = opened.expire(
+            timedelta(days=days),
+            dry_run=dry_run,
+            action="redact" if redact_ else "delete",
+            progress=progress,
+        )
+    for cid in report.expired:
+        click.echo(cid)
+    verb = {
+        (False, False): "deleted",
+        (False, True): "redacted",
+        (True, False): "would delete",
+        (True, True): "would redact",
+    }[dry_run, redact_]
+    count = len(report.expired)
+    summary = f"{verb} {count} conversation{'s' if count != 1 else ''}"
+    if redact_:
+        plural = "s" if report.redacted != 1 else ""
+        summary += f" ({report.redacted} canister{plural})"
+    click.echo(f"{summary}, kept {report.kept}")

@@ -32,7 +32,7 @@ import re
 from collections.abc import Iterable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..conversation import Conversation
 from ..exceptions import StorageError
@@ -348,13 +348,17 @@ class Store(Protocol):
         before: datetime | timedelta | None = None,
         *,
         dry_run: bool = False,
+        action: Literal["delete", "redact"] | None = None,
         progress: Progress | None = None,
     ) -> ExpiryReport:
         """Apply retention: the conversations whose last canister is older than
         ``before`` (a datetime, or a timedelta back from now; ``None``: the
         policy's ``retention_days``) are deleted, or redacted canister by
-        canister (the policy's ``retention_action``). A conversation expires
-        only with all its forks (forks first). ``dry_run`` changes nothing.
+        canister (``action``; ``None``: the policy's ``retention_action``). A
+        conversation expires only with all its forks (forks first); one with
+        no canister never does. ``dry_run`` changes nothing. ``progress`` is
+        called with ``(done, total)``. Every conversation is read once: the
+        cost grows with the store.
         """
         ...
 

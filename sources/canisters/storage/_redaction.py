@@ -357,10 +357,14 @@ def expiry(
     dry_run: bool,
     policy: Any,
     progress: Progress | None,
+    action: Action | None = None,
 ) -> Generator[Step, Any, ExpiryReport]:
     """The steps of :meth:`expire`: the store's calls to make, in order."""
     limit = _limit(before, policy)
-    action: Action = getattr(policy, "retention_action", "delete")
+    if action is None:
+        action = getattr(policy, "retention_action", "delete")
+    if action not in ("delete", "redact"):
+        raise StorageError(f"expire's action is 'delete' or 'redact', got {action!r}")
     ids: list[str] = yield ("conversations", (), {})
     last: dict[str, datetime | None] = {}
     parent: dict[str, str | None] = {}
@@ -454,12 +458,12 @@ class Expiry:
         before: datetime | timedelta | None = None,
         *,
         dry_run: bool = False,
+        action: Action | None = None,
         progress: Progress | None = None,
     ) -> ExpiryReport:
         """Expire the conversations older than ``before`` (see :meth:`Store.expire`)."""
-        return run_steps(
-            self, expiry(before, dry_run, getattr(self, "policy", None), progress)
-        )
+        policy = getattr(self, "policy", None)
+        return run_steps(self, expiry(before, dry_run, policy, progress, action))
 
 
 class AsyncExpiry:
@@ -472,9 +476,11 @@ class AsyncExpiry:
         before: datetime | timedelta | None = None,
         *,
         dry_run: bool = False,
+        action: Action | None = None,
         progress: Progress | None = None,
     ) -> ExpiryReport:
         """Expire the conversations older than ``before`` (see :meth:`Store.expire`)."""
+        policy = getattr(self, "policy", None)
         return await run_steps_async(
-            self, expiry(before, dry_run, getattr(self, "policy", None), progress)
+            self, expiry(before, dry_run, policy, progress, action)
         )

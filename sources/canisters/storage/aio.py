@@ -25,7 +25,7 @@ import asyncio
 import os
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..conversation import Conversation
 from ..protocols import Canister
@@ -211,6 +211,7 @@ class AsyncStore(Protocol):
         before: datetime | timedelta | None = None,
         *,
         dry_run: bool = False,
+        action: Literal["delete", "redact"] | None = None,
         progress: Progress | None = None,
     ) -> ExpiryReport:
         """Apply retention (see ``Store.expire``)."""
@@ -439,11 +440,12 @@ class ThreadedStore:
         before: datetime | timedelta | None = None,
         *,
         dry_run: bool = False,
+        action: Literal["delete", "redact"] | None = None,
         progress: Progress | None = None,
     ) -> ExpiryReport:
         """Apply retention (see ``Store.expire``)."""
         result: ExpiryReport = await self._run(
-            "expire", before, dry_run=dry_run, progress=progress
+            "expire", before, dry_run=dry_run, action=action, progress=progress
         )
         return result
 
