@@ -4,6 +4,7 @@ export, import and copy."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from datetime import datetime, timedelta, timezone
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import canisters as c
-from canisters import recording, storage
+from canisters import providers, recording, storage
 
 SECRET = "correct-horse-battery-staple"
 
@@ -198,3 +199,21 @@ def test_store_redact_and_expire_commands(backend: str, tmp_path: Path) -> None:
     with storage.open_store(where) as store:
         assert store.conversations() == ["chat"]
         assert store.load("chat")[0].extras["redacted"]["reason"] == "leaked key"
+
+
+@pytest.mark.parametrize("provider", sorted(providers.names()))
+def test_a_provider_gets_the_placeholder_reported(
+    provider: str, tmp_path: Path
+) -> None:
+    chat = _chat()
+    with storage.open_store(tmp_path / "store") as store:
+        store.extend("chat", chat)
+        store.redact("chat", chat[0].id, reason="erased on request")
+        conversation = store.load("chat")
+    report = providers.Report()
+    body = providers.get(provider).render_request(conversation, report=report)
+    assert "[redacted: erased on request]" in json.dumps(body)
+    assert SECRET not in json.dumps(body).split("y" * 50)[0]
+    assert [(e.kind, e.where) for e in report.events] == [
+        ("placeholder", "canister 0 (user)")
+    ]
