@@ -42,6 +42,7 @@ from ..conversation import Conversation
 from ..exceptions import StorageError
 from ..protocols import Canister
 from . import _postgres as plans
+from . import _postgres_append as appending
 from ._common import (
     GarbageReport,
     Progress,
@@ -135,6 +136,14 @@ def _submit(connection: psycopg.Connection[Any], step: Query | Many) -> Any:
 def _execute(connection: psycopg.Connection[Any], op: Op) -> Any:
     if isinstance(op, Call):
         return op.function(*op.args)
+    if isinstance(op, Query) and op.alone:
+        # Committed as it runs: no BEGIN before it, no COMMIT after it.
+        connection.autocommit = True
+        try:
+            return _submit(connection, op).fetchall()
+        finally:
+            if not _lost(connection):
+                connection.autocommit = False
     if isinstance(op, Pipeline):
         with connection.pipeline():
             cursors = [_submit(connection, step) for step in op.steps]
@@ -239,6 +248,13 @@ async def _rows_async(cursor: Any) -> list[Any]:
 async def _execute_async(connection: psycopg.AsyncConnection[Any], op: Op) -> Any:
     if isinstance(op, Call):
         return await asyncio.to_thread(op.function, *op.args)
+    if isinstance(op, Query) and op.alone:
+        await connection.set_autocommit(True)
+        try:
+            return await (await _submit_async(connection, op)).fetchall()
+        finally:
+            if not _lost(connection):
+                await connection.set_autocommit(False)
     if isinstance(op, Pipeline):
         async with connection.pipeline():
             cursors = [await _submit_async(connection, step) for step in op.steps]
@@ -331,6 +347,7 @@ class _Settings:
             f"SET synchronous_commit = {'on' if durability == 'fsync' else 'off'}"
         )
         self._plans: Backend = plans.backend(self._policy, self._external)
+        self._heads = appending.Heads()
         self._connect()
 
     def _connect(self) -> None:
@@ -454,7 +471,7 @@ class PostgresStore(_Settings):
         except (driver.Error, pool_module.PoolTimeout) as error:
             raise self._cannot_open(error) from error
         try:
-            _run(self._pool, plans.create_schema())
+            _run(self._pool, appending.create_schema())
         except BaseException:
             self._pool.close()
             raise
@@ -475,7 +492,10 @@ class PostgresStore(_Settings):
 
     def extend(self, conversation_id: str, canisters: Iterable[Canister]) -> None:
         """Append canisters in one transaction, creating the conversation."""
-        _run(self._pool, plans.extend(self._plans, conversation_id, canisters))
+        _run(
+            self._pool,
+            appending.extend(self._plans, self._heads, conversation_id, canisters),
+        )
 
     def load(self, conversation_id: str, *, salvage: bool = False) -> Conversation:
         """Return the hydrated conversation, checking its hash chain."""
@@ -642,7 +662,7 @@ class AsyncPostgresStore(_Settings):
         except (driver.Error, pool_module.PoolTimeout) as error:
             raise self._cannot_open(error) from error
         try:
-            await _run_async(pool, plans.create_schema())
+            await _run_async(pool, appending.create_schema())
         except BaseException:
             await pool.close()
             raise
@@ -675,7 +695,8 @@ class AsyncPostgresStore(_Settings):
     async def extend(self, conversation_id: str, canisters: Iterable[Canister]) -> None:
         """Append canisters in one transaction, creating the conversation."""
         await _run_async(
-            self._opened, plans.extend(self._plans, conversation_id, canisters)
+            self._opened,
+            appending.extend(self._plans, self._heads, conversation_id, canisters),
         )
 
     async def load(
