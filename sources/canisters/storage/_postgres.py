@@ -119,6 +119,10 @@ class Query:
     """Whether the driver may prepare it (the server then plans it once and may
     keep that plan); ``False`` plans it for its parameters on every run, for a
     statement whose best plan changes as its table grows from empty."""
+    alone: bool = False
+    """Whether it runs as a transaction of its own, committed with it (one
+    round trip): a statement that returns rows, run first in its plan or after
+    another such."""
 
 
 @attrs.frozen

@@ -42,6 +42,7 @@ from ..conversation import Conversation
 from ..exceptions import StorageError
 from ..protocols import Canister
 from . import _postgres as plans
+from . import _postgres_append as appending
 from . import _search_postgres as search_plans
 from ._common import (
     GarbageReport,
@@ -140,6 +141,14 @@ def _submit(connection: psycopg.Connection[Any], step: Query | Many) -> Any:
 def _execute(connection: psycopg.Connection[Any], op: Op) -> Any:
     if isinstance(op, Call):
         return op.function(*op.args)
+    if isinstance(op, Query) and op.alone:
+        # Committed as it runs: no BEGIN before it, no COMMIT after it.
+        connection.autocommit = True
+        try:
+            return _submit(connection, op).fetchall()
+        finally:
+            if not _lost(connection):
+                connection.autocommit = False
     if isinstance(op, Pipeline):
         with connection.pipeline():
             cursors = [_submit(connection, step) for step in op.steps]
@@ -244,6 +253,13 @@ async def _rows_async(cursor: Any) -> list[Any]:
 async def _execute_async(connection: psycopg.AsyncConnection[Any], op: Op) -> Any:
     if isinstance(op, Call):
         return await asyncio.to_thread(op.function, *op.args)
+    if isinstance(op, Query) and op.alone:
+        await connection.set_autocommit(True)
+        try:
+            return await (await _submit_async(connection, op)).fetchall()
+        finally:
+            if not _lost(connection):
+                await connection.set_autocommit(False)
     if isinstance(op, Pipeline):
         async with connection.pipeline():
             cursors = [await _submit_async(connection, step) for step in op.steps]
@@ -336,6 +352,7 @@ class _Settings:
             f"SET synchronous_commit = {'on' if durability == 'fsync' else 'off'}"
         )
         self._plans: Backend = plans.backend(self._policy, self._external)
+        self._heads = appending.Heads()
         self._connect()
 
     def _connect(self) -> None:
@@ -459,7 +476,7 @@ class PostgresStore(PostgresSearch, PostgresRedaction, Expiry, _Settings):
         except (driver.Error, pool_module.PoolTimeout) as error:
             raise self._cannot_open(error) from error
         try:
-            _run(self._pool, plans.create_schema())
+            _run(self._pool, appending.create_schema())
             _run(self._pool, search_plans.create_schema())
         except BaseException:
             self._pool.close()
@@ -484,7 +501,10 @@ class PostgresStore(PostgresSearch, PostgresRedaction, Expiry, _Settings):
 
     def extend(self, conversation_id: str, canisters: Iterable[Canister]) -> None:
         """Append canisters in one transaction, creating the conversation."""
-        _run(self._pool, plans.extend(self._plans, conversation_id, canisters))
+        _run(
+            self._pool,
+            appending.extend(self._plans, self._heads, conversation_id, canisters),
+        )
 
     def load(self, conversation_id: str, *, salvage: bool = False) -> Conversation:
         """Return the hydrated conversation, checking its hash chain."""
@@ -661,7 +681,7 @@ class AsyncPostgresStore(
         except (driver.Error, pool_module.PoolTimeout) as error:
             raise self._cannot_open(error) from error
         try:
-            await _run_async(pool, plans.create_schema())
+            await _run_async(pool, appending.create_schema())
             await _run_async(pool, search_plans.create_schema())
         except BaseException:
             await pool.close()
@@ -698,7 +718,8 @@ class AsyncPostgresStore(
     async def extend(self, conversation_id: str, canisters: Iterable[Canister]) -> None:
         """Append canisters in one transaction, creating the conversation."""
         await _run_async(
-            self._opened, plans.extend(self._plans, conversation_id, canisters)
+            self._opened,
+            appending.extend(self._plans, self._heads, conversation_id, canisters),
         )
 
     async def load(
