@@ -42,7 +42,7 @@ from .exceptions import (
     ConversationNotFound,
     MissingExtra,
 )
-from .html import _catalog, _media
+from .html import PAGE_LIMIT, _catalog, _media
 from .html._page import Options, content_security_policy, encodable, page
 from .html._style import CSS, PAGE_CSS
 from .protocols import Modality
@@ -344,7 +344,9 @@ def create_app(
             parts.append(
                 '<div class="cv-panel cv-forks">' + "<br>".join(forks) + "</div>"
             )
-        options = Options(title=f"conversation {cid}", blob_url=blob_url)
+        options = Options(
+            title=f"conversation {cid}", blob_url=blob_url, max_size=PAGE_LIMIT
+        )
         return html_page(
             page(loaded, options, preamble="".join(parts), self_media=True)
         )

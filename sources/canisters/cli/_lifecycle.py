@@ -9,6 +9,7 @@ import click
 from ..protocols import Role
 from ..storage import FileStore, SearchHit
 from ._inputs import dumps, open_store, progress_bar
+from ._render import printable
 
 __all__ = ["expire", "redact", "reindex", "search"]
 
@@ -89,10 +90,8 @@ def search(
         )
         return
     for hit in hits:
-        click.echo(
-            f"{hit.conversation_id}  {click.style(hit.canister_id, dim=True)}  "
-            f"{hit.kind}  {_styled(hit)}"
-        )
+        canister = click.style(printable(hit.canister_id), dim=True)
+        click.echo(f"{hit.conversation_id}  {canister}  {hit.kind}  {_styled(hit)}")
     count = len(hits)
     click.echo(
         click.style(f"{count} hit{'s' if count != 1 else ''}", dim=True), err=True
@@ -104,10 +103,11 @@ def _styled(hit: SearchHit) -> str:
     pieces = []
     last = 0
     for start, end in hit.marks:
-        pieces.append(hit.snippet[last:start])
-        pieces.append(click.style(hit.snippet[start:end], bold=True, fg="yellow"))
+        pieces.append(printable(hit.snippet[last:start]))
+        marked = printable(hit.snippet[start:end])
+        pieces.append(click.style(marked, bold=True, fg="yellow"))
         last = end
-    pieces.append(hit.snippet[last:])
+    pieces.append(printable(hit.snippet[last:]))
     return "".join(pieces)
 
 
@@ -162,7 +162,7 @@ def redact(
         for canister_id in canister_ids:
             note = opened.redact(conversation_id, canister_id, reason=reason)
             click.echo(
-                f"redacted {note.kind} {note.canister_id} "
+                f"redacted {note.kind} {printable(note.canister_id)} "
                 f"(record {note.seq} of {note.conversation_id})"
             )
 
