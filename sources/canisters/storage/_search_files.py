@@ -1,21 +1,23 @@
 """Search in the file backend: a scan of the logs, no index.
 
-Each log is read from the start, and a line is parsed only when its bytes could
-hold every word of the query (or it names text stored by hash), so that most of
-a store is passed over as bytes. The benchmark (``.auxiliary/benchmarks``)
-measures what a scan costs: it grows with the size of the store, where the
-databases' indexes grow with the number of hits.
+Each log is read whole; one that lacks a word of the query (ASCII words are
+looked for in its bytes, whatever their case) is passed over, and in the others
+a line is parsed only when its bytes could hold every word (or it names text
+stored by hash), so that most of a store is passed over as bytes. The
+benchmark (``.auxiliary/benchmarks``) measures what a scan costs: it grows with
+the size of the store, where the databases' indexes grow with the hits.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from ..exceptions import ConversationNotFound
 from . import _search
-from ._common import Progress, record_link
+from ._common import STORED_MARK, Progress, record_link
 from ._search import SearchHit
 from ._search_sqlite import lineage_stops
 
@@ -74,11 +76,20 @@ class FileSearch:
             sources = lineage_stops(self._lineage(within))
         else:
             sources = [(found, None) for found in self.conversations()]
+        needles = [
+            re.compile(re.escape(word.encode("ascii")), re.IGNORECASE)
+            for word, _prefix in terms
+            if word.isascii()
+        ]
         for current, stop in sources:
             try:
-                for key, kind, text in _search.scan_lines(
-                    terms, self._numbered(current, stop), fetch, wanted
+                lines = list(self._numbered(current, stop))
+                data = b"".join(line for _seq, line in lines)
+                if STORED_MARK not in data and not all(
+                    needle.search(data) for needle in needles
                 ):
+                    continue  # the whole log lacks a word: no line is read
+                for key, kind, text in _search.scan_lines(terms, lines, fetch, wanted):
                     hits.append(_search.hit(terms, within or current, key, kind, text))
                     if len(hits) >= limit:
                         return hits
