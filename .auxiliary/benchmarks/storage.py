@@ -3,9 +3,10 @@
 Run: ``python .auxiliary/benchmarks/storage.py [canisters] [loads]`` (defaults
 100,000 and 3); ``python .auxiliary/benchmarks/storage.py search [sizes...]``
 prints the search figures instead (see ``storage_search.py``). Backends:
-files, SQLite and PostgreSQL (a local server started here through ``pgserver``, as the tests do; left out when it is not installed).
-Prints, for each backend, the append rate (``flush`` durability, in batches of
-one; for PostgreSQL ``synchronous_commit`` off, over a Unix socket), the best
+files, SQLite and PostgreSQL (a local server started here through
+``pgserver``, as the tests do; left out when it is not installed). Prints,
+for each backend, the append rate (``flush`` durability, in batches of one;
+for PostgreSQL ``synchronous_commit`` off, over a Unix socket), the best
 load rate of ``loads`` runs, both in wall-clock and in CPU time (the process's
 own, steadier on a shared machine), the peak memory of ``load`` (tracemalloc)
 against the size of the log and of the loaded conversation, and bytes on disk
