@@ -56,6 +56,9 @@ from ._common import (
 )
 from ._forks import Fork
 from ._postgres import Backend, Call, Many, Op, Pipeline, Plan, Query
+from ._postgres_settings import driver as _modules
+from ._postgres_settings import masked as _redact
+from ._postgres_settings import seconds as _seconds
 from ._redaction import AsyncExpiry, Expiry
 from ._redaction_postgres import AsyncPostgresRedaction, PostgresRedaction
 from ._search_postgres import AsyncPostgresSearch, PostgresSearch
@@ -78,38 +81,6 @@ __all__ = [
 T = TypeVar("T")
 
 SCHEMA_VERSION = plans.SCHEMA_VERSION
-
-
-def _modules() -> tuple[Any, Any]:
-    """Import psycopg and psycopg_pool, or say which extra to install."""
-    try:
-        import psycopg
-        import psycopg_pool
-    except ImportError as error:
-        raise StorageError(
-            "PostgreSQL stores need psycopg 3 and psycopg-pool: "
-            "pip install 'canisters[postgres]'"
-        ) from error
-    return psycopg, psycopg_pool
-
-
-def _seconds(name: str, value: object) -> float:
-    """Return ``value`` when it is a positive number of seconds, else raise."""
-    if type(value) not in (int, float) or not 0 < value < math.inf:  # type: ignore[operator]
-        raise StorageError(
-            f"{name} must be a positive number of seconds, got {value!r}"
-        )
-    return float(value)  # type: ignore[arg-type]
-
-
-def _redact(location: str) -> str:
-    """Return ``location`` with any password replaced by ``***``."""
-    scheme, separator, rest = location.partition("://")
-    if not separator or "@" not in rest.split("/", 1)[0]:
-        return location
-    credentials, _, host = rest.partition("@")
-    user = credentials.split(":", 1)[0]
-    return f"{scheme}://{user}:***@{host}" if ":" in credentials else location
 
 
 # --------------------------------------------------------------------------- #
