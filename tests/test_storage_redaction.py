@@ -217,3 +217,19 @@ def test_a_provider_gets_the_placeholder_reported(
     assert [(e.kind, e.where) for e in report.events] == [
         ("placeholder", "canister 0 (user)")
     ]
+
+
+@pytest.mark.parametrize("backend", ["files", "sqlite"])
+def test_a_read_only_store_refuses_to_redact(backend: str, tmp_path: Path) -> None:
+    where = (
+        str(tmp_path / "store")
+        if backend == "files"
+        else f"sqlite:///{tmp_path / 'store.db'}"
+    )
+    chat = _chat()
+    with storage.open_store(where) as store:
+        store.extend("chat", chat)
+    with storage.open_store(where, read_only=True) as store:
+        with pytest.raises(c.StorageError, match="read-only"):
+            store.redact("chat", chat[0].id, reason="x")
+        assert store.load("chat") == chat

@@ -122,9 +122,8 @@ class SQLiteRedaction:
         key = index_key(canister_id)
         database = self._database
         try:
-            database.writing()
-            database.connection.execute("PRAGMA secure_delete = ON")
             with database.write() as connection:
+                connection.execute("PRAGMA secure_delete = ON")
                 holder, seq, line = self._find(connection, conversation_id, key)
                 new, note = redact_line(holder, line, reason, _now())
                 if new is not None:
@@ -208,6 +207,7 @@ class FileRedaction:
 
     _durable: bool
     _logs: Any
+    _locks: Any
 
     def _lineage(self, conversation_id: str) -> list[tuple[str, int, str]]:
         raise NotImplementedError  # pragma: no cover
@@ -231,6 +231,7 @@ class FileRedaction:
         self, conversation_id: str, canister_id: str, *, reason: str
     ) -> Redaction:
         """Replace a canister's record by its tombstone (see :meth:`Store.redact`)."""
+        self._locks.writing()
         reason = check_reason(reason)
         key = index_key(canister_id)
         holder, seq = self._find(conversation_id, key)
@@ -300,14 +301,15 @@ class FileRedaction:
             os.fsync(old)
         finally:
             os.close(old)
+        # The offsets of the id index no longer hold: it is made again (removed
+        # first, while writers of the old log wait for its lock).
+        (path.parent / "ids.jsonl").unlink(missing_ok=True)
         os.replace(temporary, path)
         directory = os.open(path.parent, os.O_RDONLY)
         try:
             os.fsync(directory)
         finally:
             os.close(directory)
-        # The offsets of the id index no longer hold: it is made again.
-        (path.parent / "ids.jsonl").unlink(missing_ok=True)
         return new, note
 
 
