@@ -143,6 +143,29 @@ def test_the_list_is_paged_newest_first_and_filtered(
         assert status == 200 and b"<script>" not in body, odd
 
 
+def test_the_text_is_searched_with_the_matches_marked(
+    served: tuple[str, str, str],
+) -> None:
+    base, _location, _fork = served
+    status, _headers, body = get(base, "/")
+    assert 'action="/search"' in body.decode()
+    status, _headers, body = get(base, "/search?s=filler+42")
+    assert status == 200
+    page = Page(body.decode())
+    assert "1 hit" in page.text
+    assert listed(page) == ["/c/old-042"]
+    assert len(page.all("mark")) == 2
+    assert "<mark>filler</mark> <mark>42</mark>" in body.decode()
+    status, _headers, body = get(base, "/search?s=filler")
+    assert f"{FILLERS} hits" in Page(body.decode()).text
+    for odd in ("/search?s=", "/search?s=%3Cscript%3E", "/search"):
+        status, _headers, body = get(base, odd)
+        assert status == 200, odd
+        assert b"<script>" not in body, odd
+    status, _headers, body = get(base, "/search?s=%21%21")
+    assert "no word to look for" in Page(body.decode()).text
+
+
 def test_a_conversation_page_shows_forks_verification_and_download(
     served: tuple[str, str, str],
 ) -> None:

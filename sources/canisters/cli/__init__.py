@@ -7,7 +7,7 @@
     canisters validate conversation.json
     canisters show --html conversation.json -o conversation.html
     canisters view conversations/
-    canisters store list|verify|stats|export|import|gc|copy LOCATION
+    canisters store list|verify|stats|export|import|gc|copy|search|reindex LOCATION
 
 Exit codes: ``0`` success; ``1`` ``validate`` or ``store verify`` found
 problems; ``2`` an error (bad usage, unreadable input, anything that stopped the
@@ -55,6 +55,7 @@ from ._inputs import (
     render_interop,
     write,
 )
+from ._lifecycle import expire, redact, reindex, search
 from ._render import human_size, printable, render
 
 __all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_PROBLEMS", "NEUTRAL", "cli", "main", "run"]
@@ -637,10 +638,15 @@ Examples:
   canisters store export conversations/ chat-1 -o chat-1.json
   canisters store import sqlite:///chats.db chat-1.json
   canisters store gc conversations/ --dry-run
-  canisters store copy conversations/ postgresql://app@db/chat"""
+  canisters store copy conversations/ postgresql://app@db/chat
+  canisters store search conversations/ 'invoice march'"""
 )
 def store() -> None:
-    """Maintain a conversation store: list, verify, stats, export, import, gc, copy."""
+    """Maintain a store: list, verify, stats, export, import, gc, copy, search."""
+
+
+for _command in (search, reindex, redact, expire):
+    store.add_command(_command)
 
 
 @store.command(
@@ -666,7 +672,6 @@ def list_(as_json: bool, blobs: str | None, location: str) -> None:
     conversation is listed with what is wrong.
     """
     with open_store(location, read_only=True, blobs=blobs) as opened:
-        origins = _catalog.fork_origins(opened, location)
         rows: list[dict[str, object]] = []
         for cid in opened.conversations():
             row: dict[str, object] = {"id": cid}
@@ -675,10 +680,12 @@ def list_(as_json: bool, blobs: str | None, location: str) -> None:
             except CanistersError as error:
                 row["records"] = None
                 row["error"] = str(error)
-            origin = origins.get(cid)
+            origin = _catalog.origin(opened, cid)
             row["fork_of"] = origin.parent if origin else None
             row["fork_at"] = origin.at if origin else None
-            row["forks"] = [child for child, _ in _catalog.children(origins, cid)]
+            row["forks"] = [
+                fork.conversation_id for fork in _catalog.forks(opened, cid)
+            ]
             rows.append(row)
     if as_json:
         click.echo(dumps(rows))
@@ -747,6 +754,11 @@ def verify(blobs: str | None, location: str, conversation_ids: tuple[str, ...]) 
                     found += len(verification.problems)
                     if verification.torn_tail:
                         _note(f"{cid}: an unfinished last line was ignored")
+                    for note in verification.redactions:
+                        _note(
+                            f"{cid}: record {note.seq} ({note.kind}) redacted on "
+                            f"{note.at:%Y-%m-%d %H:%M} UTC: {note.reason}"
+                        )
                 if progress is not None:
                     progress(done + 1, len(wanted))
     count = len(wanted)

@@ -84,7 +84,10 @@ from ._common import (
     screen,
     sweep,
 )
+from ._forks import Fork, fork_stops, make_fork
 from ._logindex import INDEX_NAME, IdIndex, prefix_ids
+from ._redaction import Expiry, FileRedaction
+from ._search_files import FileSearch
 from .s3 import S3ContentStore, open_blobs
 
 __all__ = ["FileContentStore", "FileSidecar", "FileStore", "Locks"]
@@ -530,7 +533,7 @@ class _Log:
             self.index.close()
 
 
-class FileStore:
+class FileStore(FileSearch, FileRedaction, Expiry):
     """The file backend (see the module documentation for the layout)."""
 
     def __init__(
@@ -735,13 +738,16 @@ class FileStore:
         log: _Log,
         wanted: list[str],
         found: dict[str, tuple[str, bytes]],
+        again: bool = False,
     ) -> dict[str, tuple[str, bytes]]:
         """The canisters of ``wanted`` a fork's prefix holds (not in ``found``)."""
         if log.prefix is None:
             lineage = self._lineage(conversation_id)
+            parts = fork_stops([seq for _id, seq, _head in lineage])
             ancestors = [
-                (lineage[index][0], lineage[index + 1][1])
-                for index in range(len(lineage) - 2, -1, -1)
+                (lineage[index][0], stop)
+                for index, stop in reversed(parts)
+                if stop is not None
             ]
             log.prefix = prefix_ids(ancestors, self._open_file)
         above: dict[str, tuple[str, bytes]] = {}
@@ -754,12 +760,14 @@ class FileStore:
             if fd is None:
                 continue
             try:
-                above[canister_id] = (
-                    _record(ancestor, seq),
-                    os.pread(fd, end - start, start),
-                )
+                line = os.pread(fd, end - start, start)
             finally:
                 os.close(fd)
+            link = record_link(line)
+            if not again and (link is None or link[0] != seq):
+                log.prefix = None  # the ancestor's log was written again: redacted
+                return self._held_above(conversation_id, log, wanted, found, True)
+            above[canister_id] = (_record(ancestor, seq), line)
         return above
 
     def _open_file(self, conversation_id: str, name: str) -> int | None:
@@ -876,7 +884,8 @@ class FileStore:
 
     # Reading -------------------------------------------------------------------
 
-    def _fork_info(self, directory: Path) -> tuple[str, int, str] | None:
+    def _fork_document(self, directory: Path) -> dict[str, Any] | None:
+        """Return a conversation's ``fork.json`` (``None``: not a fork)."""
         try:
             document = orjson.loads(_read(directory / FORK_NAME))
         except FileNotFoundError:
@@ -885,6 +894,12 @@ class FileStore:
             raise IntegrityError(f"{directory.name}: unreadable fork.json") from error
         if not isinstance(document, dict):
             raise IntegrityError(f"{directory.name}: fork.json is not an object")
+        return document
+
+    def _fork_info(self, directory: Path) -> tuple[str, int, str] | None:
+        document = self._fork_document(directory)
+        if document is None:
+            return None
         parent, seq, head = (
             document.get("parent"),
             document.get("seq"),
@@ -938,10 +953,10 @@ class FileStore:
         self, chain: Chain, conversation_id: str
     ) -> Generator[Canister, None, None]:
         lineage = self._lineage(conversation_id)
-        for index, (current, seq, head) in enumerate(lineage):
+        for index, stop in fork_stops([seq for _id, seq, _head in lineage]):
+            current, seq, head = lineage[index]
             if index:
                 chain.fork_point(f"{current} fork.json", seq, head)
-            stop = lineage[index + 1][1] if index + 1 < len(lineage) else None
             yield from chain.walk(
                 self._lines(current),
                 functools.partial(_label, current),
@@ -973,9 +988,7 @@ class FileStore:
         for _canister in self._walk(chain, conversation_id):
             pass
         chain.reach(where)
-        return Verification(
-            conversation_id, chain.seq, chain.prev, tuple(chain.problems), chain.torn
-        )
+        return chain.verification()
 
     @_os_errors
     def head(self, conversation_id: str) -> tuple[int, str]:
@@ -1089,6 +1102,50 @@ class FileStore:
             _sync_directory(directory)
             _sync_directory(self._conversations)
         return child
+
+    @_os_errors
+    def origin(self, conversation_id: str) -> Fork | None:
+        """Return where the conversation was forked (``None``: not a fork)."""
+        directory = self._directory(conversation_id)
+        if not self.exists(conversation_id):
+            raise ConversationNotFound(conversation_id)
+        return self._origin(conversation_id, directory)
+
+    def _origin(self, conversation_id: str, directory: Path) -> Fork | None:
+        document = self._fork_document(directory)
+        if document is None:
+            return None
+        fork = make_fork(
+            conversation_id,
+            document.get("parent"),
+            document.get("at"),
+            document.get("seq"),
+        )
+        check_id(fork.parent)
+        return fork
+
+    @_os_errors
+    def forks(self, conversation_id: str) -> list[Fork]:
+        """Return the forks made of the conversation, sorted by id."""
+        directory = self._directory(conversation_id)
+        if not self.exists(conversation_id):
+            raise ConversationNotFound(conversation_id)
+        marks = directory / "forks"
+        _check_directory(marks)
+        try:
+            with os.scandir(marks) as entries:
+                names = sorted(entry.name for entry in entries)
+        except FileNotFoundError:
+            return []
+        found: list[Fork] = []
+        for name in names:
+            # A mark outlives its fork when a deletion was cut short.
+            if not self.exists(name):
+                continue
+            fork = self._origin(name, self._directory(name))
+            if fork is not None and fork.parent == conversation_id:
+                found.append(fork)
+        return found
 
     @_os_errors
     def delete(self, conversation_id: str) -> None:
