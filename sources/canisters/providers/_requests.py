@@ -106,9 +106,9 @@ from ._rules import (
     Capabilities,
     Outcomes,
     ReasoningTable,
-    cache_markers,
     capabilities_for,
 )
+from ._rules.kept import carry_kept
 
 __all__ = [
     "BODY",
@@ -684,9 +684,10 @@ class WholeRequests:
                 f"render_full_request takes a Request, got {type(request).__name__}"
             )
         opts = common.options_from(options)
-        messages = self.render_request(request.conversation, **options)
+        outcomes = Outcomes(opts, self.name)
+        conversation = carry_kept(request.conversation, self.name, outcomes)
+        messages = self.render_request(conversation, **options)
         rendering = Rendering(request, opts, self.name)
-        cache_markers(request.conversation, self.name, rendering.outcomes)
         try:
             settings = self.request_settings.render_settings(request, rendering)
             rendering.finish()
