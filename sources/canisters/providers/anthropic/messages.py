@@ -1381,11 +1381,10 @@ def _render_plain_messages(
                 if canister.extras:
                     return None
                 answered = invoked.get(identifier)
-                if answered is None:
+                if answered is not False:  # an orphan, or a second result
                     return None
-                if not answered:
-                    invoked[identifier] = True
-                    waiting -= 1
+                invoked[identifier] = True
+                waiting -= 1
             wire = "user"
         elif kind is ASSISTANT:
             if trial and canister.extras:
