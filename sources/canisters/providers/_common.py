@@ -1335,6 +1335,7 @@ def _complete_pairs(
     invoked: dict[str, int] = {}
     answered: set[str] = set()
     orphans: list[int] = []
+    duplicates: set[int] = set()
     foreign: list[int] = []
     supervisors: list[int] = []
     own = interposed = False
@@ -1348,7 +1349,12 @@ def _complete_pairs(
             invoked.setdefault(canister.invocation_id, index)  # type: ignore[attr-defined]
         elif role is RESULT:
             invocation_id = canister.invocation_id  # type: ignore[attr-defined]
-            if invocation_id in invoked:
+            if invocation_id in answered:
+                # Rule: one result per call (Anthropic answers 400 to two
+                # tool_result blocks for one tool_use): the second is an orphan.
+                orphans.append(index)
+                duplicates.add(index)
+            elif invocation_id in invoked:
                 answered.add(invocation_id)
             else:
                 orphans.append(index)
@@ -1376,7 +1382,9 @@ def _complete_pairs(
             "dropped",
             provider,
             describe(index, canisters[index]),
-            "incomplete invocation/result pair skipped",
+            "a second result for one invocation skipped"
+            if index in duplicates
+            else "incomplete invocation/result pair skipped",
         )
     kept = [c for index, c in enumerate(canisters) if index not in skipped]
     supervisors = [index for index, c in enumerate(kept) if c.role is SUPERVISOR]

@@ -42,10 +42,30 @@ from .._common import (
     new_user,
     plain_text,
 )
+from .._rules import kept
 
 __all__ = ["NAME", "parse_request", "render_request"]
 
 NAME = "anthropic"
+
+# The wire keys kept verbatim; cache markers from another format go where
+# Anthropic reads them: on a block.
+kept.declare(
+    NAME,
+    canister=("message", "block"),
+    part=("block", "source"),
+    quiet={"is_error": False},
+    spellings=(
+        kept.Spelling("cache_control", "part", "block", "cache_control"),
+        kept.Spelling(
+            "cache_control",
+            "canister",
+            "block",
+            "cache_control",
+            kinds=frozenset({"invocation", "result", "document"}),
+        ),
+    ),
+)
 """The provider name."""
 
 _WIRE_ROLE = {
@@ -1350,11 +1370,10 @@ def _render_plain_messages(
                 if canister.extras:
                     return None
                 answered = invoked.get(identifier)
-                if answered is None:
+                if answered is not False:  # an orphan, or a second result
                     return None
-                if not answered:
-                    invoked[identifier] = True
-                    waiting -= 1
+                invoked[identifier] = True
+                waiting -= 1
             wire = "user"
         elif kind is ASSISTANT:
             if trial and canister.extras:

@@ -353,11 +353,10 @@ def _render_plain_messages(
                 if canister.extras:
                     return None
                 answered = invoked.get(identifier)
-                if answered is None:
+                if answered is not False:  # an orphan, or a second result
                     return None
-                if not answered:
-                    invoked[identifier] = True
-                    waiting -= 1
+                invoked[identifier] = True
+                waiting -= 1
             step = canister.step
             turn = None
             content = canister.content  # type: ignore[attr-defined]
