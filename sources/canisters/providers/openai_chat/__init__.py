@@ -31,7 +31,10 @@ from ...conversation import Conversation
 from ...serialization import _paused
 from .. import _errors, streams
 from .._requests import WholeRequests
-from . import request
+from . import (
+    fast,  # noqa: F401  (registers the one-pass path with messages)
+    request,
+)
 from .messages import NAME, parse_request
 from .messages import _parse_request as _parse_request
 from .messages import _render_request as _render_request
