@@ -43,10 +43,30 @@ from .._common import (
     new_user,
     plain_text,
 )
+from .._rules import kept
 
 __all__ = ["NAME", "parse_request", "render_request"]
 
 NAME = "anthropic"
+
+# The wire keys kept verbatim; cache markers from another format go where
+# Anthropic reads them: on a block.
+kept.declare(
+    NAME,
+    canister=("message", "block"),
+    part=("block", "source"),
+    quiet={"is_error": False},
+    spellings=(
+        kept.Spelling("cache_control", "part", "block", "cache_control"),
+        kept.Spelling(
+            "cache_control",
+            "canister",
+            "block",
+            "cache_control",
+            kinds=frozenset({"invocation", "result", "document"}),
+        ),
+    ),
+)
 """The provider name."""
 
 _WIRE_ROLE = {

@@ -43,10 +43,28 @@ from .._common import (
     reasoning_action,
     synthesize_id,
 )
+from .._rules import kept, media
 
 __all__ = ["NAME", "REQUEST_FIELDS"]
 
 NAME = "gemini"
+
+# A part's other keys are kept verbatim; its mediaResolution is an image's detail.
+kept.declare(
+    NAME,
+    part=("part",),
+    spellings=(
+        kept.Spelling(
+            "detail",
+            "part",
+            "part",
+            "mediaResolution",
+            read=media.detail_of_resolution,
+            write=media.resolution_of,
+            kinds=frozenset({"image"}),
+        ),
+    ),
+)
 
 REQUEST_FIELDS = ("systemInstruction", "system_instruction", "contents")
 """The request fields that carry the conversation (either casing)."""

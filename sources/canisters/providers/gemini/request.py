@@ -615,7 +615,7 @@ def _declaration_body(
     declaration: dict[str, Any] = {"name": tool.name}
     if tool.description is not None:
         declaration["description"] = tool.description
-    schema = tool.parameters
+    schema = rendering.parameters(tool)
     place = rendering.where(tool)
     where = f"{place}.parameters"
     if schema is not None:

@@ -35,9 +35,34 @@ from .._common import (
     new_user,
     plain_text,
 )
+from .._rules import kept, media
 
 NAME = "openai-chat"
 """The provider name."""
+
+# The wire keys kept verbatim, and the shared concepts among them: cache_control
+# (sent by clients aiming at Anthropic through a Chat gateway; OpenAI takes none)
+# and an image's detail.
+kept.declare(
+    NAME,
+    canister=("message", "call", "function"),
+    part=("outer", "inner"),
+    spellings=(
+        kept.Spelling("cache_control", "part", "outer", "cache_control", sends=False),
+        kept.Spelling(
+            "cache_control", "canister", "message", "cache_control", sends=False
+        ),
+        kept.Spelling(
+            "detail",
+            "part",
+            "inner",
+            "detail",
+            read=media.detail_of,
+            default=media.DETAIL_DEFAULT,
+            kinds=frozenset({"image"}),
+        ),
+    ),
+)
 
 _REF = common.ref_key(NAME)
 _WIRE_ROLE = {

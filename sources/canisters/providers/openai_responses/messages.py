@@ -53,11 +53,29 @@ from .._common import (
     rest,
     synthesize_id,
 )
+from .._rules import kept, media
 
 __all__ = ["NAME", "REQUEST_FIELDS", "RESPONSE_FIELDS"]
 
 NAME = "openai-responses"
 """The provider name."""
+
+# A part's other keys are kept verbatim; its detail is an image's detail.
+kept.declare(
+    NAME,
+    part=("part",),
+    spellings=(
+        kept.Spelling(
+            "detail",
+            "part",
+            "part",
+            "detail",
+            read=media.detail_of,
+            default=media.DETAIL_DEFAULT,
+            kinds=frozenset({"image"}),
+        ),
+    ),
+)
 
 REQUEST_FIELDS = ("instructions", "input")
 """The request fields that carry the conversation."""
