@@ -26,7 +26,12 @@ they belong to:
 from __future__ import annotations
 
 from .._base import BaseNormalizer
-from . import messages, request, response
+from . import (
+    fast,  # noqa: F401  (registers the one-pass path with messages)
+    messages,
+    request,
+    response,
+)
 from .errors import DIALECT
 from .messages import NAME
 from .stream import OpenAIChatAccumulator

@@ -3,6 +3,7 @@ one pass, as :mod:`.messages` reads and writes them the general way."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -20,6 +21,7 @@ from .messages import (
     _extras,
     _form,
     _parse_part,
+    _register_one_pass,
     _render_assistant,
     _render_plain,
     _render_result,
@@ -457,3 +459,6 @@ def _user_parts(parts: tuple[Content, ...]) -> list[dict[str, Any]] | None:
             url = common.data_url(mime, bytes(data))
         rendered.append({"type": "image_url", "image_url": {"url": url}})
     return rendered or None
+
+
+_register_one_pass(sys.modules[__name__])

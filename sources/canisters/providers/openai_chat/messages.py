@@ -259,17 +259,18 @@ def _parse_messages(
     names: dict[str, str] = {}
     legacy: dict[str, list[str]] = {}
     append = canisters.append
+    one_pass = _one_pass[0] if fast else None
     # The canisters of one body share the moment it was read.
     moment = now()
     for index, raw in enumerate(messages):
         # The common shapes are built here; anything else, the general way below.
-        if fast and type(raw) is dict:
+        if one_pass is not None and type(raw) is dict:
             built = one_pass._parse_plain(raw, moment, canisters, names, index, kept)
             if built is not None:
                 if type(built) is list:
                     canisters += built
                 else:
-                    append(built)  # type: ignore[arg-type]
+                    append(built)
                 continue
         path = f"$.messages[{index}]"
         kept.append(raw)
@@ -802,7 +803,8 @@ def render_request(
     (what the fast way must give, exactly)."""
     opts = common.options_from(options)
     given = common.canisters_given(conversation, NAME)
-    if fast:
+    one_pass = _one_pass[0] if fast else None
+    if one_pass is not None:
         trial = common.trial_options(opts)
         if trial is not None:
             try:
@@ -813,10 +815,16 @@ def render_request(
                 common.adopt(opts, trial)
                 return {"messages": messages}
     canisters, own, *_ = common.request_canisters(given, opts, NAME, adjacent=True)
-    if fast and not own:
+    if one_pass is not None and not own:
         return {"messages": one_pass._render_plain_messages(canisters, opts)}
     return {"messages": _render_messages(canisters, opts)}
 
 
-# Last: the one-pass module reads this module's helpers when it is loaded.
-from . import fast as one_pass  # noqa: E402
+# The one-pass path (:mod:`.fast`) builds on this module's helpers, so this module
+# never imports it: it registers itself here when loaded (its package loads it).
+_one_pass: list[Any] = []
+
+
+def _register_one_pass(module: Any) -> None:
+    """Read and write the common shapes with ``module`` (:mod:`.fast`)."""
+    _one_pass[:] = [module]

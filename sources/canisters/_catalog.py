@@ -22,8 +22,8 @@ from typing import Any
 
 import attrs
 
-from ..exceptions import CanistersError
-from ..storage import FileStore, SQLiteStore, Store
+from .exceptions import CanistersError
+from .storage import FileStore, SQLiteStore, Store
 
 
 @attrs.frozen
