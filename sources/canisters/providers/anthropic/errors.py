@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from ...exceptions import MalformedPayload
 from .._errors import Dialect, ErrorKind, ErrorReply, Render
 from .messages import NAME
 
@@ -52,8 +53,10 @@ class AnthropicDialect(Dialect):
         return isinstance(body, Mapping) and body.get("type") == "error"
 
     def read(self, body: Mapping[str, Any], status: int | None) -> ErrorReply:
+        inner = body.get("error")
+        if not isinstance(inner, Mapping):  # the body is told by its type
+            raise MalformedPayload("expected an error object", "$.error")
         envelope = {k: v for k, v in body.items() if k not in ("error", "type")}
-        inner = body["error"]
         return self.reply(
             inner,
             status,
