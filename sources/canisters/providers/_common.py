@@ -72,6 +72,7 @@ from ..serialization import (
     _paused,
 )
 from ._rules.capabilities import Capabilities
+from ._rules.outcomes import FidelityWarning
 from ._rules.reasoning import ReasoningTable
 
 __all__ = [
@@ -223,10 +224,6 @@ def compact_arguments(text: str) -> FrozenDict[str, Any] | None:
 
 
 # Options and the fidelity report -----------------------------------------------------
-
-
-class FidelityWarning(UserWarning):
-    """Warned when content is dropped under the ``"drop"`` policy."""
 
 
 @attrs.frozen
