@@ -33,8 +33,7 @@ def nearest_level(
     if effort not in SCALE or not known:
         outcomes.dropped(
             field,
-            f"effort {effort!r} is not a level the model takes "
-            f"({', '.join(levels)})",
+            f"effort {effort!r} is not a level the model takes ({', '.join(levels)})",
         )
         return None
     position = SCALE.index(effort)
