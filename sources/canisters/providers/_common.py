@@ -1460,8 +1460,33 @@ def bind(marks: dict[str, Any], types: Iterable[str], *, unknown: bool = True) -
         marks[UNKNOWN] = [*marks.get(UNKNOWN, ()), *names]
 
 
+def reply_canisters(
+    conversation: Conversation, options: Options, provider: str
+) -> Conversation:
+    """A reply to render for ``provider``: what another provider's elements
+    (server-tool blocks, items of unknown types) left out, each reported as
+    in a request (:data:`BOUND`); every canister stays, as the first holds the
+    reply's metadata."""
+    canisters = canisters_given(conversation, provider)
+    foreign = [
+        index
+        for index, canister in enumerate(canisters)
+        if canister.extras and _bound_elsewhere(canister, provider)
+    ]
+    if not foreign:
+        return conversation
+    return Conversation(
+        tuple(_without_bound(canisters, foreign, options, provider, keep=True))
+    )
+
+
 def _without_bound(
-    canisters: Sequence[Canister], foreign: list[int], options: Options, provider: str
+    canisters: Sequence[Canister],
+    foreign: list[int],
+    options: Options,
+    provider: str,
+    *,
+    keep: bool = False,
 ) -> list[Canister]:
     kept = list(canisters)
     for index in reversed(foreign):
@@ -1505,7 +1530,7 @@ def _without_bound(
                     and any(owner in part.extras for owner in owners)
                 )
             ) + tuple(placeholders)
-            if not content and canister.role is not Role.User:
+            if not content and canister.role is not Role.User and not keep:
                 del kept[index]
                 continue
             kept[index] = attrs.evolve(canister, content=content, extras=extras)  # type: ignore[misc]
