@@ -293,7 +293,9 @@ class Dialect:
         if not isinstance(body, Mapping):
             return False
         if self.shape == "anthropic":
-            return body.get("type") == "error"
+            return body.get("type") == "error" and isinstance(
+                body.get("error"), Mapping
+            )
         if self.shape == "openai" and body.get("object") == "response":
             return body.get("status") == "failed"
         error = body.get("error")
