@@ -15,7 +15,12 @@ is read; when every change is refused the key is counted as required.
 
 This is how "carried with the same meaning, or named in the report" is checked
 without a map between the input's key paths and the report's words: a carried
-key moves the output, a reported one moves the report. Keys of one shape are
+key moves the output, a reported one moves the report. A key the report names
+(deleting it takes away an event whose place or detail says its name, as
+``extras.gemini.body.toolConfig`` does) answers for every key within it. A key
+holding an object or a list answers through the keys within it (deleting an
+object equal to the format's default changes nothing), and one holding an empty
+object or list says nothing either way. Keys of one shape are
 probed once per body (list indexes are ``*`` in a key pattern:
 ``messages.*.content.*.image_url.detail``), which bounds the walk; every body is
 walked into every other format. Values that differ between two translations of
@@ -30,12 +35,14 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from canisters import CanistersError, UnsupportedContent, providers
+from canisters.providers._common import SIGNATURES
 
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "providers"
@@ -47,8 +54,9 @@ Outcome = tuple[Any, tuple[tuple[Any, ...], ...]]
 
 # What a render may still report under unsupported="error": values made up or
 # moved, which lose nothing, and what other options decide (reasoning="drop",
-# incomplete="skip") or empty content, which holds nothing to lose.
-ALLOWED_UNDER_ERROR = {
+# incomplete="skip"), empty content, which holds nothing to lose, and another
+# provider's signatures, dropped as reasoning signed elsewhere is.
+ALLOWED_UNDER_ERROR = (
     ("synthesized", None),
     ("moved", None),
     ("downgraded", None),
@@ -56,7 +64,21 @@ ALLOWED_UNDER_ERROR = {
     ("dropped", "incomplete invocation/result pair skipped"),
     ("dropped", "empty text block"),
     ("dropped", "message with no content"),
-}
+    ("dropped", "SIGNATURES"),
+)
+
+
+def _allowed(kind: str, detail: str) -> bool:
+    for allowed, words in ALLOWED_UNDER_ERROR:
+        if allowed != kind:
+            continue
+        if words is None or words == detail:
+            return True
+        if words == "SIGNATURES":
+            named = re.fullmatch(r"\S+-only (.+) not sent to \S+", detail)
+            if named and set(named.group(1).split(", ")) <= SIGNATURES:
+                return True
+    return False
 
 
 def cases() -> list[tuple[str, str, str, Any]]:
@@ -169,12 +191,18 @@ def walk(kind: str, source: str, target: str, body: Any) -> tuple[set[str], int]
     varies = set(_differences(first[0], again[0]))
     base = (_masked(first[0], varies), first[1])
     silent: set[str] = set()
+    named: set[Key] = set()
     seen: set[str] = set()
     for key in keys(body):
         shape = pattern(key)
         if shape in seen:
             continue
         seen.add(shape)
+        value = _at(body, key)
+        if value in ({}, []):
+            continue  # an empty object or list says nothing, present or not
+        if any(key[:depth] in named for depth in range(1, len(key))):
+            continue  # within a key the report names
         accepted = 0
         for changed in changes(body, key):
             try:
@@ -182,12 +210,24 @@ def walk(kind: str, source: str, target: str, body: Any) -> tuple[set[str], int]
             except CanistersError:
                 continue
             accepted += 1
+            if events != base[1] and _names(key[-1], base[1], events):
+                named.add(key)
             if (_masked(out, varies), events) != base:
                 break
         else:
-            if accepted:
+            # Lost, unless the key holds others, which then answer for it (an
+            # object equal to the format's default, deleted, changes nothing).
+            if accepted and not isinstance(value, (dict, list)):
                 silent.add(shape)
     return silent, len(seen)
+
+
+def _names(step: str | int, before: tuple[Any, ...], after: tuple[Any, ...]) -> bool:
+    """Whether an event of ``before`` missing from ``after`` names ``step``."""
+    if isinstance(step, int):
+        return False
+    gone = [event for event in before if event not in after]
+    return any(step in f"{event[1]} {event[2]}" for event in gone)
 
 
 def not_refused(kind: str, source: str, target: str, body: Any) -> list[str]:
@@ -203,8 +243,7 @@ def not_refused(kind: str, source: str, target: str, body: Any) -> list[str]:
     return [
         f"{event[0]}: {event[1]}: {event[2]}"
         for event in events
-        if (event[0], None) not in ALLOWED_UNDER_ERROR
-        and (event[0], event[2]) not in ALLOWED_UNDER_ERROR
+        if not _allowed(event[0], event[2])
     ]
 
 

@@ -88,7 +88,7 @@ def test_the_corpus_holds_every_kind_of_body() -> None:
 
 def test_the_walk_finds_a_key_dropped_silently(monkeypatch: pytest.MonkeyPatch) -> None:
     """The walk itself: a key the translation ignores is found, a carried one,
-    a reported one and a required one are not."""
+    a reported one (and the keys within it) and a required one are not."""
     from . import silent_loss_support as support
 
     def fake(
@@ -96,11 +96,16 @@ def test_the_walk_finds_a_key_dropped_silently(monkeypatch: pytest.MonkeyPatch) 
     ) -> Any:
         if body.get("required") != 0:
             raise CanistersError("required must be 0")
-        events = (("dropped", "reported", "", None),) if "reported" in body else ()
+        events = (("dropped", "body.reported", "", None),) if "reported" in body else ()
         return {"carried": body.get("carried")}, events
 
     monkeypatch.setattr(support, "translate", fake)
-    body = {"carried": 1, "reported": True, "ignored": {"deep": "x"}, "required": 0}
+    body = {
+        "carried": 1,
+        "reported": {"within": True},
+        "ignored": {"deep": "x", "empty": []},
+        "required": 0,
+    }
     silent, probed = support.walk("request", "a", "b", body)
-    assert silent == {"ignored", "ignored.deep"}
-    assert probed == 5
+    assert silent == {"ignored.deep"}
+    assert probed == 7

@@ -14,7 +14,14 @@ from ...conversation import Conversation
 from ...exceptions import MalformedPayload
 from ...protocols import Role
 from .. import _errors
-from .._common import Options, canisters_of, expect_mapping, mine, with_response
+from .._common import (
+    Options,
+    canisters_of,
+    expect_mapping,
+    mine,
+    unsupported,
+    with_response,
+)
 from .messages import NAME, _Parser, _Renderer
 
 RESPONSE_FIELDS = (
@@ -100,12 +107,15 @@ def render_response(conversation: Conversation, settings: Options) -> dict[str, 
         if extra.get("tool_calls"):
             message.setdefault("tool_calls", []).extend(extra["tool_calls"])
         if extra.get("content") or extra.get("images") or extra.get("thinking"):
-            settings.note(
-                "dropped",
+            marker = unsupported(
+                settings,
                 NAME,
                 f"reply message {number}",
                 "an Ollama reply holds one message",
             )
+            if marker is not None:
+                text = message.get("content") or ""
+                message["content"] = f"{text}\n\n{marker}" if text else marker
     metadata = first.metadata
     body: dict[str, Any] = {}
     if envelope:
