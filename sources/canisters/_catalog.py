@@ -24,6 +24,7 @@ import attrs
 
 from .exceptions import CanistersError
 from .storage import FileStore, SQLiteStore, Store
+from .storage.files import _open as open_file
 
 
 @attrs.frozen
@@ -61,8 +62,8 @@ def _file_forks(store: FileStore) -> dict[str, Fork]:
     for cid in store.conversations():
         path = base / cid / "fork.json"
         try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        except OSError:
+            fd = open_file(path, os.O_RDONLY)
+        except OSError:  # missing, a link, a FIFO: no fork shown
             continue
         with open(fd, "rb") as handle:
             try:

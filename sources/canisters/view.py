@@ -13,6 +13,9 @@ came from and led to, the result of :meth:`~canisters.storage.Store.verify`
 and a download of its JSON document. It needs the ``view`` extra
 (``pip install 'canisters[view]'``: Starlette and Uvicorn).
 
+Its handlers are plain functions, which Starlette runs in worker threads: a
+store call that blocks holds one request, never the server.
+
 It only reads: the store is used through its read methods, every request
 other than ``GET`` or ``HEAD`` is refused, and nothing is served but
 conversations and blobs named by their checked ids, never a file by path.
@@ -176,7 +179,7 @@ def create_app(
             404,
         )
 
-    async def listing(request: Any) -> Any:
+    def listing(request: Any) -> Any:
         query = request.query_params.get("q", "")[:200]
         try:
             number = max(1, int(request.query_params.get("page", "1")))
@@ -238,7 +241,7 @@ def create_app(
             query["download"] = "1"
         return f"/blob/{content_id}?{urllib.parse.urlencode(query)}"
 
-    async def conversation(request: Any) -> Any:
+    def conversation(request: Any) -> Any:
         cid = request.path_params["cid"]
         try:
             loaded = store.load(cid, salvage=True)
@@ -294,7 +297,7 @@ def create_app(
             page(loaded, options, preamble="".join(parts), self_media=True)
         )
 
-    async def document(request: Any) -> Any:
+    def document(request: Any) -> Any:
         cid = request.path_params["cid"]
         try:
             loaded = store.load(cid)
@@ -310,7 +313,7 @@ def create_app(
             headers={"content-disposition": f'attachment; filename="{cid}.json"'},
         )
 
-    async def blob(request: Any) -> Any:
+    def blob(request: Any) -> Any:
         content_id = request.path_params["content_id"]
         if CONTENT_ID_PATTERN.fullmatch(content_id) is None:
             return not_found("not a content id")

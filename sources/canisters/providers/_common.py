@@ -1333,6 +1333,7 @@ def _complete_pairs(
     invoked: dict[str, int] = {}
     answered: set[str] = set()
     orphans: list[int] = []
+    duplicates: set[int] = set()
     foreign: list[int] = []
     supervisors: list[int] = []
     own = interposed = False
@@ -1346,7 +1347,12 @@ def _complete_pairs(
             invoked.setdefault(canister.invocation_id, index)  # type: ignore[attr-defined]
         elif role is RESULT:
             invocation_id = canister.invocation_id  # type: ignore[attr-defined]
-            if invocation_id in invoked:
+            if invocation_id in answered:
+                # Rule: one result per call (Anthropic answers 400 to two
+                # tool_result blocks for one tool_use): the second is an orphan.
+                orphans.append(index)
+                duplicates.add(index)
+            elif invocation_id in invoked:
                 answered.add(invocation_id)
             else:
                 orphans.append(index)
@@ -1374,7 +1380,9 @@ def _complete_pairs(
             "dropped",
             provider,
             describe(index, canisters[index]),
-            "incomplete invocation/result pair skipped",
+            "a second result for one invocation skipped"
+            if index in duplicates
+            else "incomplete invocation/result pair skipped",
         )
     kept = [c for index, c in enumerate(canisters) if index not in skipped]
     supervisors = [index for index, c in enumerate(kept) if c.role is SUPERVISOR]

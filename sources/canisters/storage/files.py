@@ -118,13 +118,33 @@ def _os_errors(method: Callable[P, T]) -> Callable[P, T]:
 
 
 def _open(path: str | Path, flags: int, mode: int = 0o644) -> int:
-    """``os.open`` refusing a symbolic link as the last part of ``path``."""
+    """``os.open`` of a regular file, refusing anything else at ``path`` with
+    :class:`IntegrityError`: a symbolic link as its last part, and a FIFO, a
+    device, a socket or a directory (opened without blocking, so that a FIFO
+    planted in the store cannot hang its reader)."""
     try:
-        return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, mode)
     except OSError as error:
         if error.errno == errno.ELOOP:
             raise link_error(path) from None
+        if error.errno in (errno.ENXIO, errno.EISDIR):  # a FIFO, a directory
+            raise _not_a_file(path) from None
         raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _not_a_file(path)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _not_a_file(path: str | Path) -> IntegrityError:
+    return IntegrityError(
+        f"{path} is not a regular file: the store reads and writes only files "
+        "(a FIFO or device planted in it could hang or turn it against others)"
+    )
 
 
 def _read(path: str | Path) -> bytes:
@@ -162,7 +182,12 @@ def _make_directory(path: Path) -> Path:
 
 
 def _sync_directory(path: str | Path) -> None:
-    fd = _open(path, os.O_RDONLY)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise link_error(path) from None
+        raise
     try:
         os.fsync(fd)
     finally:
@@ -348,7 +373,9 @@ class FileContentStore:
             return False
         if stat.S_ISLNK(mode):
             raise link_error(path)
-        return stat.S_ISREG(mode)
+        if not stat.S_ISREG(mode):
+            raise _not_a_file(path)
+        return True
 
     def ids(self) -> Iterator[str]:
         """Yield the id of every stored blob (refusing links among them)."""
@@ -992,7 +1019,9 @@ class FileStore:
             return False
         if stat.S_ISLNK(mode):
             raise link_error(path)
-        return stat.S_ISREG(mode)
+        if not stat.S_ISREG(mode):
+            raise _not_a_file(path)
+        return True
 
     @_os_errors
     def conversations(self) -> list[str]:

@@ -15,7 +15,6 @@ from ...content import _URL_SCHEME, File, Image, Reasoning, Text
 from ...conversation import Conversation
 from ...exceptions import CanistersError, MalformedPayload, _excerpt
 from ...protocols import Canister, Content, Role
-from ...serialization import _paused
 from .. import _common as common
 from .._common import (
     ASSISTANT,
@@ -542,16 +541,11 @@ _LISTED: Final = {
 _TEXT_ROLES = (Role.User, Role.Assistant)
 
 
-@common.guarded_keeping("system", "messages")
-def parse_request(body: object, kept: list[Any]) -> Conversation:
-    """Read ``system`` and ``messages`` of a Messages request body (or SDK params)."""
-    return _parse_request(body, kept)
-
-
-def _parse_request(
+def parse_request(
     body: object, kept: list[Any] | None = None, *, fast: bool = True
 ) -> Conversation:
-    """:func:`parse_request`, unguarded; ``fast=False`` reads every message the
+    """Read ``system`` and ``messages`` of a Messages request body (or SDK
+    params); the normalizer guards the call. ``fast=False`` reads every message the
     general way (what the fast way must give, exactly). What it keeps unread
     goes to ``kept`` (see :func:`~canisters.providers._common.guarded_keeping`):
     the system prompt or a message read the general way, whole; from a message
@@ -633,12 +627,12 @@ def _parse_plain(
     kept: list[Any],
 ) -> list[Canister] | None:
     """The canisters of a message's ``content``, built and marked as
-    :func:`_parse_request` builds and marks them the general way (``split``:
+    :func:`parse_request` builds and marks them the general way (``split``:
     the message follows one of the same role), when it is a string or a list
     of blocks each a ``dict``; ``None`` for anything else, and for anything
     :func:`_parse_blocks` refuses (which it then refuses at its path). A block
     read through those readers, or kept whole, goes to ``kept``, and so do the
-    arguments of a call read inline (see :func:`_parse_request`).
+    arguments of a call read inline (see :func:`parse_request`).
 
     The commonest blocks (texts, tool calls with ids that fit Anthropic's
     pattern and no other key, images from a URL or in canonical base64) are
@@ -820,7 +814,7 @@ def _plain_system(
 ) -> Supervisor | None:
     """A ``system`` list of text blocks as :func:`_parse_system` reads it, when
     each is a ``dict`` whose text is a string; ``None`` otherwise. A block of
-    other keys goes to ``kept`` (see :func:`_parse_request`)."""
+    other keys goes to ``kept`` (see :func:`parse_request`)."""
     if type(value) is not list or not value:
         return None
     parts: list[Content] = []
@@ -1217,21 +1211,16 @@ def _render_system(
     return blocks
 
 
-def render_request(conversation: Conversation, **options: Any) -> dict[str, Any]:
+def render_request(
+    conversation: Conversation, options: Mapping[str, Any], *, fast: bool = True
+) -> dict[str, Any]:
     """Render ``{"system": ..., "messages": [...]}`` for a Messages request.
 
     Supervisors become the top-level ``system`` (a string, or text blocks when
     there are several or they carry ``cache_control``); consecutive turns of one
-    role are merged, as Anthropic requires alternating roles.
-    """
-    return _paused(_render_request, conversation, options)
-
-
-def _render_request(
-    conversation: Conversation, options: Mapping[str, Any], *, fast: bool = True
-) -> dict[str, Any]:
-    """:func:`render_request`; ``fast=False`` renders every message the general way
-    (what the fast way must give, exactly)."""
+    role are merged, as Anthropic requires alternating roles. ``fast=False``
+    renders every message the general way (what the fast way must give,
+    exactly)."""
     opts = common.options_from(options)
     given = common.canisters_given(conversation, NAME)
     # A trial (see OpenAI chat) renders the messages before the system prompt:
@@ -1381,11 +1370,10 @@ def _render_plain_messages(
                 if canister.extras:
                     return None
                 answered = invoked.get(identifier)
-                if answered is None:
+                if answered is not False:  # an orphan, or a second result
                     return None
-                if not answered:
-                    invoked[identifier] = True
-                    waiting -= 1
+                invoked[identifier] = True
+                waiting -= 1
             wire = "user"
         elif kind is ASSISTANT:
             if trial and canister.extras:

@@ -12,8 +12,8 @@ from ...conversation import Conversation
 from ...exceptions import MalformedPayload, _excerpt
 from ...protocols import Role
 from .. import _common as common
-from .. import _errors
-from .._common import expect_mapping, expect_str, mine
+from .._common import Options, expect_mapping, expect_str, mine
+from .errors import DIALECT
 from .messages import NAME, _parse_blocks, _render_turn, _Renderer, _with
 
 __all__ = ["parse_response", "render_response"]
@@ -56,11 +56,10 @@ def _usage(raw: Mapping[str, Any]) -> Usage:
 _RESPONSE_KEYS = frozenset({"content", "model"})
 
 
-@common.guarded
 def parse_response(body: object) -> Conversation:
     """Read a Messages response (or ``anthropic.types.Message``)."""
     mapping = common.as_mapping(body)
-    _errors.check(NAME, mapping)
+    DIALECT.check(mapping)
     role = mapping.get("role", "assistant")
     if role != "assistant":
         raise MalformedPayload(f"unexpected role {_excerpt(role)}", "$.role")
@@ -88,10 +87,9 @@ def parse_response(body: object) -> Conversation:
     return Conversation(items)
 
 
-def render_response(conversation: Conversation, **options: Any) -> dict[str, Any]:
+def render_response(conversation: Conversation, opts: Options) -> dict[str, Any]:
     """Render a Messages response body from a reply (assistant turns and
     invocations, merged into one message)."""
-    opts = common.options_from(options)
     renderer = _Renderer(opts)
     canisters = common.canisters_of(conversation, NAME)
     for index, canister in enumerate(canisters):

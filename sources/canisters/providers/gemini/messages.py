@@ -45,7 +45,7 @@ from .._common import (
 )
 from .._rules import kept, media
 
-__all__ = ["NAME", "REQUEST_FIELDS"]
+__all__ = ["NAME", "REQUEST_FIELDS", "parse_request", "render_request"]
 
 NAME = "gemini"
 
@@ -780,7 +780,7 @@ def _plain_system(raw: Any, moment: datetime) -> Supervisor | None:
     return supervisor
 
 
-def _parse_request(body: object, *, fast: bool = True) -> Conversation:
+def parse_request(body: object, *, fast: bool = True) -> Conversation:
     """The normalizer's ``parse_request``, unguarded; ``fast=False`` reads every
     turn the general way (what the fast way must give, exactly)."""
     mapping = body if type(body) is dict else common.as_mapping(body)
@@ -1193,7 +1193,7 @@ def _empty_from_elsewhere(canister: Canister) -> bool:
     )
 
 
-def _render_request(
+def render_request(
     conversation: Conversation, options: Mapping[str, Any], *, fast: bool = True
 ) -> dict[str, Any]:
     """The normalizer's ``render_request``; ``fast=False`` renders the contents the

@@ -12,7 +12,8 @@ from ...canisters import Assistant, Usage, now
 from ...conversation import Conversation
 from ...protocols import Canister, Role
 from .. import _common as common
-from .. import _errors
+from .._common import Options
+from .errors import DIALECT
 from .messages import NAME, _key, _Pairing, _parse_turn, _Reader, _Renderer
 
 __all__ = ["RESPONSE_FIELDS", "parse_response", "render_response"]
@@ -66,7 +67,7 @@ def _usage(raw: Mapping[str, Any]) -> Usage:
 
 def parse_response(body: Any) -> Conversation:
     """Read the first candidate, usage, model version and response id."""
-    _errors.check(NAME, body)
+    DIALECT.check(body)
     body = common.as_mapping(body, received=True)
     reader = _Reader()
     candidates = reader.get(body, "candidates")
@@ -134,11 +135,8 @@ def parse_response(body: Any) -> Conversation:
     return Conversation(tuple(canisters))
 
 
-def render_response(
-    conversation: Conversation, options: Mapping[str, Any]
-) -> dict[str, Any]:
+def render_response(conversation: Conversation, settings: Options) -> dict[str, Any]:
     """Render one candidate with its finish reason, usage, model and id."""
-    settings = common.options_from(options)
     canisters = common.canisters_of(conversation, NAME)
     if not canisters:
         return {"candidates": []}

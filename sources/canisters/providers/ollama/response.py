@@ -4,7 +4,6 @@ on the reply's first canister)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -13,15 +12,16 @@ from ...canisters import Metadata, Usage, now
 from ...conversation import Conversation
 from ...exceptions import MalformedPayload
 from ...protocols import Role
-from .. import _errors
 from .._common import (
     Options,
+    as_mapping,
     canisters_of,
     expect_mapping,
     mine,
     unsupported,
     with_response,
 )
+from .errors import DIALECT
 from .messages import NAME, _Parser, _Renderer
 
 RESPONSE_FIELDS = (
@@ -42,9 +42,10 @@ RESPONSE_FIELDS = (
 _FINISH = {"stop": "stop", "length": "length"}
 
 
-def parse_response(mapping: Mapping[str, Any]) -> Conversation:
-    """The reply of a response body (the normalizer guards the call)."""
-    _errors.check(NAME, mapping)
+def parse_response(body: object) -> Conversation:
+    """The reply of a response body (or ``ollama.ChatResponse``)."""
+    mapping = as_mapping(body)
+    DIALECT.check(mapping)
     message = expect_mapping(mapping.get("message"), "$.message")
     canisters = _Parser(now()).message(0, message, "$.message")
     if canisters and canisters[0].role not in (Role.Assistant, Role.Invocation):

@@ -13,7 +13,6 @@ from ...content import File, Text
 from ...conversation import Conversation
 from ...exceptions import CanistersError, MalformedPayload, _excerpt
 from ...protocols import Canister, Content, Role
-from ...serialization import _paused
 from .. import _common as common
 from .._common import (
     Labeler,
@@ -232,16 +231,11 @@ def _form(parts: list[Content], form: str, role: str) -> str | None:
     return None if form == _default_form(parts, role) else form
 
 
-@common.guarded_keeping("messages")
-def parse_request(body: object, kept: list[Any]) -> Conversation:
-    """Read the ``messages`` of a Chat Completions request body (or SDK params)."""
-    return _parse_request(body, kept)
-
-
-def _parse_request(
+def parse_request(
     body: object, kept: list[Any] | None = None, *, fast: bool = True
 ) -> Conversation:
-    """:func:`parse_request`, unguarded; ``fast=False`` reads every message the
+    """Read the ``messages`` of a Chat Completions request body (or SDK params);
+    the normalizer guards the call. ``fast=False`` reads every message the
     general way (what the fast way must give, exactly). What it keeps unread
     goes to ``kept`` (see :func:`~canisters.providers._common.guarded_keeping`):
     a message read the general way, whole; from a message read the fast way,
@@ -260,7 +254,7 @@ def _parse_messages(
     """The canisters of ``messages``, user turns between calls and their results
     marked (see :func:`common.mark_interposed`); ``fast=False`` reads every
     message the general way (what the fast way must give, exactly). What it
-    keeps unread goes to ``kept`` (see :func:`_parse_request`)."""
+    keeps unread goes to ``kept`` (see :func:`parse_request`)."""
     canisters: list[Canister] = []
     names: dict[str, str] = {}
     legacy: dict[str, list[str]] = {}
@@ -801,15 +795,11 @@ def _render_messages(
     return messages
 
 
-def render_request(conversation: Conversation, **options: Any) -> dict[str, Any]:
-    """Render ``{"messages": [...]}`` for a Chat Completions request."""
-    return _paused(_render_request, conversation, options)
-
-
-def _render_request(
+def render_request(
     conversation: Conversation, options: Mapping[str, Any], *, fast: bool = True
 ) -> dict[str, Any]:
-    """:func:`render_request`; ``fast=False`` renders every message the general way
+    """Render ``{"messages": [...]}`` for a Chat Completions request;
+    ``fast=False`` renders every message the general way
     (what the fast way must give, exactly)."""
     opts = common.options_from(options)
     given = common.canisters_given(conversation, NAME)

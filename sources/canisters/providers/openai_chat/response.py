@@ -11,8 +11,8 @@ from ...conversation import Conversation
 from ...exceptions import MalformedPayload, _excerpt
 from ...protocols import Canister, Role
 from .. import _common as common
-from .. import _errors
-from .._common import expect_list, expect_mapping, expect_str, mine
+from .._common import Options, expect_list, expect_mapping, expect_str, mine
+from .errors import DIALECT
 from .messages import (
     _MESSAGE_KEYS,
     NAME,
@@ -34,7 +34,6 @@ _RESPONSE_KEYS = frozenset({"choices", "model", "usage"})
 _CHOICE_KEYS = frozenset({"message"})
 
 
-@common.guarded
 def parse_response(body: object) -> Conversation:
     """Read a Chat Completions response (or ``ChatCompletion`` object).
 
@@ -42,7 +41,7 @@ def parse_response(body: object) -> Conversation:
     followed by its invocations.
     """
     mapping = common.as_mapping(body)
-    _errors.check(NAME, mapping)
+    DIALECT.check(mapping)
     choices = expect_list(mapping.get("choices"), "$.choices")
     model = mapping.get("model")
     model = expect_str(model, "$.model") if model is not None else None
@@ -136,13 +135,12 @@ def _usage(raw: Mapping[str, Any]) -> Usage:
     )
 
 
-def render_response(conversation: Conversation, **options: Any) -> dict[str, Any]:
+def render_response(conversation: Conversation, opts: Options) -> dict[str, Any]:
     """Render a Chat Completions response body from a reply.
 
     Each :class:`~canisters.Assistant` starts a choice; invocations join the
     choice before them.
     """
-    opts = common.options_from(options)
     renderer = _Renderer(opts)
     choices: list[dict[str, Any]] = []
     groups: list[list[Canister]] = []

@@ -11,7 +11,8 @@ from ...canisters import Assistant, Usage, now
 from ...conversation import Conversation
 from ...protocols import Role
 from .. import _common as common
-from .. import _errors
+from .._common import Options
+from .errors import DIALECT
 from .messages import NAME, RESPONSE_FIELDS, _Parser, _Renderer
 
 
@@ -35,11 +36,10 @@ def _usage(raw: Mapping[str, Any]) -> Usage:
 _INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
 
 
-@common.guarded
 def parse_response(body: Any) -> Conversation:
     """Read a response body or ``openai.types.responses.Response``."""
     mapping = common.as_mapping(body)
-    _errors.check(NAME, mapping)
+    DIALECT.check(mapping)
     parser = _Parser(now())
     for index, item in enumerate(
         common.expect_list(mapping.get("output", []), "$.output")
@@ -75,9 +75,8 @@ def parse_response(body: Any) -> Conversation:
     return Conversation(tuple(canisters))
 
 
-def render_response(conversation: Conversation, **options: Any) -> dict[str, Any]:
+def render_response(conversation: Conversation, settings: Options) -> dict[str, Any]:
     """Render ``id``, ``model``, ``status``, ``output`` and ``usage``."""
-    settings = common.options_from(options)
     canisters = common.canisters_of(conversation, NAME)
     envelope: dict[str, Any] = {}
     metadata = None
