@@ -72,3 +72,88 @@ def test_a_second_result_is_refused_like_an_orphan() -> None:
         providers.get("anthropic").render_full_request(
             request, incomplete="error", max_tokens=10
         )
+
+
+def with_empty_text() -> dict[str, Any]:
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "f", "arguments": "{}"},
+    }
+    return {
+        "model": "m",
+        "messages": [
+            {"role": "system", "content": ""},
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "r"},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": ""},
+                    {"type": "text", "text": "go"},
+                ],
+            },
+        ],
+    }
+
+
+def texts(value: Any) -> list[str]:
+    """Every string under a ``text`` or ``content`` key of ``value``."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in ("text", "content", "instructions") and isinstance(item, str):
+                found.append(item)
+            else:
+                found += texts(item)
+    elif isinstance(value, list):
+        for item in value:
+            found += texts(item)
+    return found
+
+
+@pytest.mark.parametrize("target", [t for t in TARGETS if t != "openai-chat"])
+def test_empty_text_is_left_out_for_every_other_format(target: str) -> None:
+    body, events = render("openai-chat", with_empty_text(), target, max_tokens=10)
+    sent = texts(body)
+    assert "go" in sent and "hi" in sent
+    # No empty text part or message, and no text changed by one (Ollama joins
+    # texts with a newline).
+    if target == "ollama":  # a message of tool calls takes content ""
+        assert [m["content"] for m in body["messages"]] == ["hi", "", "r", "go"]
+    else:
+        assert "" not in sent, sent
+    assert "system" not in body and "systemInstruction" not in body
+    left_out = {(event.where, event.detail) for event in events}
+    assert {
+        ("canister 0 (supervisor)", "a message of empty text only"),
+        ("canister 2 (assistant)", "a message of empty text only"),
+        ("canister 5 (user), part 0 (text)", "empty text"),
+    } <= left_out
+    SDK_ACCEPTS[target]({"model": "m", **body})
+
+
+def test_empty_text_of_the_same_format_goes_back_as_it_came() -> None:
+    chat = providers.get("openai-chat")
+    body = with_empty_text()
+    assert chat.render_full_request(chat.parse_full_request(body)) == body
+
+
+def test_events_after_a_message_left_out_name_the_canister_where_it_stood() -> None:
+    body = with_empty_text()
+    body["messages"].append(
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "input_audio",
+                    "input_audio": {"data": "UklGRg==", "format": "wav"},
+                }
+            ],
+        }
+    )
+    _, events = render(
+        "openai-chat", body, "anthropic", max_tokens=10, unsupported="drop"
+    )
+    assert "canister 6 (user), part 0 (audio)" in {event.where for event in events}

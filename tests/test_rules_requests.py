@@ -6,9 +6,10 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import attrs
 import pytest
 
-from canisters import providers
+from canisters import UnsupportedContent, providers
 
 from .requests_support import SDK_ACCEPTS
 
@@ -79,3 +80,82 @@ def test_untyped_tool_parameters_of_the_same_format_go_back_as_they_came() -> No
     body = untyped_tool("anthropic")
     request = providers.get("anthropic").parse_full_request(body)
     assert providers.get("anthropic").render_full_request(request) == body
+
+
+def effort_profile(target: str) -> Any:
+    return attrs.evolve(providers.capabilities_for(target), reasoning="effort")
+
+
+def chat_effort(effort: str) -> dict[str, Any]:
+    return {
+        "model": "m",
+        "messages": [{"role": "user", "content": "hi"}],
+        "reasoning_effort": effort,
+    }
+
+
+def test_minimal_effort_to_an_anthropic_effort_profile_is_the_nearest_level() -> None:
+    caps = effort_profile("anthropic")
+    body, events = render(
+        "openai-chat",
+        chat_effort("minimal"),
+        "anthropic",
+        capabilities=caps,
+        unsupported="drop",
+    )
+    assert body["output_config"] == {"effort": "low"}
+    assert "reasoning.effort" in where(events, "approximated")
+    SDK_ACCEPTS["anthropic"](body)
+    with pytest.raises(UnsupportedContent, match=r"reasoning\.effort"):
+        render("openai-chat", chat_effort("minimal"), "anthropic", capabilities=caps)
+
+
+def test_a_level_anthropic_takes_goes_as_it_is() -> None:
+    caps = effort_profile("anthropic")
+    body, events = render(
+        "openai-chat", chat_effort("high"), "anthropic", capabilities=caps
+    )
+    assert body["output_config"] == {"effort": "high"}
+    assert "reasoning.effort" not in where(events, "approximated")
+
+
+def test_no_effort_to_a_gemini_level_profile_is_its_least_level() -> None:
+    caps = effort_profile("gemini")
+    body, events = render(
+        "openai-chat",
+        chat_effort("none"),
+        "gemini",
+        capabilities=caps,
+        unsupported="drop",
+    )
+    assert body["generationConfig"]["thinkingConfig"] == {"thinkingLevel": "minimal"}
+    assert "reasoning.effort" in where(events, "approximated")
+    SDK_ACCEPTS["gemini"](body)
+
+
+def test_an_effort_above_a_gemini_level_profile_is_its_highest() -> None:
+    caps = effort_profile("gemini")
+    anthropic = {
+        "model": "m",
+        "max_tokens": 10,
+        "messages": [{"role": "user", "content": "hi"}],
+        "output_config": {"effort": "max"},
+    }
+    body, events = render(
+        "anthropic", anthropic, "gemini", capabilities=caps, unsupported="drop"
+    )
+    assert body["generationConfig"]["thinkingConfig"] == {"thinkingLevel": "high"}
+    assert "reasoning.effort" in where(events, "approximated")
+
+
+def test_a_level_off_the_scale_is_left_out_and_reported() -> None:
+    caps = attrs.evolve(providers.capabilities_for("openai-chat"), efforts=("low",))
+    body, events = render(
+        "openai-responses",
+        {"model": "m", "input": "hi", "reasoning": {"effort": "turbo"}},
+        "openai-chat",
+        capabilities=caps,
+        unsupported="drop",
+    )
+    assert "reasoning_effort" not in body
+    assert "reasoning.effort" in where(events, "dropped")

@@ -108,6 +108,7 @@ from ._rules import (
     ReasoningTable,
     capabilities_for,
 )
+from ._rules.empty import renumbered, without_empty_text
 from ._rules.kept import carry_kept
 from ._rules.parameters import object_root
 
@@ -696,7 +697,12 @@ class WholeRequests:
         opts = common.options_from(options)
         outcomes = Outcomes(opts, self.name)
         conversation = carry_kept(request.conversation, self.name, outcomes)
+        kept = None
+        if self.name not in request.extras:  # a request of another format
+            conversation, kept = without_empty_text(conversation, self.name, opts)
+        since = len(opts.report.events) if opts.report is not None else 0
         messages = self.render_request(conversation, **options)
+        renumbered(opts.report, since, kept)
         rendering = Rendering(request, opts, self.name)
         try:
             settings = self.request_settings.render_settings(request, rendering)

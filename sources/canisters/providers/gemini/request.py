@@ -791,9 +791,7 @@ def _foreign_reasoning(
     if caps.reasoning == "effort":
         effort = rules.effort_for(reasoning, caps, table, outcomes)
         if effort is not None:
-            thinking["thinkingLevel"] = rules.effort_within(
-                effort, caps, table, outcomes
-            )
+            thinking["thinkingLevel"] = effort
         return
     if reasoning.enabled is False:
         thinking["thinkingBudget"] = 0
