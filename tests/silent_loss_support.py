@@ -62,7 +62,10 @@ ALLOWED_UNDER_ERROR = (
     ("downgraded", None),
     ("dropped", "reasoning the provider cannot take back"),
     ("dropped", "incomplete invocation/result pair skipped"),
+    ("dropped", "empty text"),
     ("dropped", "empty text block"),
+    ("dropped", "an empty message"),
+    ("dropped", "a message of empty text only"),
     ("dropped", "message with no content"),
     ("dropped", "SIGNATURES"),
 )
