@@ -80,6 +80,7 @@ __all__ = [
     "FidelityWarning",
     "Options",
     "BOUND",
+    "SIGNATURES",
     "UNKNOWN",
     "bind",
     "bind_parts",
@@ -1404,6 +1405,14 @@ placeholders and the canisters that were nothing else.
 """
 
 
+SIGNATURES: set[str] = set()
+"""The bound names that carry only a signature (Gemini's ``thoughtSignature``),
+declared by their normalizer. Another provider cannot check them, so they are
+dropped and reported as reasoning signed elsewhere is; every other bound element
+holds content (a server tool's call or results, code run and its output) and
+follows the ``unsupported`` option."""
+
+
 def _bound_elsewhere(canister: Canister, provider: str) -> bool:
     for name, data in canister.extras.items():
         if name != provider and BOUND in data:
@@ -1511,12 +1520,23 @@ def _without_bound(
                 if text is not None:
                     placeholders.append(new_text(text, "text/plain", None, EMPTY))
             names = [name for name in data[BOUND] if name not in unknown]
-            if names:
+            signatures = [name for name in names if name in SIGNATURES]
+            held = [name for name in names if name not in SIGNATURES]
+            if held:
+                text = unsupported(
+                    options,
+                    provider,
+                    f"{where}, element ({', '.join(dict.fromkeys(held))})",
+                    f"{owner}-only {', '.join(held)} not sent to {provider}",
+                )
+                if text is not None:
+                    placeholders.append(new_text(text, "text/plain", None, EMPTY))
+            if signatures:
                 options.note(
                     "dropped",
                     provider,
                     where,
-                    f"{owner}-only {', '.join(names)} not sent to {provider}",
+                    f"{owner}-only {', '.join(signatures)} not sent to {provider}",
                 )
         extras = {k: v for k, v in canister.extras.items() if k not in owners}
         if canister.role in (Role.Assistant, Role.User, Role.Supervisor):
