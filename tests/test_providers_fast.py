@@ -419,7 +419,7 @@ PLAIN = Conversation(
     ]
 )
 FAST_WAY = {
-    "anthropic": "_render_plain_messages",
+    "anthropic": "canisters.providers.anthropic.fast:_render_plain_messages",
     "gemini": "_Renderer.plain_contents",
     # The one-pass module, which the general one never imports.
     "openai-chat": "canisters.providers.openai_chat.fast:_render_plain_messages",
