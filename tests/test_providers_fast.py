@@ -420,7 +420,7 @@ PLAIN = Conversation(
 )
 FAST_WAY = {
     "anthropic": "canisters.providers.anthropic.fast:_render_plain_messages",
-    "gemini": "_Renderer.plain_contents",
+    "gemini": "canisters.providers.gemini.fast:_plain_contents",
     # The one-pass module, which the general one never imports.
     "openai-chat": "canisters.providers.openai_chat.fast:_render_plain_messages",
     "openai-responses": "_Renderer.plain_items",
