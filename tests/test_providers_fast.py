@@ -419,9 +419,10 @@ PLAIN = Conversation(
     ]
 )
 FAST_WAY = {
-    "anthropic": "_render_plain_messages",
-    "gemini": "_Renderer.plain_contents",
-    "openai-chat": "one_pass._render_plain_messages",
+    "anthropic": "canisters.providers.anthropic.fast:_render_plain_messages",
+    "gemini": "canisters.providers.gemini.fast:_plain_contents",
+    # The one-pass module, which the general one never imports.
+    "openai-chat": "canisters.providers.openai_chat.fast:_render_plain_messages",
     "openai-responses": "_Renderer.plain_items",
 }
 
@@ -430,8 +431,9 @@ FAST_WAY = {
 def test_canisters_without_extras_take_the_fast_way(
     name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    owner: Any = sys.modules[FAST[name].__module__]
-    *path, attribute = FAST_WAY[name].split(".")
+    module, _, way = FAST_WAY[name].rpartition(":")
+    owner: Any = sys.modules[module or FAST[name].__module__]
+    *path, attribute = way.split(".")
     for step in path:
         owner = getattr(owner, step)
     fast_way = getattr(owner, attribute)

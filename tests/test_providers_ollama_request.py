@@ -292,7 +292,7 @@ def settings_events(events: list[Any]) -> set[tuple[str, str]]:
     return {
         (event.kind, event.where)
         for event in events
-        if not event.where.startswith("canister")
+        if not event.where.startswith(("canister", "conversation"))
     }
 
 

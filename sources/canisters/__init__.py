@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from . import _display
 from .canisters import (
     Assistant,
     Document,
@@ -108,6 +109,14 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
+
+
+def _load_html() -> None:
+    """Load :mod:`canisters.html`, which registers the notebook display."""
+    from . import html  # noqa: F401
+
+
+_display.register_loader(_load_html)
 
 
 __version__ = "0.1.0"

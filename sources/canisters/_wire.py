@@ -12,6 +12,16 @@ from typing import Annotated, Any, Final, Literal
 
 import attrs
 
+from ._formats import (
+    CANISTER_FORMAT,
+    CONTENT_FORMAT,
+    CONVERSATION_FORMAT,
+    FORMAT_VERSION,
+    JSONL_HEADER,
+    OPAQUE_LIMIT,
+    nests_deeper,
+    utf8,
+)
 from ._frozen import EMPTY, FrozenDict, freeze
 from ._trusted import _shadow, _trusted
 from .canisters import (
@@ -28,16 +38,6 @@ from .canisters import (
 from .content import Audio, File, Image, Media, Reasoning, Text, Video
 from .conversation import Conversation
 from .protocols import Canister, Content
-from .serialization import (
-    _JSONL_HEADER,
-    _OPAQUE_LIMIT,
-    CANISTER_FORMAT,
-    CONTENT_FORMAT,
-    CONVERSATION_FORMAT,
-    FORMAT_VERSION,
-    _nests_deeper,
-    _utf8,
-)
 
 # A document holding only the built-in classes, in their usual shapes, is
 # decoded by msgspec into "wire" structs whose fields have exactly the types the
@@ -501,11 +501,11 @@ class _Fast:
         self.new_conversation = new_conversation
 
     def from_json(self, text: str | bytes) -> Conversation | Canister | Content:
-        value: Conversation | Canister | Content = self.document(_utf8(text)).build()
+        value: Conversation | Canister | Content = self.document(utf8(text)).build()
         return value
 
     def from_jsonl(self, text: str | bytes) -> Conversation:
-        data = _utf8(text)
+        data = utf8(text)
         # The header line, then every canister line in one call: msgspec skips
         # blank lines as the hooks do (and refuses one of other whitespace,
         # which the hooks then read). The header as to_jsonl writes it is
@@ -531,7 +531,7 @@ class _Fast:
 
 
 # The header line to_jsonl writes, newline included.
-_HEADER_LINE_BYTES: Final = _JSONL_HEADER + b"\n"
+_HEADER_LINE_BYTES: Final = JSONL_HEADER + b"\n"
 _HEADER_LINE: Final = _HEADER_LINE_BYTES.decode()
 
 
@@ -550,7 +550,7 @@ def check_held(memo: dict[Any, Any]) -> None:
     """Raise ``ValueError`` when a JSON value the builders set may nest too deeply
     for the form read: the hooks then read the document and decide exactly."""
     held = memo[HELD]
-    if held and _nests_deeper(held, _OPAQUE_LIMIT + 1):
+    if held and nests_deeper(held, OPAQUE_LIMIT + 1):
         raise ValueError("perhaps nested too deeply: the hooks decide")
 
 

@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Final, TypeVar
 
 import attrs
 
+from ._display import notebook_html
 from ._frozen import EMPTY, freeze
 from ._typecheck import number, refuse, text_or_none, whole
 from .content import Text
@@ -306,9 +307,7 @@ class _Envelope:
 
     def _repr_html_(self) -> str:
         """The notebook display: :mod:`canisters.html`'s view, bounded in size."""
-        from .html import _notebook
-
-        return _notebook(self)
+        return notebook_html(self)
 
 
 @attrs.frozen(weakref_slot=False)

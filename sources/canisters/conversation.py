@@ -7,6 +7,7 @@ from typing import Any, overload
 
 import attrs
 
+from ._display import notebook_html
 from ._trusted import _trusted
 from .canisters import Usage
 from .exceptions import CanisterNotFound, ModelError, _excerpt
@@ -76,9 +77,7 @@ class Conversation(Sequence[Canister]):
 
     def _repr_html_(self) -> str:
         """The notebook display: :mod:`canisters.html`'s view, bounded in size."""
-        from .html import _notebook
-
-        return _notebook(self)
+        return notebook_html(self)
 
     # Building ------------------------------------------------------------------
 

@@ -83,6 +83,7 @@ import orjson
 
 from . import _base64
 from ._compat import fromisoformat
+from ._identifiers import check_id, check_line
 from .builders import ResultBuilder
 from .canisters import ErrorCode, ErrorInfo, Metadata, Result, new_id, now
 from .conversation import Conversation
@@ -110,7 +111,6 @@ from .protocols import Canister, InvocationCanister, Role
 from .providers import ErrorReply, ErrorResponse
 from .serialization import MAX_DEPTH, _document, _dumps, _loads, from_json
 from .storage import Store
-from .storage._common import check_id, check_line
 
 __all__ = [
     "CARRIED_SIDE_FILES",

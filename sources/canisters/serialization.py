@@ -38,7 +38,7 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn
 
-from . import _base64
+from . import _base64, _formats
 from ._compat import fromisoformat
 from ._frozen import EMPTY, FrozenDict, freeze
 from ._trusted import _trusted
@@ -107,15 +107,15 @@ __all__ = [
     "unstructure_content",
 ]
 
-FORMAT_VERSION: Final = 2
+FORMAT_VERSION: Final = _formats.FORMAT_VERSION
 """The version of the document format this release writes."""
 
-CONVERSATION_FORMAT: Final = "canisters.conversation"
-CANISTER_FORMAT: Final = "canisters.canister"
-CONTENT_FORMAT: Final = "canisters.content"
-REQUEST_FORMAT: Final = "canisters.request"
+CONVERSATION_FORMAT: Final = _formats.CONVERSATION_FORMAT
+CANISTER_FORMAT: Final = _formats.CANISTER_FORMAT
+CONTENT_FORMAT: Final = _formats.CONTENT_FORMAT
+REQUEST_FORMAT: Final = _formats.REQUEST_FORMAT
 
-MAX_DEPTH: Final = 500
+MAX_DEPTH: Final = _formats.MAX_DEPTH
 """The deepest nesting of arrays and objects a value may have, counted in the
 conversation document that holds it, on every Python version.
 
@@ -1577,23 +1577,6 @@ _gc_disable: Final = gc.disable
 _gc_enable: Final = gc.enable
 
 
-# The wire structs hold JSON values only where the model holds them (extras,
-# arguments, ...): a part's extras object sits six levels down in a conversation
-# document, five above its own first level. The fast path refuses a document
-# holding such a value nesting more than MAX_DEPTH - _OPAQUE_BASE levels, which
-# may be too deep for the form read: the hooks decide it exactly.
-_OPAQUE_BASE: Final = 5
-_OPAQUE_LIMIT: Final = MAX_DEPTH - _OPAQUE_BASE
-
-
-def _utf8(text: str | bytes) -> str | bytes:
-    """Text for msgspec: a str beyond ASCII as bytes, as msgspec (like orjson)
-    would otherwise keep a UTF-8 copy attached to the caller's string."""
-    if isinstance(text, str) and not text.isascii():
-        return text.encode()
-    return text
-
-
 # --------------------------------------------------------------------------- #
 # JSON and JSONL
 
@@ -1683,52 +1666,14 @@ _RECORD_PATH: Final = re.compile(r"\$\.canisters\[(\d+)\](.*)")
 _SPLIT_PAIR: Final = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 
 
+_NESTED: Final = _formats.NESTED
+_nests_deeper: Final = _formats.nests_deeper
+_utf8: Final = _formats.utf8
+_JSONL_HEADER: Final = _formats.JSONL_HEADER
+
 _TOO_DEEP: Final = (
     f"nested too deeply (more than {MAX_DEPTH} levels of arrays and objects)"
 )
-_NESTED: Final = (dict, list, tuple)
-
-
-_WRITABLE_DEPTH: Final = 254
-"""The deepest nesting orjson writes: it refuses anything deeper (its recursion
-limit), so a value it writes nests no deeper than this."""
-
-
-def _nests_deeper(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests arrays and objects (dicts, lists, tuples) more than
-    ``limit`` levels deep; a walk level by level, never recursion, whose work is
-    bounded even for a value that holds itself.
-
-    A bound of :data:`_WRITABLE_DEPTH` or more is first settled by orjson, which
-    walks a value in C about ten times faster than Python does level by level:
-    what it writes is within the bound. What it refuses (deeper nesting, keys
-    that are not strings, integers beyond 64 bits, other types) is walked."""
-    if not isinstance(value, _NESTED):
-        return False
-    if limit >= _WRITABLE_DEPTH:
-        import orjson  # loaded on first use, as in _encode_json
-
-        try:
-            orjson.dumps(value)
-        except Exception:  # orjson.JSONEncodeError, a TypeError: walked
-            pass
-        else:
-            return False
-    level = [value]
-    for _ in range(limit):
-        level = [
-            item
-            for container in level
-            for item in (
-                container.values() if isinstance(container, dict) else container
-            )
-            if isinstance(item, _NESTED)
-        ]
-        if not level:
-            return False
-        if len(level) > 4096:  # the same value reached many times: count it once
-            level = list({id(item): item for item in level}.values())
-    return True
 
 
 def _deep_steps(value: Any, limit: int) -> tuple[Any, ...]:
@@ -2025,9 +1970,6 @@ def _to_jsonl(conversation: Iterable[Canister]) -> str:
 
 
 _BATCH: Final = 64
-_JSONL_HEADER: Final = json.dumps(
-    {"format": CONVERSATION_FORMAT, "version": FORMAT_VERSION}, separators=(",", ":")
-).encode()
 
 
 def _lines(header: bytes, records: list[Record], limit: int, exact: bool) -> bytes:

@@ -37,6 +37,10 @@ from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from html import escape
 from typing import Any, Final
 
+from . import _catalog
+from ._html import media as _media
+from ._html.page import Options, content_security_policy, encodable, page
+from ._html.style import CSS, PAGE_CSS
 from .content import CONTENT_ID_PATTERN
 from .exceptions import (
     CanistersError,
@@ -44,9 +48,7 @@ from .exceptions import (
     ConversationNotFound,
     MissingExtra,
 )
-from .html import PAGE_LIMIT, _catalog, _media
-from .html._page import Options, content_security_policy, encodable, page
-from .html._style import CSS, PAGE_CSS
+from .html import PAGE_LIMIT
 from .protocols import Modality
 from .serialization import to_json
 from .storage import InvalidIdentifier, SearchHit, Store

@@ -30,10 +30,9 @@ from urllib.parse import quote
 
 import click
 
-from .. import __version__, html, providers, recording, storage
+from .. import __version__, _catalog, html, providers, recording, storage
 from ..conversation import Conversation
 from ..exceptions import CanistersError
-from ..html import _catalog
 from ..requests import Request
 from ..serialization import _loads, to_json
 from ..validation import problems

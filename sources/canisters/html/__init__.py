@@ -39,10 +39,11 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from .. import _display
+from .._html import media as _media
+from .._html.page import Options, as_conversation, fragment, page
 from ..exceptions import ModelError
 from ..protocols import Modality
-from . import _media
-from ._page import Options, as_conversation, fragment, page
 
 __all__ = ["EMBEDDABLE", "NOTEBOOK_LIMIT", "PAGE_LIMIT", "render"]
 
@@ -118,3 +119,8 @@ def _notebook(value: Any) -> str:
         max_size=_NOTEBOOK_SIZE,
     )
     return fragment(as_conversation(value), options)
+
+
+# Canisters and conversations reach this display through the hook (they sit below
+# this layer and never import it).
+_display.register_renderer(_notebook)

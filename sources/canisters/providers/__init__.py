@@ -62,6 +62,7 @@ from ._rules import (
     is_strict_compatible,
     translate_schema,
 )
+from ._rules import kept as _kept
 
 __all__ = [
     "DEFAULT_CAPABILITIES",
@@ -273,6 +274,11 @@ def get(name: str) -> Normalizer:
                 normalizer = normalizer()
         _registered[name] = normalizer
         return normalizer  # type: ignore[no-any-return]
+
+
+# A request may hold extras of a format whose module is not loaded yet: the rule
+# reporting them loads it (which declares what its extras hold).
+_kept.LOADERS.append(get)
 
 
 def _reset_for_tests(

@@ -7,25 +7,15 @@ normalizer reads its provider's error shape into an :class:`ErrorReply`
 (``normalizer.parse_error(body, status=...)``) and writes one back as its
 provider's body and status (``normalizer.render_error(reply)``), so that a
 gateway can relay the refusal of one provider to a client of another.
-``parse_response`` and the stream readers raise :class:`ErrorResponse`, which
+``parse_response`` and the stream readers raise
+:class:`~canisters.providers.ErrorResponse`, which
 carries the reply, on an error body or event.
 
-The shapes, one per family of providers:
-
-``openai``
-    ``{"error": {"message", "type", "param", "code"}}`` (OpenAI Chat and
-    Responses, and the servers that speak their format).
-``anthropic``
-    ``{"type": "error", "error": {"type", "message"}, "request_id"}``, the same
-    object as an ``error`` event mid-stream.
-``google``
-    ``{"error": {"code", "message", "status", "details"}}``, also as a list of
-    one such object (what ``streamGenerateContent`` without SSE answers).
-``ollama``
-    ``{"error": "text"}``.
-
-Each provider module holds a :class:`Dialect`: the shape, and the table
-between its error types and codes and the neutral :data:`ErrorKind`.
+Each provider package spells its shape in its ``errors`` module, as a
+:class:`Dialect`: how an error body is recognised, read and written, and the
+table between its error types and codes and the neutral :data:`ErrorKind`.
+What every shape shares (classifying, the HTTP statuses, relaying a reply to
+the provider it came from) is here.
 """
 
 from __future__ import annotations
@@ -38,10 +28,12 @@ import attrs
 
 from .._frozen import EMPTY, freeze
 from ..exceptions import MalformedPayload, ModelError, ProviderError
-from ._common import as_mapping
 
 __all__ = [
     "ERROR_KINDS",
+    "GENERIC_KINDS",
+    "GENERIC_RENDERS",
+    "STATUSES",
     "Dialect",
     "ErrorKind",
     "ErrorReply",
@@ -155,7 +147,7 @@ class ErrorReply:
     """A provider's refusal of a call, in neutral terms.
 
     Read from an error body by ``normalizer.parse_error`` (or carried by
-    :class:`ErrorResponse`); written back as any provider's body by
+    :class:`~canisters.providers.ErrorResponse`); written back as any provider's body by
     ``normalizer.render_error``. The provider's own fields (``type``, ``code``,
     ``extras``, ``envelope``) are given back exactly to the provider they came
     from; another provider gets the type, code and status its table gives for
@@ -242,219 +234,10 @@ class ErrorResponse(ProviderError):
         super().__init__(f"{who} refused the call{where}: {reply}")
 
 
-Shape = Literal["openai", "anthropic", "google", "ollama"]
-"""The error-body shapes of the module docstring."""
+Render = tuple[int, str | None, str | int | None]
+"""What a dialect writes for a kind: the HTTP status, the type and the code."""
 
-
-@attrs.frozen
-class Dialect:
-    """One provider's error shape and its table of kinds.
-
-    ``kinds`` maps the provider's error types and codes to a kind (a code is
-    looked up before a type); ``renders`` gives, per kind, the HTTP status, type
-    and code to write for it.
-    """
-
-    provider: str
-    shape: Shape
-    kinds: Mapping[str, ErrorKind]
-    renders: Mapping[ErrorKind, tuple[int, str | None, str | int | None]]
-
-    # Reading ---------------------------------------------------------------------
-
-    def classify(
-        self,
-        type: object,
-        code: object,
-        status: int | None,
-        message: str,
-        reason: object = None,
-    ) -> ErrorKind:
-        """The kind of an error: its code, then its type; a generic one (an
-        invalid request, a server error) gives way to a more telling HTTP
-        status, and an invalid request to a message about the context length."""
-        kind: ErrorKind | None = None
-        for key in (reason, code, type):
-            if isinstance(key, str) and kind is None:
-                kind = self.kinds.get(key)
-        by_status = _status_kind(status)
-        if kind is None or (kind in _GENERIC and by_status not in (None, *_GENERIC)):
-            kind = by_status or kind
-        if kind in (None, "invalid_request") and _CONTEXT.search(message):
-            return "context_length_exceeded"
-        if kind is None and _NOT_FOUND.search(message):
-            return "not_found"
-        return kind or "unknown"
-
-    def is_error(self, body: object) -> bool:
-        """Whether ``body`` (a decoded JSON value) is this provider's error body."""
-        if self.shape == "google" and isinstance(body, list) and len(body) == 1:
-            body = body[0]
-        if not isinstance(body, Mapping):
-            return False
-        if self.shape == "anthropic":
-            return body.get("type") == "error"
-        if self.shape == "openai" and body.get("object") == "response":
-            return body.get("status") == "failed"
-        error = body.get("error")
-        if self.shape == "ollama":
-            return isinstance(error, str) and "message" not in body
-        return isinstance(error, Mapping) and not body.keys() & {
-            "choices",
-            "candidates",
-            "output",
-        }
-
-    def parse(self, body: object, status: int | None = None) -> ErrorReply:
-        """Read an error body; anything else raises
-        :class:`~canisters.providers.MalformedPayload`."""
-        if status is not None and _status_of(status) is None:
-            raise ProviderError(
-                f"status must be an HTTP status (100-599), got {status!r}"
-            )
-        if self.shape == "google" and isinstance(body, list) and len(body) == 1:
-            body = body[0]  # streamGenerateContent's JSON array of one error
-        if not isinstance(body, Mapping):
-            raise MalformedPayload(
-                f"expected an error body (a JSON object), got {type(body).__name__}"
-            )
-        if not self.is_error(body):
-            raise MalformedPayload(f"not a {self.provider} error body", "$.error")
-        if self.shape == "ollama":
-            message = body["error"]
-            envelope = {k: v for k, v in body.items() if k != "error"}
-            kind = self.classify(None, None, status, message)
-            return ErrorReply(
-                kind, message, status=status, provider=self.provider, envelope=envelope
-            )
-        if self.shape == "openai" and body.get("object") == "response":
-            # A response that failed (sent with HTTP 200): its error object
-            # holds only a code and a message.
-            inner = body.get("error")
-            inner = inner if isinstance(inner, Mapping) else {}
-            envelope = {k: v for k, v in body.items() if k != "error"}
-            return self._reply(inner, status, envelope, "$.error")
-        inner = body.get("error")
-        if not isinstance(inner, Mapping):  # Anthropic's is told by its type
-            raise MalformedPayload("expected an error object", "$.error")
-        envelope = {k: v for k, v in body.items() if k not in ("error", "type")}
-        return self._reply(inner, status, envelope, "$.error")
-
-    def _reply(
-        self,
-        inner: Mapping[str, Any],
-        status: int | None,
-        envelope: Mapping[str, Any],
-        path: str,
-    ) -> ErrorReply:
-        message = inner.get("message")
-        if message is None:
-            message = ""
-        elif not isinstance(message, str):
-            raise MalformedPayload("expected a string", f"{path}.message")
-        own: tuple[str, ...] = ("message", "type", "param", "code")
-        if self.shape == "anthropic":
-            own = ("message", "type")
-            code = param = None
-            error_type = inner.get("type")
-        elif self.shape == "google":
-            own = ("message", "status", "code")
-            code = inner.get("status")
-            error_type = None
-            param = None
-            said = _status_of(inner.get("code"))
-            status = status if status is not None else said
-        else:
-            code = inner.get("code")
-            error_type = inner.get("type")
-            param = inner.get("param")
-        extras = {k: v for k, v in inner.items() if k not in own}
-        if self.shape == "google" and inner.get("code") != status:
-            extras["code"] = inner.get("code")  # kept when it is not the status
-        if status is None:
-            status = _status_of(inner.get("status"))  # Azure's inner "status"
-        for key, value in (("type", error_type), ("param", param)):
-            if value is not None and not isinstance(value, str):
-                raise MalformedPayload("expected a string or null", f"{path}.{key}")
-        if code is not None and (
-            isinstance(code, bool) or not isinstance(code, (str, int))
-        ):
-            raise MalformedPayload("expected a string or null", f"{path}.code")
-        kind = self.classify(error_type, code, status, message, _reason(inner))
-        return ErrorReply(
-            kind,
-            message,
-            status=status,
-            code=code,
-            type=error_type,
-            param=param,
-            provider=self.provider,
-            extras=extras,
-            envelope=envelope,
-        )
-
-    def refuse(self, body: object, status: int | None = None) -> ErrorResponse:
-        """The :class:`ErrorResponse` for an error body ``parse_response`` met."""
-        return ErrorResponse(self.parse(body, status))
-
-    def stream_error(self, event: Mapping[str, Any], path: str) -> ErrorResponse:
-        """The :class:`ErrorResponse` for an error event of a stream.
-
-        ``event`` is an error body of the provider's shape, a bare error object
-        (``{"type", "code", "message", "param"}``, as Responses' ``error`` event
-        and an SSE ``event: error`` of Chat Completions carry it), or a failed
-        Responses ``response`` object.
-        """
-        if not self.is_error(event):
-            inner = {k: v for k, v in event.items() if k != "sequence_number"}
-            if self.shape == "openai" and inner.get("type") == "error":
-                del inner["type"]  # the event's type, not the error's
-            if self.shape == "anthropic":
-                event = {"type": "error", "error": inner}
-            elif self.shape == "ollama":
-                event = {"error": str(event.get("error") or event)}
-            else:
-                event = {"error": inner}
-        reply = self.parse(event)
-        return ErrorResponse(reply, path)
-
-    # Writing ---------------------------------------------------------------------
-
-    def render(self, reply: ErrorReply) -> tuple[int, dict[str, Any]]:
-        """Write ``reply`` as this provider's error body, with its HTTP status."""
-        if not isinstance(reply, ErrorReply):
-            raise ProviderError(
-                f"render_error takes an ErrorReply, got {type(reply).__name__}"
-            )
-        same = reply.provider == self.provider
-        status, error_type, code = self.renders[reply.kind]
-        extras: dict[str, Any] = {}
-        envelope: dict[str, Any] = {}
-        if same:
-            error_type, code = reply.type, reply.code
-            extras, envelope = dict(reply.extras), dict(reply.envelope)
-        if reply.status is not None and (same or reply.provider is None):
-            status = reply.status
-        message = reply.message
-        if self.shape == "ollama":
-            return status, {"error": message, **envelope}
-        if self.shape == "google":
-            said = extras.pop("code", status)
-            inner = {"code": said, "message": message, "status": code, **extras}
-            return status, {"error": inner, **envelope}
-        if self.shape == "anthropic":
-            inner = {"type": error_type, "message": message, **extras}
-            return status, {"type": "error", "error": inner, **envelope}
-        if envelope.get("object") == "response":
-            envelope = {}  # a failed response is relayed as an error body
-        inner = {"message": message, "type": error_type, "param": reply.param}
-        inner.update(code=code, **extras)
-        return status, {"error": inner, **envelope}
-
-
-# The providers' tables ------------------------------------------------------------
-
-_OPENAI_KINDS: Final[Mapping[str, ErrorKind]] = {
+GENERIC_KINDS: Final[Mapping[str, ErrorKind]] = {
     # types
     "invalid_request_error": "invalid_request",
     "authentication_error": "authentication",
@@ -481,7 +264,10 @@ _OPENAI_KINDS: Final[Mapping[str, ErrorKind]] = {
     "image_file_too_large": "request_too_large",
     "vector_store_timeout": "timeout",
 }
-_OPENAI_RENDERS: Final[Mapping[ErrorKind, tuple[int, str | None, str | int | None]]] = {
+"""The error types and codes of OpenAI's vocabulary, which most servers copy:
+how an error of unknown shape (a plugin's stream event) is classified."""
+
+GENERIC_RENDERS: Final[Mapping[ErrorKind, Render]] = {
     "invalid_request": (400, "invalid_request_error", None),
     "authentication": (401, "invalid_request_error", "invalid_api_key"),
     "permission": (403, "invalid_request_error", None),
@@ -500,88 +286,260 @@ _OPENAI_RENDERS: Final[Mapping[ErrorKind, tuple[int, str | None, str | int | Non
     "content_refused": (400, "invalid_request_error", "content_policy_violation"),
     "unknown": (500, "server_error", None),
 }
-_ANTHROPIC_KINDS: Final[Mapping[str, ErrorKind]] = {
-    "invalid_request_error": "invalid_request",
-    "authentication_error": "authentication",
-    "billing_error": "quota_exceeded",
-    "permission_error": "permission",
-    "not_found_error": "not_found",
-    "request_too_large": "request_too_large",
-    "rate_limit_error": "rate_limited",
-    "api_error": "server_error",
-    "timeout_error": "timeout",
-    "overloaded_error": "overloaded",
-}
-_ANTHROPIC_RENDERS: Final[
-    Mapping[ErrorKind, tuple[int, str | None, str | int | None]]
-] = {
-    "invalid_request": (400, "invalid_request_error", None),
-    "authentication": (401, "authentication_error", None),
-    "permission": (403, "permission_error", None),
-    "not_found": (404, "not_found_error", None),
-    "request_too_large": (413, "request_too_large", None),
-    "context_length_exceeded": (400, "invalid_request_error", None),
-    "rate_limited": (429, "rate_limit_error", None),
-    "quota_exceeded": (402, "billing_error", None),
-    "overloaded": (529, "overloaded_error", None),
-    "timeout": (504, "timeout_error", None),
-    "server_error": (500, "api_error", None),
-    "content_refused": (400, "invalid_request_error", None),
-    "unknown": (500, "api_error", None),
-}
-_GEMINI_KINDS: Final[Mapping[str, ErrorKind]] = {
-    "INVALID_ARGUMENT": "invalid_request",
-    "FAILED_PRECONDITION": "invalid_request",
-    "OUT_OF_RANGE": "invalid_request",
-    "UNAUTHENTICATED": "authentication",
-    "PERMISSION_DENIED": "permission",
-    "NOT_FOUND": "not_found",
-    "RESOURCE_EXHAUSTED": "rate_limited",
-    "UNAVAILABLE": "overloaded",
-    "DEADLINE_EXCEEDED": "timeout",
-    "INTERNAL": "server_error",
-    "UNKNOWN": "server_error",
-    # ErrorInfo reasons
-    "API_KEY_INVALID": "authentication",
-    "API_KEY_EXPIRED": "authentication",
-}
-_GEMINI_RENDERS: Final[Mapping[ErrorKind, tuple[int, str | None, str | int | None]]] = {
-    "invalid_request": (400, None, "INVALID_ARGUMENT"),
-    "authentication": (401, None, "UNAUTHENTICATED"),
-    "permission": (403, None, "PERMISSION_DENIED"),
-    "not_found": (404, None, "NOT_FOUND"),
-    "request_too_large": (413, None, "INVALID_ARGUMENT"),
-    "context_length_exceeded": (400, None, "INVALID_ARGUMENT"),
-    "rate_limited": (429, None, "RESOURCE_EXHAUSTED"),
-    "quota_exceeded": (429, None, "RESOURCE_EXHAUSTED"),
-    "overloaded": (503, None, "UNAVAILABLE"),
-    "timeout": (504, None, "DEADLINE_EXCEEDED"),
-    "server_error": (500, None, "INTERNAL"),
-    "content_refused": (400, None, "INVALID_ARGUMENT"),
-    "unknown": (500, None, "UNKNOWN"),
-}
-_OLLAMA_RENDERS: Final[Mapping[ErrorKind, tuple[int, str | None, str | int | None]]] = {
-    kind: (status, None, None) for kind, (status, _, _) in _OPENAI_RENDERS.items()
-}
+"""The status, type and code OpenAI writes for each kind: what a dialect
+writes by default."""
 
-DIALECTS: Final[Mapping[str, Dialect]] = {
-    "openai-chat": Dialect("openai-chat", "openai", _OPENAI_KINDS, _OPENAI_RENDERS),
-    "openai-responses": Dialect(
-        "openai-responses", "openai", _OPENAI_KINDS, _OPENAI_RENDERS
-    ),
-    "anthropic": Dialect(
-        "anthropic", "anthropic", _ANTHROPIC_KINDS, _ANTHROPIC_RENDERS
-    ),
-    "gemini": Dialect("gemini", "google", _GEMINI_KINDS, _GEMINI_RENDERS),
-    "ollama": Dialect("ollama", "ollama", {}, _OLLAMA_RENDERS),
+STATUSES: Final[Mapping[ErrorKind, int]] = {
+    "invalid_request": 400,
+    "authentication": 401,
+    "permission": 403,
+    "not_found": 404,
+    "request_too_large": 413,
+    "context_length_exceeded": 400,
+    "rate_limited": 429,
+    "quota_exceeded": 429,
+    "overloaded": 503,
+    "timeout": 504,
+    "server_error": 500,
+    "content_refused": 400,
+    "unknown": 500,
 }
-"""The built-in providers' dialects, by normalizer name."""
+"""The HTTP status of each kind, for a dialect that writes only a status."""
+
+
+class Dialect:
+    """One provider's error shape and its table of kinds.
+
+    ``kinds`` maps the provider's error types and codes to a kind (a code is
+    looked up before a type); ``renders`` gives, per kind, the HTTP status, type
+    and code to write for it. The class itself reads and writes the shape most
+    servers copy from OpenAI, ``{"error": {"message", "type", "param",
+    "code"}}`` (and a failed Responses ``response`` object); another shape
+    overrides :meth:`is_error`, :meth:`read` (an error body to a reply),
+    :meth:`write` (a reply to a body) and :meth:`wrap` (a bare error object of
+    a stream to an error body). One shape serves several providers, each
+    under its own ``provider`` name.
+    """
+
+    __slots__ = ("kinds", "provider", "renders")
+
+    def __init__(
+        self,
+        provider: str,
+        kinds: Mapping[str, ErrorKind] = GENERIC_KINDS,
+        renders: Mapping[ErrorKind, tuple[int, str | None, str | int | None]] = (
+            GENERIC_RENDERS
+        ),
+    ) -> None:
+        self.provider = provider
+        self.kinds = kinds
+        self.renders = renders
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.provider}>"
+
+    # What a shape spells ---------------------------------------------------------
+
+    def is_error(self, body: object) -> bool:
+        """Whether ``body`` (a decoded JSON value) is this provider's error body."""
+        if not isinstance(body, Mapping):
+            return False
+        if body.get("object") == "response":
+            return body.get("status") == "failed"
+        return isinstance(body.get("error"), Mapping) and not body.keys() & {
+            "choices",
+            "candidates",
+            "output",
+        }
+
+    def unwrap(self, body: object) -> object:
+        """The error body itself, where the provider wraps it (in a list)."""
+        return body
+
+    def read(self, body: Mapping[str, Any], status: int | None) -> ErrorReply:
+        """The reply of an error body (:meth:`is_error` holds for it)."""
+        envelope = {k: v for k, v in body.items() if k != "error"}
+        inner: Any = body.get("error")
+        if body.get("object") == "response":
+            # A response that failed (sent with HTTP 200): its error object
+            # holds only a code and a message.
+            inner = inner if isinstance(inner, Mapping) else {}
+        else:
+            envelope.pop("type", None)
+        return self.reply(
+            inner,
+            status,
+            envelope,
+            "$.error",
+            own=("message", "type", "param", "code"),
+            type=inner.get("type"),
+            code=inner.get("code"),
+            param=inner.get("param"),
+        )
+
+    def write(
+        self,
+        reply: ErrorReply,
+        status: int,
+        kind: tuple[str | None, str | int | None],
+        extras: dict[str, Any],
+        envelope: dict[str, Any],
+    ) -> dict[str, Any]:
+        """The error body of ``reply``, given the ``(type, code)`` to write."""
+        if envelope.get("object") == "response":
+            envelope = {}  # a failed response is relayed as an error body
+        inner: dict[str, Any] = {"message": reply.message, "type": kind[0]}
+        inner.update(param=reply.param, code=kind[1], **extras)
+        return {"error": inner, **envelope}
+
+    def wrap(self, inner: dict[str, Any], event: Mapping[str, Any]) -> object:
+        """The error body of a stream's bare error object ``inner`` (``event``
+        without its ``sequence_number``)."""
+        if inner.get("type") == "error":
+            del inner["type"]  # the event's type, not the error's
+        return {"error": inner}
+
+    # Shared ----------------------------------------------------------------------
+
+    def classify(
+        self,
+        type: object,
+        code: object,
+        status: int | None,
+        message: str,
+        reason: object = None,
+    ) -> ErrorKind:
+        """The kind of an error: its code, then its type; a generic one (an
+        invalid request, a server error) gives way to a more telling HTTP
+        status, and an invalid request to a message about the context length."""
+        kind: ErrorKind | None = None
+        for key in (reason, code, type):
+            if isinstance(key, str) and kind is None:
+                kind = self.kinds.get(key)
+        by_status = _status_kind(status)
+        if kind is None or (kind in _GENERIC and by_status not in (None, *_GENERIC)):
+            kind = by_status or kind
+        if kind in (None, "invalid_request") and _CONTEXT.search(message):
+            return "context_length_exceeded"
+        if kind is None and _NOT_FOUND.search(message):
+            return "not_found"
+        return kind or "unknown"
+
+    def reply(
+        self,
+        inner: Mapping[str, Any],
+        status: int | None,
+        envelope: Mapping[str, Any],
+        path: str,
+        *,
+        own: tuple[str, ...],
+        type: object = None,
+        code: object = None,
+        param: object = None,
+        reason: object = None,
+        extras: dict[str, Any] | None = None,
+    ) -> ErrorReply:
+        """The reply of an error object ``inner`` at ``path``: its ``message``,
+        the ``type``, ``code`` and ``param`` the shape read (checked here), its
+        keys other than ``own`` as extras."""
+        message = inner.get("message")
+        if message is None:
+            message = ""
+        elif not isinstance(message, str):
+            raise MalformedPayload("expected a string", f"{path}.message")
+        rest = {k: v for k, v in inner.items() if k not in own}
+        if extras:
+            rest.update(extras)
+        if status is None:
+            status = _status_of(inner.get("status"))  # Azure's inner "status"
+        for key, value in (("type", type), ("param", param)):
+            if value is not None and not isinstance(value, str):
+                raise MalformedPayload("expected a string or null", f"{path}.{key}")
+        if code is not None and (
+            isinstance(code, bool) or not isinstance(code, (str, int))
+        ):
+            raise MalformedPayload("expected a string or null", f"{path}.code")
+        return ErrorReply(
+            self.classify(type, code, status, message, reason),
+            message,
+            status=status,
+            code=code,
+            type=type,  # type: ignore[arg-type]
+            param=param,  # type: ignore[arg-type]
+            provider=self.provider,
+            extras=rest,
+            envelope=envelope,
+        )
+
+    def check(self, body: object) -> None:
+        """Raise :class:`~canisters.providers.ErrorResponse` when ``body`` is this
+        provider's error
+        body (what ``parse_response`` does before reading a reply)."""
+        # Every shape's error body holds an "error" (a failed Responses response
+        # says so in its "status"): a reply is let through at the cost of two reads.
+        if (
+            type(body) is dict
+            and body.get("error") is None
+            and body.get("status") != "failed"
+        ):
+            return
+        if self.is_error(body):
+            raise self.refuse(body)
+
+    def parse(self, body: object, status: int | None = None) -> ErrorReply:
+        """Read an error body; anything else raises
+        :class:`~canisters.providers.MalformedPayload`."""
+        if status is not None and _status_of(status) is None:
+            raise ProviderError(
+                f"status must be an HTTP status (100-599), got {status!r}"
+            )
+        body = self.unwrap(body)
+        if not isinstance(body, Mapping):
+            raise MalformedPayload(
+                f"expected an error body (a JSON object), got {type(body).__name__}"
+            )
+        if not self.is_error(body):
+            raise MalformedPayload(f"not a {self.provider} error body", "$.error")
+        return self.read(body, status)
+
+    def refuse(self, body: object, status: int | None = None) -> ErrorResponse:
+        """The :class:`~canisters.providers.ErrorResponse` for an error body
+        ``parse_response`` met."""
+        return ErrorResponse(self.parse(body, status))
+
+    def stream_error(self, event: Mapping[str, Any], path: str) -> ErrorResponse:
+        """The :class:`~canisters.providers.ErrorResponse` for an error event of a
+        stream: an error
+        body of the provider's shape, or a bare error object
+        (``{"type", "code", "message", "param"}``) :meth:`wrap` turns into one."""
+        if not self.is_error(event):
+            inner = {k: v for k, v in event.items() if k != "sequence_number"}
+            event = self.wrap(inner, event)  # type: ignore[assignment]
+        return ErrorResponse(self.parse(event), path)
+
+    def render(self, reply: ErrorReply) -> tuple[int, dict[str, Any]]:
+        """Write ``reply`` as this provider's error body, with its HTTP status."""
+        if not isinstance(reply, ErrorReply):
+            raise ProviderError(
+                f"render_error takes an ErrorReply, got {type(reply).__name__}"
+            )
+        same = reply.provider == self.provider
+        status, error_type, code = self.renders[reply.kind]
+        extras: dict[str, Any] = {}
+        envelope: dict[str, Any] = {}
+        if same:
+            error_type, code = reply.type, reply.code
+            extras, envelope = dict(reply.extras), dict(reply.envelope)
+        if reply.status is not None and (same or reply.provider is None):
+            status = reply.status
+        return status, self.write(reply, status, (error_type, code), extras, envelope)
 
 
 def generic_error(error: object, path: str, provider: str | None) -> ErrorResponse:
-    """The :class:`ErrorResponse` for an error object of unknown shape (a
+    """The :class:`~canisters.providers.ErrorResponse` for an error object of unknown
+    shape (a
     plugin's stream): its ``type``, ``code``, ``status`` and ``message``."""
-    dialect = Dialect(provider or "the provider", "openai", _OPENAI_KINDS, {})
+    dialect = Dialect(provider or "the provider", GENERIC_KINDS, {})
     if isinstance(error, Mapping):
         message = error.get("message")
         message = message if isinstance(message, str) else ""
@@ -617,33 +575,7 @@ def generic_error(error: object, path: str, provider: str | None) -> ErrorRespon
     return ErrorResponse(reply, path)
 
 
-def _reason(inner: Mapping[str, Any]) -> str | None:
-    """The ``reason`` of a Google error's ``ErrorInfo`` detail (``API_KEY_INVALID``
-    comes as a 400 ``INVALID_ARGUMENT``: the reason tells it is about the key)."""
-    details = inner.get("details")
-    for detail in details if isinstance(details, list) else ():
-        if isinstance(detail, Mapping) and isinstance(detail.get("reason"), str):
-            return detail["reason"]  # type: ignore[no-any-return]
-    return None
-
-
-def check(provider: str, body: object) -> None:
-    """Raise :class:`ErrorResponse` when ``body`` is ``provider``'s error body
-    (what ``parse_response`` does before reading a reply)."""
-    # Every shape's error body holds an "error" (a failed Responses response
-    # says so in its "status"): a reply is let through at the cost of two reads.
-    if (
-        type(body) is dict
-        and body.get("error") is None
-        and body.get("status") != "failed"
-    ):
-        return
-    dialect = DIALECTS[provider]
-    if dialect.is_error(body):
-        raise dialect.refuse(body)
-
-
-def _from_exception(error: BaseException, status: int | None) -> tuple[Any, int | None]:
+def from_exception(error: BaseException, status: int | None) -> tuple[Any, int | None]:
     """The body and HTTP status an SDK's exception holds (openai's and
     anthropic's ``APIStatusError``, google-genai's ``APIError``, ollama's
     ``ResponseError``)."""
@@ -668,30 +600,6 @@ def _from_exception(error: BaseException, status: int | None) -> tuple[Any, int 
     return body, status
 
 
-class ErrorNormalizing:
-    """Mixin giving a built-in normalizer ``parse_error`` and ``render_error``
-    from its provider's :class:`Dialect`."""
-
-    __slots__ = ()
-
-    name: str
-
-    def parse_error(self, body: Any, *, status: int | None = None) -> ErrorReply:
-        """Read the provider's error body (or the exception its SDK raised) into
-        an :class:`~canisters.providers.ErrorReply`; ``status`` is the HTTP
-        status it came with, when the caller has it. A body that is not an error
-        raises :class:`~canisters.providers.MalformedPayload`."""
-        if isinstance(body, BaseException):
-            body, status = _from_exception(body, status)
-        elif not isinstance(body, (Mapping, list)):
-            body = as_mapping(body, received=True)
-        return DIALECTS[self.name].parse(body, status)
-
-    def render_error(self, reply: ErrorReply) -> tuple[int, dict[str, Any]]:
-        """Write ``reply`` as the provider's error body: ``(HTTP status, body)``.
-
-        A reply read from this provider comes back as it was read; one from
-        another provider (or made by hand) gets this provider's status, type and
-        code for its kind, with its message and parameter.
-        """
-        return DIALECTS[self.name].render(reply)
+def status_of(value: object) -> int | None:
+    """``value`` when it is an HTTP status (an int from 100 to 599)."""
+    return _status_of(value)

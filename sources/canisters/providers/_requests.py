@@ -106,9 +106,11 @@ from ._rules import (
     Capabilities,
     Outcomes,
     ReasoningTable,
-    cache_markers,
     capabilities_for,
 )
+from ._rules.empty import renumbered, without_empty_text
+from ._rules.kept import carry_kept
+from ._rules.parameters import object_root
 
 __all__ = [
     "BODY",
@@ -619,6 +621,15 @@ class Rendering:
                 return f"tools[{index}]"
         return "tools"
 
+    def parameters(self, tool: Tool) -> Mapping[str, Any] | None:
+        """The parameters schema of ``tool`` to send: as it came for a request
+        of this format, else with the rules every target needs
+        (:func:`~canisters.providers._rules.parameters.object_root`)."""
+        schema = tool.parameters
+        if schema is None or self.native:
+            return schema
+        return object_root(schema, f"{self.where(tool)}.parameters", self.outcomes)
+
     def tool_extras(self, tool: Tool) -> Mapping[str, Any]:
         """The extras ``tool`` keeps for this format."""
         extras = tool.extras
@@ -684,9 +695,15 @@ class WholeRequests:
                 f"render_full_request takes a Request, got {type(request).__name__}"
             )
         opts = common.options_from(options)
-        messages = self.render_request(request.conversation, **options)
+        outcomes = Outcomes(opts, self.name)
+        conversation = carry_kept(request.conversation, self.name, outcomes)
+        kept = None
+        if self.name not in request.extras:  # a request of another format
+            conversation, kept = without_empty_text(conversation, self.name, opts)
+        since = len(opts.report.events) if opts.report is not None else 0
+        messages = self.render_request(conversation, **options)
+        renumbered(opts.report, since, kept)
         rendering = Rendering(request, opts, self.name)
-        cache_markers(request.conversation, self.name, rendering.outcomes)
         try:
             settings = self.request_settings.render_settings(request, rendering)
             rendering.finish()
@@ -857,16 +874,17 @@ def function_parameters(tool: Tool, rendering: Rendering) -> dict[str, Any]:
     strict-compatible when the tool asks for strict mode and comes from
     another format (never is strict mode switched on for a schema of its
     own)."""
-    assert tool.parameters is not None
+    parameters = rendering.parameters(tool)
+    assert parameters is not None
     if tool.strict and not rendering.native:
         return rules.schema_for(
-            tool.parameters,
+            parameters,
             "openai-strict",
             f"{rendering.where(tool)}.parameters",
             rendering.outcomes,
             _STRICT,
         )
-    return dict(tool.parameters)
+    return dict(parameters)
 
 
 def openai_format(output: OutputFormat, rendering: Rendering) -> dict[str, Any] | None:

@@ -32,7 +32,7 @@ import re
 from collections.abc import Iterable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from ..conversation import Conversation
 from ..exceptions import StorageError
@@ -55,6 +55,9 @@ from .aio import AsyncStore, open_async_store
 from .files import FileStore
 from .sqlite import SQLiteStore
 from .transfer import CopyReport, copy_store
+
+if TYPE_CHECKING:
+    from .postgres import AsyncPostgresStore
 
 __all__ = [
     "AsyncStore",
@@ -419,6 +422,14 @@ def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
     if "\x00" in os.fspath(location):
         raise StorageError("a store location must not contain NUL bytes")
     return FileStore(Path(location), **options)
+
+
+def _async_postgres(location: str, **options: Any) -> AsyncPostgresStore:
+    """A new :class:`~canisters.storage.postgres.AsyncPostgresStore`, not yet
+    open (for :func:`open_async_store`)."""
+    from .postgres import AsyncPostgresStore
+
+    return AsyncPostgresStore(location, **options)
 
 
 def verify(store: Store, conversation_id: str) -> Verification:

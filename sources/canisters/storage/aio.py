@@ -471,14 +471,13 @@ async def open_async_store(
     :class:`AsyncStore`: native coroutines for PostgreSQL
     (:class:`~canisters.storage.postgres.AsyncPostgresStore`), a
     :class:`~canisters.storage.aio.ThreadedStore` for the embedded backends."""
-    from . import POSTGRES_SCHEMES, open_store
+    # Through the package: the PostgreSQL backend builds on this module.
+    from . import POSTGRES_SCHEMES, _async_postgres, open_store
 
     if isinstance(location, str) and location.startswith(POSTGRES_SCHEMES):
-        from .postgres import AsyncPostgresStore
-
         # Made in a thread (its S3 client reads the AWS settings' files), then
         # connected on the event loop.
-        native = await asyncio.to_thread(AsyncPostgresStore, location, **options)
+        native = await asyncio.to_thread(_async_postgres, location, **options)
         return await native.open()
     store = await asyncio.to_thread(open_store, location, **options)
     return ThreadedStore(store)

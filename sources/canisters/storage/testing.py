@@ -27,9 +27,27 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-import canisters as c
-from canisters.protocols import Canister
-
+from ..canisters import (
+    Assistant,
+    Document,
+    Invocation,
+    Metadata,
+    Result,
+    Supervisor,
+    Usage,
+    User,
+)
+from ..content import Audio, File, Image, Reasoning, Text, Video
+from ..conversation import Conversation
+from ..exceptions import (
+    CanisterNotFound,
+    ContentNotFound,
+    ConversationNotFound,
+    DuplicateCanister,
+    ModelError,
+    StorageError,
+)
+from ..protocols import Canister
 from . import Fork, InvalidIdentifier, StoragePolicy, Store, verify
 from ._conformance_redaction import RedactionConformance
 from ._conformance_search import SearchConformance
@@ -40,28 +58,28 @@ PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
 PROMPT = "You are a careful assistant."
 
 
-def _sample() -> list[c.Canister]:
-    invocation = c.Invocation("lookup", {"q": "weather", "n": [1, 2.5, None]}, step=1)
+def _sample() -> list[Canister]:
+    invocation = Invocation("lookup", {"q": "weather", "n": [1, 2.5, None]}, step=1)
     return [
-        c.Supervisor(PROMPT),
-        c.User(
+        Supervisor(PROMPT),
+        User(
             (
-                c.Text("What is in this picture?"),
-                c.Image(data=PNG, mime_type="image/png", hint="a test pattern"),
-                c.Audio(url="https://example.com/a.wav"),
-                c.File(content_id="sha256:" + "ab" * 32, filename="a.pdf"),
+                Text("What is in this picture?"),
+                Image(data=PNG, mime_type="image/png", hint="a test pattern"),
+                Audio(url="https://example.com/a.wav"),
+                File(content_id="sha256:" + "ab" * 32, filename="a.pdf"),
             )
         ),
-        c.Assistant(
+        Assistant(
             (
-                c.Reasoning("thinking", "sig==", None, "anthropic"),
-                c.Text("x" * 5000, "text/markdown"),
+                Reasoning("thinking", "sig==", None, "anthropic"),
+                Text("x" * 5000, "text/markdown"),
             ),
-            metadata=c.Metadata(model="m", usage=c.Usage(10, 20), latency_ms=1.5),
+            metadata=Metadata(model="m", usage=Usage(10, 20), latency_ms=1.5),
         ),
         invocation,
-        c.Result(invocation.invocation_id, "lookup", "sunny", step=1),
-        c.Document(("reference material " * 100,), "Title", "doc-1"),
+        Result(invocation.invocation_id, "lookup", "sunny", step=1),
+        Document(("reference material " * 100,), "Title", "doc-1"),
     ]
 
 
@@ -102,19 +120,19 @@ class StoreConformance(SearchConformance, RedactionConformance):
         store.append("chat", sample[0])
         store.extend("chat", sample[1:])
         loaded = store.load("chat")
-        assert isinstance(loaded, c.Conversation)
+        assert isinstance(loaded, Conversation)
         assert loaded == sample
         assert [type(x) for x in loaded] == [type(x) for x in sample]
 
     def test_media_sources_come_back_as_given(self, store: Store) -> None:
         """Media sources come back as given."""
         parts = (
-            c.Image(data=PNG),
-            c.Image(url="https://example.com/x.png"),
-            c.Image(content_id=store.content.put(PNG)),
-            c.Video(refs={"gemini": "files/abc"}),
+            Image(data=PNG),
+            Image(url="https://example.com/x.png"),
+            Image(content_id=store.content.put(PNG)),
+            Video(refs={"gemini": "files/abc"}),
         )
-        store.append("media", c.User(parts))
+        store.append("media", User(parts))
         loaded = store.load("media")[0]
         assert loaded.content == parts  # type: ignore[attr-defined]
         assert loaded.content[0].data == PNG  # type: ignore[attr-defined]
@@ -134,7 +152,7 @@ class StoreConformance(SearchConformance, RedactionConformance):
         with opener() as one, opener() as two:
             expected = []
             for index in range(10):
-                canister = c.User(f"message {index}")
+                canister = User(f"message {index}")
                 (one if index % 2 else two).append("chat", canister)
                 expected.append(canister)
             assert one.load("chat") == expected
@@ -152,45 +170,45 @@ class StoreConformance(SearchConformance, RedactionConformance):
     def test_conversations_exists_and_delete(self, store: Store) -> None:
         """Conversations exists and delete."""
         assert store.conversations() == []
-        store.append("b", c.User("hi"))
-        store.append("a", c.User("hi"))
+        store.append("b", User("hi"))
+        store.append("a", User("hi"))
         assert store.conversations() == ["a", "b"]
         assert store.exists("a")
         assert not store.exists("c")
         store.delete("a")
         assert not store.exists("a")
         assert store.conversations() == ["b"]
-        with pytest.raises(c.ConversationNotFound):
+        with pytest.raises(ConversationNotFound):
             store.load("a")
-        with pytest.raises(c.ConversationNotFound):
+        with pytest.raises(ConversationNotFound):
             store.delete("a")
-        store.append("a", c.User("again"))
+        store.append("a", User("again"))
         assert len(store.load("a")) == 1
 
     def test_unknown_conversation(self, store: Store) -> None:
         """Unknown conversation."""
-        with pytest.raises(c.ConversationNotFound) as raised:
+        with pytest.raises(ConversationNotFound) as raised:
             store.load("nope")
-        assert isinstance(raised.value, c.StorageError)
+        assert isinstance(raised.value, StorageError)
         assert isinstance(raised.value, LookupError)
-        with pytest.raises(c.ConversationNotFound):
+        with pytest.raises(ConversationNotFound):
             store.verify("nope")
-        with pytest.raises(c.ConversationNotFound):
+        with pytest.raises(ConversationNotFound):
             store.fork("nope", "x")
 
     @pytest.mark.parametrize(
         ("canister", "blobs"),
         [
-            (c.User("short"), 0),
-            (c.User("x" * 1023), 0),
-            (c.User("x" * 1024), 1),
-            (c.User("é" * 512), 1),  # 1024 UTF-8 bytes
-            (c.User("é" * 511), 0),
-            (c.Supervisor("Be brief."), 1),
-            (c.User((c.Image(data=b"1"),)), 1),
-            (c.User((c.Image(url="https://example.com/x.png"),)), 0),
-            (c.Assistant((c.Reasoning("r" * 4000),)), 0),
-            (c.Invocation("f", {"text": "x" * 4000}), 0),
+            (User("short"), 0),
+            (User("x" * 1023), 0),
+            (User("x" * 1024), 1),
+            (User("é" * 512), 1),  # 1024 UTF-8 bytes
+            (User("é" * 511), 0),
+            (Supervisor("Be brief."), 1),
+            (User((Image(data=b"1"),)), 1),
+            (User((Image(url="https://example.com/x.png"),)), 0),
+            (Assistant((Reasoning("r" * 4000),)), 0),
+            (Invocation("f", {"text": "x" * 4000}), 0),
         ],
     )
     def test_hybrid_policy(self, store: Store, canister: Canister, blobs: int) -> None:
@@ -206,10 +224,10 @@ class StoreConformance(SearchConformance, RedactionConformance):
         )
         with opener(policy=policy) as store:
             assert store.policy == policy
-            store.append("chat", c.Supervisor("Be brief."))
-            store.append("chat", c.User((c.Image(data=PNG),)))
+            store.append("chat", Supervisor("Be brief."))
+            store.append("chat", User((Image(data=PNG),)))
             assert _blobs(store) == 0
-            store.append("chat", c.User("more than ten bytes"))
+            store.append("chat", User("more than ten bytes"))
             assert _blobs(store) == 1
             assert len(store.load("chat")) == 3
 
@@ -219,8 +237,8 @@ class StoreConformance(SearchConformance, RedactionConformance):
             store.extend(
                 name,
                 [
-                    c.Supervisor(PROMPT),
-                    c.User((c.Text(f"hello from {name}"), c.Image(data=PNG))),
+                    Supervisor(PROMPT),
+                    User((Text(f"hello from {name}"), Image(data=PNG))),
                 ],
             )
         stats = store.stats()
@@ -251,8 +269,8 @@ class StoreConformance(SearchConformance, RedactionConformance):
                 store.extend(
                     "chat",
                     [
-                        c.User((c.Text(f"look {turn}"), c.Image(data=PNG))),
-                        c.Assistant(long_text),
+                        User((Text(f"look {turn}"), Image(data=PNG))),
+                        Assistant(long_text),
                     ],
                 )
             loaded = store.load("chat")
@@ -273,9 +291,9 @@ class StoreConformance(SearchConformance, RedactionConformance):
         assert list(store.content.ids()) == [content_id]
         missing = "sha256:" + "0" * 64
         assert not store.content.has(missing)
-        with pytest.raises(c.ContentNotFound):
+        with pytest.raises(ContentNotFound):
             store.content.get(missing)
-        with pytest.raises(c.ModelError, match="bytes"):
+        with pytest.raises(ModelError, match="bytes"):
             store.content.put("text")  # type: ignore[arg-type]
 
     def test_fork_shares_the_prefix(self, store: Store) -> None:
@@ -287,11 +305,11 @@ class StoreConformance(SearchConformance, RedactionConformance):
         assert store.exists(fork)
         assert store.load(fork) == sample[:3]
         records_before = store.stats().records
-        added = c.User("a different question")
+        added = User("a different question")
         store.append(fork, added)
         assert store.stats().records == records_before + 1
         assert store.load(fork) == [*sample[:3], added]
-        store.append("main", c.User("main goes on"))
+        store.append("main", User("main goes on"))
         assert store.load(fork) == [*sample[:3], added]
         assert len(store.load("main")) == len(sample) + 1
         report = store.verify(fork)
@@ -302,20 +320,20 @@ class StoreConformance(SearchConformance, RedactionConformance):
 
     def test_fork_of_a_fork_and_deletion_order(self, store: Store) -> None:
         """Fork of a fork and deletion order."""
-        first, second, third = c.User("1"), c.Assistant("2"), c.User("3")
+        first, second, third = User("1"), Assistant("2"), User("3")
         store.extend("root", [first, second])
         child = store.fork("root", at=second.id)
         store.append(child, third)
         grandchild = store.fork(child, at=third.id)
-        fourth = c.Assistant("4")
+        fourth = Assistant("4")
         store.append(grandchild, fourth)
         assert store.load(grandchild) == [first, second, third, fourth]
         assert store.verify(grandchild).ok
         early = store.fork("root", at=first.id)
         assert store.load(early) == [first]
-        with pytest.raises(c.StorageError, match="has forks"):
+        with pytest.raises(StorageError, match="has forks"):
             store.delete("root")
-        with pytest.raises(c.StorageError, match="has forks"):
+        with pytest.raises(StorageError, match="has forks"):
             store.delete(child)
         store.delete(grandchild)
         store.delete(child)
@@ -326,10 +344,10 @@ class StoreConformance(SearchConformance, RedactionConformance):
     def test_a_fork_of_a_fork_inside_what_it_inherited(self, store: Store) -> None:
         """A fork of a fork made at a canister its parent inherited loads,
         verifies, takes appends (retried ones recorded once) and forks again."""
-        messages = [c.User(f"message {n}") for n in range(6)]
+        messages = [User(f"message {n}") for n in range(6)]
         store.extend("root", messages)
         first = store.fork("root", at=messages[3].id)
-        extra = c.User("x")
+        extra = User("x")
         store.extend(first, [extra])
         second = store.fork(first, at=messages[1].id)
         assert store.load(second) == messages[:2]
@@ -338,9 +356,9 @@ class StoreConformance(SearchConformance, RedactionConformance):
         assert store.head(second) == (2, report.head)
         store.extend(second, [messages[0], messages[1]])
         assert store.head(second) == (2, report.head)
-        with pytest.raises(c.DuplicateCanister):
-            store.append(second, c.User("changed", id=messages[1].id))
-        added = c.Assistant("y")
+        with pytest.raises(DuplicateCanister):
+            store.append(second, User("changed", id=messages[1].id))
+        added = Assistant("y")
         # The canisters past the fork point are new to the fork, wherever else
         # they are.
         store.extend(second, [messages[1], added, added, messages[3]])
@@ -358,11 +376,11 @@ class StoreConformance(SearchConformance, RedactionConformance):
     ) -> None:
         """A blob named as a prompt's text and, after many other blobs, as a
         file's bytes loads through both names, on this handle and a fresh one."""
-        images = [c.Image(data=b"image %d" % n) for n in range(63)]
+        images = [Image(data=b"image %d" % n) for n in range(63)]
         conversation = [
-            c.Supervisor("hello"),
-            *(c.User((image,)) for image in images),
-            c.User((c.File(data=b"hello", filename="hello.txt"),)),
+            Supervisor("hello"),
+            *(User((image,)) for image in images),
+            User((File(data=b"hello", filename="hello.txt"),)),
         ]
         with opener() as store:
             store.extend("chat", conversation)
@@ -375,13 +393,13 @@ class StoreConformance(SearchConformance, RedactionConformance):
         """A conversation lists its own forks (not theirs), sorted by id, each
         with its parent, the canister it was forked at and the records it
         shares; a fork tells its origin, other conversations ``None``."""
-        messages = [c.User(f"message {n}") for n in range(4)]
+        messages = [User(f"message {n}") for n in range(4)]
         with opener() as store:
             store.extend("root", messages)
             store.extend("other", messages[:1])
             late = store.fork("root", at=messages[2].id)
             early = store.fork("root", at=messages[0].id)
-            store.append(late, c.Assistant("late"))
+            store.append(late, Assistant("late"))
             inner = store.fork(late, at=messages[1].id)
             assert store.origin("root") is None
             assert store.origin(late) == Fork(late, "root", messages[2].id, 3)
@@ -396,9 +414,9 @@ class StoreConformance(SearchConformance, RedactionConformance):
             assert store.forks(late) == [store.origin(inner)]
             assert store.forks(inner) == []
             assert store.forks("other") == []
-            with pytest.raises(c.ConversationNotFound):
+            with pytest.raises(ConversationNotFound):
                 store.forks("nope")
-            with pytest.raises(c.ConversationNotFound):
+            with pytest.raises(ConversationNotFound):
                 store.origin("nope")
             with pytest.raises(InvalidIdentifier):
                 store.forks("../x")
@@ -412,13 +430,13 @@ class StoreConformance(SearchConformance, RedactionConformance):
 
     def test_fork_at_an_unknown_canister(self, store: Store) -> None:
         """Fork at an unknown canister."""
-        store.append("root", c.User("hi"))
-        with pytest.raises(c.CanisterNotFound):
+        store.append("root", User("hi"))
+        with pytest.raises(CanisterNotFound):
             store.fork("root", at="no-such-canister")
 
     def test_intact_chain_verifies(self, store: Store) -> None:
         """Intact chain verifies."""
-        store.extend("chat", [c.User(f"message {n}") for n in range(5)])
+        store.extend("chat", [User(f"message {n}") for n in range(5)])
         report = verify(store, "chat")
         assert report.ok
         assert report.records == 5
@@ -429,8 +447,8 @@ class StoreConformance(SearchConformance, RedactionConformance):
     def test_unsafe_conversation_ids_are_refused(self, store: Store, bad: str) -> None:
         """Unsafe conversation ids are refused."""
         with pytest.raises(InvalidIdentifier) as raised:
-            store.append(bad, c.User("hi"))
-        assert isinstance(raised.value, c.StorageError)
+            store.append(bad, User("hi"))
+        assert isinstance(raised.value, StorageError)
         assert isinstance(raised.value, ValueError)
         assert repr(bad) in str(raised.value)
         for call in (store.load, store.exists, store.delete, store.verify):
@@ -458,7 +476,7 @@ class StoreConformance(SearchConformance, RedactionConformance):
     def test_longest_id_is_accepted(self, store: Store) -> None:
         """Longest id is accepted."""
         name = "a" * 128
-        store.append(name, c.User("hi"))
+        store.append(name, User("hi"))
         assert store.conversations() == [name]
 
     @pytest.mark.parametrize(
@@ -487,19 +505,19 @@ class StoreConformance(SearchConformance, RedactionConformance):
         assert store.sidecar("chat", "other").read_lines() == []
         with pytest.raises(ValueError, match="line break"):
             audit.append_line("two\nlines")
-        with pytest.raises(c.ModelError, match="lone surrogate"):
+        with pytest.raises(ModelError, match="lone surrogate"):
             audit.append_line("half of a pair: \ud83d")
-        with pytest.raises(c.ModelError, match="NUL"):
+        with pytest.raises(ModelError, match="NUL"):
             audit.append_line("a\x00b")
         assert audit.read_lines() == ['{"decision": "allow"}', "second ✓"]
-        store.append("chat", c.User("hi"))
+        store.append("chat", User("hi"))
         store.delete("chat")
         assert store.sidecar("chat", "audit").read_lines() == []
 
     def test_garbage_collection(self, store: Store) -> None:
         """Garbage collection."""
-        store.append("keep", c.User((c.Image(data=PNG),)))
-        store.append("drop", c.User((c.Image(data=b"other image"),)))
+        store.append("keep", User((Image(data=PNG),)))
+        store.append("drop", User((Image(data=b"other image"),)))
         loose = store.content.put(b"put but never referenced")
         store.sidecar("keep", "audit").append_line("sha256:" + "cd" * 32)
         referenced = store.content.put(b"named in a side file")
@@ -532,9 +550,9 @@ class StoreConformance(SearchConformance, RedactionConformance):
 
     def test_integers_beyond_64_bits_stay_exact(self, store: Store) -> None:
         """Integers beyond 64 bits stay exact."""
-        canister = c.Invocation("f", {"big": 2**80, "small": -(2**70), "list": [2**64]})
+        canister = Invocation("f", {"big": 2**80, "small": -(2**70), "list": [2**64]})
         store.append("big", canister)
-        store.append("big", c.User("after"))
+        store.append("big", User("after"))
         assert store.load("big")[0] == canister
         assert store.verify("big").ok
 
@@ -554,7 +572,7 @@ class StoreConformance(SearchConformance, RedactionConformance):
         """An append retried (the same canister again) records nothing, however
         it comes back: alone, in an extend among new ones, twice in one extend,
         or through another handle."""
-        first, second, third = c.User("one"), c.Assistant("two"), c.User("three")
+        first, second, third = User("one"), Assistant("two"), User("three")
         with opener() as store:
             store.append("chat", first)
             head = store.head("chat")
@@ -577,19 +595,19 @@ class StoreConformance(SearchConformance, RedactionConformance):
     ) -> None:
         """A different canister under an id the conversation holds is refused,
         and nothing of its append is written."""
-        first = c.User("one")
+        first = User("one")
         store.append("chat", first)
         head = store.head("chat")
-        impostor = c.User("not the same", id=first.id)
-        with pytest.raises(c.DuplicateCanister) as raised:
+        impostor = User("not the same", id=first.id)
+        with pytest.raises(DuplicateCanister) as raised:
             store.append("chat", impostor)
-        assert isinstance(raised.value, c.StorageError)
+        assert isinstance(raised.value, StorageError)
         assert raised.value.canister_id == first.id
-        with pytest.raises(c.DuplicateCanister):
-            store.extend("chat", [c.Assistant("new"), impostor])
-        twin = c.User("new")
-        with pytest.raises(c.DuplicateCanister, match="same append"):
-            store.extend("chat", [twin, c.User("other", id=twin.id)])
+        with pytest.raises(DuplicateCanister):
+            store.extend("chat", [Assistant("new"), impostor])
+        twin = User("new")
+        with pytest.raises(DuplicateCanister, match="same append"):
+            store.extend("chat", [twin, User("other", id=twin.id)])
         assert store.head("chat") == head
         assert store.load("chat") == [first]
         store.append("elsewhere", impostor)  # ids are per conversation
@@ -598,7 +616,7 @@ class StoreConformance(SearchConformance, RedactionConformance):
     def test_a_fork_holds_the_ids_of_its_prefix(self, store: Store) -> None:
         """A fork holds the canisters of the prefix it shares, not those its
         parent gained after the fork point."""
-        first, second, third = c.User("one"), c.Assistant("two"), c.User("three")
+        first, second, third = User("one"), Assistant("two"), User("three")
         store.extend("root", [first, second, third])
         fork = store.fork("root", at=second.id)
         store.extend(fork, [first, second])
@@ -606,10 +624,10 @@ class StoreConformance(SearchConformance, RedactionConformance):
         store.append(fork, third)
         store.append(fork, third)
         assert store.load(fork) == [first, second, third]
-        with pytest.raises(c.DuplicateCanister):
-            store.append(fork, c.User("changed", id=first.id))
+        with pytest.raises(DuplicateCanister):
+            store.append(fork, User("changed", id=first.id))
         grandchild = store.fork(fork, at=third.id)
-        store.extend(grandchild, [first, third, c.Assistant("four")])
+        store.extend(grandchild, [first, third, Assistant("four")])
         assert store.load(grandchild)[:3] == [first, second, third]
         assert len(store.load(grandchild)) == 4
         assert store.verify(grandchild).ok

@@ -11,8 +11,10 @@
 - :mod:`.capabilities`: what a model takes
   (:class:`~canisters.providers.Capabilities`), passed by the caller, with a
   conservative default per format;
-- :mod:`.caching`: Anthropic's positional cache markers, reported where
-  they cannot go (:func:`.cache_markers`);
+- :mod:`.kept`: another format's wire keys kept on a canister or part,
+  carried where the target spells the same concept (cache markers, an
+  image's detail) and reported where it cannot (:func:`.carry_kept`);
+- :mod:`.media`: an image's detail and Gemini's media resolution;
 - :mod:`.outcomes`: recording (and, under ``unsupported="error"``, refusing)
   what was not translated exactly (:class:`.Outcomes`).
 
@@ -22,7 +24,6 @@ formats is decided here, in one place.
 
 from __future__ import annotations
 
-from .caching import MARKER_FORMATS, cache_markers
 from .capabilities import DEFAULT_CAPABILITIES, Capabilities, capabilities_for
 from .generation import (
     TIER_EQUIVALENTS,
@@ -58,7 +59,6 @@ from .tools import (
 __all__ = [
     "DEFAULT_CAPABILITIES",
     "DEFAULT_REASONING_TABLE",
-    "MARKER_FORMATS",
     "GEMINI_MAX_DEPTH",
     "OUTPUT_TOOL",
     "Capabilities",
@@ -68,7 +68,6 @@ __all__ = [
     "SchemaTarget",
     "TIER_EQUIVALENTS",
     "budget_for",
-    "cache_markers",
     "clamped",
     "effort_for",
     "effort_within",

@@ -104,7 +104,8 @@ DEFAULT_CAPABILITIES: dict[str, Capabilities] = {
         structured_output="tool",
         json_mode=False,
         reasoning="budget",
-        efforts=(),
+        # output_config.effort's levels, for a profile set to reasoning="effort"
+        efforts=("low", "medium", "high", "xhigh", "max"),
         min_budget_tokens=1024,
         temperature=(0.0, 1.0),
         blank_stop_sequences=False,
@@ -115,7 +116,8 @@ DEFAULT_CAPABILITIES: dict[str, Capabilities] = {
     ),
     "gemini": Capabilities(
         reasoning="budget",
-        efforts=(),
+        # thinkingLevel's levels, for a profile set to reasoning="effort"
+        efforts=("minimal", "low", "medium", "high"),
         max_stop_sequences=5,
         json_schema=False,
         tools_with_json=False,

@@ -13,6 +13,7 @@ import attrs
 
 from ...requests import Generation, OutputFormat, ReasoningConfig
 from .capabilities import Capabilities
+from .levels import nearest_level
 from .outcomes import Outcomes
 from .reasoning import ReasoningTable
 
@@ -106,18 +107,25 @@ def effort_for(
     capabilities: Capabilities,
     table: ReasoningTable,
     outcomes: Outcomes,
+    *,
+    native: bool = False,
 ) -> str | None:
     """The effort level to send to a format taking levels: the request's own
-    (exact), else one from its budget through ``table`` (approximated), else
-    ``"none"`` for reasoning turned off when the model takes it. Notes the
-    budget, when both were given, as dropped."""
+    (exact when the model takes it, else the nearest it takes:
+    :func:`effort_within`), else one from its budget through ``table``
+    (approximated), else ``"none"`` for reasoning turned off when the model
+    takes it. Notes the budget, when both were given, as dropped. For a
+    request of the target's own format (``native``) its level goes as it
+    came."""
     if reasoning.effort is not None:
         if reasoning.budget_tokens is not None:
             outcomes.dropped(
                 "reasoning.budget_tokens",
                 "the format takes an effort level only; the request's level is sent",
             )
-        return reasoning.effort
+        if native:
+            return reasoning.effort
+        return effort_within(reasoning.effort, capabilities, table, outcomes)
     if reasoning.budget_tokens is not None and reasoning.enabled is not False:
         effort = table.effort(reasoning.budget_tokens, capabilities.efforts)
         outcomes.approximated(
@@ -148,16 +156,18 @@ def effort_within(
     capabilities: Capabilities,
     table: ReasoningTable,
     outcomes: Outcomes,
-) -> str:
+) -> str | None:
     """``effort`` when the model takes that level (or its profile names no
     levels), else the level of the model's closest to it through ``table``:
-    the smallest covering the level's budget (approximated)."""
+    the smallest covering the level's budget (approximated); for a level the
+    table does not know (``"none"``, ``"max"``) or levels it has none of, the
+    nearest on the scale of levels (:func:`.levels.nearest_level`)."""
     levels = capabilities.efforts
     if not levels or effort in levels:
         return effort
     budget = table.budget(effort)
-    if budget is None:
-        return effort  # a level the table does not know: sent as it is
+    if budget is None or not any(table.budget(level) for level in levels):
+        return nearest_level(effort, levels, outcomes, "reasoning.effort")
     level = table.effort(budget, levels)
     outcomes.approximated(
         "reasoning.effort",

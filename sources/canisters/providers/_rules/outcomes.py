@@ -10,19 +10,11 @@ from ...exceptions import UnsupportedContent
 if TYPE_CHECKING:
     from .._common import Options
 
-__all__ = ["Outcomes"]
-
-_WARNING: list[type[Warning]] = []
+__all__ = ["FidelityWarning", "Outcomes"]
 
 
-def _fidelity_warning() -> type[Warning]:
-    """:class:`~canisters.providers.FidelityWarning`, imported on first use
-    (``_common`` imports the rules)."""
-    if not _WARNING:
-        from .._common import FidelityWarning
-
-        _WARNING.append(FidelityWarning)
-    return _WARNING[0]
+class FidelityWarning(UserWarning):
+    """Warned when content is dropped under the ``"drop"`` policy."""
 
 
 class Outcomes:
@@ -56,7 +48,7 @@ class Outcomes:
         self._refuse(field, reason)
         warnings.warn(
             f"{self.provider}: dropped request field {field}: {reason}",
-            _fidelity_warning(),
+            FidelityWarning,
             stacklevel=3,
         )
         self.options.note("dropped", self.provider, field, reason)

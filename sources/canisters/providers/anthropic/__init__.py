@@ -19,44 +19,42 @@ Provider-only fields ride in ``extras["anthropic"]``:
 
 from __future__ import annotations
 
-from .. import _errors, streams
-from .._requests import WholeRequests
-from . import request
-from .messages import NAME, parse_request, render_request
-from .messages import _parse_request as _parse_request  # for the tests
-from .messages import _render_request as _render_request  # for the tests
-from .response import parse_response, render_response
+from .._base import BaseNormalizer
+from . import (
+    fast,  # noqa: F401  (registers the one-pass paths with messages)
+    messages,
+    request,
+    response,
+)
+from .errors import DIALECT
+from .messages import NAME
 from .stream import AnthropicAccumulator
 
 __all__ = ["NAME", "NORMALIZER", "Anthropic", "AnthropicAccumulator"]
 
 
-class Anthropic(streams.Streaming, _errors.ErrorNormalizing, WholeRequests):
+class Anthropic(BaseNormalizer):
     """The ``anthropic`` normalizer (Anthropic Messages); streams are read by
     :class:`AnthropicAccumulator` (events as dicts or
-    ``anthropic.types.RawMessageStreamEvent``)."""
+    ``anthropic.types.RawMessageStreamEvent``); whole requests by
+    :mod:`canisters.providers.anthropic.request`."""
 
     __slots__ = ()
 
     name = NAME
-    """The provider name."""
+    reads = ("system", "messages")
+    keeps = True
+    messages = messages
+    response = response
     request_settings = request
-    """The request settings module."""
-
-    # The module's functions themselves: a method calling one would be one more
-    # call on every body a gateway reads.
-    parse_request = staticmethod(parse_request)
-    render_request = staticmethod(render_request)
-    parse_response = staticmethod(parse_response)
-    render_response = staticmethod(render_response)
-
-    def accumulator(self) -> AnthropicAccumulator:
-        """A fresh accumulator for one Messages stream."""
-        return AnthropicAccumulator()
-
-    def __repr__(self) -> str:
-        return f"<normalizer {NAME}>"
+    stream = AnthropicAccumulator
+    dialect = DIALECT
 
 
 NORMALIZER = Anthropic()
 """The registered instance."""
+
+# The functions the tests read from this path.
+parse_request = NORMALIZER.parse_request
+_parse_request = messages.parse_request
+_render_request = messages.render_request

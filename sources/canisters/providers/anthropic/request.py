@@ -321,8 +321,9 @@ def _tool_entry(tool: Tool | ProviderTool, rendering: Rendering) -> dict[str, An
     entry: dict[str, Any] = {"name": tool.name}
     if tool.description is not None:
         entry["description"] = tool.description
-    if tool.parameters is not None:
-        entry["input_schema"] = dict(tool.parameters)
+    parameters = rendering.parameters(tool)
+    if parameters is not None:
+        entry["input_schema"] = dict(parameters)
     elif not rendering.native:
         rendering.outcomes.synthesized(
             f"{rendering.where(tool)}.parameters",

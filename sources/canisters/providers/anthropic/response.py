@@ -12,8 +12,9 @@ from ...conversation import Conversation
 from ...exceptions import MalformedPayload, _excerpt
 from ...protocols import Role
 from .. import _common as common
-from .. import _errors
-from .._common import expect_mapping, expect_str, mine
+from .._common import Options, expect_mapping, expect_str, mine
+from .._rules.finish import finish_of, render_finish
+from .errors import DIALECT
 from .messages import NAME, _parse_blocks, _render_turn, _Renderer, _with
 
 __all__ = ["parse_response", "render_response"]
@@ -28,12 +29,12 @@ _STOP = {
     "pause_turn": "pause",
 }
 _STOP_BACK = {
-    "stop": "end_turn",
-    "length": "max_tokens",
-    "tool_calls": "tool_use",
-    "refusal": "refusal",
-    "pause": "pause_turn",
-    "content_filter": "refusal",
+    "stop": ("end_turn", True),
+    "length": ("max_tokens", True),
+    "tool_calls": ("tool_use", True),
+    "refusal": ("refusal", True),
+    "pause": ("pause_turn", True),
+    "content_filter": ("refusal", False),  # Anthropic's classifiers stop as refusal
 }
 
 
@@ -56,11 +57,10 @@ def _usage(raw: Mapping[str, Any]) -> Usage:
 _RESPONSE_KEYS = frozenset({"content", "model"})
 
 
-@common.guarded
 def parse_response(body: object) -> Conversation:
     """Read a Messages response (or ``anthropic.types.Message``)."""
     mapping = common.as_mapping(body)
-    _errors.check(NAME, mapping)
+    DIALECT.check(mapping)
     role = mapping.get("role", "assistant")
     if role != "assistant":
         raise MalformedPayload(f"unexpected role {_excerpt(role)}", "$.role")
@@ -88,10 +88,9 @@ def parse_response(body: object) -> Conversation:
     return Conversation(items)
 
 
-def render_response(conversation: Conversation, **options: Any) -> dict[str, Any]:
+def render_response(conversation: Conversation, opts: Options) -> dict[str, Any]:
     """Render a Messages response body from a reply (assistant turns and
     invocations, merged into one message)."""
-    opts = common.options_from(options)
     renderer = _Renderer(opts)
     canisters = common.canisters_of(conversation, NAME)
     for index, canister in enumerate(canisters):
@@ -109,13 +108,8 @@ def render_response(conversation: Conversation, **options: Any) -> dict[str, Any
         blocks = [{"type": "text", "text": blocks}]
     metadata = head.metadata
     usage = metadata.usage if metadata else None
-    finish = metadata.finish_reason if metadata else None
-    if finish is None:
-        finish = (
-            "tool_calls"
-            if any(c.role is Role.Invocation for c in canisters)
-            else "stop"
-        )
+    finish = finish_of(metadata.finish_reason if metadata else None, canisters)
+    own = mine(head, NAME).get("response") or {}
     custom = metadata.custom if metadata else {}
     body: dict[str, Any] = {
         "id": custom.get("response_id") or f"msg_{head.id}",
@@ -123,7 +117,9 @@ def render_response(conversation: Conversation, **options: Any) -> dict[str, Any
         "role": "assistant",
         "model": (metadata.model if metadata else None) or "",
         "content": blocks,
-        "stop_reason": _STOP_BACK.get(finish, "end_turn"),
+        "stop_reason": finish
+        if "stop_reason" in own
+        else render_finish(finish, _STOP_BACK, NAME, opts),
         "stop_sequence": None,
     }
     if usage is not None:

@@ -8,12 +8,16 @@ from typing import Any
 
 from ...conversation import Conversation
 from ...exceptions import MalformedPayload, _excerpt
-from .. import _errors, streams
+from .. import _common, streams
 from .._common import expect_list, expect_mapping, expect_str
+from .errors import DIALECT
 from .messages import NAME
 from .response import parse_response
 
 __all__ = ["AnthropicAccumulator"]
+
+# The reply of a finished stream, under the parsers' net.
+_parse_response = _common.guarded(parse_response)
 
 
 _STREAMED_INPUT = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
@@ -77,7 +81,7 @@ class AnthropicAccumulator(streams.Accumulator):
         return "message_stop"
 
     def _parse(self, body: Mapping[str, Any]) -> Conversation:
-        return parse_response(body)
+        return _parse_response(body)
 
     def _block(self, event: Mapping[str, Any], path: str) -> _Block:
         index = event.get("index")
@@ -104,7 +108,7 @@ class AnthropicAccumulator(streams.Accumulator):
         if kind == "ping":
             return False
         if kind == "error":
-            raise _errors.DIALECTS[NAME].stream_error(event, path)
+            raise DIALECT.stream_error(event, path)
         if not isinstance(kind, str):
             raise MalformedPayload(
                 f"unknown event type {_excerpt(kind)}", f"{path}.type"

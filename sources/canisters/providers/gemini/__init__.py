@@ -22,62 +22,42 @@ The package holds a module per concern: ``messages`` (the conversation),
 
 from __future__ import annotations
 
-from typing import Any
-
-from ...conversation import Conversation
-from ...serialization import _paused
-from .. import _errors, streams
-from .._common import guarded, guarded_reading
-from .._requests import WholeRequests
-from . import request, response
-from .messages import (
-    NAME,
-    REQUEST_FIELDS,  # noqa: F401 (read from this path by the tests)
-    _parse_request,
-    _render_request,
+from .._base import BaseNormalizer
+from . import (
+    fast,  # noqa: F401  (registers the one-pass paths with messages)
+    messages,
+    request,
+    response,
 )
-from .response import RESPONSE_FIELDS  # noqa: F401
+from .errors import DIALECT
+from .messages import NAME
+from .messages import REQUEST_FIELDS as REQUEST_FIELDS
+from .response import RESPONSE_FIELDS as RESPONSE_FIELDS
 from .stream import GeminiAccumulator
 
 __all__ = ["NAME", "NORMALIZER", "GeminiAccumulator", "GeminiNormalizer"]
 
 
-class GeminiNormalizer(streams.Streaming, _errors.ErrorNormalizing, WholeRequests):
+class GeminiNormalizer(BaseNormalizer):
     """The ``gemini`` normalizer (``generateContent`` request and response bodies);
     streams are read by :class:`GeminiAccumulator` (chunks as dicts or
     ``google.genai.types.GenerateContentResponse``); whole requests by
     :mod:`canisters.providers.gemini.request`."""
 
+    __slots__ = ()
+
     name = NAME
+    reads = ("systemInstruction", "system_instruction", "contents")
+    messages = messages
+    response = response
     request_settings = request
-    """The request settings module: the fields beside the conversation."""
-
-    @guarded_reading("systemInstruction", "system_instruction", "contents")
-    def parse_request(self, body: Any) -> Conversation:
-        """Read ``systemInstruction`` (either casing) and ``contents``."""
-        return _parse_request(body)
-
-    def render_request(
-        self, conversation: Conversation, **options: Any
-    ) -> dict[str, Any]:
-        """Render ``systemInstruction`` and ``contents`` (REST casing)."""
-        return _paused(_render_request, conversation, options)
-
-    @guarded
-    def parse_response(self, body: Any) -> Conversation:
-        """Read the first candidate, usage, model version and response id."""
-        return response.parse_response(body)
-
-    def accumulator(self) -> GeminiAccumulator:
-        """A fresh accumulator for one ``streamGenerateContent`` stream."""
-        return GeminiAccumulator()
-
-    def render_response(
-        self, conversation: Conversation, **options: Any
-    ) -> dict[str, Any]:
-        """Render one candidate with its finish reason, usage, model and id."""
-        return response.render_response(conversation, options)
+    stream = GeminiAccumulator
+    dialect = DIALECT
 
 
 NORMALIZER = GeminiNormalizer()
 """The registered instance."""
+
+# What the tests read from this path.
+_parse_request = messages.parse_request
+_render_request = messages.render_request

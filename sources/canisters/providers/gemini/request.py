@@ -615,7 +615,7 @@ def _declaration_body(
     declaration: dict[str, Any] = {"name": tool.name}
     if tool.description is not None:
         declaration["description"] = tool.description
-    schema = tool.parameters
+    schema = rendering.parameters(tool)
     place = rendering.where(tool)
     where = f"{place}.parameters"
     if schema is not None:
@@ -791,9 +791,7 @@ def _foreign_reasoning(
     if caps.reasoning == "effort":
         effort = rules.effort_for(reasoning, caps, table, outcomes)
         if effort is not None:
-            thinking["thinkingLevel"] = rules.effort_within(
-                effort, caps, table, outcomes
-            )
+            thinking["thinkingLevel"] = effort
         return
     if reasoning.enabled is False:
         thinking["thinkingBudget"] = 0

@@ -7,11 +7,16 @@ from typing import Any
 
 from ...conversation import Conversation
 from ...exceptions import MalformedPayload, _excerpt
-from .. import _errors, streams
+from .. import _common, streams
 from .._common import as_mapping, expect_list, expect_mapping, expect_str
+from .errors import DIALECT
 from .messages import NAME
+from .response import parse_response
 
 __all__ = ["GeminiAccumulator"]
+
+# The reply of a finished stream, under the parsers' net.
+_parse_response = _common.guarded(parse_response)
 
 
 _TEXT_PART = frozenset({"text", "thought", "thoughtSignature", "thought_signature"})
@@ -80,9 +85,7 @@ class GeminiAccumulator(streams.Accumulator):
         return "a finishReason for every candidate"
 
     def _parse(self, body: Mapping[str, Any]) -> Conversation:
-        from . import NORMALIZER  # the package imports this module
-
-        return NORMALIZER.parse_response(body)
+        return _parse_response(body)
 
     def _mapping(self, event: object, path: str) -> Mapping[str, Any]:
         if hasattr(event, "model_dump"):
@@ -101,7 +104,7 @@ class GeminiAccumulator(streams.Accumulator):
 
     def _absorb(self, event: Mapping[str, Any], path: str) -> bool:
         if "error" in event and "candidates" not in event:
-            raise _errors.DIALECTS[NAME].stream_error(event, path)
+            raise DIALECT.stream_error(event, path)
         for key, value in event.items():
             if key != "candidates":
                 self._top[key] = streams.fresh(value)

@@ -4,15 +4,10 @@ conversation), :mod:`.request` (the other request fields), :mod:`.response`
 
 from __future__ import annotations
 
-from typing import Any
-
-from ...conversation import Conversation
-from ...serialization import _paused
-from .. import _errors, streams
-from .._common import as_mapping, guarded, guarded_reading, options_from
-from .._requests import WholeRequests
-from . import request, response
-from .messages import NAME, _parse_request, _render_request
+from .._base import BaseNormalizer
+from . import messages, request, response
+from .errors import DIALECT
+from .messages import NAME
 from .messages import REQUEST_FIELDS as REQUEST_FIELDS
 from .messages import _Parser as _Parser
 from .response import RESPONSE_FIELDS as RESPONSE_FIELDS
@@ -21,47 +16,26 @@ from .stream import OllamaAccumulator
 __all__ = ["NAME", "NORMALIZER", "OllamaAccumulator", "OllamaNormalizer"]
 
 
-class OllamaNormalizer(streams.Streaming, _errors.ErrorNormalizing, WholeRequests):
+class OllamaNormalizer(BaseNormalizer):
     """The ``ollama`` normalizer (``/api/chat`` request and response bodies);
     streams are read by :class:`OllamaAccumulator` (objects as dicts or
-    ``ollama.ChatResponse``)."""
+    ``ollama.ChatResponse``); whole requests by
+    :mod:`canisters.providers.ollama.request`."""
 
     __slots__ = ()
 
     name = NAME
-    """The provider name."""
+    reads = ("messages",)
+    messages = messages
+    response = response
     request_settings = request
-    """The request settings module (:mod:`canisters.providers.ollama.request`)."""
-
-    @guarded_reading("messages")
-    def parse_request(self, body: Any) -> Conversation:
-        """Read the ``messages`` of a request body (dicts or ``ollama.Message``)."""
-        return _parse_request(body)
-
-    def render_request(
-        self, conversation: Conversation, **options: Any
-    ) -> dict[str, Any]:
-        """Render ``{"messages": [...]}``; see :class:`~canisters.providers.Options`."""
-        return _paused(_render_request, conversation, options)
-
-    @guarded
-    def parse_response(self, body: Any) -> Conversation:
-        """Read a response body or ``ollama.ChatResponse``."""
-        return response.parse_response(as_mapping(body))
-
-    def render_response(
-        self, conversation: Conversation, **options: Any
-    ) -> dict[str, Any]:
-        """Render a response body (``stream: false``) from a reply."""
-        return response.render_response(conversation, options_from(options))
-
-    def accumulator(self) -> OllamaAccumulator:
-        """A fresh accumulator for one ``/api/chat`` stream."""
-        return OllamaAccumulator()
-
-    def __repr__(self) -> str:
-        return f"<normalizer {NAME}>"
+    stream = OllamaAccumulator
+    dialect = DIALECT
 
 
 NORMALIZER = OllamaNormalizer()
 """The registered instance."""
+
+# What the tests read from this path.
+_parse_request = messages.parse_request
+_render_request = messages.render_request

@@ -54,7 +54,7 @@ from .._common import (
     synthesize_id,
 )
 
-__all__ = ["NAME", "REQUEST_FIELDS"]
+__all__ = ["NAME", "REQUEST_FIELDS", "parse_request", "render_request"]
 
 NAME = "ollama"
 """The provider name."""
@@ -384,7 +384,7 @@ class _Parser:
 _PLAIN: Final = {"system": new_supervisor, "user": new_user, "assistant": new_assistant}
 
 
-def _parse_request(body: object, *, fast: bool = True) -> Conversation:
+def parse_request(body: object, *, fast: bool = True) -> Conversation:
     """The normalizer's ``parse_request``, unguarded; ``fast=False`` reads every
     message the general way (what the fast way must give, exactly)."""
     mapping = body if type(body) is dict else common.as_mapping(body)
@@ -580,7 +580,7 @@ class _Renderer:
         return rendered
 
 
-def _render_request(
+def render_request(
     conversation: Conversation, options: Mapping[str, Any], *, fast: bool = True
 ) -> dict[str, Any]:
     """The normalizer's ``render_request``; ``fast=False`` renders every canister's

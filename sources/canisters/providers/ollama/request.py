@@ -245,8 +245,9 @@ def _render_tools(rendering: Rendering, out: dict[str, Any]) -> None:
         function: dict[str, Any] = {"name": tool.name}
         if tool.description is not None:
             function["description"] = tool.description
-        if tool.parameters is not None:
-            function["parameters"] = dict(tool.parameters)
+        parameters = rendering.parameters(tool)
+        if parameters is not None:
+            function["parameters"] = dict(parameters)
         if tool.strict:
             rendering.outcomes.dropped(
                 f"{rendering.where(tool)}.strict",

@@ -4,7 +4,6 @@ on the reply's first canister)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -13,8 +12,17 @@ from ...canisters import Metadata, Usage, now
 from ...conversation import Conversation
 from ...exceptions import MalformedPayload
 from ...protocols import Role
-from .. import _errors
-from .._common import Options, canisters_of, expect_mapping, mine, with_response
+from .._common import (
+    Options,
+    as_mapping,
+    canisters_of,
+    expect_mapping,
+    mine,
+    unsupported,
+    with_response,
+)
+from .._rules.finish import render_finish
+from .errors import DIALECT
 from .messages import NAME, _Parser, _Renderer
 
 RESPONSE_FIELDS = (
@@ -33,11 +41,20 @@ RESPONSE_FIELDS = (
 """The response fields :meth:`OllamaNormalizer.render_response` produces."""
 
 _FINISH = {"stop": "stop", "length": "length"}
+_FINISH_BACK = {
+    "stop": ("stop", True),
+    "tool_calls": ("stop", True),  # Ollama ends a turn of calls with stop
+    "length": ("length", True),
+    "content_filter": ("stop", False),
+    "refusal": ("stop", False),
+    "pause": ("stop", False),
+}
 
 
-def parse_response(mapping: Mapping[str, Any]) -> Conversation:
-    """The reply of a response body (the normalizer guards the call)."""
-    _errors.check(NAME, mapping)
+def parse_response(body: object) -> Conversation:
+    """The reply of a response body (or ``ollama.ChatResponse``)."""
+    mapping = as_mapping(body)
+    DIALECT.check(mapping)
     message = expect_mapping(mapping.get("message"), "$.message")
     canisters = _Parser(now()).message(0, message, "$.message")
     if canisters and canisters[0].role not in (Role.Assistant, Role.Invocation):
@@ -100,12 +117,15 @@ def render_response(conversation: Conversation, settings: Options) -> dict[str, 
         if extra.get("tool_calls"):
             message.setdefault("tool_calls", []).extend(extra["tool_calls"])
         if extra.get("content") or extra.get("images") or extra.get("thinking"):
-            settings.note(
-                "dropped",
+            marker = unsupported(
+                settings,
                 NAME,
                 f"reply message {number}",
                 "an Ollama reply holds one message",
             )
+            if marker is not None:
+                text = message.get("content") or ""
+                message["content"] = f"{text}\n\n{marker}" if text else marker
     metadata = first.metadata
     body: dict[str, Any] = {}
     if envelope:
@@ -116,7 +136,7 @@ def render_response(conversation: Conversation, settings: Options) -> dict[str, 
     body["done"] = True
     finish = metadata.finish_reason if metadata else None
     if finish is not None:
-        body["done_reason"] = "stop" if finish == "tool_calls" else finish
+        body["done_reason"] = render_finish(finish, _FINISH_BACK, NAME, settings)
     if metadata is not None and metadata.usage is not None:
         body["prompt_eval_count"] = metadata.usage.input_tokens
         body["eval_count"] = metadata.usage.output_tokens

@@ -7,12 +7,17 @@ from typing import Any
 
 from ...conversation import Conversation
 from ...exceptions import MalformedPayload
-from .. import _errors, streams
+from .. import _common, streams
 from .._common import expect_list, expect_mapping, expect_str
+from .errors import DIALECT
 from .messages import _MESSAGE_KEYS, NAME
+from .response import parse_response
 
 _STREAMED_KEYS = _MESSAGE_KEYS["assistant"]
 """The message keys an accumulator reads; it keeps any other as it came."""
+
+# The reply of a finished stream, under the parsers' net.
+_parse_response = _common.guarded(parse_response)
 
 
 class OllamaAccumulator(streams.Accumulator):
@@ -37,13 +42,11 @@ class OllamaAccumulator(streams.Accumulator):
         return 'the object with "done": true'
 
     def _parse(self, body: Mapping[str, Any]) -> Conversation:
-        from . import NORMALIZER  # the package imports this module
-
-        return NORMALIZER.parse_response(body)
+        return _parse_response(body)
 
     def _absorb(self, event: Mapping[str, Any], path: str) -> bool:
         if "error" in event:
-            raise _errors.DIALECTS[NAME].stream_error(event, path)
+            raise DIALECT.stream_error(event, path)
         self._last = event
         logprobs = event.get("logprobs")
         if logprobs is not None:

@@ -25,24 +25,21 @@ they belong to:
 
 from __future__ import annotations
 
-from typing import Any
-
-from ...conversation import Conversation
-from ...serialization import _paused
-from .. import _errors, streams
-from .._requests import WholeRequests
-from . import request
-from .messages import NAME, parse_request
-from .messages import _parse_request as _parse_request
-from .messages import _render_request as _render_request
-from .messages import render_request as render_request
-from .response import parse_response, render_response
+from .._base import BaseNormalizer
+from . import (
+    fast,  # noqa: F401  (registers the one-pass path with messages)
+    messages,
+    request,
+    response,
+)
+from .errors import DIALECT
+from .messages import NAME
 from .stream import OpenAIChatAccumulator
 
 __all__ = ["NAME", "NORMALIZER", "OpenAIChat", "OpenAIChatAccumulator"]
 
 
-class OpenAIChat(streams.Streaming, _errors.ErrorNormalizing, WholeRequests):
+class OpenAIChat(BaseNormalizer):
     """The ``openai-chat`` normalizer (OpenAI Chat Completions); streams are read
     by :class:`OpenAIChatAccumulator` (chunks as dicts or ``ChatCompletionChunk``);
     whole requests by :mod:`canisters.providers.openai_chat.request`."""
@@ -50,38 +47,19 @@ class OpenAIChat(streams.Streaming, _errors.ErrorNormalizing, WholeRequests):
     __slots__ = ()
 
     name = NAME
-    """The provider name."""
-
+    reads = ("messages",)
+    keeps = True
+    messages = messages
+    response = response
     request_settings = request
-    """The request settings module: the fields beside ``messages``."""
-
-    # The module's parser itself, under its net: a method calling it would be
-    # one more call on every body a gateway reads.
-    parse_request = staticmethod(parse_request)
-
-    def render_request(
-        self, conversation: Conversation, **options: Any
-    ) -> dict[str, Any]:
-        """Render ``{"messages": [...]}``; see :class:`~canisters.providers.Options`."""
-        return _paused(_render_request, conversation, options)
-
-    def parse_response(self, body: Any) -> Conversation:
-        """Read a response body or ``ChatCompletion`` object."""
-        return parse_response(body)
-
-    def render_response(
-        self, conversation: Conversation, **options: Any
-    ) -> dict[str, Any]:
-        """Render a response body from a reply."""
-        return render_response(conversation, **options)
-
-    def accumulator(self) -> OpenAIChatAccumulator:
-        """A fresh accumulator for one Chat Completions stream."""
-        return OpenAIChatAccumulator()
-
-    def __repr__(self) -> str:
-        return f"<normalizer {NAME}>"
+    stream = OpenAIChatAccumulator
+    dialect = DIALECT
 
 
 NORMALIZER = OpenAIChat()
 """The registered instance."""
+
+# The functions the tests read from this path.
+parse_request = NORMALIZER.parse_request
+_parse_request = messages.parse_request
+_render_request = messages.render_request

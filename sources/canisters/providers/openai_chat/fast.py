@@ -3,6 +3,7 @@ one pass, as :mod:`.messages` reads and writes them the general way."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -20,6 +21,7 @@ from .messages import (
     _extras,
     _form,
     _parse_part,
+    _register_one_pass,
     _render_assistant,
     _render_plain,
     _render_result,
@@ -42,7 +44,7 @@ def _parse_plain(
     """The canisters of ``message`` when it has one of the common shapes, built as
     the general way would build them (see ``_parse_messages``); ``None`` when it
     has another shape. Its other keys, and a part read the general way, go to
-    ``kept`` (see :func:`_parse_request`).
+    ``kept`` (see :func:`~.messages.parse_request`).
 
     The shapes: a system, developer, user, assistant or tool message whose
     content is a string, ``null`` or a list of parts (text parts and images
@@ -217,7 +219,7 @@ def _plain_parts(
 ) -> list[Content] | None:
     """The parts of a message's list ``content``: text parts and images read here
     as :func:`_parse_part` reads them, any other part by it (and given to
-    ``kept``, see :func:`_parse_request`); ``None`` when a part is of a type
+    ``kept``, see :func:`~.messages.parse_request`); ``None`` when a part is of a type
     not known here (the general way marks the canister holding it)."""
     parts: list[Content] = []
     for number, part in enumerate(content):
@@ -353,11 +355,10 @@ def _render_plain_messages(
                 if canister.extras:
                     return None
                 answered = invoked.get(identifier)
-                if answered is None:
+                if answered is not False:  # an orphan, or a second result
                     return None
-                if not answered:
-                    invoked[identifier] = True
-                    waiting -= 1
+                invoked[identifier] = True
+                waiting -= 1
             step = canister.step
             turn = None
             content = canister.content  # type: ignore[attr-defined]
@@ -458,3 +459,6 @@ def _user_parts(parts: tuple[Content, ...]) -> list[dict[str, Any]] | None:
             url = common.data_url(mime, bytes(data))
         rendered.append({"type": "image_url", "image_url": {"url": url}})
     return rendered or None
+
+
+_register_one_pass(sys.modules[__name__])

@@ -13,7 +13,6 @@ from ...content import File, Text
 from ...conversation import Conversation
 from ...exceptions import CanistersError, MalformedPayload, _excerpt
 from ...protocols import Canister, Content, Role
-from ...serialization import _paused
 from .. import _common as common
 from .._common import (
     Labeler,
@@ -35,9 +34,34 @@ from .._common import (
     new_user,
     plain_text,
 )
+from .._rules import kept, media
 
 NAME = "openai-chat"
 """The provider name."""
+
+# The wire keys kept verbatim, and the shared concepts among them: cache_control
+# (sent by clients aiming at Anthropic through a Chat gateway; OpenAI takes none)
+# and an image's detail.
+kept.declare(
+    NAME,
+    canister=("message", "call", "function"),
+    part=("outer", "inner"),
+    spellings=(
+        kept.Spelling("cache_control", "part", "outer", "cache_control", sends=False),
+        kept.Spelling(
+            "cache_control", "canister", "message", "cache_control", sends=False
+        ),
+        kept.Spelling(
+            "detail",
+            "part",
+            "inner",
+            "detail",
+            read=media.detail_of,
+            default=media.DETAIL_DEFAULT,
+            kinds=frozenset({"image"}),
+        ),
+    ),
+)
 
 _REF = common.ref_key(NAME)
 _WIRE_ROLE = {
@@ -207,16 +231,11 @@ def _form(parts: list[Content], form: str, role: str) -> str | None:
     return None if form == _default_form(parts, role) else form
 
 
-@common.guarded_keeping("messages")
-def parse_request(body: object, kept: list[Any]) -> Conversation:
-    """Read the ``messages`` of a Chat Completions request body (or SDK params)."""
-    return _parse_request(body, kept)
-
-
-def _parse_request(
+def parse_request(
     body: object, kept: list[Any] | None = None, *, fast: bool = True
 ) -> Conversation:
-    """:func:`parse_request`, unguarded; ``fast=False`` reads every message the
+    """Read the ``messages`` of a Chat Completions request body (or SDK params);
+    the normalizer guards the call. ``fast=False`` reads every message the
     general way (what the fast way must give, exactly). What it keeps unread
     goes to ``kept`` (see :func:`~canisters.providers._common.guarded_keeping`):
     a message read the general way, whole; from a message read the fast way,
@@ -235,22 +254,23 @@ def _parse_messages(
     """The canisters of ``messages``, user turns between calls and their results
     marked (see :func:`common.mark_interposed`); ``fast=False`` reads every
     message the general way (what the fast way must give, exactly). What it
-    keeps unread goes to ``kept`` (see :func:`_parse_request`)."""
+    keeps unread goes to ``kept`` (see :func:`parse_request`)."""
     canisters: list[Canister] = []
     names: dict[str, str] = {}
     legacy: dict[str, list[str]] = {}
     append = canisters.append
+    one_pass = _one_pass[0] if fast else None
     # The canisters of one body share the moment it was read.
     moment = now()
     for index, raw in enumerate(messages):
         # The common shapes are built here; anything else, the general way below.
-        if fast and type(raw) is dict:
+        if one_pass is not None and type(raw) is dict:
             built = one_pass._parse_plain(raw, moment, canisters, names, index, kept)
             if built is not None:
                 if type(built) is list:
                     canisters += built
                 else:
-                    append(built)  # type: ignore[arg-type]
+                    append(built)
                 continue
         path = f"$.messages[{index}]"
         kept.append(raw)
@@ -775,19 +795,16 @@ def _render_messages(
     return messages
 
 
-def render_request(conversation: Conversation, **options: Any) -> dict[str, Any]:
-    """Render ``{"messages": [...]}`` for a Chat Completions request."""
-    return _paused(_render_request, conversation, options)
-
-
-def _render_request(
+def render_request(
     conversation: Conversation, options: Mapping[str, Any], *, fast: bool = True
 ) -> dict[str, Any]:
-    """:func:`render_request`; ``fast=False`` renders every message the general way
+    """Render ``{"messages": [...]}`` for a Chat Completions request;
+    ``fast=False`` renders every message the general way
     (what the fast way must give, exactly)."""
     opts = common.options_from(options)
     given = common.canisters_given(conversation, NAME)
-    if fast:
+    one_pass = _one_pass[0] if fast else None
+    if one_pass is not None:
         trial = common.trial_options(opts)
         if trial is not None:
             try:
@@ -798,10 +815,16 @@ def _render_request(
                 common.adopt(opts, trial)
                 return {"messages": messages}
     canisters, own, *_ = common.request_canisters(given, opts, NAME, adjacent=True)
-    if fast and not own:
+    if one_pass is not None and not own:
         return {"messages": one_pass._render_plain_messages(canisters, opts)}
     return {"messages": _render_messages(canisters, opts)}
 
 
-# Last: the one-pass module reads this module's helpers when it is loaded.
-from . import fast as one_pass  # noqa: E402
+# The one-pass path (:mod:`.fast`) builds on this module's helpers, so this module
+# never imports it: it registers itself here when loaded (its package loads it).
+_one_pass: list[Any] = []
+
+
+def _register_one_pass(module: Any) -> None:
+    """Read and write the common shapes with ``module`` (:mod:`.fast`)."""
+    _one_pass[:] = [module]

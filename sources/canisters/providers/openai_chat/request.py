@@ -451,7 +451,11 @@ def _render_reasoning(
 ) -> None:
     outcomes = rendering.outcomes
     effort = rules.effort_for(
-        reasoning, rendering.capabilities, rendering.reasoning_table, outcomes
+        reasoning,
+        rendering.capabilities,
+        rendering.reasoning_table,
+        outcomes,
+        native=rendering.native,
     )
     if effort is not None:
         out["reasoning_effort"] = effort

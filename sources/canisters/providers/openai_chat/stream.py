@@ -7,10 +7,14 @@ from typing import Any
 
 from ...conversation import Conversation
 from ...exceptions import MalformedPayload, _excerpt
-from .. import _errors, streams
+from .. import _common, streams
 from .._common import expect_list, expect_mapping, expect_str
+from .errors import DIALECT
 from .messages import NAME
 from .response import parse_response
+
+# The reply of a finished stream, under the parsers' net.
+_parse_response = _common.guarded(parse_response)
 
 # Delta fields that name something rather than grow: a later value only fills a gap.
 _NAMING = frozenset({"role", "id", "type", "name", "index"})
@@ -119,7 +123,7 @@ class OpenAIChatAccumulator(streams.Accumulator):
         return "a finish_reason for every choice"
 
     def _parse(self, body: Mapping[str, Any]) -> Conversation:
-        return parse_response(body)
+        return _parse_response(body)
 
     def _ended(self) -> bool:
         if self._announced and self._usage is None:
@@ -155,7 +159,7 @@ class OpenAIChatAccumulator(streams.Accumulator):
 
     def _absorb(self, event: Mapping[str, Any], path: str) -> bool:
         if "error" in event and "choices" not in event:
-            raise _errors.DIALECTS[NAME].stream_error(event, path)
+            raise DIALECT.stream_error(event, path)
         if "type" in event and "choices" not in event:
             kind = event["type"]
             if isinstance(kind, str) and (
@@ -164,7 +168,7 @@ class OpenAIChatAccumulator(streams.Accumulator):
                 return self._ended()  # an SDK helper's event (see _mapping)
             if kind == "error" or isinstance(event.get("message"), str):
                 # An SSE "event: error" whose data is the error itself.
-                raise _errors.DIALECTS[NAME].stream_error(event, path)
+                raise DIALECT.stream_error(event, path)
             raise MalformedPayload(
                 f"not a chat.completion.chunk: an event of type {_excerpt(kind)}"
                 " (the stream of another API?)",

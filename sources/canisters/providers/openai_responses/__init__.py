@@ -25,64 +25,38 @@ response.
 
 from __future__ import annotations
 
-from typing import Any
-
-from ...conversation import Conversation
-from ...serialization import _paused
-from .. import _errors, streams
-from .._common import guarded_reading
-from .._requests import WholeRequests
-from . import request, response
-from .messages import (
-    NAME,
-    REQUEST_FIELDS,  # noqa: F401 (read from this path by the tests)
-    RESPONSE_FIELDS,  # noqa: F401
-    _parse_request,
-    _Parser,  # noqa: F401
-    _render_request,
-)
+from .._base import BaseNormalizer
+from . import messages, request, response
+from .errors import DIALECT
+from .messages import NAME
+from .messages import REQUEST_FIELDS as REQUEST_FIELDS
+from .messages import RESPONSE_FIELDS as RESPONSE_FIELDS
+from .messages import _Parser as _Parser
 from .stream import OpenAIResponsesAccumulator
 
 __all__ = ["NAME", "NORMALIZER", "OpenAIResponses", "OpenAIResponsesAccumulator"]
 
 
-class OpenAIResponses(streams.Streaming, _errors.ErrorNormalizing, WholeRequests):
+class OpenAIResponses(BaseNormalizer):
     """The ``openai-responses`` normalizer (OpenAI Responses API); streams are
     read by :class:`OpenAIResponsesAccumulator` (events as dicts or
-    ``openai.types.responses.ResponseStreamEvent``)."""
+    ``openai.types.responses.ResponseStreamEvent``); whole requests by
+    :mod:`canisters.providers.openai_responses.request`."""
 
     __slots__ = ()
 
     name = NAME
-    """The provider name."""
-
+    reads = ("instructions", "input")
+    messages = messages
+    response = response
     request_settings = request
-    """The request settings module: the fields beside ``instructions`` and
-    ``input``."""
-
-    @guarded_reading("instructions", "input")
-    def parse_request(self, body: Any) -> Conversation:
-        """Read ``instructions`` and ``input`` of a request body or SDK params."""
-        return _parse_request(body)
-
-    def render_request(
-        self, conversation: Conversation, **options: Any
-    ) -> dict[str, Any]:
-        """Render ``{"instructions": ..., "input": [...]}`` (``instructions`` only
-        when the conversation starts with a plain supervisor)."""
-        return _paused(_render_request, conversation, options)
-
-    # The functions themselves: a method calling them would be one more call.
-    parse_response = staticmethod(response.parse_response)
-    render_response = staticmethod(response.render_response)
-
-    def accumulator(self) -> OpenAIResponsesAccumulator:
-        """A fresh accumulator for one Responses stream."""
-        return OpenAIResponsesAccumulator()
-
-    def __repr__(self) -> str:
-        return f"<normalizer {NAME}>"
+    stream = OpenAIResponsesAccumulator
+    dialect = DIALECT
 
 
 NORMALIZER = OpenAIResponses()
 """The registered instance."""
+
+# What the tests read from this path.
+_parse_request = messages.parse_request
+_render_request = messages.render_request

@@ -53,11 +53,35 @@ from .._common import (
     rest,
     synthesize_id,
 )
+from .._rules import kept, media
 
-__all__ = ["NAME", "REQUEST_FIELDS", "RESPONSE_FIELDS"]
+__all__ = [
+    "NAME",
+    "REQUEST_FIELDS",
+    "RESPONSE_FIELDS",
+    "parse_request",
+    "render_request",
+]
 
 NAME = "openai-responses"
 """The provider name."""
+
+# A part's other keys are kept verbatim; its detail is an image's detail.
+kept.declare(
+    NAME,
+    part=("part",),
+    spellings=(
+        kept.Spelling(
+            "detail",
+            "part",
+            "part",
+            "detail",
+            read=media.detail_of,
+            default=media.DETAIL_DEFAULT,
+            kinds=frozenset({"image"}),
+        ),
+    ),
+)
 
 REQUEST_FIELDS = ("instructions", "input")
 """The request fields that carry the conversation."""
@@ -529,7 +553,7 @@ def _parse_input(body: Mapping[str, Any], *, fast: bool = True) -> list[Canister
     return parser.canisters
 
 
-def _parse_request(body: object, *, fast: bool = True) -> Conversation:
+def parse_request(body: object, *, fast: bool = True) -> Conversation:
     """The normalizer's ``parse_request``, unguarded; ``fast=False`` reads every
     item the general way (what the fast way must give, exactly)."""
     mapping = body if type(body) is dict else common.as_mapping(body)
@@ -937,7 +961,7 @@ def _instructions(
     return "\n".join(part.text for part in parts), canisters[1:]
 
 
-def _render_request(
+def render_request(
     conversation: Conversation, options: Mapping[str, Any], *, fast: bool = True
 ) -> dict[str, Any]:
     """The normalizer's ``render_request``; ``fast=False`` renders the input items

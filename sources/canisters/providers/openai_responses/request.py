@@ -478,7 +478,11 @@ def _render_reasoning(
     outcomes = rendering.outcomes
     entry: dict[str, Any] = {}
     effort = rules.effort_for(
-        reasoning, rendering.capabilities, rendering.reasoning_table, outcomes
+        reasoning,
+        rendering.capabilities,
+        rendering.reasoning_table,
+        outcomes,
+        native=rendering.native,
     )
     if effort is not None:
         if rendering.native or effort in _EFFORTS:

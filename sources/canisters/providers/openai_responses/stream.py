@@ -7,10 +7,14 @@ from typing import Any
 
 from ...conversation import Conversation
 from ...exceptions import MalformedPayload, _excerpt
-from .. import _errors, streams
+from .. import _common, streams
 from .._common import expect_mapping, expect_str
+from .errors import DIALECT
 from .messages import NAME
 from .response import parse_response
+
+# The reply of a finished stream, under the parsers' net.
+_parse_response = _common.guarded(parse_response)
 
 _LIFECYCLE = frozenset({"response.created", "response.in_progress", "response.queued"})
 _ENDS = frozenset({"response.completed", "response.incomplete"})
@@ -89,7 +93,7 @@ class OpenAIResponsesAccumulator(streams.Accumulator):
         return "response.completed"
 
     def _parse(self, body: Mapping[str, Any]) -> Conversation:
-        return parse_response(body)
+        return _parse_response(body)
 
     def _item(self, event: Mapping[str, Any], path: str) -> dict[str, Any]:
         index = event.get("output_index")
@@ -141,7 +145,7 @@ class OpenAIResponsesAccumulator(streams.Accumulator):
         kind = event.get("type")
         if kind == "error":
             # (some servers nest the error object as Chat does)
-            raise _errors.DIALECTS[NAME].stream_error(event, path)
+            raise DIALECT.stream_error(event, path)
         if not isinstance(kind, str):
             raise MalformedPayload(
                 f"unknown event type {_excerpt(kind)}", f"{path}.type"
@@ -150,7 +154,7 @@ class OpenAIResponsesAccumulator(streams.Accumulator):
             where = f"{path}.response"
             response = streams.fresh(expect_mapping(event.get("response"), where))
             if kind == "response.failed":
-                raise _errors.DIALECTS[NAME].stream_error(response, where)
+                raise DIALECT.stream_error(response, where)
             self._response = response
             if kind in _ENDS:
                 self._whole = self._complete(response, path)

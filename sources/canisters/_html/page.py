@@ -21,8 +21,8 @@ from ..content import File, Media, Reasoning, Text
 from ..conversation import Conversation
 from ..exceptions import CanistersError
 from ..protocols import Canister, Content, Modality, Role
-from . import _media
-from ._style import CSS, PAGE_CSS
+from . import media as _media
+from .style import CSS, PAGE_CSS
 
 BlobUrl = Callable[[str, Modality, str, bool], str]
 """``(content_id, modality, declared type, download)`` to the URL serving that

@@ -11,8 +11,8 @@ from datetime import datetime
 
 import attrs
 
-from ..exceptions import CanistersError
-from ..storage import Fork, Store
+from .exceptions import CanistersError
+from .storage import Fork, Store
 
 
 def origin(store: Store, conversation_id: str) -> Fork | None:

@@ -1,0 +1,199 @@
+"""One base class implementing the normalizer protocols once.
+
+A provider package declares what it is made of, and :class:`BaseNormalizer`
+wires it: the net under every parser (a stray exception becomes
+:class:`~canisters.providers.MalformedPayload`, the body is held to the depth
+bound), the garbage collector paused while a body is read or written, the
+keyword options turned into :class:`~canisters.providers.Options`, whole
+requests, streams and error bodies::
+
+    class MyFormat(BaseNormalizer):
+        name = "my-format"
+        reads = ("messages",)      # the top-level keys the conversation is in
+        messages = my_messages     # parse_request(body), render_request(c, options)
+        response = my_response     # parse_response(body), render_response(c, options)
+        request_settings = my_request  # parse_settings / render_settings
+        stream = MyAccumulator     # the accumulator class
+        dialect = MY_DIALECT       # the error dialect
+
+Each of ``messages`` and ``response`` is a module (or any object) holding
+plain functions; the wrappers are made once, when the class is defined, so a
+call costs what calling the function under its net costs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..conversation import Conversation
+from ..exceptions import ProviderError
+from ..serialization import _paused
+from . import _common as common
+from ._errors import Dialect, ErrorReply, from_exception
+from ._requests import RequestSettings, WholeRequests
+from .streams import Accumulator, Streaming
+
+__all__ = ["BaseNormalizer"]
+
+
+class BaseNormalizer(Streaming, WholeRequests):
+    """The normalizer of a provider package, from its declarations.
+
+    A subclass sets, as class attributes:
+
+    ``name``
+        the provider name;
+    ``reads``
+        the top-level keys of a request body the conversation is read from
+        (held to the depth bound before they are read);
+    ``keeps``
+        true when ``messages.parse_request`` takes a second argument, a list
+        it appends every nested value it keeps unread to (see
+        :func:`~canisters.providers.kit.guarded_keeping`): only those are then
+        held to the bound, after the parse;
+    ``messages``
+        ``parse_request(body)`` (``body`` a mapping or an SDK object; raise
+        :class:`~canisters.providers.MalformedPayload` with the path of what is
+        wrong) and ``render_request(conversation, options)`` (``options`` the
+        keyword options as given: read them with
+        :func:`~canisters.providers.kit.options_from`);
+    ``response``
+        ``parse_response(body)`` and ``render_response(conversation,
+        options)`` (``options`` an :class:`~canisters.providers.Options`);
+    ``request_settings``
+        the :class:`~canisters.providers._requests.RequestSettings` of whole requests
+        (optional: without it, ``parse_full_request`` is refused);
+    ``stream``
+        the :class:`~canisters.providers.streams.Accumulator` class (optional);
+    ``dialect``
+        the error :class:`~canisters.providers.kit.Dialect` (optional).
+    """
+
+    __slots__ = ()
+
+    name: str
+    """The provider name."""
+    reads: tuple[str, ...] = ()
+    keeps: bool = False
+    messages: Any
+    response: Any
+    request_settings: RequestSettings
+    stream: type[Accumulator] | None = None
+    dialect: Dialect | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        space = vars(cls)
+        if "messages" in space:
+            read = cls.messages.parse_request
+            if cls.keeps:
+                guarded = common.guarded_keeping(*cls.reads)(read)
+            else:
+                guarded = common.guarded_reading(*cls.reads)(_alone(read))
+            cls.parse_request = staticmethod(guarded)  # type: ignore[method-assign,assignment]
+            cls.render_request = staticmethod(_rendering(cls.messages.render_request))  # type: ignore[method-assign]
+        if "response" in space:
+            cls.parse_response = staticmethod(  # type: ignore[method-assign]
+                common.guarded(cls.response.parse_response)
+            )
+            cls.render_response = staticmethod(  # type: ignore[method-assign]
+                _responding(cls.response.render_response, cls.name)
+            )
+
+    def parse_request(self, body: Any) -> Conversation:
+        """Read a request body's conversation fields (a mapping, or the
+        provider SDK's params)."""
+        raise NotImplementedError
+
+    def render_request(
+        self, conversation: Conversation, **options: Any
+    ) -> dict[str, Any]:
+        """Render the conversation fields of a request body; see
+        :class:`~canisters.providers.Options`."""
+        raise NotImplementedError
+
+    def parse_response(self, body: Any) -> Conversation:
+        """Read a response body (or the provider SDK's response object): the
+        reply with usage, model, id and finish reason."""
+        raise NotImplementedError
+
+    def render_response(
+        self, conversation: Conversation, **options: Any
+    ) -> dict[str, Any]:
+        """Render a response body from a reply; see
+        :class:`~canisters.providers.Options`."""
+        raise NotImplementedError
+
+    def accumulator(self) -> Accumulator:
+        """A fresh accumulator for one stream."""
+        if self.stream is None:
+            raise ProviderError(f"{self.name} does not read streams")
+        return self.stream()
+
+    def parse_error(self, body: Any, *, status: int | None = None) -> ErrorReply:
+        """Read the provider's error body (or the exception its SDK raised) into
+        an :class:`~canisters.providers.ErrorReply`; ``status`` is the HTTP
+        status it came with, when the caller has it. A body that is not an error
+        raises :class:`~canisters.providers.MalformedPayload`."""
+        if isinstance(body, BaseException):
+            body, status = from_exception(body, status)
+        elif not isinstance(body, (Mapping, list)):
+            body = common.as_mapping(body, received=True)
+        return self._dialect().parse(body, status)
+
+    def render_error(self, reply: ErrorReply) -> tuple[int, dict[str, Any]]:
+        """Write ``reply`` as the provider's error body: ``(HTTP status, body)``.
+
+        A reply read from this provider comes back as it was read; one from
+        another provider (or made by hand) gets this provider's status, type and
+        code for its kind, with its message and parameter.
+        """
+        return self._dialect().render(reply)
+
+    def _dialect(self) -> Dialect:
+        if self.dialect is None:
+            raise ProviderError(f"{self.name} does not read error bodies")
+        return self.dialect
+
+    def __repr__(self) -> str:
+        return f"<normalizer {self.name}>"
+
+
+def _alone(
+    function: Callable[[Any], Conversation],
+) -> Callable[[Any], Conversation]:
+    """``function`` of the body alone (a parser may take options beside it, such
+    as ``fast=``): what the net wraps without packing arguments."""
+
+    def parse_request(body: Any) -> Conversation:
+        return function(body)
+
+    parse_request.__doc__ = function.__doc__
+    return parse_request
+
+
+def _rendering(
+    function: Callable[[Conversation, Mapping[str, Any]], dict[str, Any]],
+) -> Callable[..., dict[str, Any]]:
+    def render_request(conversation: Conversation, **options: Any) -> dict[str, Any]:
+        return _paused(function, conversation, options)
+
+    render_request.__doc__ = BaseNormalizer.render_request.__doc__
+    return render_request
+
+
+def _responding(
+    function: Callable[[Conversation, common.Options], dict[str, Any]],
+    name: str,
+) -> Callable[..., dict[str, Any]]:
+    options_from = common.options_from
+    reply_canisters = common.reply_canisters
+
+    def render_response(conversation: Conversation, **options: Any) -> dict[str, Any]:
+        opts = options_from(options)
+        # Another provider's elements: left out, reported (as in requests).
+        return function(reply_canisters(conversation, opts, name), opts)
+
+    render_response.__doc__ = BaseNormalizer.render_response.__doc__
+    return render_response

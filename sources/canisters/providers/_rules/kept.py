@@ -1,0 +1,331 @@
+"""Another format's wire keys kept on a canister or part: carried or reported.
+
+A parser keeps the keys of a message, block or part it has no neutral field
+for verbatim in the extras of the canister or part (OpenAI Chat's ``name`` on
+a message, ``cache_control`` on a part, ``detail`` on an image). Rendered for
+the same format they go back as they came. Rendered for another format, each
+such key is, by this one rule:
+
+- *carried* when it has a meaning the target spells too (a :class:`Spelling`
+  of both formats names the same ``concept``): it is written into the
+  target's own extras, where the target's renderer sends it
+  (``cache_control`` on a Chat part becomes Anthropic's cache marker;
+  ``detail`` becomes Gemini's ``mediaResolution``);
+- *nothing lost* when its value says nothing (``null``, an empty list or
+  object, or the concept's default such as ``detail: "auto"``);
+- otherwise *dropped*, reported at the path of the key
+  (``conversation[1].content[0].cache_control``) and refused under
+  ``unsupported="error"``.
+
+A format declares which of its extras entries hold wire keys, and how it
+spells each concept, with :func:`declare`. A format not declared has nothing
+reported (its extras are all markers, as far as this rule knows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+import attrs
+
+from ..._frozen import FrozenDict
+from ...conversation import Conversation
+from ...protocols import Canister
+from .outcomes import Outcomes
+
+__all__ = [
+    "Declaration",
+    "Spelling",
+    "carry_kept",
+    "declare",
+    "declared",
+]
+
+Level = Literal["canister", "part"]
+
+
+@attrs.frozen
+class Spelling:
+    """How one format spells a concept several formats share.
+
+    ``read`` turns the wire value into the concept's neutral value (``None``:
+    the wire value is not one the concept knows; reported), ``write`` the
+    neutral value into the wire value (``None``: the format cannot say it;
+    reported). Both default to the value as it is. ``default`` is the
+    neutral value that says nothing (never reported).
+    """
+
+    concept: str
+    """The shared meaning (``"cache_control"``, ``"detail"``)."""
+    level: Level
+    """Whether the key sits on a canister (message, block) or a part."""
+    entry: str
+    """The extras entry holding the key (``"outer"``, ``"block"``)."""
+    key: str
+    """The wire key."""
+    read: Callable[[Any], Any] | None = None
+    write: Callable[[Any], Any] | None = None
+    default: Any = None
+    kinds: frozenset[str] | None = None
+    """The part types (``"image"``) or canister roles the target takes it on;
+    ``None``: any."""
+    sends: bool = True
+    """Whether the format's renderer sends the key when it comes from another
+    format (OpenAI Chat reads ``cache_control`` from clients that target
+    Anthropic, but OpenAI's API takes no such key)."""
+
+
+@attrs.frozen
+class Declaration:
+    """What :func:`declare` records for one format."""
+
+    canister: tuple[str, ...]
+    """The extras entries of a canister holding wire keys verbatim."""
+    part: tuple[str, ...]
+    """The extras entries of a part holding wire keys verbatim."""
+    spellings: tuple[Spelling, ...]
+    """The concepts this format spells."""
+    quiet: Mapping[str, Any] = attrs.field(factory=dict)
+    """Kept keys whose value here says nothing another format needs (a
+    default spelled out, such as Anthropic's ``is_error: false``)."""
+
+    def reading(self, level: Level, entry: str, key: str) -> Spelling | None:
+        """The spelling of ``key`` kept in ``entry``, if it is a concept's."""
+        for spelling in self.spellings:
+            if (
+                spelling.level == level
+                and spelling.entry == entry
+                and spelling.key == key
+            ):
+                return spelling
+        return None
+
+    def writing(self, concept: str, level: Level, kind: str) -> Spelling | None:
+        """How this format writes ``concept`` on a ``kind`` at ``level``."""
+        for spelling in self.spellings:
+            if (
+                spelling.concept == concept
+                and spelling.sends
+                and spelling.level == level
+                and (spelling.kinds is None or kind in spelling.kinds)
+            ):
+                return spelling
+        return None
+
+
+_DECLARED: dict[str, Declaration] = {}
+LOADERS: list[Callable[[str], object]] = []
+"""Called with a format's name when a request holds extras of a format not
+declared yet (the registry imports the format's module, which declares)."""
+
+
+def declare(
+    provider: str,
+    *,
+    canister: tuple[str, ...] = (),
+    part: tuple[str, ...] = (),
+    spellings: tuple[Spelling, ...] = (),
+    quiet: Mapping[str, Any] | None = None,
+) -> None:
+    """Declare ``provider``'s extras entries holding wire keys, and how it
+    spells shared concepts (see the module's description)."""
+    _DECLARED[provider] = Declaration(canister, part, spellings, dict(quiet or {}))
+
+
+def declared(provider: str) -> Declaration | None:
+    """``provider``'s declaration, loading its module first if needed."""
+    found = _DECLARED.get(provider)
+    if found is None:
+        for load in LOADERS:
+            try:
+                load(provider)
+            except Exception:
+                return None
+        found = _DECLARED.get(provider)
+    return found
+
+
+def carry_kept(
+    conversation: Conversation, provider: str, outcomes: Outcomes
+) -> Conversation:
+    """``conversation`` with the other formats' kept keys that ``provider``
+    spells too written into its own extras; every other such key that says
+    something reported as dropped (refused under ``unsupported="error"``)."""
+    canisters = conversation.canisters
+    changed: dict[int, Canister] = {}
+    target = declared(provider)
+    for index, canister in enumerate(canisters):
+        extras = canister.extras
+        if not extras or len(extras) == (provider in extras):
+            parts: Any = getattr(canister, "content", None) or ()
+            if not any(
+                part.extras and len(part.extras) > (provider in part.extras)
+                for part in parts
+            ):
+                continue
+        rewritten = _canister(canister, index, provider, target, outcomes)
+        if rewritten is not canister:
+            changed[index] = rewritten
+    if not changed:
+        return conversation
+    return Conversation(
+        tuple(changed.get(index, canister) for index, canister in enumerate(canisters))
+    )
+
+
+def _foreign(
+    extras: Mapping[str, Any], provider: str, level: Level
+) -> list[tuple[str, str, str, Any, Declaration]]:
+    """The kept wire keys of other formats in ``extras``: (format, entry, key,
+    value, its declaration)."""
+    found = []
+    for owner, own in extras.items():
+        if owner == provider or not isinstance(own, Mapping):
+            continue
+        declaration = declared(owner)
+        if declaration is None:
+            continue
+        for entry in declaration.canister if level == "canister" else declaration.part:
+            kept = own.get(entry)
+            if isinstance(kept, Mapping):
+                for key, value in kept.items():
+                    found.append((owner, entry, str(key), value, declaration))
+    return found
+
+
+def _says_nothing(value: Any, key: str = "", declaration: Any = None) -> bool:
+    if value is None or (isinstance(value, (list, dict, Mapping)) and not value):
+        return True
+    quiet = declaration.quiet if declaration is not None else {}
+    return key in quiet and quiet[key] == value and type(quiet[key]) is type(value)
+
+
+def _canister(
+    canister: Canister,
+    index: int,
+    provider: str,
+    target: Declaration | None,
+    outcomes: Outcomes,
+) -> Canister:
+    role = canister.role._value_
+    adopted: dict[str, dict[str, Any]] = {}
+    last_part: dict[str, dict[str, Any]] = {}
+    parts: tuple[Any, ...] = tuple(getattr(canister, "content", None) or ())
+    for owner, entry, key, value, declaration in _foreign(
+        canister.extras, provider, "canister"
+    ):
+        where = f"conversation[{index}].{key}"
+        spelling = declaration.reading("canister", entry, key)
+        neutral = _neutral(spelling, value)
+        if _says_nothing(value, key, declaration) or (
+            spelling is not None and neutral == spelling.default
+        ):
+            continue
+        if spelling is not None and neutral is not None and target is not None:
+            # A message-level key the target spells on its blocks: on the
+            # message's last part (how Anthropic reads a marker on a message).
+            written = target.writing(spelling.concept, "canister", role)
+            slot = adopted
+            if written is None and parts:
+                written = target.writing(spelling.concept, "part", parts[-1].type)
+                slot = last_part
+            if written is not None:
+                wire = _wire(written, neutral)
+                if wire is not None:
+                    slot.setdefault(written.entry, {})[written.key] = wire
+                    continue
+        outcomes.dropped(where, _reason(owner, key, value, provider, spelling))
+    new_parts = list(parts)
+    for number, part in enumerate(parts):
+        plain = not part.extras or len(part.extras) == (provider in part.extras)
+        if plain and not (last_part and number == len(parts) - 1):
+            continue
+        new_parts[number] = _part(
+            part,
+            f"conversation[{index}].content[{number}]",
+            provider,
+            target,
+            outcomes,
+            last_part if number == len(parts) - 1 else {},
+        )
+    if not adopted and all(
+        new is old for new, old in zip(new_parts, parts, strict=True)
+    ):
+        return canister
+    changes: dict[str, Any] = {}
+    if adopted:
+        changes["extras"] = _merged(canister.extras, provider, adopted)
+    if parts:
+        changes["content"] = tuple(new_parts)
+    return attrs.evolve(canister, **changes)  # type: ignore[misc]
+
+
+def _part(
+    part: Any,
+    where: str,
+    provider: str,
+    target: Declaration | None,
+    outcomes: Outcomes,
+    given: dict[str, dict[str, Any]],
+) -> Any:
+    adopted: dict[str, dict[str, Any]] = {
+        entry: dict(values) for entry, values in given.items()
+    }
+    for owner, entry, key, value, declaration in _foreign(
+        part.extras, provider, "part"
+    ):
+        spelling = declaration.reading("part", entry, key)
+        neutral = _neutral(spelling, value)
+        if _says_nothing(value, key, declaration) or (
+            spelling is not None and neutral == spelling.default
+        ):
+            continue
+        if spelling is not None and neutral is not None and target is not None:
+            written = target.writing(spelling.concept, "part", part.type)
+            if written is not None:
+                wire = _wire(written, neutral)
+                if wire is not None:
+                    adopted.setdefault(written.entry, {})[written.key] = wire
+                    continue
+        outcomes.dropped(
+            f"{where}.{key}", _reason(owner, key, value, provider, spelling)
+        )
+    if not adopted:
+        return part
+    return attrs.evolve(part, extras=_merged(part.extras, provider, adopted))
+
+
+def _neutral(spelling: Spelling | None, value: Any) -> Any:
+    if spelling is None or spelling.read is None:
+        return value
+    return spelling.read(value)
+
+
+def _wire(spelling: Spelling, neutral: Any) -> Any:
+    return neutral if spelling.write is None else spelling.write(neutral)
+
+
+def _merged(
+    extras: Mapping[str, Any], provider: str, adopted: dict[str, dict[str, Any]]
+) -> FrozenDict[str, Any]:
+    own = dict(extras.get(provider) or {})
+    for entry, values in adopted.items():
+        own[entry] = {**(own.get(entry) or {}), **values}
+    return FrozenDict({**extras, provider: own})
+
+
+def _reason(
+    owner: str, key: str, value: Any, provider: str, spelling: Spelling | None
+) -> str:
+    if spelling is None:
+        return f"{owner}'s key {key!r} has no equivalent in {provider}"
+    return (
+        f"{owner}'s {key} ({spelling.concept}) {_short(value)} cannot be said "
+        f"in {provider}"
+    )
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,0 +1,159 @@
+"""The cross-format rules of conversations, through the public API: each
+defect found by a peer's test suite has its case here."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import pytest
+
+from canisters import ProviderError, providers
+
+from .requests_support import SDK_ACCEPTS
+
+TARGETS = ["anthropic", "gemini", "ollama", "openai-responses", "openai-chat"]
+
+
+def render(
+    source: str, body: dict[str, Any], target: str, **options: Any
+) -> tuple[dict[str, Any], list[Any]]:
+    request = providers.get(source).parse_full_request(body)
+    report = providers.Report()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", providers.FidelityWarning)
+        rendered = providers.get(target).render_full_request(
+            request, report=report, **options
+        )
+    return rendered, list(report.events)
+
+
+def answered_twice() -> dict[str, Any]:
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "f", "arguments": "{}"},
+    }
+    return {
+        "model": "m",
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "first"},
+            {"role": "tool", "tool_call_id": "call_1", "content": "second"},
+        ],
+    }
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_second_result_for_one_call_is_skipped_and_reported(target: str) -> None:
+    body, events = render("openai-chat", answered_twice(), target, max_tokens=10)
+    assert "second" not in str(body) and "first" in str(body)
+    skipped = [event for event in events if event.where.endswith("(result)")]
+    assert [(event.kind, event.where) for event in skipped] == [
+        ("dropped", "canister 3 (result)")
+    ]
+    assert "second result" in skipped[0].detail
+    SDK_ACCEPTS[target]({"model": "m", **body})
+    if target == "anthropic":
+        results = [
+            block
+            for message in body["messages"]
+            if isinstance(message["content"], list)
+            for block in message["content"]
+            if block["type"] == "tool_result"
+        ]
+        assert len(results) == 1
+
+
+def test_a_second_result_is_refused_like_an_orphan() -> None:
+    request = providers.get("openai-chat").parse_full_request(answered_twice())
+    with pytest.raises(ProviderError, match="canister 3"):
+        providers.get("anthropic").render_full_request(
+            request, incomplete="error", max_tokens=10
+        )
+
+
+def with_empty_text() -> dict[str, Any]:
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "f", "arguments": "{}"},
+    }
+    return {
+        "model": "m",
+        "messages": [
+            {"role": "system", "content": ""},
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "r"},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": ""},
+                    {"type": "text", "text": "go"},
+                ],
+            },
+        ],
+    }
+
+
+def texts(value: Any) -> list[str]:
+    """Every string under a ``text`` or ``content`` key of ``value``."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in ("text", "content", "instructions") and isinstance(item, str):
+                found.append(item)
+            else:
+                found += texts(item)
+    elif isinstance(value, list):
+        for item in value:
+            found += texts(item)
+    return found
+
+
+@pytest.mark.parametrize("target", [t for t in TARGETS if t != "openai-chat"])
+def test_empty_text_is_left_out_for_every_other_format(target: str) -> None:
+    body, events = render("openai-chat", with_empty_text(), target, max_tokens=10)
+    sent = texts(body)
+    assert "go" in sent and "hi" in sent
+    # No empty text part or message, and no text changed by one (Ollama joins
+    # texts with a newline).
+    if target == "ollama":  # a message of tool calls takes content ""
+        assert [m["content"] for m in body["messages"]] == ["hi", "", "r", "go"]
+    else:
+        assert "" not in sent, sent
+    assert "system" not in body and "systemInstruction" not in body
+    left_out = {(event.where, event.detail) for event in events}
+    assert {
+        ("canister 0 (supervisor)", "a message of empty text only"),
+        ("canister 2 (assistant)", "a message of empty text only"),
+        ("canister 5 (user), part 0 (text)", "empty text"),
+    } <= left_out
+    SDK_ACCEPTS[target]({"model": "m", **body})
+
+
+def test_empty_text_of_the_same_format_goes_back_as_it_came() -> None:
+    chat = providers.get("openai-chat")
+    body = with_empty_text()
+    assert chat.render_full_request(chat.parse_full_request(body)) == body
+
+
+def test_events_after_a_message_left_out_name_the_canister_where_it_stood() -> None:
+    body = with_empty_text()
+    body["messages"].append(
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "input_audio",
+                    "input_audio": {"data": "UklGRg==", "format": "wav"},
+                }
+            ],
+        }
+    )
+    _, events = render(
+        "openai-chat", body, "anthropic", max_tokens=10, unsupported="drop"
+    )
+    assert "canister 6 (user), part 0 (audio)" in {event.where for event in events}

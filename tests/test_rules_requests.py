@@ -1,0 +1,161 @@
+"""The cross-format rules of whole requests' settings, through the public
+API: each defect found by a peer's test suite has its case here."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import attrs
+import pytest
+
+from canisters import UnsupportedContent, providers
+
+from .requests_support import SDK_ACCEPTS
+
+TARGETS = ["anthropic", "gemini", "ollama", "openai-responses", "openai-chat"]
+
+
+def render(
+    source: str, body: dict[str, Any], target: str, **options: Any
+) -> tuple[dict[str, Any], list[Any]]:
+    request = providers.get(source).parse_full_request(body)
+    report = providers.Report()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", providers.FidelityWarning)
+        rendered = providers.get(target).render_full_request(
+            request, report=report, **options
+        )
+    return rendered, list(report.events)
+
+
+def where(events: list[Any], kind: str) -> set[str]:
+    return {event.where for event in events if event.kind == kind}
+
+
+def untyped_tool(source: str) -> dict[str, Any]:
+    schema = {"properties": {"city": {"type": "string"}}, "required": ["city"]}
+    if source == "anthropic":
+        tool: dict[str, Any] = {"name": "weather", "input_schema": schema}
+        return {"model": "m", "max_tokens": 10, "messages": [], "tools": [tool]}
+    function = {"name": "weather", "parameters": schema}
+    return {
+        "model": "m",
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [{"type": "function", "function": function}],
+    }
+
+
+def parameters_of(body: dict[str, Any], target: str) -> Any:
+    tool = body["tools"][0]
+    if target == "anthropic":
+        return tool["input_schema"]
+    if target == "gemini":
+        return tool["functionDeclarations"][0]["parameters"]
+    if target == "openai-responses":
+        return tool["parameters"]
+    return tool["function"]["parameters"]
+
+
+@pytest.mark.parametrize(
+    "target", ["anthropic", "gemini", "ollama", "openai-responses"]
+)
+def test_untyped_tool_parameters_get_an_object_root(target: str) -> None:
+    body, events = render(
+        "openai-chat", untyped_tool("openai-chat"), target, max_tokens=10
+    )
+    assert parameters_of(body, target)["type"] == "object"
+    assert "tools[0].parameters.type" in where(events, "synthesized")
+    SDK_ACCEPTS[target]({"model": "m", **body})
+
+
+def test_untyped_tool_parameters_of_the_same_format_go_back_as_they_came() -> None:
+    body = untyped_tool("openai-chat")
+    assert (
+        providers.get("openai-chat").render_full_request(
+            providers.get("openai-chat").parse_full_request(body)
+        )
+        == body
+    )
+    body = untyped_tool("anthropic")
+    request = providers.get("anthropic").parse_full_request(body)
+    assert providers.get("anthropic").render_full_request(request) == body
+
+
+def effort_profile(target: str) -> Any:
+    return attrs.evolve(providers.capabilities_for(target), reasoning="effort")
+
+
+def chat_effort(effort: str) -> dict[str, Any]:
+    return {
+        "model": "m",
+        "messages": [{"role": "user", "content": "hi"}],
+        "reasoning_effort": effort,
+    }
+
+
+def test_minimal_effort_to_an_anthropic_effort_profile_is_the_nearest_level() -> None:
+    caps = effort_profile("anthropic")
+    body, events = render(
+        "openai-chat",
+        chat_effort("minimal"),
+        "anthropic",
+        capabilities=caps,
+        unsupported="drop",
+    )
+    assert body["output_config"] == {"effort": "low"}
+    assert "reasoning.effort" in where(events, "approximated")
+    SDK_ACCEPTS["anthropic"](body)
+    with pytest.raises(UnsupportedContent, match=r"reasoning\.effort"):
+        render("openai-chat", chat_effort("minimal"), "anthropic", capabilities=caps)
+
+
+def test_a_level_anthropic_takes_goes_as_it_is() -> None:
+    caps = effort_profile("anthropic")
+    body, events = render(
+        "openai-chat", chat_effort("high"), "anthropic", capabilities=caps
+    )
+    assert body["output_config"] == {"effort": "high"}
+    assert "reasoning.effort" not in where(events, "approximated")
+
+
+def test_no_effort_to_a_gemini_level_profile_is_its_least_level() -> None:
+    caps = effort_profile("gemini")
+    body, events = render(
+        "openai-chat",
+        chat_effort("none"),
+        "gemini",
+        capabilities=caps,
+        unsupported="drop",
+    )
+    assert body["generationConfig"]["thinkingConfig"] == {"thinkingLevel": "minimal"}
+    assert "reasoning.effort" in where(events, "approximated")
+    SDK_ACCEPTS["gemini"](body)
+
+
+def test_an_effort_above_a_gemini_level_profile_is_its_highest() -> None:
+    caps = effort_profile("gemini")
+    anthropic = {
+        "model": "m",
+        "max_tokens": 10,
+        "messages": [{"role": "user", "content": "hi"}],
+        "output_config": {"effort": "max"},
+    }
+    body, events = render(
+        "anthropic", anthropic, "gemini", capabilities=caps, unsupported="drop"
+    )
+    assert body["generationConfig"]["thinkingConfig"] == {"thinkingLevel": "high"}
+    assert "reasoning.effort" in where(events, "approximated")
+
+
+def test_a_level_off_the_scale_is_left_out_and_reported() -> None:
+    caps = attrs.evolve(providers.capabilities_for("openai-chat"), efforts=("low",))
+    body, events = render(
+        "openai-responses",
+        {"model": "m", "input": "hi", "reasoning": {"effort": "turbo"}},
+        "openai-chat",
+        capabilities=caps,
+        unsupported="drop",
+    )
+    assert "reasoning_effort" not in body
+    assert "reasoning.effort" in where(events, "dropped")
