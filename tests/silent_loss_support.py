@@ -120,18 +120,45 @@ def translate(
 
 
 def keys(value: Any, prefix: Key = ()) -> Iterator[Key]:
-    """Every key path of ``value``, parents before children."""
+    """Every key path of ``value``, parents before children, and the path of
+    every element of a list."""
     if isinstance(value, dict):
         for key, item in value.items():
             yield (*prefix, key)
             yield from keys(item, (*prefix, key))
     elif isinstance(value, list):
         for index, item in enumerate(value):
+            yield (*prefix, index)
             yield from keys(item, (*prefix, index))
 
 
-def pattern(key: Key) -> str:
-    return ".".join("*" if isinstance(step, int) else str(step) for step in key)
+def _name(value: Any, step: str | int) -> str | None:
+    """What the report would call the key ``step`` of ``value``: its name, or
+    for an element of a list the ``type`` it has (``None``: it has none)."""
+    if isinstance(step, str):
+        return step
+    item = value[step]
+    kind = item.get("type") if isinstance(item, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+def pattern(body: Any, key: Key) -> str:
+    """The shape of ``key``: list indexes as ``*``, with the element's type
+    where it has one (``messages.*.content.*[image_url].image_url.detail``)."""
+    text = ""
+    for step in key:
+        if isinstance(step, int):
+            name = _name(body, step)
+            text += ".*" if name is None else f".*[{name}]"
+        else:
+            text += f".{step}"
+        body = body[step]
+    return text[1:]
+
+
+def patterns(body: Any) -> set[str]:
+    """The shapes the walk probes in ``body``."""
+    return {pattern(body, key) for key in keys(body)}
 
 
 def _at(value: Any, key: Key) -> Any:
@@ -197,15 +224,24 @@ def walk(kind: str, source: str, target: str, body: Any) -> tuple[set[str], int]
     named: set[Key] = set()
     seen: set[str] = set()
     for key in keys(body):
-        shape = pattern(key)
+        shape = pattern(body, key)
         if shape in seen:
             continue
         seen.add(shape)
-        value = _at(body, key)
-        if value in ({}, []):
-            continue  # an empty object or list says nothing, present or not
         if any(key[:depth] in named for depth in range(1, len(key))):
             continue  # within a key the report names
+        value = _at(body, key)
+        name = _name(_at(body, key[:-1]), key[-1])
+        if isinstance(key[-1], int):
+            # An element of a list: named by the report, or answered for by
+            # the keys within it.
+            if name is not None and _named(
+                body, key, name, base[1], kind, (source, target)
+            ):
+                named.add(key)
+            continue
+        if value in ({}, []):
+            continue  # an empty object or list says nothing, present or not
         accepted = 0
         for changed in changes(body, key):
             try:
@@ -213,7 +249,7 @@ def walk(kind: str, source: str, target: str, body: Any) -> tuple[set[str], int]
             except CanistersError:
                 continue
             accepted += 1
-            if events != base[1] and _names(key[-1], base[1], events):
+            if name is not None and _fewer(name, base[1], events):
                 named.add(key)
             if (_masked(out, varies), events) != base:
                 break
@@ -225,12 +261,34 @@ def walk(kind: str, source: str, target: str, body: Any) -> tuple[set[str], int]
     return silent, len(seen)
 
 
-def _names(step: str | int, before: tuple[Any, ...], after: tuple[Any, ...]) -> bool:
-    """Whether an event of ``before`` missing from ``after`` names ``step``."""
-    if isinstance(step, int):
+def _named(
+    body: Any,
+    key: Key,
+    name: str,
+    before: tuple[Any, ...],
+    kind: str,
+    direction: tuple[str, str],
+) -> bool:
+    """Whether the report (``before``) names the element at ``key`` (by its
+    type)."""
+    source, target = direction
+    changed = copy.deepcopy(body)
+    del _at(changed, key[:-1])[key[-1]]
+    try:
+        after = translate(kind, source, target, changed)[1]
+    except CanistersError:
         return False
-    gone = [event for event in before if event not in after]
-    return any(step in f"{event[1]} {event[2]}" for event in gone)
+    return _fewer(name, before, after)
+
+
+def _fewer(name: str, before: tuple[Any, ...], after: tuple[Any, ...]) -> bool:
+    """Whether the report mentions ``name`` fewer times in ``after``: deleting
+    the key took away what the report said of it."""
+
+    def count(events: tuple[Any, ...]) -> int:
+        return sum(f"{event[1]} {event[2]}".count(name) for event in events)
+
+    return count(after) < count(before)
 
 
 def not_refused(kind: str, source: str, target: str, body: Any) -> list[str]:
