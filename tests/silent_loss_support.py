@@ -6,7 +6,7 @@ a user would (``parse_full_request`` / ``render_full_request`` for requests,
 ``render_error`` for error bodies), under ``unsupported="drop"``, giving the
 target body and the report's events. Then every key path of the input, at every
 depth, is probed: the key is deleted, and its value changed (a string gets a
-character more, a number one more, a boolean flipped, a null becomes a string),
+character more in its middle, a number one more, a boolean flipped, a null becomes a string),
 and the body is translated again. A key whose every accepted change leaves both
 the target body and the report exactly as they were is lost silently: nothing
 of it reached the target, and the report does not name it. A change the source
@@ -180,7 +180,9 @@ def changes(body: Any, key: Key) -> Iterator[Any]:
     elif isinstance(value, float):
         other = value / 2 + 0.25
     elif isinstance(value, str):
-        other = value + "x"
+        # Inside, not at the end: a base64 payload's end may be padding a
+        # lenient decoder skips.
+        other = value[: len(value) // 2] + "x" + value[len(value) // 2 :]
     elif value is None:
         other = "x"
     else:
@@ -278,7 +280,9 @@ def _named(
         after = translate(kind, source, target, changed)[1]
     except CanistersError:
         return False
-    return _fewer(name, before, after)
+    # By its type, or as a part the report speaks of (which it calls by the
+    # neutral kind: Anthropic's "thinking" block is a "part 1 (reasoning)").
+    return _fewer(name, before, after) or _fewer(", part ", before, after)
 
 
 def _fewer(name: str, before: tuple[Any, ...], after: tuple[Any, ...]) -> bool:
