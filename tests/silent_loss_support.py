@@ -11,7 +11,9 @@ and the body is translated again. A key whose every accepted change leaves both
 the target body and the report exactly as they were is lost silently: nothing
 of it reached the target, and the report does not name it. A change the source
 format refuses (a required key, a value out of its enumeration) proves the key
-is read; when every change is refused the key is counted as required.
+is read: a key is lost only when another value of it is taken and changes
+nothing (one whose only value is fixed by the format says no more than its
+absence).
 
 This is how "carried with the same meaning, or named in the report" is checked
 without a map between the input's key paths and the report's words: a carried
@@ -262,21 +264,23 @@ def walk(kind: str, source: str, target: str, body: Any) -> tuple[set[str], int]
             continue
         if value in ({}, []):
             continue  # an empty object or list says nothing, present or not
-        accepted = 0
-        for changed in changes(body, key):
+        changed_value = False  # another value of the key was taken
+        for number, changed in enumerate(changes(body, key)):
             try:
                 out, events = translate(kind, source, target, changed)
             except CanistersError:
                 continue
-            accepted += 1
+            changed_value = changed_value or number > 0
             if name is not None and _fewer(name, base[1], events):
                 named.add(key)
             if differs(out, events):
                 break
         else:
-            # Lost, unless the key holds others, which then answer for it (an
-            # object equal to the format's default, deleted, changes nothing).
-            if accepted and not isinstance(value, (dict, list)):
+            # Lost when another value of it was taken and changed nothing. A
+            # key whose value the format fixes (OpenAI's "type": "function")
+            # says nothing more than its absence; one holding others is
+            # answered for by them.
+            if changed_value:
                 silent.add(shape)
     return silent, len(seen)
 
