@@ -24,9 +24,7 @@ from pathlib import Path
 SOURCES = Path(__file__).resolve().parent.parent / "sources"
 README = SOURCES.parent / "README.rst"
 
-# Until the public kit (canisters.providers.kit) gives interop the helpers it
-# shares with the normalizers; pyproject.toml's contract has the same exception.
-EXEMPT = {("canisters.interop", "canisters.providers._common")}
+EXEMPT: set[tuple[str, str]] = set()
 
 
 def _private(component: str) -> bool:

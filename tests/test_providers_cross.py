@@ -239,8 +239,14 @@ def test_gemini_bound_artifacts_are_reported_elsewhere() -> None:
     request = json.loads((data / "code-execution-history-request.json").read_text())
     conversation = providers.get("gemini").parse_request(request["payload"])
     for target in ("openai-chat", "anthropic", "openai-responses", "ollama"):
+        # Code run and its output are content: refused unless told otherwise.
+        with pytest.raises(canisters.UnsupportedContent, match="executableCode"):
+            providers.get(target).render_request(conversation)
         report = providers.Report()
-        body = providers.get(target).render_request(conversation, report=report)
+        with pytest.warns(providers.FidelityWarning):
+            body = providers.get(target).render_request(
+                conversation, report=report, unsupported="drop"
+            )
         assert "executableCode" not in json.dumps(body)
         assert [e.detail for e in report.events] == [
             f"gemini-only executableCode, codeExecutionResult not sent to {target}"
@@ -253,6 +259,7 @@ def test_gemini_bound_artifacts_are_reported_elsewhere() -> None:
     providers.get("anthropic").render_request(
         Conversation([User("q"), *reply]), report=report
     )
+    # A signature holds no content: dropped, reported, never refused.
     assert any("gemini-only thoughtSignature" in e.detail for e in report.events)
     # Gemini itself gets everything back.
     again = providers.get("gemini").render_request(conversation)

@@ -442,8 +442,14 @@ def test_media_in_an_assistant_turn_is_refused_by_openai_responses() -> None:
 def test_anthropic_search_result_in_a_tool_result_goes_back_to_anthropic_only() -> None:
     path = DATA / "anthropic" / "peer-langchain-search-result-request.json"
     conversation = providers.get("anthropic").parse_request(load(path)["payload"])
+    # The search results are content the model read: refused unless told.
+    with pytest.raises(UnsupportedContent, match="search_result"):
+        providers.get("openai-chat").render_request(conversation)
     report = providers.Report()
-    chat = providers.get("openai-chat").render_request(conversation, report=report)
+    with pytest.warns(providers.FidelityWarning):
+        chat = providers.get("openai-chat").render_request(
+            conversation, report=report, unsupported="drop"
+        )
     assert chat["messages"][-1] == {
         "role": "tool",
         "tool_call_id": "call_v",

@@ -288,12 +288,19 @@ def test_reply_with_several_messages_keeps_one_and_reports_the_rest() -> None:
     reply = Conversation(
         [canisters.Assistant("first choice"), canisters.Assistant("second choice")]
     )
+    with pytest.raises(canisters.UnsupportedContent, match="reply message 1"):
+        normalizer().render_response(reply)
     report = providers.Report()
-    body = normalizer().render_response(reply, report=report)
+    with pytest.warns(providers.FidelityWarning):
+        body = normalizer().render_response(reply, report=report, unsupported="drop")
     assert body["message"] == {"role": "assistant", "content": "first choice"}
     assert [(event.kind, event.where) for event in report.events] == [
         ("dropped", "reply message 1")
     ]
+    marked = normalizer().render_response(reply, unsupported="placeholder")
+    assert marked["message"]["content"] == (
+        "first choice\n\n[reply message 1 omitted: an Ollama reply holds one message]"
+    )
 
 
 # Every key on every role -----------------------------------------------------------

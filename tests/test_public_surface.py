@@ -130,6 +130,8 @@ def test_protocol_names() -> None:
         "canisters.audit",
         "canisters.providers",
         "canisters.providers.streams",
+        "canisters.providers.kit",
+        "canisters.providers.testing",
         "canisters.providers.openai_chat.request",
         "canisters.providers.openai_responses.request",
         "canisters.providers.anthropic.request",

@@ -22,9 +22,9 @@ from typing import Any
 
 import attrs
 
+from ._files import open_regular as open_file
 from .exceptions import CanistersError
 from .storage import FileStore, SQLiteStore, Store
-from .storage.files import _open as open_file
 
 
 @attrs.frozen

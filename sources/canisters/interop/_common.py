@@ -12,7 +12,7 @@ import attrs
 
 from ..exceptions import MalformedPayload, MissingExtra, _excerpt
 from ..protocols import Canister
-from ..providers._common import Report, describe
+from ..providers.kit import Report, describe
 
 __all__ = ["refused", "report_losses", "require"]
 

@@ -51,7 +51,7 @@ from ..content import Audio, File, Image, Media, Reasoning, Text, Video
 from ..conversation import Conversation, canisters_in
 from ..exceptions import MalformedPayload, _excerpt
 from ..protocols import Canister, Content, Role
-from ..providers._common import (
+from ..providers.kit import (
     Report,
     b64decode_exact,
     b64encode,

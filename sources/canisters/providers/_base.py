@@ -62,7 +62,7 @@ class BaseNormalizer(Streaming, WholeRequests):
         ``parse_response(body)`` and ``render_response(conversation,
         options)`` (``options`` an :class:`~canisters.providers.Options`);
     ``request_settings``
-        the :class:`~canisters.providers.kit.RequestSettings` of whole requests
+        the :class:`~canisters.providers._requests.RequestSettings` of whole requests
         (optional: without it, ``parse_full_request`` is refused);
     ``stream``
         the :class:`~canisters.providers.streams.Accumulator` class (optional);

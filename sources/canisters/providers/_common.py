@@ -80,6 +80,7 @@ __all__ = [
     "FidelityWarning",
     "Options",
     "BOUND",
+    "SIGNATURES",
     "UNKNOWN",
     "bind",
     "bind_parts",
@@ -401,7 +402,8 @@ _last_options: tuple[dict[str, Any], Options] | None = None
 
 
 def options_from(options: Mapping[str, Any]) -> Options:
-    """Build :class:`Options` from keyword arguments; unknown names raise."""
+    """Build :class:`~canisters.providers.Options` from keyword arguments;
+    unknown names raise."""
     global _last_options
     if not options:
         return DEFAULT_OPTIONS
@@ -433,12 +435,13 @@ STRAY = (
     OverflowError,
     RecursionError,
 )
-"""The exceptions :func:`guarded` turns into :class:`MalformedPayload`: what code
+"""The exceptions :func:`guarded` turns into
+:class:`~canisters.MalformedPayload`: what code
 reading malformed JSON raises when a shape check is missing."""
 
 
 def guarded(function: _F) -> _F:
-    """Turn any stray exception of a parser into :class:`MalformedPayload`.
+    """Turn any stray exception of a parser into :class:`~canisters.MalformedPayload`.
 
     Parsers check the shapes they rely on and name the path; this is the net under
     them, so that arbitrary input never escapes as ``KeyError`` or ``TypeError``.
@@ -521,7 +524,7 @@ def guarded_keeping(
 
 def _holder(keys: tuple[str, ...] | None) -> Callable[[object], None]:
     """What :func:`guarded` (``keys`` ``None``) and :func:`guarded_reading`
-    hold a body to: raise :class:`MalformedPayload` at the path of a value
+    hold a body to: raise :class:`~canisters.MalformedPayload` at the path of a value
     nesting more than :data:`BODY_DEPTH` levels."""
     dumps = orjson.dumps
     limit = BODY_DEPTH - 1  # a key's value sits one level into the body
@@ -614,7 +617,8 @@ def _parameters(function: Callable[..., Any]) -> tuple[str, ...] | None:
 def _reraise(error: Exception) -> NoReturn:
     """Raise what a parser raises for ``error``: a stray exception of code
     reading a malformed body, and the model's refusal of a value it read, become
-    :class:`MalformedPayload` (caused by ``error``); anything else (a provider's
+    :class:`~canisters.MalformedPayload` (caused by ``error``); anything else
+    (a provider's
     error among them) is raised as it is."""
     if isinstance(error, ProviderError):
         raise error
@@ -638,7 +642,8 @@ _PATH_STEPS = 12  # a path cut to its first steps: an ancestor of the deep value
 
 
 def check_depth(body: object, limit: int = BODY_DEPTH, path: str = "$") -> None:
-    """Raise :class:`MalformedPayload` if ``body`` (dicts and lists) nests more
+    """Raise :class:`~canisters.MalformedPayload` if ``body`` (dicts and lists)
+    nests more
     than ``limit`` levels, at the path of the value nesting too deeply (its
     first steps), on every Python version and without recursion."""
     if type(body) is not dict and type(body) is not list:
@@ -750,7 +755,8 @@ def expect_url(value: object, path: str) -> str:
 
 def built(factory: Callable[..., _T], path: str, /, **fields: Any) -> _T:
     """Return ``factory(**fields)``; a value the model refuses (:class:`ModelError`)
-    raises :class:`MalformedPayload` at ``path``, the item it was read from."""
+    raises :class:`~canisters.MalformedPayload` at ``path``, the item it was read
+    from."""
     try:
         return factory(**fields)
     except ModelError as error:
@@ -877,7 +883,7 @@ def encode_arguments(arguments: Mapping[str, Any]) -> str:
 
     This is the form OpenAI's APIs write themselves (``{"city":"Paris"}``), and
     what pydantic-ai sends. orjson writes it about ten times faster than
-    :mod:`json`; the standard library takes over where orjson cannot be exact:
+    ``json``; the standard library takes over where orjson cannot be exact:
     integers beyond 64 bits and keys that are not strings (which orjson refuses),
     and NaN or infinities (which orjson would write as ``null``, so any output
     holding ``null`` is written again by the standard library).
@@ -950,7 +956,7 @@ def parse_arguments(raw: object, path: str) -> tuple[dict[str, Any], str | None]
 
     Returns the mapping and the original string when :func:`render_arguments`
     would not reproduce it exactly (so that it can ride in ``extras``). A string
-    that is not a JSON object raises :class:`MalformedPayload`.
+    that is not a JSON object raises :class:`~canisters.MalformedPayload`.
     """
     if type(raw) is not str and isinstance(raw, Mapping):
         return dict(raw), None
@@ -1399,6 +1405,14 @@ placeholders and the canisters that were nothing else.
 """
 
 
+SIGNATURES: set[str] = set()
+"""The bound names that carry only a signature (Gemini's ``thoughtSignature``),
+declared by their normalizer. Another provider cannot check them, so they are
+dropped and reported as reasoning signed elsewhere is; every other bound element
+holds content (a server tool's call or results, code run and its output) and
+follows the ``unsupported`` option."""
+
+
 def _bound_elsewhere(canister: Canister, provider: str) -> bool:
     for name, data in canister.extras.items():
         if name != provider and BOUND in data:
@@ -1506,12 +1520,23 @@ def _without_bound(
                 if text is not None:
                     placeholders.append(new_text(text, "text/plain", None, EMPTY))
             names = [name for name in data[BOUND] if name not in unknown]
-            if names:
+            signatures = [name for name in names if name in SIGNATURES]
+            held = [name for name in names if name not in SIGNATURES]
+            if held:
+                text = unsupported(
+                    options,
+                    provider,
+                    f"{where}, element ({', '.join(dict.fromkeys(held))})",
+                    f"{owner}-only {', '.join(held)} not sent to {provider}",
+                )
+                if text is not None:
+                    placeholders.append(new_text(text, "text/plain", None, EMPTY))
+            if signatures:
                 options.note(
                     "dropped",
                     provider,
                     where,
-                    f"{owner}-only {', '.join(names)} not sent to {provider}",
+                    f"{owner}-only {', '.join(signatures)} not sent to {provider}",
                 )
         extras = {k: v for k, v in canister.extras.items() if k not in owners}
         if canister.role in (Role.Assistant, Role.User, Role.Supervisor):

@@ -7,7 +7,8 @@ normalizer reads its provider's error shape into an :class:`ErrorReply`
 (``normalizer.parse_error(body, status=...)``) and writes one back as its
 provider's body and status (``normalizer.render_error(reply)``), so that a
 gateway can relay the refusal of one provider to a client of another.
-``parse_response`` and the stream readers raise :class:`ErrorResponse`, which
+``parse_response`` and the stream readers raise
+:class:`~canisters.providers.ErrorResponse`, which
 carries the reply, on an error body or event.
 
 Each provider package spells its shape in its ``errors`` module, as a
@@ -31,6 +32,7 @@ from ..exceptions import MalformedPayload, ModelError, ProviderError
 __all__ = [
     "ERROR_KINDS",
     "GENERIC_KINDS",
+    "GENERIC_RENDERS",
     "STATUSES",
     "Dialect",
     "ErrorKind",
@@ -145,7 +147,7 @@ class ErrorReply:
     """A provider's refusal of a call, in neutral terms.
 
     Read from an error body by ``normalizer.parse_error`` (or carried by
-    :class:`ErrorResponse`); written back as any provider's body by
+    :class:`~canisters.providers.ErrorResponse`); written back as any provider's body by
     ``normalizer.render_error``. The provider's own fields (``type``, ``code``,
     ``extras``, ``envelope``) are given back exactly to the provider they came
     from; another provider gets the type, code and status its table gives for
@@ -265,6 +267,28 @@ GENERIC_KINDS: Final[Mapping[str, ErrorKind]] = {
 """The error types and codes of OpenAI's vocabulary, which most servers copy:
 how an error of unknown shape (a plugin's stream event) is classified."""
 
+GENERIC_RENDERS: Final[Mapping[ErrorKind, Render]] = {
+    "invalid_request": (400, "invalid_request_error", None),
+    "authentication": (401, "invalid_request_error", "invalid_api_key"),
+    "permission": (403, "invalid_request_error", None),
+    "not_found": (404, "invalid_request_error", None),
+    "request_too_large": (413, "invalid_request_error", None),
+    "context_length_exceeded": (
+        400,
+        "invalid_request_error",
+        "context_length_exceeded",
+    ),
+    "rate_limited": (429, "requests", "rate_limit_exceeded"),
+    "quota_exceeded": (429, "insufficient_quota", "insufficient_quota"),
+    "overloaded": (503, "server_error", None),
+    "timeout": (504, "server_error", None),
+    "server_error": (500, "server_error", None),
+    "content_refused": (400, "invalid_request_error", "content_policy_violation"),
+    "unknown": (500, "server_error", None),
+}
+"""The status, type and code OpenAI writes for each kind: what a dialect
+writes by default."""
+
 STATUSES: Final[Mapping[ErrorKind, int]] = {
     "invalid_request": 400,
     "authentication": 401,
@@ -280,7 +304,7 @@ STATUSES: Final[Mapping[ErrorKind, int]] = {
     "content_refused": 400,
     "unknown": 500,
 }
-"""The HTTP status written for each kind by a dialect without its own."""
+"""The HTTP status of each kind, for a dialect that writes only a status."""
 
 
 class Dialect:
@@ -288,10 +312,13 @@ class Dialect:
 
     ``kinds`` maps the provider's error types and codes to a kind (a code is
     looked up before a type); ``renders`` gives, per kind, the HTTP status, type
-    and code to write for it. A shape overrides :meth:`is_error`, :meth:`read`
-    (an error body to a reply), :meth:`write` (a reply to a body) and
-    :meth:`wrap` (a bare error object of a stream to an error body); the same
-    shape serves several providers, each with its own ``provider`` name.
+    and code to write for it. The class itself reads and writes the shape most
+    servers copy from OpenAI, ``{"error": {"message", "type", "param",
+    "code"}}`` (and a failed Responses ``response`` object); another shape
+    overrides :meth:`is_error`, :meth:`read` (an error body to a reply),
+    :meth:`write` (a reply to a body) and :meth:`wrap` (a bare error object of
+    a stream to an error body). One shape serves several providers, each
+    under its own ``provider`` name.
     """
 
     __slots__ = ("kinds", "provider", "renders")
@@ -299,16 +326,14 @@ class Dialect:
     def __init__(
         self,
         provider: str,
-        kinds: Mapping[str, ErrorKind],
-        renders: Mapping[ErrorKind, Render] | None = None,
+        kinds: Mapping[str, ErrorKind] = GENERIC_KINDS,
+        renders: Mapping[ErrorKind, tuple[int, str | None, str | int | None]] = (
+            GENERIC_RENDERS
+        ),
     ) -> None:
         self.provider = provider
         self.kinds = kinds
-        self.renders = (
-            renders
-            if renders is not None
-            else {kind: (status, None, None) for kind, status in STATUSES.items()}
-        )
+        self.renders = renders
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.provider}>"
@@ -317,7 +342,15 @@ class Dialect:
 
     def is_error(self, body: object) -> bool:
         """Whether ``body`` (a decoded JSON value) is this provider's error body."""
-        return isinstance(body, Mapping) and isinstance(body.get("error"), Mapping)
+        if not isinstance(body, Mapping):
+            return False
+        if body.get("object") == "response":
+            return body.get("status") == "failed"
+        return isinstance(body.get("error"), Mapping) and not body.keys() & {
+            "choices",
+            "candidates",
+            "output",
+        }
 
     def unwrap(self, body: object) -> object:
         """The error body itself, where the provider wraps it (in a list)."""
@@ -326,8 +359,23 @@ class Dialect:
     def read(self, body: Mapping[str, Any], status: int | None) -> ErrorReply:
         """The reply of an error body (:meth:`is_error` holds for it)."""
         envelope = {k: v for k, v in body.items() if k != "error"}
-        inner = body["error"]
-        return self.reply(inner, status, envelope, "$.error", own=("message",))
+        inner: Any = body.get("error")
+        if body.get("object") == "response":
+            # A response that failed (sent with HTTP 200): its error object
+            # holds only a code and a message.
+            inner = inner if isinstance(inner, Mapping) else {}
+        else:
+            envelope.pop("type", None)
+        return self.reply(
+            inner,
+            status,
+            envelope,
+            "$.error",
+            own=("message", "type", "param", "code"),
+            type=inner.get("type"),
+            code=inner.get("code"),
+            param=inner.get("param"),
+        )
 
     def write(
         self,
@@ -338,11 +386,17 @@ class Dialect:
         envelope: dict[str, Any],
     ) -> dict[str, Any]:
         """The error body of ``reply``, given the ``(type, code)`` to write."""
-        return {"error": {"message": reply.message, **extras}, **envelope}
+        if envelope.get("object") == "response":
+            envelope = {}  # a failed response is relayed as an error body
+        inner: dict[str, Any] = {"message": reply.message, "type": kind[0]}
+        inner.update(param=reply.param, code=kind[1], **extras)
+        return {"error": inner, **envelope}
 
     def wrap(self, inner: dict[str, Any], event: Mapping[str, Any]) -> object:
         """The error body of a stream's bare error object ``inner`` (``event``
         without its ``sequence_number``)."""
+        if inner.get("type") == "error":
+            del inner["type"]  # the event's type, not the error's
         return {"error": inner}
 
     # Shared ----------------------------------------------------------------------
@@ -418,7 +472,8 @@ class Dialect:
         )
 
     def check(self, body: object) -> None:
-        """Raise :class:`ErrorResponse` when ``body`` is this provider's error
+        """Raise :class:`~canisters.providers.ErrorResponse` when ``body`` is this
+        provider's error
         body (what ``parse_response`` does before reading a reply)."""
         # Every shape's error body holds an "error" (a failed Responses response
         # says so in its "status"): a reply is let through at the cost of two reads.
@@ -448,11 +503,13 @@ class Dialect:
         return self.read(body, status)
 
     def refuse(self, body: object, status: int | None = None) -> ErrorResponse:
-        """The :class:`ErrorResponse` for an error body ``parse_response`` met."""
+        """The :class:`~canisters.providers.ErrorResponse` for an error body
+        ``parse_response`` met."""
         return ErrorResponse(self.parse(body, status))
 
     def stream_error(self, event: Mapping[str, Any], path: str) -> ErrorResponse:
-        """The :class:`ErrorResponse` for an error event of a stream: an error
+        """The :class:`~canisters.providers.ErrorResponse` for an error event of a
+        stream: an error
         body of the provider's shape, or a bare error object
         (``{"type", "code", "message", "param"}``) :meth:`wrap` turns into one."""
         if not self.is_error(event):
@@ -479,7 +536,8 @@ class Dialect:
 
 
 def generic_error(error: object, path: str, provider: str | None) -> ErrorResponse:
-    """The :class:`ErrorResponse` for an error object of unknown shape (a
+    """The :class:`~canisters.providers.ErrorResponse` for an error object of unknown
+    shape (a
     plugin's stream): its ``type``, ``code``, ``status`` and ``message``."""
     dialect = Dialect(provider or "the provider", GENERIC_KINDS, {})
     if isinstance(error, Mapping):

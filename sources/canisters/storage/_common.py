@@ -31,6 +31,7 @@ from typing import Any, Final, Literal
 import attrs
 import orjson
 
+from .._files import link_error
 from .._identifiers import MAX_ID_LENGTH, InvalidIdentifier, check_id, check_line
 from .._wire import HELD, check_held, new_memo
 from .._wire import fast as _fast
@@ -70,6 +71,7 @@ __all__ = [
     "Verification",
     "check_id",
     "check_line",
+    "link_error",
 ]
 
 logger: Final = logging.getLogger("canisters.storage")
@@ -129,14 +131,6 @@ def check_bytes(data: object) -> bytes:
     if isinstance(data, (bytearray, memoryview)):
         return bytes(data)
     raise ModelError(f"content must be bytes, not {type(data).__name__}")
-
-
-def link_error(path: object) -> IntegrityError:
-    """The error of a backend that found a symbolic link where it reads or writes."""
-    return IntegrityError(
-        f"{path} is a symbolic link: the store follows no links "
-        "(one planted in it could turn it against files elsewhere)"
-    )
 
 
 def check_durability(value: object) -> Durability:

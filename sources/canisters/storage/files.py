@@ -45,6 +45,8 @@ from typing import Any, Final, Literal, ParamSpec, TypeVar
 
 import orjson
 
+from .._files import not_a_file as _not_a_file
+from .._files import open_regular as _open
 from ..canisters import new_id
 from ..conversation import Conversation
 from ..exceptions import (
@@ -115,36 +117,6 @@ def _os_errors(method: Callable[P, T]) -> Callable[P, T]:
             raise StorageError(f"{method.__name__} failed: {error}") from error
 
     return wrapper
-
-
-def _open(path: str | Path, flags: int, mode: int = 0o644) -> int:
-    """``os.open`` of a regular file, refusing anything else at ``path`` with
-    :class:`IntegrityError`: a symbolic link as its last part, and a FIFO, a
-    device, a socket or a directory (opened without blocking, so that a FIFO
-    planted in the store cannot hang its reader)."""
-    try:
-        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, mode)
-    except OSError as error:
-        if error.errno == errno.ELOOP:
-            raise link_error(path) from None
-        if error.errno in (errno.ENXIO, errno.EISDIR):  # a FIFO, a directory
-            raise _not_a_file(path) from None
-        raise
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise _not_a_file(path)
-        os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def _not_a_file(path: str | Path) -> IntegrityError:
-    return IntegrityError(
-        f"{path} is not a regular file: the store reads and writes only files "
-        "(a FIFO or device planted in it could hang or turn it against others)"
-    )
 
 
 def _read(path: str | Path) -> bytes:

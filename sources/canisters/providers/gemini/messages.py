@@ -289,6 +289,10 @@ def _parse_response_value(
 _KNOWN_BOUND = frozenset({"thoughtSignature", "executableCode", "codeExecutionResult"})
 """What Gemini parts carry that goes back to Gemini only, known here."""
 
+# A thought signature holds no content: elsewhere it is dropped, as reasoning
+# signed by another provider is, whatever the unsupported option says.
+common.SIGNATURES.add("thoughtSignature")
+
 
 def _parse_turn(
     turn: Mapping[str, Any],

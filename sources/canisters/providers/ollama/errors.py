@@ -6,10 +6,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from .._errors import Dialect, ErrorReply
+from .._errors import STATUSES, Dialect, ErrorReply
 from .messages import NAME
 
 __all__ = ["DIALECT", "OllamaDialect"]
+
+
+_RENDERS: Final = {kind: (status, None, None) for kind, status in STATUSES.items()}
 
 
 class OllamaDialect(Dialect):
@@ -18,7 +21,7 @@ class OllamaDialect(Dialect):
     __slots__ = ()
 
     def __init__(self, provider: str) -> None:
-        super().__init__(provider, {})
+        super().__init__(provider, {}, _RENDERS)
 
     def is_error(self, body: object) -> bool:
         return (

@@ -18,6 +18,7 @@ from .._common import (
     canisters_of,
     expect_mapping,
     mine,
+    unsupported,
     with_response,
 )
 from .._rules.finish import render_finish
@@ -116,12 +117,15 @@ def render_response(conversation: Conversation, settings: Options) -> dict[str, 
         if extra.get("tool_calls"):
             message.setdefault("tool_calls", []).extend(extra["tool_calls"])
         if extra.get("content") or extra.get("images") or extra.get("thinking"):
-            settings.note(
-                "dropped",
+            marker = unsupported(
+                settings,
                 NAME,
                 f"reply message {number}",
                 "an Ollama reply holds one message",
             )
+            if marker is not None:
+                text = message.get("content") or ""
+                message["content"] = f"{text}\n\n{marker}" if text else marker
     metadata = first.metadata
     body: dict[str, Any] = {}
     if envelope:

@@ -1,0 +1,274 @@
+"""The no-silent-loss walk: is every key of a corpus body carried or reported?
+
+For one body of format S and a target format T, the body is translated the way
+a user would (``parse_full_request`` / ``render_full_request`` for requests,
+``parse_response`` / ``render_response`` for replies, ``parse_error`` /
+``render_error`` for error bodies), under ``unsupported="drop"``, giving the
+target body and the report's events. Then every key path of the input, at every
+depth, is probed: the key is deleted, and its value changed (a string gets a
+character more, a number one more, a boolean flipped, a null becomes a string),
+and the body is translated again. A key whose every accepted change leaves both
+the target body and the report exactly as they were is lost silently: nothing
+of it reached the target, and the report does not name it. A change the source
+format refuses (a required key, a value out of its enumeration) proves the key
+is read; when every change is refused the key is counted as required.
+
+This is how "carried with the same meaning, or named in the report" is checked
+without a map between the input's key paths and the report's words: a carried
+key moves the output, a reported one moves the report. A key the report names
+(deleting it takes away an event whose place or detail says its name, as
+``extras.gemini.body.toolConfig`` does) answers for every key within it. A key
+holding an object or a list answers through the keys within it (deleting an
+object equal to the format's default changes nothing), and one holding an empty
+object or list says nothing either way. Keys of one shape are
+probed once per body (list indexes are ``*`` in a key pattern:
+``messages.*.content.*.image_url.detail``), which bounds the walk; every body is
+walked into every other format. Values that differ between two translations of
+the same body (ids made up for a reply) are set aside before comparing.
+
+``python -m tests.silent_loss_support`` (from the repository root) rewrites
+``tests/data/silent-losses-open.json``: the key patterns lost silently today,
+per body and target, which the test allows and nothing more.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from canisters import CanistersError, UnsupportedContent, providers
+from canisters.providers._common import SIGNATURES
+
+DATA = Path(__file__).parent / "data"
+CORPUS = DATA / "providers"
+OPEN = DATA / "silent-losses-open.json"
+FORMATS = ("anthropic", "gemini", "ollama", "openai-chat", "openai-responses")
+
+Key = tuple[str | int, ...]
+Outcome = tuple[Any, tuple[tuple[Any, ...], ...]]
+
+# What a render may still report under unsupported="error": values made up or
+# moved, which lose nothing, and what other options decide (reasoning="drop",
+# incomplete="skip"), empty content, which holds nothing to lose, and another
+# provider's signatures, dropped as reasoning signed elsewhere is.
+ALLOWED_UNDER_ERROR = (
+    ("synthesized", None),
+    ("moved", None),
+    ("downgraded", None),
+    ("dropped", "reasoning the provider cannot take back"),
+    ("dropped", "incomplete invocation/result pair skipped"),
+    ("dropped", "empty text"),
+    ("dropped", "empty text block"),
+    ("dropped", "an empty message"),
+    ("dropped", "a message of empty text only"),
+    ("dropped", "message with no content"),
+    ("dropped", "SIGNATURES"),
+)
+
+
+def _allowed(kind: str, detail: str) -> bool:
+    for allowed, words in ALLOWED_UNDER_ERROR:
+        if allowed != kind:
+            continue
+        if words is None or words == detail:
+            return True
+        if words == "SIGNATURES":
+            named = re.fullmatch(r"\S+-only (.+) not sent to \S+", detail)
+            if named and set(named.group(1).split(", ")) <= SIGNATURES:
+                return True
+    return False
+
+
+def cases() -> list[tuple[str, str, str, Any]]:
+    """Every corpus body: ``(id, provider, kind, payload)``."""
+    found = []
+    for path in sorted(CORPUS.rglob("*.json")):
+        case = json.loads(path.read_text(encoding="utf-8"))
+        name = path.relative_to(CORPUS).as_posix()
+        found.append((name, case["provider"], case["kind"], case["payload"]))
+    return found
+
+
+def translate(
+    kind: str, source: str, target: str, body: Any, unsupported: str = "drop"
+) -> Outcome:
+    """The target body and the report's events for ``body`` of ``source``."""
+    report = providers.Report()
+    reader, writer = providers.get(source), providers.get(target)
+    body = copy.deepcopy(body)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if kind == "request":
+            read = reader.parse_full_request(body)
+            out: Any = writer.render_full_request(
+                read, report=report, unsupported=unsupported
+            )
+        elif kind == "response":
+            conversation = reader.parse_response(body)
+            out = writer.render_response(
+                conversation, report=report, unsupported=unsupported
+            )
+        else:
+            out = writer.render_error(reader.parse_error(body))
+    events = tuple((e.kind, e.where, e.detail, e.rule) for e in report.events)
+    return out, events
+
+
+def keys(value: Any, prefix: Key = ()) -> Iterator[Key]:
+    """Every key path of ``value``, parents before children."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield (*prefix, key)
+            yield from keys(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from keys(item, (*prefix, index))
+
+
+def pattern(key: Key) -> str:
+    return ".".join("*" if isinstance(step, int) else str(step) for step in key)
+
+
+def _at(value: Any, key: Key) -> Any:
+    for step in key:
+        value = value[step]
+    return value
+
+
+def changes(body: Any, key: Key) -> Iterator[Any]:
+    """``body`` without ``key``, then with its value changed."""
+    changed = copy.deepcopy(body)
+    del _at(changed, key[:-1])[key[-1]]
+    yield changed
+    value = _at(body, key)
+    if isinstance(value, bool):
+        other: Any = not value
+    elif isinstance(value, int):
+        other = value + 1
+    elif isinstance(value, float):
+        other = value / 2 + 0.25
+    elif isinstance(value, str):
+        other = value + "x"
+    elif value is None:
+        other = "x"
+    else:
+        return
+    changed = copy.deepcopy(body)
+    _at(changed, key[:-1])[key[-1]] = other
+    yield changed
+
+
+def _differences(a: Any, b: Any, prefix: Key = ()) -> Iterator[Key]:
+    if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+        for key in a:
+            yield from _differences(a[key], b[key], (*prefix, key))
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for index, (x, y) in enumerate(zip(a, b, strict=True)):
+            yield from _differences(x, y, (*prefix, index))
+    elif a != b:
+        yield prefix
+
+
+def _masked(value: Any, varies: set[Key], prefix: Key = ()) -> Any:
+    if prefix in varies:
+        return "<varies>"
+    if isinstance(value, dict):
+        return {k: _masked(v, varies, (*prefix, k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v, varies, (*prefix, i)) for i, v in enumerate(value)]
+    return value
+
+
+def walk(kind: str, source: str, target: str, body: Any) -> tuple[set[str], int]:
+    """The key patterns of ``body`` lost silently into ``target``, and how many
+    patterns were probed. A translation failing with anything but the library's
+    own exception fails the walk."""
+    first = translate(kind, source, target, body)
+    again = translate(kind, source, target, body)
+    assert again[1] == first[1], "the report differs between two translations"
+    varies = set(_differences(first[0], again[0]))
+    base = (_masked(first[0], varies), first[1])
+    silent: set[str] = set()
+    named: set[Key] = set()
+    seen: set[str] = set()
+    for key in keys(body):
+        shape = pattern(key)
+        if shape in seen:
+            continue
+        seen.add(shape)
+        value = _at(body, key)
+        if value in ({}, []):
+            continue  # an empty object or list says nothing, present or not
+        if any(key[:depth] in named for depth in range(1, len(key))):
+            continue  # within a key the report names
+        accepted = 0
+        for changed in changes(body, key):
+            try:
+                out, events = translate(kind, source, target, changed)
+            except CanistersError:
+                continue
+            accepted += 1
+            if events != base[1] and _names(key[-1], base[1], events):
+                named.add(key)
+            if (_masked(out, varies), events) != base:
+                break
+        else:
+            # Lost, unless the key holds others, which then answer for it (an
+            # object equal to the format's default, deleted, changes nothing).
+            if accepted and not isinstance(value, (dict, list)):
+                silent.add(shape)
+    return silent, len(seen)
+
+
+def _names(step: str | int, before: tuple[Any, ...], after: tuple[Any, ...]) -> bool:
+    """Whether an event of ``before`` missing from ``after`` names ``step``."""
+    if isinstance(step, int):
+        return False
+    gone = [event for event in before if event not in after]
+    return any(step in f"{event[1]} {event[2]}" for event in gone)
+
+
+def not_refused(kind: str, source: str, target: str, body: Any) -> list[str]:
+    """What a render under ``unsupported="error"`` let through without refusing:
+    the events it reported that the policy should have refused (see
+    :data:`ALLOWED_UNDER_ERROR`)."""
+    if kind == "error":
+        return []
+    try:
+        _, events = translate(kind, source, target, body, unsupported="error")
+    except UnsupportedContent:
+        return []
+    return [
+        f"{event[0]}: {event[1]}: {event[2]}"
+        for event in events
+        if not _allowed(event[0], event[2])
+    ]
+
+
+def survey() -> dict[str, Any]:
+    """What is lost silently today, per body and target (see :data:`OPEN`)."""
+    losses: dict[str, dict[str, list[str]]] = {}
+    unrefused: dict[str, dict[str, list[str]]] = {}
+    for name, source, kind, body in cases():
+        for target in FORMATS:
+            if target == source:
+                continue
+            try:
+                silent, _ = walk(kind, source, target, body)
+            except CanistersError:
+                continue
+            if silent:
+                losses.setdefault(name, {})[target] = sorted(silent)
+            let_through = not_refused(kind, source, target, body)
+            if let_through:
+                unrefused.setdefault(name, {})[target] = let_through
+    return {"silent": losses, "not refused": unrefused}
+
+
+if __name__ == "__main__":
+    OPEN.write_text(json.dumps(survey(), indent=1, sort_keys=True) + "\n")
