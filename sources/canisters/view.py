@@ -45,6 +45,7 @@ from .exceptions import (
     ConversationNotFound,
     MissingExtra,
 )
+from .html import PAGE_LIMIT
 from .protocols import Modality
 from .serialization import to_json
 from .storage import InvalidIdentifier, Store
@@ -292,7 +293,9 @@ def create_app(
             parts.append(
                 '<div class="cv-panel cv-forks">' + "<br>".join(forks) + "</div>"
             )
-        options = Options(title=f"conversation {cid}", blob_url=blob_url)
+        options = Options(
+            title=f"conversation {cid}", blob_url=blob_url, max_size=PAGE_LIMIT
+        )
         return html_page(
             page(loaded, options, preamble="".join(parts), self_media=True)
         )

@@ -62,7 +62,7 @@ class BaseNormalizer(Streaming, WholeRequests):
         ``parse_response(body)`` and ``render_response(conversation,
         options)`` (``options`` an :class:`~canisters.providers.Options`);
     ``request_settings``
-        the :class:`~canisters.providers.kit.RequestSettings` of whole requests
+        the :class:`~canisters.providers._requests.RequestSettings` of whole requests
         (optional: without it, ``parse_full_request`` is refused);
     ``stream``
         the :class:`~canisters.providers.streams.Accumulator` class (optional);
@@ -98,7 +98,7 @@ class BaseNormalizer(Streaming, WholeRequests):
                 common.guarded(cls.response.parse_response)
             )
             cls.render_response = staticmethod(  # type: ignore[method-assign]
-                _responding(cls.response.render_response)
+                _responding(cls.response.render_response, cls.name)
             )
 
     def parse_request(self, body: Any) -> Conversation:
@@ -185,11 +185,15 @@ def _rendering(
 
 def _responding(
     function: Callable[[Conversation, common.Options], dict[str, Any]],
+    name: str,
 ) -> Callable[..., dict[str, Any]]:
     options_from = common.options_from
+    reply_canisters = common.reply_canisters
 
     def render_response(conversation: Conversation, **options: Any) -> dict[str, Any]:
-        return function(conversation, options_from(options))
+        opts = options_from(options)
+        # Another provider's elements: left out, reported (as in requests).
+        return function(reply_canisters(conversation, opts, name), opts)
 
     render_response.__doc__ = BaseNormalizer.render_response.__doc__
     return render_response

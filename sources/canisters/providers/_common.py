@@ -402,7 +402,8 @@ _last_options: tuple[dict[str, Any], Options] | None = None
 
 
 def options_from(options: Mapping[str, Any]) -> Options:
-    """Build :class:`Options` from keyword arguments; unknown names raise."""
+    """Build :class:`~canisters.providers.Options` from keyword arguments;
+    unknown names raise."""
     global _last_options
     if not options:
         return DEFAULT_OPTIONS
@@ -434,12 +435,13 @@ STRAY = (
     OverflowError,
     RecursionError,
 )
-"""The exceptions :func:`guarded` turns into :class:`MalformedPayload`: what code
+"""The exceptions :func:`guarded` turns into
+:class:`~canisters.MalformedPayload`: what code
 reading malformed JSON raises when a shape check is missing."""
 
 
 def guarded(function: _F) -> _F:
-    """Turn any stray exception of a parser into :class:`MalformedPayload`.
+    """Turn any stray exception of a parser into :class:`~canisters.MalformedPayload`.
 
     Parsers check the shapes they rely on and name the path; this is the net under
     them, so that arbitrary input never escapes as ``KeyError`` or ``TypeError``.
@@ -522,7 +524,7 @@ def guarded_keeping(
 
 def _holder(keys: tuple[str, ...] | None) -> Callable[[object], None]:
     """What :func:`guarded` (``keys`` ``None``) and :func:`guarded_reading`
-    hold a body to: raise :class:`MalformedPayload` at the path of a value
+    hold a body to: raise :class:`~canisters.MalformedPayload` at the path of a value
     nesting more than :data:`BODY_DEPTH` levels."""
     dumps = orjson.dumps
     limit = BODY_DEPTH - 1  # a key's value sits one level into the body
@@ -615,7 +617,8 @@ def _parameters(function: Callable[..., Any]) -> tuple[str, ...] | None:
 def _reraise(error: Exception) -> NoReturn:
     """Raise what a parser raises for ``error``: a stray exception of code
     reading a malformed body, and the model's refusal of a value it read, become
-    :class:`MalformedPayload` (caused by ``error``); anything else (a provider's
+    :class:`~canisters.MalformedPayload` (caused by ``error``); anything else
+    (a provider's
     error among them) is raised as it is."""
     if isinstance(error, ProviderError):
         raise error
@@ -639,7 +642,8 @@ _PATH_STEPS = 12  # a path cut to its first steps: an ancestor of the deep value
 
 
 def check_depth(body: object, limit: int = BODY_DEPTH, path: str = "$") -> None:
-    """Raise :class:`MalformedPayload` if ``body`` (dicts and lists) nests more
+    """Raise :class:`~canisters.MalformedPayload` if ``body`` (dicts and lists)
+    nests more
     than ``limit`` levels, at the path of the value nesting too deeply (its
     first steps), on every Python version and without recursion."""
     if type(body) is not dict and type(body) is not list:
@@ -751,7 +755,8 @@ def expect_url(value: object, path: str) -> str:
 
 def built(factory: Callable[..., _T], path: str, /, **fields: Any) -> _T:
     """Return ``factory(**fields)``; a value the model refuses (:class:`ModelError`)
-    raises :class:`MalformedPayload` at ``path``, the item it was read from."""
+    raises :class:`~canisters.MalformedPayload` at ``path``, the item it was read
+    from."""
     try:
         return factory(**fields)
     except ModelError as error:
@@ -878,7 +883,7 @@ def encode_arguments(arguments: Mapping[str, Any]) -> str:
 
     This is the form OpenAI's APIs write themselves (``{"city":"Paris"}``), and
     what pydantic-ai sends. orjson writes it about ten times faster than
-    :mod:`json`; the standard library takes over where orjson cannot be exact:
+    ``json``; the standard library takes over where orjson cannot be exact:
     integers beyond 64 bits and keys that are not strings (which orjson refuses),
     and NaN or infinities (which orjson would write as ``null``, so any output
     holding ``null`` is written again by the standard library).
@@ -951,7 +956,7 @@ def parse_arguments(raw: object, path: str) -> tuple[dict[str, Any], str | None]
 
     Returns the mapping and the original string when :func:`render_arguments`
     would not reproduce it exactly (so that it can ride in ``extras``). A string
-    that is not a JSON object raises :class:`MalformedPayload`.
+    that is not a JSON object raises :class:`~canisters.MalformedPayload`.
     """
     if type(raw) is not str and isinstance(raw, Mapping):
         return dict(raw), None
@@ -1464,8 +1469,33 @@ def bind(marks: dict[str, Any], types: Iterable[str], *, unknown: bool = True) -
         marks[UNKNOWN] = [*marks.get(UNKNOWN, ()), *names]
 
 
+def reply_canisters(
+    conversation: Conversation, options: Options, provider: str
+) -> Conversation:
+    """A reply to render for ``provider``: what another provider's elements
+    (server-tool blocks, items of unknown types) left out, each reported as
+    in a request (:data:`BOUND`); every canister stays, as the first holds the
+    reply's metadata."""
+    canisters = canisters_given(conversation, provider)
+    foreign = [
+        index
+        for index, canister in enumerate(canisters)
+        if canister.extras and _bound_elsewhere(canister, provider)
+    ]
+    if not foreign:
+        return conversation
+    return Conversation(
+        tuple(_without_bound(canisters, foreign, options, provider, keep=True))
+    )
+
+
 def _without_bound(
-    canisters: Sequence[Canister], foreign: list[int], options: Options, provider: str
+    canisters: Sequence[Canister],
+    foreign: list[int],
+    options: Options,
+    provider: str,
+    *,
+    keep: bool = False,
 ) -> list[Canister]:
     kept = list(canisters)
     for index in reversed(foreign):
@@ -1520,7 +1550,7 @@ def _without_bound(
                     and any(owner in part.extras for owner in owners)
                 )
             ) + tuple(placeholders)
-            if not content and canister.role is not Role.User:
+            if not content and canister.role is not Role.User and not keep:
                 del kept[index]
                 continue
             kept[index] = attrs.evolve(canister, content=content, extras=extras)  # type: ignore[misc]

@@ -7,7 +7,8 @@ normalizer reads its provider's error shape into an :class:`ErrorReply`
 (``normalizer.parse_error(body, status=...)``) and writes one back as its
 provider's body and status (``normalizer.render_error(reply)``), so that a
 gateway can relay the refusal of one provider to a client of another.
-``parse_response`` and the stream readers raise :class:`ErrorResponse`, which
+``parse_response`` and the stream readers raise
+:class:`~canisters.providers.ErrorResponse`, which
 carries the reply, on an error body or event.
 
 Each provider package spells its shape in its ``errors`` module, as a
@@ -146,7 +147,7 @@ class ErrorReply:
     """A provider's refusal of a call, in neutral terms.
 
     Read from an error body by ``normalizer.parse_error`` (or carried by
-    :class:`ErrorResponse`); written back as any provider's body by
+    :class:`~canisters.providers.ErrorResponse`); written back as any provider's body by
     ``normalizer.render_error``. The provider's own fields (``type``, ``code``,
     ``extras``, ``envelope``) are given back exactly to the provider they came
     from; another provider gets the type, code and status its table gives for
@@ -326,7 +327,9 @@ class Dialect:
         self,
         provider: str,
         kinds: Mapping[str, ErrorKind] = GENERIC_KINDS,
-        renders: Mapping[ErrorKind, Render] = GENERIC_RENDERS,
+        renders: Mapping[ErrorKind, tuple[int, str | None, str | int | None]] = (
+            GENERIC_RENDERS
+        ),
     ) -> None:
         self.provider = provider
         self.kinds = kinds
@@ -469,7 +472,8 @@ class Dialect:
         )
 
     def check(self, body: object) -> None:
-        """Raise :class:`ErrorResponse` when ``body`` is this provider's error
+        """Raise :class:`~canisters.providers.ErrorResponse` when ``body`` is this
+        provider's error
         body (what ``parse_response`` does before reading a reply)."""
         # Every shape's error body holds an "error" (a failed Responses response
         # says so in its "status"): a reply is let through at the cost of two reads.
@@ -499,11 +503,13 @@ class Dialect:
         return self.read(body, status)
 
     def refuse(self, body: object, status: int | None = None) -> ErrorResponse:
-        """The :class:`ErrorResponse` for an error body ``parse_response`` met."""
+        """The :class:`~canisters.providers.ErrorResponse` for an error body
+        ``parse_response`` met."""
         return ErrorResponse(self.parse(body, status))
 
     def stream_error(self, event: Mapping[str, Any], path: str) -> ErrorResponse:
-        """The :class:`ErrorResponse` for an error event of a stream: an error
+        """The :class:`~canisters.providers.ErrorResponse` for an error event of a
+        stream: an error
         body of the provider's shape, or a bare error object
         (``{"type", "code", "message", "param"}``) :meth:`wrap` turns into one."""
         if not self.is_error(event):
@@ -530,7 +536,8 @@ class Dialect:
 
 
 def generic_error(error: object, path: str, provider: str | None) -> ErrorResponse:
-    """The :class:`ErrorResponse` for an error object of unknown shape (a
+    """The :class:`~canisters.providers.ErrorResponse` for an error object of unknown
+    shape (a
     plugin's stream): its ``type``, ``code``, ``status`` and ``message``."""
     dialect = Dialect(provider or "the provider", GENERIC_KINDS, {})
     if isinstance(error, Mapping):

@@ -7,8 +7,9 @@ holds re-exports only:
 
 - the base class, :class:`BaseNormalizer`, which implements the normalizer
   protocols once from a package's declarations;
-- options and the report: :class:`Options`, :func:`options_from`,
-  :class:`Report`, :class:`Event`, :class:`FidelityWarning`;
+- options and the report: :class:`~canisters.providers.Options`, :func:`options_from`,
+  :class:`~canisters.providers.Report`, :class:`~canisters.providers.Event`,
+  :class:`~canisters.providers.FidelityWarning`;
 - guards for reading a body: :func:`guarded`, :func:`guarded_reading`,
   :func:`guarded_keeping`, :func:`check_depth`, :func:`as_mapping`,
   :func:`expect_mapping`, :func:`expect_list`, :func:`expect_str`,
@@ -31,13 +32,24 @@ holds re-exports only:
   :func:`media_mime`, :func:`media_bytes`, :class:`Labeler`;
 - error bodies: :class:`Dialect`, :data:`GENERIC_KINDS`,
   :data:`GENERIC_RENDERS`, :data:`STATUSES`;
-- whole requests: :class:`RequestSettings`, :class:`Rendering`,
-  :class:`Fields`, :data:`BODY`, :func:`kept_body`, :func:`new_request`,
-  :func:`new_generation` and the value checks (:func:`is_str`,
-  :func:`is_int`, :func:`is_number`, :func:`is_bool`, :func:`is_mapping`,
-  :func:`is_strings`, :func:`is_string_map`);
-- the cross-format rules: :func:`translate_schema`, :class:`Capabilities`,
-  :class:`ReasoningTable`, :class:`Outcomes` and the rules of tools,
+- whole requests: :class:`~canisters.providers._requests.RequestSettings`,
+  :class:`~canisters.providers._requests.Rendering`,
+  :class:`~canisters.providers._requests.Fields`,
+  :data:`~canisters.providers._requests.BODY`,
+  :func:`~canisters.providers._requests.kept_body`,
+  :func:`~canisters.providers._requests.new_request`,
+  :func:`~canisters.providers._requests.new_generation` and the value checks
+  (:func:`~canisters.providers._requests.is_str`,
+  :func:`~canisters.providers._requests.is_int`,
+  :func:`~canisters.providers._requests.is_number`,
+  :func:`~canisters.providers._requests.is_bool`,
+  :func:`~canisters.providers._requests.is_mapping`,
+  :func:`~canisters.providers._requests.is_strings`,
+  :func:`~canisters.providers._requests.is_string_map`);
+- the cross-format rules: :func:`~canisters.providers.translate_schema`,
+  :class:`~canisters.providers.Capabilities`,
+  :class:`~canisters.providers.ReasoningTable`,
+  :class:`~canisters.providers._rules.outcomes.Outcomes` and the rules of tools,
   reasoning and generation settings.
 
 See "Writing a plugin" on the providers page for a worked plugin, and

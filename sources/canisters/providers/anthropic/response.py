@@ -13,6 +13,7 @@ from ...exceptions import MalformedPayload, _excerpt
 from ...protocols import Role
 from .. import _common as common
 from .._common import Options, expect_mapping, expect_str, mine
+from .._rules.finish import finish_of, render_finish
 from .errors import DIALECT
 from .messages import NAME, _parse_blocks, _render_turn, _Renderer, _with
 
@@ -28,12 +29,12 @@ _STOP = {
     "pause_turn": "pause",
 }
 _STOP_BACK = {
-    "stop": "end_turn",
-    "length": "max_tokens",
-    "tool_calls": "tool_use",
-    "refusal": "refusal",
-    "pause": "pause_turn",
-    "content_filter": "refusal",
+    "stop": ("end_turn", True),
+    "length": ("max_tokens", True),
+    "tool_calls": ("tool_use", True),
+    "refusal": ("refusal", True),
+    "pause": ("pause_turn", True),
+    "content_filter": ("refusal", False),  # Anthropic's classifiers stop as refusal
 }
 
 
@@ -107,13 +108,8 @@ def render_response(conversation: Conversation, opts: Options) -> dict[str, Any]
         blocks = [{"type": "text", "text": blocks}]
     metadata = head.metadata
     usage = metadata.usage if metadata else None
-    finish = metadata.finish_reason if metadata else None
-    if finish is None:
-        finish = (
-            "tool_calls"
-            if any(c.role is Role.Invocation for c in canisters)
-            else "stop"
-        )
+    finish = finish_of(metadata.finish_reason if metadata else None, canisters)
+    own = mine(head, NAME).get("response") or {}
     custom = metadata.custom if metadata else {}
     body: dict[str, Any] = {
         "id": custom.get("response_id") or f"msg_{head.id}",
@@ -121,7 +117,9 @@ def render_response(conversation: Conversation, opts: Options) -> dict[str, Any]
         "role": "assistant",
         "model": (metadata.model if metadata else None) or "",
         "content": blocks,
-        "stop_reason": _STOP_BACK.get(finish, "end_turn"),
+        "stop_reason": finish
+        if "stop_reason" in own
+        else render_finish(finish, _STOP_BACK, NAME, opts),
         "stop_sequence": None,
     }
     if usage is not None:

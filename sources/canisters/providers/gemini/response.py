@@ -13,6 +13,7 @@ from ...conversation import Conversation
 from ...protocols import Canister, Role
 from .. import _common as common
 from .._common import Options
+from .._rules.finish import render_finish
 from .errors import DIALECT
 from .messages import NAME, _key, _Pairing, _parse_turn, _Reader, _Renderer
 
@@ -20,6 +21,8 @@ __all__ = ["RESPONSE_FIELDS", "parse_response", "render_response"]
 
 RESPONSE_FIELDS = (
     "candidates",
+    "promptFeedback",
+    "prompt_feedback",
     "usageMetadata",
     "usage_metadata",
     "modelVersion",
@@ -39,10 +42,12 @@ _FINISH = {
     "SPII": "content_filter",
 }
 _FINISH_BACK = {
-    "stop": "STOP",
-    "tool_calls": "STOP",
-    "length": "MAX_TOKENS",
-    "content_filter": "SAFETY",
+    "stop": ("STOP", True),
+    "tool_calls": ("STOP", True),  # Gemini ends a turn of calls with STOP
+    "length": ("MAX_TOKENS", True),
+    "content_filter": ("SAFETY", True),
+    "refusal": ("SAFETY", False),
+    "pause": ("STOP", False),
 }
 
 
@@ -114,6 +119,17 @@ def parse_response(body: Any) -> Conversation:
         and finish == "stop"
     ):
         finish = "tool_calls"
+    feedback = reader.get(body, "promptFeedback")
+    if feedback is not None:
+        extras["promptFeedback"] = feedback
+        if (
+            not canisters
+            and finish is None
+            and isinstance(feedback, Mapping)
+            and _Reader().get(feedback, "blockReason") is not None
+        ):
+            # The prompt was blocked: no candidate, the reason in the feedback.
+            finish = "content_filter"
     usage = None
     raw_usage = reader.get(body, "usageMetadata")
     if raw_usage is not None:
@@ -179,9 +195,7 @@ def render_response(conversation: Conversation, settings: Options) -> dict[str, 
                 candidate["content"]["role"] = "model"
         finish = extras.get("finishReason")
         if finish is None and metadata is not None and metadata.finish_reason:
-            finish = _FINISH_BACK.get(
-                metadata.finish_reason, metadata.finish_reason.upper()
-            )
+            finish = render_finish(metadata.finish_reason, _FINISH_BACK, NAME, settings)
         if finish is not None:
             candidate[_key("finishReason", candidate_snake)] = finish
         candidate.update(extras.get("candidate", {}))
@@ -189,6 +203,8 @@ def render_response(conversation: Conversation, settings: Options) -> dict[str, 
             candidate,
             *extras.get("more_candidates", []),
         ]
+    if "promptFeedback" in extras:
+        body[_key("promptFeedback", snake)] = extras["promptFeedback"]
     if "usageMetadata" in extras:
         body[_key("usageMetadata", snake)] = extras["usageMetadata"]
     elif metadata is not None and metadata.usage is not None:

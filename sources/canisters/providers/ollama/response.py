@@ -21,6 +21,7 @@ from .._common import (
     unsupported,
     with_response,
 )
+from .._rules.finish import render_finish
 from .errors import DIALECT
 from .messages import NAME, _Parser, _Renderer
 
@@ -40,6 +41,14 @@ RESPONSE_FIELDS = (
 """The response fields :meth:`OllamaNormalizer.render_response` produces."""
 
 _FINISH = {"stop": "stop", "length": "length"}
+_FINISH_BACK = {
+    "stop": ("stop", True),
+    "tool_calls": ("stop", True),  # Ollama ends a turn of calls with stop
+    "length": ("length", True),
+    "content_filter": ("stop", False),
+    "refusal": ("stop", False),
+    "pause": ("stop", False),
+}
 
 
 def parse_response(body: object) -> Conversation:
@@ -127,7 +136,7 @@ def render_response(conversation: Conversation, settings: Options) -> dict[str, 
     body["done"] = True
     finish = metadata.finish_reason if metadata else None
     if finish is not None:
-        body["done_reason"] = "stop" if finish == "tool_calls" else finish
+        body["done_reason"] = render_finish(finish, _FINISH_BACK, NAME, settings)
     if metadata is not None and metadata.usage is not None:
         body["prompt_eval_count"] = metadata.usage.input_tokens
         body["eval_count"] = metadata.usage.output_tokens

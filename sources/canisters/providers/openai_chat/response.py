@@ -12,6 +12,7 @@ from ...exceptions import MalformedPayload, _excerpt
 from ...protocols import Canister, Role
 from .. import _common as common
 from .._common import Options, expect_list, expect_mapping, expect_str, mine
+from .._rules.finish import finish_of, render_finish
 from .errors import DIALECT
 from .messages import (
     _MESSAGE_KEYS,
@@ -24,10 +25,12 @@ from .messages import (
 
 _FINISH = {"function_call": "tool_calls"}
 _FINISH_BACK = {
-    "stop": "stop",
-    "length": "length",
-    "tool_calls": "tool_calls",
-    "content_filter": "content_filter",
+    "stop": ("stop", True),
+    "length": ("length", True),
+    "tool_calls": ("tool_calls", True),
+    "content_filter": ("content_filter", True),
+    "refusal": ("stop", False),  # Chat says a refusal with message.refusal
+    "pause": ("stop", False),
 }
 
 _RESPONSE_KEYS = frozenset({"choices", "model", "usage"})
@@ -162,15 +165,15 @@ def render_response(conversation: Conversation, opts: Options) -> dict[str, Any]
         message = _render_assistant(renderer, index, group)
         metadata = head.metadata
         extras = mine(head, NAME)
-        finish = metadata.finish_reason if metadata else None
-        if finish is None:
-            finish = "tool_calls" if len(group) > 1 else "stop"
+        finish = finish_of(metadata.finish_reason if metadata else None, group)
+        recorded = extras.get("choice")
         choice: dict[str, Any] = {
             "index": number,
             "message": message,
-            "finish_reason": _FINISH_BACK.get(finish, "stop"),
+            "finish_reason": finish
+            if recorded is not None and "finish_reason" in recorded
+            else render_finish(finish, _FINISH_BACK, NAME, opts),
         }
-        recorded = extras.get("choice")
         if recorded is None:
             choice["logprobs"] = None
         else:

@@ -12,6 +12,7 @@ from ...conversation import Conversation
 from ...protocols import Role
 from .. import _common as common
 from .._common import Options
+from .._rules.finish import finish_of, render_finish
 from .errors import DIALECT
 from .messages import NAME, RESPONSE_FIELDS, _Parser, _Renderer
 
@@ -34,6 +35,15 @@ def _usage(raw: Mapping[str, Any]) -> Usage:
 
 
 _INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
+_STATUS = {
+    "stop": ("completed", True),
+    "tool_calls": ("completed", True),
+    "length": ("incomplete", True),
+    "content_filter": ("incomplete", True),
+    "refusal": ("completed", False),  # a refusal is a content part here
+    "pause": ("incomplete", False),
+}
+_REASON_BACK = {finish: reason for reason, finish in _INCOMPLETE.items()}
 
 
 def parse_response(body: Any) -> Conversation:
@@ -111,10 +121,12 @@ def render_response(conversation: Conversation, settings: Options) -> dict[str, 
         body["created_at"] = int(canisters[0].timestamp.timestamp())
         if metadata.model:
             body["model"] = metadata.model
-        finish = metadata.finish_reason
-        body["status"] = (
-            "incomplete" if finish in ("length", "content_filter") else "completed"
+        finish = finish_of(metadata.finish_reason, canisters)
+        body["status"] = render_finish(
+            finish, _STATUS, NAME, settings, unknown="incomplete"
         )
+        if finish in _REASON_BACK:
+            body["incomplete_details"] = {"reason": _REASON_BACK[finish]}
     body["output"] = output
     # What the request set, unknown here: the API's defaults.
     body.update(parallel_tool_calls=True, tool_choice="auto", tools=[])

@@ -1,0 +1,176 @@
+"""The cross-format rules of replies, through the public API: finish reasons
+(one neutral set, nothing rendered as "stop" that was not a stop) and another
+provider's elements reported, not dropped silently."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from canisters import providers
+
+BLOCKED = {
+    "promptFeedback": {"blockReason": "PROHIBITED_CONTENT"},
+    "usageMetadata": {"promptTokenCount": 7, "totalTokenCount": 7},
+    "modelVersion": "gemini-2.5-flash",
+}
+
+
+def render(source: str, body: dict[str, Any], target: str) -> tuple[Any, list[Any]]:
+    reply = providers.get(source).parse_response(body)
+    report = providers.Report()
+    return providers.get(target).render_response(reply, report=report), report.events
+
+
+def finish(target: str, body: dict[str, Any]) -> Any:
+    if target == "openai-chat":
+        return body["choices"][0]["finish_reason"]
+    if target == "anthropic":
+        return body["stop_reason"]
+    if target == "openai-responses":
+        return body["status"], body.get("incomplete_details")
+    if target == "gemini":
+        return body["candidates"][0].get("finishReason")
+    return body.get("done_reason")
+
+
+def test_a_blocked_gemini_prompt_is_a_content_filter_finish() -> None:
+    reply = providers.get("gemini").parse_response(BLOCKED)
+    assert reply[0].metadata.finish_reason == "content_filter"
+    # The raw reason stays, for Gemini itself.
+    assert providers.get("gemini").render_response(reply) == BLOCKED
+
+
+@pytest.mark.parametrize(
+    ("target", "expected", "approximated"),
+    [
+        ("openai-chat", "content_filter", False),
+        ("openai-responses", ("incomplete", {"reason": "content_filter"}), False),
+        ("anthropic", "refusal", True),
+        ("ollama", "stop", True),
+    ],
+)
+def test_a_blocked_gemini_prompt_is_not_a_stop(
+    target: str, expected: Any, approximated: bool
+) -> None:
+    body, events = render("gemini", BLOCKED, target)
+    assert finish(target, body) == expected
+    assert (
+        ("approximated", "finish_reason") in {(e.kind, e.where) for e in events}
+    ) is approximated
+
+
+OLLAMA_CALLS = {
+    "model": "llama3.2",
+    "message": {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"function": {"name": "f", "arguments": {"a": 1}}}],
+    },
+    "done": True,
+}
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        ("openai-chat", "tool_calls"),
+        ("anthropic", "tool_use"),
+        ("openai-responses", ("completed", None)),
+    ],
+)
+def test_an_ollama_reply_of_tool_calls_without_done_reason_ends_in_calls(
+    target: str, expected: Any
+) -> None:
+    body, events = render("ollama", OLLAMA_CALLS, target)
+    assert finish(target, body) == expected
+    assert not events
+
+
+def test_an_unknown_finish_reason_is_kept_and_reported_not_stop() -> None:
+    gemini = {
+        "candidates": [
+            {
+                "content": {"role": "model", "parts": [{"text": "hola"}]},
+                "finishReason": "LANGUAGE",
+            }
+        ]
+    }
+    body, events = render("gemini", gemini, "openai-chat")
+    assert finish("openai-chat", body) == "language"
+    assert [(e.kind, e.where) for e in events] == [("approximated", "finish_reason")]
+    body, events = render("gemini", gemini, "openai-responses")
+    assert finish("openai-responses", body) == ("incomplete", None)
+    assert [(e.kind, e.where) for e in events] == [("approximated", "finish_reason")]
+
+
+def test_the_same_format_keeps_its_finish_reason_unreported() -> None:
+    anthropic = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude",
+        "content": [{"type": "text", "text": "no"}],
+        "stop_reason": "refusal",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
+    body, events = render("anthropic", anthropic, "anthropic")
+    assert body == anthropic and not events
+    body, events = render("anthropic", anthropic, "openai-chat")
+    assert finish("openai-chat", body) == "stop"
+    assert [(e.kind, e.where) for e in events] == [("approximated", "finish_reason")]
+
+
+SEARCHED = {
+    "id": "msg_2",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude",
+    "content": [
+        {
+            "type": "server_tool_use",
+            "id": "srvtoolu_1",
+            "name": "web_search",
+            "input": {"query": "weather"},
+        },
+        {
+            "type": "web_search_tool_result",
+            "tool_use_id": "srvtoolu_1",
+            "content": [
+                {
+                    "type": "web_search_result",
+                    "url": "https://example.com",
+                    "title": "Weather",
+                    "encrypted_content": "abc",
+                    "page_age": None,
+                }
+            ],
+        },
+        {"type": "text", "text": "Sunny."},
+    ],
+    "stop_reason": "end_turn",
+    "stop_sequence": None,
+    "usage": {"input_tokens": 1, "output_tokens": 1},
+}
+
+
+@pytest.mark.parametrize(
+    "target", ["openai-chat", "openai-responses", "gemini", "ollama"]
+)
+def test_anthropic_server_tool_blocks_are_reported_in_other_replies(
+    target: str,
+) -> None:
+    body, events = render("anthropic", SEARCHED, target)
+    assert "Sunny." in str(body) and "srvtoolu_1" not in str(body)
+    dropped = [e for e in events if e.kind == "dropped"]
+    assert len(dropped) == 1
+    assert "server_tool_use" in dropped[0].detail
+    assert "web_search_tool_result" in dropped[0].detail
+    assert (
+        providers.get("anthropic").render_response(
+            providers.get("anthropic").parse_response(SEARCHED)
+        )
+        == SEARCHED
+    )
