@@ -6,31 +6,35 @@ a user would (``parse_full_request`` / ``render_full_request`` for requests,
 ``render_error`` for error bodies), under ``unsupported="drop"``, giving the
 target body and the report's events. Then every key path of the input, at every
 depth, is probed: the key is deleted, and its value changed (a string gets a
-character more in its middle, a number one more, a boolean flipped, a null becomes a string),
-and the body is translated again. A key whose every accepted change leaves both
-the target body and the report exactly as they were is lost silently: nothing
-of it reached the target, and the report does not name it. A change the source
-format refuses (a required key, a value out of its enumeration) proves the key
-is read: a key is lost only when another value of it is taken and changes
-nothing (one whose only value is fixed by the format says no more than its
-absence).
+character in its middle, a number one more, a boolean flipped, a null becomes
+a string), and the body is translated again. A change the source format refuses
+(a required key, a value out of its enumeration) proves the key is read. A key
+is lost silently when another value of it is taken and leaves both the target
+body and the report exactly as they were: nothing of it reached the target, and
+the report does not name it. (A key whose only value the format fixes, as
+OpenAI's ``"type": "function"``, says no more than its absence.)
 
 This is how "carried with the same meaning, or named in the report" is checked
 without a map between the input's key paths and the report's words: a carried
-key moves the output, a reported one moves the report. A key the report names
-(deleting it takes away an event whose place or detail says its name, as
-``extras.gemini.body.toolConfig`` does) answers for every key within it. A key
-holding an object or a list answers through the keys within it (deleting an
-object equal to the format's default changes nothing), and one holding an empty
-object or list says nothing either way. Keys of one shape are
-probed once per body (list indexes are ``*`` in a key pattern:
-``messages.*.content.*.image_url.detail``), which bounds the walk; every body is
-walked into every other format. Values that differ between two translations of
-the same body (ids made up for a reply) are set aside before comparing.
+key moves the output, a reported one moves the report. What the report names
+answers for every key within it: a key whose deletion takes away a mention of
+its name (``extras.gemini.body.toolConfig``), an element of a list whose
+deletion takes away a mention of its type (``server_tool_use``) or a part the
+report speaks of (``canister 1 (user), part 2 (audio)``). A key holding an
+object or a list answers through the keys within it (deleting an object equal
+to the format's default changes nothing); an empty one says nothing either way.
+
+Keys of one shape are probed once per body, which bounds the walk: a pattern
+writes list indexes as ``*``, with the element's type where it has one
+(``messages.*.content.*[image_url].image_url.detail``). Every body is walked
+into every other format. Values that differ between two translations of the
+same body (ids made up for a reply, the time a reply is written) are set aside
+before comparing.
 
 ``python -m tests.silent_loss_support`` (from the repository root) rewrites
 ``tests/data/silent-losses-open.json``: the key patterns lost silently today,
-per body and target, which the test allows and nothing more.
+per body and target, and the events let through under ``unsupported="error"``,
+which the test allows and nothing more.
 """
 
 from __future__ import annotations
