@@ -419,8 +419,8 @@ PLAIN = Conversation(
     ]
 )
 FAST_WAY = {
-    "anthropic": "_render_plain_messages",
-    "gemini": "_Renderer.plain_contents",
+    "anthropic": "canisters.providers.anthropic.fast:_render_plain_messages",
+    "gemini": "canisters.providers.gemini.fast:_plain_contents",
     # The one-pass module, which the general one never imports.
     "openai-chat": "canisters.providers.openai_chat.fast:_render_plain_messages",
     "openai-responses": "_Renderer.plain_items",
