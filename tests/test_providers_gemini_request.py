@@ -640,8 +640,7 @@ def test_settings_from_another_format_are_held_to_gemini_limits() -> None:
     )
     body, events = render(request, model="gemini-2.5-flash")
     sdk_accepts(body)
-    assert body == {
-        "model": "gemini-2.5-flash",
+    assert body == {  # the model goes in the URL, named in the report
         "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
         "generationConfig": {
             "temperature": 2.0,
@@ -652,12 +651,14 @@ def test_settings_from_another_format_are_held_to_gemini_limits() -> None:
         "serviceTier": "standard",
     }
     assert [(e.kind, e.where) for e in events] == [
+        ("moved", "model"),
         ("approximated", "generation.temperature"),
         ("approximated", "generation.stop"),
         ("approximated", "service_tier"),
         ("dropped", "user"),
         ("dropped", "stream"),
     ]
+    assert "gemini-2.5-flash" in events[0].detail
 
 
 def test_provider_tools_stay_with_their_provider() -> None:

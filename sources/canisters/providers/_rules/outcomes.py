@@ -64,6 +64,11 @@ class Outcomes:
         self._refuse(field, f"{detail}; {resolution}")
         self.options.note("conflict", self.provider, field, detail, resolution)
 
+    def moved(self, field: str, detail: str) -> None:
+        """``field`` is not in the body but goes elsewhere (``detail`` says
+        where); never raises."""
+        self.options.note("moved", self.provider, field, detail)
+
     def synthesized(self, field: str, detail: str, rule: str) -> None:
         """``field`` is sent with a value the request did not have."""
         self.options.note("synthesized", self.provider, field, detail, rule)
