@@ -8,8 +8,15 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-import canisters as c
-
+from ..canisters import Assistant, Invocation, Result, User
+from ..content import Text
+from ..exceptions import (
+    CanisterNotFound,
+    ConversationNotFound,
+    DuplicateCanister,
+    StorageError,
+)
+from ..protocols import Canister
 from . import Redaction, StoragePolicy, Store
 
 __all__ = ["RedactionConformance"]
@@ -17,14 +24,14 @@ __all__ = ["RedactionConformance"]
 SECRET = "hunter2-the-password"
 
 
-def _chat() -> list[c.Canister]:
-    invocation = c.Invocation("login", {"password": SECRET}, step=1)
+def _chat() -> list[Canister]:
+    invocation = Invocation("login", {"password": SECRET}, step=1)
     return [
-        c.User(f"my password is {SECRET}"),
-        c.Assistant("Noted."),
+        User(f"my password is {SECRET}"),
+        Assistant("Noted."),
         invocation,
-        c.Result(invocation.invocation_id, "login", f"logged in with {SECRET}"),
-        c.User(("x" * 2000 + " " + SECRET,)),  # stored by hash
+        Result(invocation.invocation_id, "login", f"logged in with {SECRET}"),
+        User(("x" * 2000 + " " + SECRET,)),  # stored by hash
     ]
 
 
@@ -53,15 +60,15 @@ class RedactionConformance:
         assert [x.id for x in loaded] == [x.id for x in chat]
         assert list(loaded[1:]) == chat[1:]
         tombstone = loaded[0]
-        assert isinstance(tombstone, c.User)
+        assert isinstance(tombstone, User)
         assert tombstone.timestamp == chat[0].timestamp
-        assert tombstone.content == (c.Text("[redacted: user asked (GDPR art. 17)]"),)
+        assert tombstone.content == (Text("[redacted: user asked (GDPR art. 17)]"),)
         assert tombstone.extras["redacted"]["reason"] == note.reason
         verification = store.verify("chat")
         assert verification.ok
         assert verification.redactions == (note,)
         assert store.head("chat") == head
-        store.append("chat", c.Assistant("after"))
+        store.append("chat", Assistant("after"))
         assert store.verify("chat").ok
         assert len(store.load("chat")) == len(chat) + 1
 
@@ -73,12 +80,14 @@ class RedactionConformance:
             store.redact("chat", canister.id, reason="retention")
         loaded = store.load("chat")
         invocation, result = loaded[2], loaded[3]
-        assert isinstance(invocation, c.Invocation)
-        assert isinstance(result, c.Result)
+        assert isinstance(invocation, Invocation)
+        assert isinstance(result, Result)
         assert (invocation.name, dict(invocation.arguments)) == ("login", {})
-        assert invocation.invocation_id == chat[2].invocation_id
+        call = chat[2]
+        assert isinstance(call, Invocation)
+        assert invocation.invocation_id == call.invocation_id
         assert result.invocation_id == invocation.invocation_id
-        assert result.content == (c.Text("[redacted: retention]"),)
+        assert result.content == (Text("[redacted: retention]"),)
         assert SECRET not in repr(list(loaded))
         verification = store.verify("chat")
         assert verification.ok
@@ -90,7 +99,7 @@ class RedactionConformance:
         chat = _chat()
         store.extend("chat", chat)
         fork = store.fork("chat", at=chat[1].id)
-        store.append(fork, c.User("in the fork"))
+        store.append(fork, User("in the fork"))
         note = store.redact(fork, chat[0].id, reason="secret pasted")
         assert note.conversation_id == "chat"
         for conversation in ("chat", fork, store.fork(fork, at=chat[0].id)):
@@ -132,14 +141,14 @@ class RedactionConformance:
         first = store.redact("chat", chat[1].id, reason="one")
         assert store.redact("chat", chat[1].id, reason="two") == first
         assert len(store.sidecar("chat", "audit").read_lines()) == 1
-        with pytest.raises(c.DuplicateCanister):
+        with pytest.raises(DuplicateCanister):
             store.append("chat", chat[1])
-        with pytest.raises(c.CanisterNotFound):
+        with pytest.raises(CanisterNotFound):
             store.redact("chat", "no-such-canister", reason="x")
-        with pytest.raises(c.ConversationNotFound):
+        with pytest.raises(ConversationNotFound):
             store.redact("missing", chat[0].id, reason="x")
         for reason in ("", "  ", "two\nlines", 42):
-            with pytest.raises(c.StorageError, match="reason"):
+            with pytest.raises(StorageError, match="reason"):
                 store.redact("chat", chat[0].id, reason=reason)  # type: ignore[arg-type]
         assert store.verify("chat").ok
 
@@ -148,14 +157,14 @@ class RedactionConformance:
     ) -> None:
         """A conversation whose last canister is older than the limit goes, its
         forks first; one with a newer fork stays; a dry run changes nothing."""
-        old = c.User("old", timestamp=_old(100))
+        old = User("old", timestamp=_old(100))
         store.append("old", old)
         store.fork("old", at=old.id)  # an empty fork: as old as what it shares
-        store.append("new", c.User("new"))
-        kept = c.User("kept", timestamp=_old(100))
+        store.append("new", User("new"))
+        kept = User("kept", timestamp=_old(100))
         store.append("kept", kept)
         young = store.fork("kept", at=kept.id)
-        store.append(young, c.User("recent"))
+        store.append(young, User("recent"))
         before = store.conversations()
         report = store.expire(timedelta(days=30), dry_run=True)
         assert report.dry_run
@@ -167,9 +176,9 @@ class RedactionConformance:
         assert report.action == "delete"
         assert sorted(store.conversations()) == sorted(["new", "kept", young])
         assert report.kept == 3
-        with pytest.raises(c.StorageError, match="retention_days"):
+        with pytest.raises(StorageError, match="retention_days"):
             store.expire()
-        with pytest.raises(c.StorageError, match="timezone-aware"):
+        with pytest.raises(StorageError, match="timezone-aware"):
             store.expire(datetime(2020, 1, 1))
 
     def test_expire_can_redact_and_keep_the_skeleton(
@@ -178,9 +187,9 @@ class RedactionConformance:
         """With the policy's retention, expired conversations are redacted."""
         policy = StoragePolicy(retention_days=30, retention_action="redact")
         with opener(policy=policy) as store:
-            chat = [c.User(f"{SECRET} {n}", timestamp=_old(60)) for n in range(3)]
+            chat = [User(f"{SECRET} {n}", timestamp=_old(60)) for n in range(3)]
             store.extend("chat", chat)
-            store.append("new", c.User(SECRET))
+            store.append("new", User(SECRET))
             report = store.expire(dry_run=True)
             assert (report.expired, report.redacted) == (("chat",), 3)
             assert store.search(SECRET.split("-")[0], limit=10) != []

@@ -6,29 +6,38 @@ from collections.abc import Callable
 
 import pytest
 
-import canisters as c
-
+from ..canisters import (
+    Assistant,
+    Document,
+    ErrorInfo,
+    Invocation,
+    Result,
+    Supervisor,
+    User,
+)
+from ..exceptions import ConversationNotFound
+from ..protocols import Canister
 from . import InvalidQuery, Store
 
 __all__ = ["SearchConformance"]
 
 
-def _chat() -> list[c.Canister]:
-    invocation = c.Invocation("forecast", {"city": "Reykjavík", "days": 3})
+def _chat() -> list[Canister]:
+    invocation = Invocation("forecast", {"city": "Reykjavík", "days": 3})
     return [
-        c.Supervisor("You answer questions about the WEATHER."),
-        c.User("What will the weather be like in Reykjavík tomorrow?"),
+        Supervisor("You answer questions about the WEATHER."),
+        User("What will the weather be like in Reykjavík tomorrow?"),
         invocation,
-        c.Result(invocation.invocation_id, "forecast", "Sleet and strong wind"),
-        c.Result(
+        Result(invocation.invocation_id, "forecast", "Sleet and strong wind"),
+        Result(
             invocation.invocation_id,
             "forecast",
-            error=c.ErrorInfo("unavailable", "the barometer service timed out"),
+            error=ErrorInfo("unavailable", "the barometer service timed out"),
         ),
-        c.Assistant(
+        Assistant(
             "word " * 300 + "Expect a glacial breeze " + "word " * 300,
         ),
-        c.Document(("Tides and currents of the North Atlantic",), "Almanac"),
+        Document(("Tides and currents of the North Atlantic",), "Almanac"),
     ]
 
 
@@ -40,7 +49,7 @@ class SearchConformance:
         errors and documents are found, whole words, case aside."""
         chat = _chat()
         store.extend("chat", chat)
-        store.append("other", c.User("nothing to see here"))
+        store.append("other", User("nothing to see here"))
         expected = {
             "weather": [chat[0].id, chat[1].id],
             "reykjavík": [chat[1].id, chat[2].id],
@@ -63,7 +72,7 @@ class SearchConformance:
     def test_search_needs_every_word_and_reads_prefixes(self, store: Store) -> None:
         """Every word of a query must be in the text; ``word*`` matches the words
         it begins."""
-        first, second = c.User("red apples and green pears"), c.User("red cherries")
+        first, second = User("red apples and green pears"), User("red cherries")
         store.extend("fruit", [first, second])
         assert [h.canister_id for h in store.search("red", limit=5)] == [
             first.id,
@@ -92,7 +101,7 @@ class SearchConformance:
         """Hits come by conversation id, then by place; ``limit``, ``kinds`` and
         ``conversation`` narrow them."""
         for name in ("b-chat", "a-chat", "c-chat"):
-            store.extend(name, [c.User(f"kiwi one {name}"), c.Assistant("kiwi two")])
+            store.extend(name, [User(f"kiwi one {name}"), Assistant("kiwi two")])
         hits = store.search("kiwi", limit=100)
         assert [(h.conversation_id, h.kind) for h in hits] == [
             (name, kind)
@@ -117,13 +126,13 @@ class SearchConformance:
         """A search limited to a fork sees what it shares with its parent, not
         what its parent gained after the fork point."""
         first, second, third = (
-            c.User("lemon one"),
-            c.User("lemon two"),
-            c.User("lemon three"),
+            User("lemon one"),
+            User("lemon two"),
+            User("lemon three"),
         )
         store.extend("root", [first, second, third])
         fork = store.fork("root", at=second.id)
-        own = c.Assistant("lemon four")
+        own = Assistant("lemon four")
         store.append(fork, own)
         found = store.search("lemon", limit=10, conversation=fork)
         assert [h.canister_id for h in found] == [first.id, second.id, own.id]
@@ -142,7 +151,7 @@ class SearchConformance:
     ) -> None:
         """A deleted conversation is no longer found; an append retried is found
         once."""
-        canister = c.User("plum pudding")
+        canister = User("plum pudding")
         store.append("chat", canister)
         store.append("chat", canister)
         store.extend("chat", [canister])
@@ -163,7 +172,7 @@ class SearchConformance:
 
     def test_bad_searches_say_what_is_wrong(self, store: Store) -> None:
         """A query without a word, a bad limit or kind, or an unknown conversation."""
-        store.append("chat", c.User("anything"))
+        store.append("chat", User("anything"))
         for query in ("", "  ", "*", "!?"):
             with pytest.raises(InvalidQuery, match="no word"):
                 store.search(query, limit=5)
@@ -171,6 +180,6 @@ class SearchConformance:
             store.search("anything", limit=0)
         with pytest.raises(InvalidQuery, match="kind 'robot'"):
             store.search("anything", limit=5, kinds=["robot"])
-        with pytest.raises(c.ConversationNotFound):
+        with pytest.raises(ConversationNotFound):
             store.search("anything", limit=5, conversation="missing")
         assert isinstance(InvalidQuery("x"), ValueError)
