@@ -102,7 +102,8 @@ def measure(store: Store) -> list[str]:
         lines.append(
             f"  {kind}: {hits / len(texts):.1f} hits of 20; median "
             f"{median * 1000:.2f} ms, p95 {p95 * 1000:.2f} ms, "
-            f"{len(texts) / sum(times):,.0f} queries/s"
+            f"{len(texts) / sum(times):,.{0 if sum(times) < len(texts) / 10 else 1}f} "
+            "queries/s"
         )
     return lines
 
