@@ -59,16 +59,16 @@ class SQLiteSearch:
         """Create the search tables when missing; index what the store holds."""
         if self._read_only:
             return
-        with self._database.write() as connection:
-            row = connection.execute(
-                "SELECT value FROM meta WHERE key = 'search'"
-            ).fetchone()
+        with self._database.lock:
+            connection = self._database.connection
             # Deleted and redacted records leave no bytes in freed pages.
             connection.execute("PRAGMA secure_delete = ON")
-            if row is not None and row[0] == "1":
+            if _ready(connection):
                 return
-            _create(connection)
-            self._index_all(connection, None)
+        with self._database.write() as connection:
+            if not _ready(connection):  # another process may have indexed it
+                _create(connection)
+                self._index_all(connection, None)
 
     def _index_all(
         self, connection: sqlite3.Connection, progress: Progress | None
@@ -185,9 +185,13 @@ def _create(connection: sqlite3.Connection) -> None:
         connection.execute(statement)
 
 
-def _check_ready(connection: sqlite3.Connection) -> None:
+def _ready(connection: sqlite3.Connection) -> bool:
     row = connection.execute("SELECT value FROM meta WHERE key = 'search'").fetchone()
-    if row is None or row[0] != "1":
+    return row is not None and row[0] == "1"
+
+
+def _check_ready(connection: sqlite3.Connection) -> None:
+    if not _ready(connection):
         raise StorageError(
             "the store has no search index yet: open it once for writing, or run "
             "'canisters store reindex'"
