@@ -10,13 +10,15 @@ server started through ``pgserver``), and on the file backend (a scan) up to
 durability, one ``extend`` of 50 per conversation), then for four kinds of
 query (a rare word, a common word, two words, a prefix) the hits found, the
 median and 95th-percentile latency of ``search(query, limit=20)`` and the
-queries per second one thread runs. Then the append cost of the index: the same
+queries per second one thread runs (``SEARCH_BACKENDS=sqlite,postgres`` in the
+environment limits the backends). Then the append cost of the index: the same
 10,000 canisters appended one by one with the index and with its writing
 patched out, on each database.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import statistics
 import string
@@ -174,7 +176,10 @@ def run(
                 backends.append(("postgres", schema(server, f"search{size}")))
             if size <= FILE_SCAN_UP_TO:
                 backends.append(("files (scan)", str(root / f"files{size}")))
+            wanted = os.environ.get("SEARCH_BACKENDS")  # "sqlite,postgres": those
             for backend, location in backends:
+                if wanted and backend.split()[0] not in wanted.split(","):
+                    continue
                 with open_store(location, durability="flush") as store:
                     rate = build(store, size)
                 with open_store(location) as store:
