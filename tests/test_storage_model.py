@@ -16,6 +16,7 @@ not load; PostgreSQL and blobs in S3 run on the test servers with fewer.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import shutil
@@ -174,25 +175,26 @@ class StoreMachine(RuleBasedStateMachine):
         held = self.conversations[target]
         fresh = self._screened(held, batch)
         head = self.store.head(target)
+        write = (
+            functools.partial(self.store.append, target, batch[0])
+            if one
+            else functools.partial(self.store.extend, target, batch)
+        )
         if fresh is None:
             with pytest.raises(c.DuplicateCanister):
-                if one:
-                    self.store.append(target, batch[0])
-                else:
-                    self.store.extend(target, batch)
+                write()
             assert self.store.head(target) == head
             return
-        if one:
-            self.store.append(target, batch[0])
-        else:
-            self.store.extend(target, batch)
+        write()
         held.extend(fresh)
         if not fresh:
             assert self.store.head(target) == head
 
     @precondition(
-        lambda self: len(self.conversations) < MOST_CONVERSATIONS
-        and any(self.conversations.values())
+        lambda self: (
+            len(self.conversations) < MOST_CONVERSATIONS
+            and any(self.conversations.values())
+        )
     )
     @rule(data=st.data(), depth=st.integers(1, 3))
     def fork(self, data: st.DataObject, depth: int) -> None:
