@@ -18,6 +18,7 @@ import pytest
 import canisters as c
 from canisters.storage import (
     AsyncStore,
+    Fork,
     InvalidIdentifier,
     Store,
     open_async_store,
@@ -79,6 +80,10 @@ def test_every_method_as_a_coroutine(location: tuple[str, dict[str, str]]) -> No
             assert (await store.verify("chat")).ok
             child = await store.fork("chat", sample[1].id)
             assert len(await store.load(child)) == 2
+            origin = Fork(child, "chat", sample[1].id, 2)
+            assert await store.origin(child) == origin
+            assert await store.origin("chat") is None
+            assert await store.forks("chat") == [origin]
             assert isinstance(store.content, AsyncContentStore)
             content_id = await store.content.put(b"blob")
             assert await store.content.has(content_id)

@@ -1340,11 +1340,14 @@ def _complete_pairs(
     foreign: list[int] = []
     supervisors: list[int] = []
     own = interposed = False
+    redacted: list[int] = []
     for index, canister in enumerate(canisters):
         if canister.extras:
             own = own or provider in canister.extras
             if _bound_elsewhere(canister, provider):
                 foreign.append(index)
+            if REDACTED in canister.extras:
+                redacted.append(index)
         role = canister.role
         if role is INVOCATION:
             invoked.setdefault(canister.invocation_id, index)  # type: ignore[attr-defined]
@@ -1361,6 +1364,9 @@ def _complete_pairs(
     if foreign:
         canisters = _without_bound(canisters, foreign, options, provider)
         return _complete_pairs(canisters, options, provider)
+    for index in redacted:
+        where = describe(index, canisters[index])
+        options.note("placeholder", provider, where, "redacted: its placeholder sent")
     if options.incomplete == "keep" or (len(answered) == len(invoked) and not orphans):
         kept = fresh if canisters is fresh else list(canisters)
         return Request(kept, own, supervisors, interposed)
@@ -1384,6 +1390,10 @@ def _complete_pairs(
     supervisors = [index for index, c in enumerate(kept) if c.role is SUPERVISOR]
     return Request(kept, own, supervisors, interposed)
 
+
+# Extras key of a canister a store redacted (storage's tombstones): its content
+# is the placeholder text, sent as it is and reported.
+REDACTED = "redacted"
 
 BOUND = "bound"
 """Extras key: the names of provider-bound artifacts a canister carries.

@@ -51,6 +51,8 @@ from ._common import (
     screen,
     sweep,
 )
+from ._forks import Fork, fork_stops, make_fork
+from ._search import postgres_appended
 from .s3 import S3ContentStore
 
 T = TypeVar("T")
@@ -367,7 +369,9 @@ def _held_above(
             yield from _index(current, indexed, limit)
         rows = yield Query(_HELD, (current, limit, wanted), planned=False)
         found.extend((current, canister_id, seq) for canister_id, seq in rows)
-        current, limit = above, fork_seq or 0
+        # A fork of a fork may fork inside what its parent inherited: each
+        # ancestor stops at the smallest fork point below it.
+        current, limit = above, min(limit, fork_seq or 0)
 
 
 def extend(
@@ -475,6 +479,9 @@ def extend(
                 ),
             )
         )
+    indexed = postgres_appended(conversation_id, length, records, blobs)
+    if indexed is not None:
+        writes.append(Query(*indexed))
     writes.append(
         Query(
             "UPDATE canisters_conversations SET length = %s, head = %s, "
@@ -544,9 +551,21 @@ def _fetch(
     return {key: _checked(key, stored.get(key)) for key in wanted}
 
 
-def _supplier(supply: dict[str, bytes | StorageError]) -> Callable[[str], bytes]:
+def _supplier(
+    supply: dict[str, bytes | StorageError],
+    memo: dict[tuple[str, str], str | bytes] | None,
+) -> Callable[[str], bytes]:
+    """Serve the blobs fetched ahead, and those the load hydrated already under
+    the other field (a digest named as text by one part, as media by another)."""
+
     def fetch(content_id: str) -> bytes:
         found = supply.get(content_id)
+        if found is None and memo is not None:
+            held = memo.get(("data", content_id))
+            if held is None:
+                held = memo.get(("text", content_id))
+            if held is not None:
+                return held if isinstance(held, bytes) else held.encode("utf-8")
         if found is None:
             raise ContentNotFound(content_id)
         if isinstance(found, StorageError):
@@ -600,7 +619,7 @@ def _read(
                     wanted.append(content_id)
         if wanted:
             supply.update((yield from _fetch(backend, wanted)))
-        chain.fetch = _supplier(supply)
+        chain.fetch = _supplier(supply, memo)
         shifted = functools.partial(_shifted, label, start)
         for canister in chain.walk(
             chain.numbered(rows[start:end], shifted),
@@ -627,10 +646,10 @@ def _walk(
     lineage = yield from _lineage(conversation_id)
     where = f"{conversation_id} kept head"
     chain.keep((lineage[-1][3], lineage[-1][4]), where)
-    for index, (current, seq, head, _length, _last) in enumerate(lineage):
+    for index, stop in fork_stops([entry[1] for entry in lineage]):
+        current, seq, head, _length, _last = lineage[index]
         if index:
             chain.fork_point(f"{current} fork point", seq, head)
-        stop = lineage[index + 1][1] if index + 1 < len(lineage) else None
         cursor = f"walk{index}"
         yield _declare(
             cursor,
@@ -682,9 +701,7 @@ def load(backend: Backend, conversation_id: str, salvage: bool) -> Plan[Conversa
 def verify(backend: Backend, conversation_id: str) -> Plan[Verification]:
     chain = Chain(check_id(conversation_id), backend.codec, "verify")
     yield from _walk(backend, chain, conversation_id, lambda canister: False)
-    return Verification(
-        conversation_id, chain.seq, chain.prev, tuple(chain.problems), chain.torn
-    )
+    return chain.verification()
 
 
 def head(conversation_id: str) -> Plan[tuple[int, str]]:
@@ -737,6 +754,38 @@ def fork(backend: Backend, conversation_id: str, at: str) -> Plan[str]:
     return child
 
 
+def origin(conversation_id: str) -> Plan[Fork | None]:
+    check_id(conversation_id)
+    rows = yield Query(
+        "SELECT parent, fork_at, fork_seq FROM canisters_conversations WHERE id = %s",
+        (conversation_id,),
+    )
+    if not rows:
+        raise ConversationNotFound(conversation_id)
+    parent, at, seq = rows[0]
+    return None if parent is None else make_fork(conversation_id, parent, at, seq)
+
+
+def forks(conversation_id: str) -> Plan[list[Fork]]:
+    check_id(conversation_id)
+    results = yield Pipeline(
+        (
+            Query(
+                "SELECT 1 FROM canisters_conversations WHERE id = %s",
+                (conversation_id,),
+            ),
+            Query(
+                "SELECT id, fork_at, fork_seq FROM canisters_conversations "
+                'WHERE parent = %s ORDER BY id COLLATE "C"',
+                (conversation_id,),
+            ),
+        )
+    )
+    if not results[0]:
+        raise ConversationNotFound(conversation_id)
+    return [make_fork(child, conversation_id, at, seq) for child, at, seq in results[1]]
+
+
 def delete(conversation_id: str) -> Plan[None]:
     check_id(conversation_id)
     rows = yield Query(
@@ -761,6 +810,7 @@ def delete(conversation_id: str) -> Plan[None]:
                 ("canisters_records", "conversation"),
                 ("canisters_ids", "conversation"),
                 ("canisters_sidecars", "conversation"),
+                ("canisters_search", "conversation"),
                 ("canisters_conversations", "id"),
             )
         )

@@ -3,15 +3,16 @@
 An append needs the conversation's head (its length and last digest) before it
 can encode its records, since each record carries the digest of the one before.
 The store remembers the head each of its appends left (:class:`Heads`) and
-encodes the records against it; the function ``canisters_append_v1``, created
+encodes the records against it; the function ``canisters_append_v2``, created
 with the schema, then does the whole append in the one statement that calls it,
 committed with it: it takes the lock that writers share, locks the
 conversation's row, checks that the head is still the one the records were
 encoded against, that the conversation is no fork and its canister-id index is
 complete, and that none of the canister ids is held already; then it writes the
-blobs, the records, their ids and the new head. When a check fails it writes
-nothing and returns what it found: the current head (the records are encoded
-again against it and sent once more) or the records holding the ids (a retry:
+blobs, the records, their ids, their search index rows (:mod:`._search`) and
+the new head. When a check fails it writes nothing and returns what it found:
+the current head (the records are encoded again against it and sent once more)
+or the records holding the ids (a retry:
 those canisters are dropped, and an append of nothing but held ones is done).
 Forks, logs whose index is incomplete and blobs kept in a bucket go through
 the general plan (:func:`~canisters.storage._postgres.extend`), as does a
@@ -29,8 +30,9 @@ from ..protocols import Canister
 from . import _postgres as plans
 from ._common import check_id, encode_record, record_id, screen
 from ._postgres import Backend, Plan, Query
+from ._search import postgres_appended
 
-FUNCTION: Final = "canisters_append_v1"
+FUNCTION: Final = "canisters_append_v2"
 # Conversations whose head a store remembers; the oldest is forgotten first.
 _REMEMBERED: Final = 4096
 _ATTEMPTS: Final = 2
@@ -40,6 +42,7 @@ _CREATE: Final = f"""
 CREATE OR REPLACE FUNCTION {FUNCTION}(
     conv TEXT, expected BIGINT, expected_head TEXT, lines BYTEA[], new_head TEXT,
     ids TEXT[], blob_ids TEXT[], blob_data BYTEA[], created DOUBLE PRECISION,
+    s_at BIGINT[], s_canister TEXT[], s_kind TEXT[], s_text TEXT[], s_words TEXT[],
     OUT written BOOLEAN, OUT length BIGINT, OUT head TEXT, OUT parent TEXT,
     OUT indexed BIGINT, OUT held_ids TEXT[], OUT held_seqs BIGINT[],
     OUT held_lines BYTEA[])
@@ -108,6 +111,14 @@ BEGIN
     INSERT INTO canisters_records (conversation, seq, line)
         SELECT conv, expected + l.n - 1, l.line
         FROM unnest(lines) WITH ORDINALITY AS l(line, n);
+    IF s_at IS NOT NULL THEN
+        -- The search index (canisters_search), s_at[n] being a line's place.
+        INSERT INTO canisters_search (conversation, seq, canister, kind, text, words)
+            SELECT conv, expected + s.a, s.c, s.k, s.t,
+                array_to_tsvector(string_to_array(s.w, ' '))
+            FROM unnest(s_at, s_canister, s_kind, s_text, s_words) AS s(a, c, k, t, w)
+            ON CONFLICT DO NOTHING;
+    END IF;
     length := expected + cardinality(lines);
     indexed := length;
     head := new_head;
@@ -120,7 +131,8 @@ $body$
 """
 _CALL: Final = (
     f"SELECT * FROM {FUNCTION}(%s, %s, %s, %s::bytea[], %s, %s::text[], "
-    "%s::text[], %s::bytea[], %s)"
+    "%s::text[], %s::bytea[], %s, %s::bigint[], %s::text[], %s::text[], "
+    "%s::text[], %s::text[])"
 )
 
 
@@ -220,6 +232,8 @@ def _at_once(
         for seq, record in enumerate(records, length):
             line, prev = encode_record(seq, prev, record)
             lines.append(line[:-1])
+        indexed_text = postgres_appended(conversation_id, 0, records, blobs)
+        searched = indexed_text[1][1:] if indexed_text is not None else (None,) * 5
         rows = yield Query(
             _CALL,
             (
@@ -232,6 +246,7 @@ def _at_once(
                 blob_ids,
                 blob_data,
                 created,
+                *searched,
             ),
             binary=True,
             alone=True,

@@ -84,7 +84,10 @@ from ._common import (
     screen,
     sweep,
 )
+from ._forks import Fork, fork_stops, make_fork
 from ._logindex import INDEX_NAME, IdIndex, prefix_ids
+from ._redaction import Expiry, FileRedaction
+from ._search_files import FileSearch
 from .s3 import S3ContentStore, open_blobs
 
 __all__ = ["FileContentStore", "FileSidecar", "FileStore", "Locks"]
@@ -118,13 +121,33 @@ def _os_errors(method: Callable[P, T]) -> Callable[P, T]:
 
 
 def _open(path: str | Path, flags: int, mode: int = 0o644) -> int:
-    """``os.open`` refusing a symbolic link as the last part of ``path``."""
+    """``os.open`` of a regular file, refusing anything else at ``path`` with
+    :class:`IntegrityError`: a symbolic link as its last part, and a FIFO, a
+    device, a socket or a directory (opened without blocking, so that a FIFO
+    planted in the store cannot hang its reader)."""
     try:
-        return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, mode)
     except OSError as error:
         if error.errno == errno.ELOOP:
             raise link_error(path) from None
+        if error.errno in (errno.ENXIO, errno.EISDIR):  # a FIFO, a directory
+            raise _not_a_file(path) from None
         raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _not_a_file(path)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _not_a_file(path: str | Path) -> IntegrityError:
+    return IntegrityError(
+        f"{path} is not a regular file: the store reads and writes only files "
+        "(a FIFO or device planted in it could hang or turn it against others)"
+    )
 
 
 def _read(path: str | Path) -> bytes:
@@ -162,7 +185,12 @@ def _make_directory(path: Path) -> Path:
 
 
 def _sync_directory(path: str | Path) -> None:
-    fd = _open(path, os.O_RDONLY)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise link_error(path) from None
+        raise
     try:
         os.fsync(fd)
     finally:
@@ -348,7 +376,9 @@ class FileContentStore:
             return False
         if stat.S_ISLNK(mode):
             raise link_error(path)
-        return stat.S_ISREG(mode)
+        if not stat.S_ISREG(mode):
+            raise _not_a_file(path)
+        return True
 
     def ids(self) -> Iterator[str]:
         """Yield the id of every stored blob (refusing links among them)."""
@@ -503,7 +533,7 @@ class _Log:
             self.index.close()
 
 
-class FileStore:
+class FileStore(FileSearch, FileRedaction, Expiry):
     """The file backend (see the module documentation for the layout)."""
 
     def __init__(
@@ -622,6 +652,12 @@ class FileStore:
             records.append(record)
             if found:
                 blobs.extend(found)
+        if records and conversation_id not in self._logs:
+            if not self.exists(conversation_id):
+                # An append refused creates nothing: what refuses an append to
+                # a new conversation (a canister id twice, with two contents) is
+                # found before the log is made.
+                screen(conversation_id, records, lambda _wanted: {})
         locks = self._locks
         with locks.thread:
             if blobs:
@@ -708,13 +744,16 @@ class FileStore:
         log: _Log,
         wanted: list[str],
         found: dict[str, tuple[str, bytes]],
+        again: bool = False,
     ) -> dict[str, tuple[str, bytes]]:
         """The canisters of ``wanted`` a fork's prefix holds (not in ``found``)."""
         if log.prefix is None:
             lineage = self._lineage(conversation_id)
+            parts = fork_stops([seq for _id, seq, _head in lineage])
             ancestors = [
-                (lineage[index][0], lineage[index + 1][1])
-                for index in range(len(lineage) - 2, -1, -1)
+                (lineage[index][0], stop)
+                for index, stop in reversed(parts)
+                if stop is not None
             ]
             log.prefix = prefix_ids(ancestors, self._open_file)
         above: dict[str, tuple[str, bytes]] = {}
@@ -727,12 +766,14 @@ class FileStore:
             if fd is None:
                 continue
             try:
-                above[canister_id] = (
-                    _record(ancestor, seq),
-                    os.pread(fd, end - start, start),
-                )
+                line = os.pread(fd, end - start, start)
             finally:
                 os.close(fd)
+            link = record_link(line)
+            if not again and (link is None or link[0] != seq):
+                log.prefix = None  # the ancestor's log was written again: redacted
+                return self._held_above(conversation_id, log, wanted, found, True)
+            above[canister_id] = (_record(ancestor, seq), line)
         return above
 
     def _open_file(self, conversation_id: str, name: str) -> int | None:
@@ -849,7 +890,8 @@ class FileStore:
 
     # Reading -------------------------------------------------------------------
 
-    def _fork_info(self, directory: Path) -> tuple[str, int, str] | None:
+    def _fork_document(self, directory: Path) -> dict[str, Any] | None:
+        """Return a conversation's ``fork.json`` (``None``: not a fork)."""
         try:
             document = orjson.loads(_read(directory / FORK_NAME))
         except FileNotFoundError:
@@ -858,6 +900,12 @@ class FileStore:
             raise IntegrityError(f"{directory.name}: unreadable fork.json") from error
         if not isinstance(document, dict):
             raise IntegrityError(f"{directory.name}: fork.json is not an object")
+        return document
+
+    def _fork_info(self, directory: Path) -> tuple[str, int, str] | None:
+        document = self._fork_document(directory)
+        if document is None:
+            return None
         parent, seq, head = (
             document.get("parent"),
             document.get("seq"),
@@ -911,10 +959,10 @@ class FileStore:
         self, chain: Chain, conversation_id: str
     ) -> Generator[Canister, None, None]:
         lineage = self._lineage(conversation_id)
-        for index, (current, seq, head) in enumerate(lineage):
+        for index, stop in fork_stops([seq for _id, seq, _head in lineage]):
+            current, seq, head = lineage[index]
             if index:
                 chain.fork_point(f"{current} fork.json", seq, head)
-            stop = lineage[index + 1][1] if index + 1 < len(lineage) else None
             yield from chain.walk(
                 self._lines(current),
                 functools.partial(_label, current),
@@ -946,9 +994,7 @@ class FileStore:
         for _canister in self._walk(chain, conversation_id):
             pass
         chain.reach(where)
-        return Verification(
-            conversation_id, chain.seq, chain.prev, tuple(chain.problems), chain.torn
-        )
+        return chain.verification()
 
     @_os_errors
     def head(self, conversation_id: str) -> tuple[int, str]:
@@ -992,7 +1038,9 @@ class FileStore:
             return False
         if stat.S_ISLNK(mode):
             raise link_error(path)
-        return stat.S_ISREG(mode)
+        if not stat.S_ISREG(mode):
+            raise _not_a_file(path)
+        return True
 
     @_os_errors
     def conversations(self) -> list[str]:
@@ -1060,6 +1108,50 @@ class FileStore:
             _sync_directory(directory)
             _sync_directory(self._conversations)
         return child
+
+    @_os_errors
+    def origin(self, conversation_id: str) -> Fork | None:
+        """Return where the conversation was forked (``None``: not a fork)."""
+        directory = self._directory(conversation_id)
+        if not self.exists(conversation_id):
+            raise ConversationNotFound(conversation_id)
+        return self._origin(conversation_id, directory)
+
+    def _origin(self, conversation_id: str, directory: Path) -> Fork | None:
+        document = self._fork_document(directory)
+        if document is None:
+            return None
+        fork = make_fork(
+            conversation_id,
+            document.get("parent"),
+            document.get("at"),
+            document.get("seq"),
+        )
+        check_id(fork.parent)
+        return fork
+
+    @_os_errors
+    def forks(self, conversation_id: str) -> list[Fork]:
+        """Return the forks made of the conversation, sorted by id."""
+        directory = self._directory(conversation_id)
+        if not self.exists(conversation_id):
+            raise ConversationNotFound(conversation_id)
+        marks = directory / "forks"
+        _check_directory(marks)
+        try:
+            with os.scandir(marks) as entries:
+                names = sorted(entry.name for entry in entries)
+        except FileNotFoundError:
+            return []
+        found: list[Fork] = []
+        for name in names:
+            # A mark outlives its fork when a deletion was cut short.
+            if not self.exists(name):
+                continue
+            fork = self._origin(name, self._directory(name))
+            if fork is not None and fork.parent == conversation_id:
+                found.append(fork)
+        return found
 
     @_os_errors
     def delete(self, conversation_id: str) -> None:

@@ -49,6 +49,7 @@ from ..exceptions import StorageError
 from ..protocols import Canister
 from . import _postgres as plans
 from . import _postgres_append as appending
+from . import _search_postgres as search_plans
 from ._common import (
     GarbageReport,
     Progress,
@@ -59,7 +60,14 @@ from ._common import (
     check_durability,
     check_id,
 )
+from ._forks import Fork
 from ._postgres import Backend, Call, Many, Op, Pipeline, Plan, Query
+from ._postgres_settings import driver as _modules
+from ._postgres_settings import masked as _redact
+from ._postgres_settings import seconds as _seconds
+from ._redaction import AsyncExpiry, Expiry
+from ._redaction_postgres import AsyncPostgresRedaction, PostgresRedaction
+from ._search_postgres import AsyncPostgresSearch, PostgresSearch
 from .aio import ThreadedContentStore
 from .s3 import S3ContentStore, open_blobs
 
@@ -79,38 +87,6 @@ __all__ = [
 T = TypeVar("T")
 
 SCHEMA_VERSION = plans.SCHEMA_VERSION
-
-
-def _modules() -> tuple[Any, Any]:
-    """Import psycopg and psycopg_pool, or say which extra to install."""
-    try:
-        import psycopg
-        import psycopg_pool
-    except ImportError as error:
-        raise StorageError(
-            "PostgreSQL stores need psycopg 3 and psycopg-pool: "
-            "pip install 'canisters[postgres]'"
-        ) from error
-    return psycopg, psycopg_pool
-
-
-def _seconds(name: str, value: object) -> float:
-    """Return ``value`` when it is a positive number of seconds, else raise."""
-    if type(value) not in (int, float) or not 0 < value < math.inf:  # type: ignore[operator]
-        raise StorageError(
-            f"{name} must be a positive number of seconds, got {value!r}"
-        )
-    return float(value)  # type: ignore[arg-type]
-
-
-def _redact(location: str) -> str:
-    """Return ``location`` with any password replaced by ``***``."""
-    scheme, separator, rest = location.partition("://")
-    if not separator or "@" not in rest.split("/", 1)[0]:
-        return location
-    credentials, _, host = rest.partition("@")
-    user = credentials.split(":", 1)[0]
-    return f"{scheme}://{user}:***@{host}" if ":" in credentials else location
 
 
 # --------------------------------------------------------------------------- #
@@ -442,7 +418,7 @@ class PostgresSidecar(SidecarBase):
         return _run(self._pool, plans.read_lines(self._conversation_id, self._name))
 
 
-class PostgresStore(_Settings):
+class PostgresStore(PostgresSearch, PostgresRedaction, Expiry, _Settings):
     """The PostgreSQL backend: conversations and blobs in one database.
 
     ``location`` is a libpq URL (``postgresql://`` or ``postgres://``).
@@ -478,6 +454,7 @@ class PostgresStore(_Settings):
             raise self._cannot_open(error) from error
         try:
             _run(self._pool, appending.create_schema())
+            _run(self._pool, search_plans.create_schema())
         except BaseException:
             self._pool.close()
             raise
@@ -491,6 +468,9 @@ class PostgresStore(_Settings):
     def content(self) -> PostgresContentStore | S3ContentStore:
         """The content store (the bucket's when ``blobs`` names one)."""
         return self._content
+
+    def _call(self, plan: Plan[T]) -> T:
+        return _run(self._pool, plan)
 
     def append(self, conversation_id: str, canister: Canister) -> None:
         """Append one canister in one transaction, creating the conversation."""
@@ -526,6 +506,14 @@ class PostgresStore(_Settings):
     def fork(self, conversation_id: str, at: str) -> str:
         """Start a new conversation sharing the prefix up to canister ``at``."""
         return _run(self._pool, plans.fork(self._plans, conversation_id, at))
+
+    def origin(self, conversation_id: str) -> Fork | None:
+        """Return where the conversation was forked (``None``: not a fork)."""
+        return _run(self._pool, plans.origin(conversation_id))
+
+    def forks(self, conversation_id: str) -> list[Fork]:
+        """Return the forks made of the conversation, sorted by id."""
+        return _run(self._pool, plans.forks(conversation_id))
 
     def delete(self, conversation_id: str) -> None:
         """Delete the conversation and its side files; refused while forks exist."""
@@ -629,7 +617,9 @@ class AsyncPostgresSidecar(SidecarBase):
         )
 
 
-class AsyncPostgresStore(_Settings):
+class AsyncPostgresStore(
+    AsyncPostgresSearch, AsyncPostgresRedaction, AsyncExpiry, _Settings
+):
     """The PostgreSQL backend as coroutines, on psycopg's asyncio connections.
 
     Takes :class:`PostgresStore`'s arguments and runs the same statements, so
@@ -669,6 +659,7 @@ class AsyncPostgresStore(_Settings):
             raise self._cannot_open(error) from error
         try:
             await _run_async(pool, appending.create_schema())
+            await _run_async(pool, search_plans.create_schema())
         except BaseException:
             await pool.close()
             raise
@@ -693,6 +684,9 @@ class AsyncPostgresStore(_Settings):
         if self._content is None:
             raise StorageError(f"{self!r} is not open: await its open() first")
         return self._content
+
+    async def _call(self, plan: Plan[T]) -> T:
+        return await _run_async(self._opened, plan)
 
     async def append(self, conversation_id: str, canister: Canister) -> None:
         """Append one canister in one transaction, creating the conversation."""
@@ -736,6 +730,14 @@ class AsyncPostgresStore(_Settings):
         return await _run_async(
             self._opened, plans.fork(self._plans, conversation_id, at)
         )
+
+    async def origin(self, conversation_id: str) -> Fork | None:
+        """Return where the conversation was forked (``None``: not a fork)."""
+        return await _run_async(self._opened, plans.origin(conversation_id))
+
+    async def forks(self, conversation_id: str) -> list[Fork]:
+        """Return the forks made of the conversation, sorted by id."""
+        return await _run_async(self._opened, plans.forks(conversation_id))
 
     async def delete(self, conversation_id: str) -> None:
         """Delete the conversation and its side files; refused while forks exist."""

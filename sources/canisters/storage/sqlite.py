@@ -28,7 +28,6 @@ from __future__ import annotations
 import functools
 import os
 import sqlite3
-import stat
 import threading
 import time
 import urllib.parse
@@ -65,13 +64,16 @@ from ._common import (
     earlier,
     encode_record,
     line_id,
-    link_error,
     record_id,
     record_link,
     references,
     screen,
     sweep,
 )
+from ._forks import Fork, fork_stops, make_fork
+from ._redaction import Expiry, SQLiteRedaction
+from ._search_sqlite import SQLiteSearch
+from ._sqlite_paths import check_companions
 from .s3 import S3ContentStore, open_blobs
 
 __all__ = [
@@ -176,28 +178,6 @@ class Transaction:
             self._database.connection.execute("COMMIT" if kind is None else "ROLLBACK")
         finally:
             self._database.lock.release()
-
-
-_COMPANIONS: Final = ("-wal", "-shm", "-journal")
-
-
-def _check_companions(path: str) -> None:
-    """Refuse a symbolic link in place of a file SQLite keeps beside the database.
-
-    SQLite itself opens them without following links (``O_NOFOLLOW``) and then
-    fails with a bare "unable to open database file", or, read-only, reads the
-    database without its write-ahead log: this names the link instead. The
-    database's own path may be a link (they then lie beside its target).
-    """
-    for base in dict.fromkeys((path, os.path.realpath(path))):
-        for suffix in _COMPANIONS:
-            companion = base + suffix
-            try:
-                mode = os.lstat(companion).st_mode
-            except OSError:  # missing, or not for this reader to see: SQLite says
-                continue
-            if stat.S_ISLNK(mode):
-                raise link_error(companion)
 
 
 class SQLiteContentStore:
@@ -311,7 +291,7 @@ class SQLiteSidecar(SidecarBase):
         )
 
 
-class SQLiteStore:
+class SQLiteStore(SQLiteSearch, SQLiteRedaction, Expiry):
     """The SQLite backend: every conversation and blob in one database file."""
 
     def __init__(
@@ -329,7 +309,7 @@ class SQLiteStore:
         self._policy = policy if policy is not None else StoragePolicy()
         self._durability = check_durability(durability)
         self._read_only = read_only
-        _check_companions(self._path)
+        check_companions(self._path)
         try:
             if read_only:
                 self._database = Database(self._connect_read_only(timeout), True)
@@ -343,6 +323,7 @@ class SQLiteStore:
             else SQLiteContentStore(self._database)
         )
         self._codec = Codec(self._policy, self._content.get)
+        self._prepare_search()
 
     def _create(self, timeout: float, durability: str) -> None:
         """Open the database for writing, creating its tables when missing."""
@@ -520,6 +501,9 @@ class SQLiteStore:
                 "VALUES (?, ?, ?)",
                 ids,
             )
+            self._index_search(
+                connection, conversation_id, seq - len(records), records, blobs
+            )
             connection.execute(
                 "UPDATE conversations SET head_seq = ?, head = ?, indexed = ? "
                 "WHERE id = ?",
@@ -570,9 +554,11 @@ class SQLiteStore:
             else self._lineage(connection, conversation_id)
         )
         found: dict[str, tuple[str, bytes]] = {}
-        end = length
-        for index, (current, start, _head) in enumerate(reversed(lineage)):
-            if index:
+        parts = fork_stops([start for _id, start, _head in lineage])
+        for index, stop in reversed(parts):
+            current = lineage[index][0]
+            end = length if stop is None else stop
+            if stop is not None:
                 row = connection.execute(
                     "SELECT indexed FROM conversations WHERE id = ?", (current,)
                 ).fetchone()
@@ -590,7 +576,6 @@ class SQLiteStore:
                     found.setdefault(
                         canister_id, (f"record {seq} of {current}", _bytes(line))
                     )
-            end = start
         return found
 
     # Reading -------------------------------------------------------------------
@@ -631,10 +616,10 @@ class SQLiteStore:
     ) -> Generator[Canister, None, None]:
         connection = self._database.connection
         lineage = self._lineage(connection, conversation_id)
-        for index, (current, seq, head) in enumerate(lineage):
+        for index, stop in fork_stops([seq for _id, seq, _head in lineage]):
+            current, seq, head = lineage[index]
             if index:
                 chain.fork_point(f"{current} fork point", seq, head)
-            stop = lineage[index + 1][1] if index + 1 < len(lineage) else None
             cursor = connection.execute(
                 "SELECT seq, CAST(line AS BLOB) FROM records WHERE conversation = ? "
                 "ORDER BY seq",
@@ -686,9 +671,7 @@ class SQLiteStore:
             for _canister in self._walk(chain, conversation_id):
                 pass
             chain.reach(where)
-        return Verification(
-            conversation_id, chain.seq, chain.prev, tuple(chain.problems), chain.torn
-        )
+        return chain.verification()
 
     @_sqlite_errors
     def head(self, conversation_id: str) -> tuple[int, str]:
@@ -780,6 +763,36 @@ class SQLiteStore:
         return child
 
     @_sqlite_errors
+    def origin(self, conversation_id: str) -> Fork | None:
+        """Return where the conversation was forked (``None``: not a fork)."""
+        check_id(conversation_id)
+        with self._database.lock:
+            row = self._database.connection.execute(
+                "SELECT parent, fork_at, fork_seq FROM conversations WHERE id = ?",
+                (conversation_id,),
+            ).fetchone()
+        if row is None:
+            raise ConversationNotFound(conversation_id)
+        return None if row[0] is None else make_fork(conversation_id, *row)
+
+    @_sqlite_errors
+    def forks(self, conversation_id: str) -> list[Fork]:
+        """Return the forks made of the conversation, sorted by id."""
+        check_id(conversation_id)
+        with self._database.lock:
+            connection = self._database.connection
+            if not connection.execute(
+                "SELECT 1 FROM conversations WHERE id = ?", (conversation_id,)
+            ).fetchone():
+                raise ConversationNotFound(conversation_id)
+            rows = connection.execute(
+                "SELECT id, fork_at, fork_seq FROM conversations WHERE parent = ? "
+                "ORDER BY id",
+                (conversation_id,),
+            ).fetchall()
+        return [make_fork(child, conversation_id, at, seq) for child, at, seq in rows]
+
+    @_sqlite_errors
     def delete(self, conversation_id: str) -> None:
         """Delete the conversation and its side files; refused while forks exist."""
         check_id(conversation_id)
@@ -807,6 +820,7 @@ class SQLiteStore:
                 ("records", "conversation"),
                 ("canister_ids", "conversation"),
                 ("sidecars", "conversation"),
+                ("search_rows", "conversation"),
                 ("conversations", "id"),
             ):
                 connection.execute(

@@ -30,7 +30,9 @@ import pytest
 import canisters as c
 from canisters.protocols import Canister
 
-from . import InvalidIdentifier, StoragePolicy, Store, verify
+from . import Fork, InvalidIdentifier, StoragePolicy, Store, verify
+from ._conformance_redaction import RedactionConformance
+from ._conformance_search import SearchConformance
 
 __all__ = ["StoreConformance"]
 
@@ -84,7 +86,7 @@ BAD_IDS = [
 ]
 
 
-class StoreConformance:
+class StoreConformance(SearchConformance, RedactionConformance):
     """Tests every :class:`~canisters.storage.Store` passes; subclass it in a test
     module and define the ``opener`` fixture (see the module's documentation)."""
 
@@ -320,6 +322,93 @@ class StoreConformance:
         store.delete(early)
         store.delete("root")
         assert store.conversations() == []
+
+    def test_a_fork_of_a_fork_inside_what_it_inherited(self, store: Store) -> None:
+        """A fork of a fork made at a canister its parent inherited loads,
+        verifies, takes appends (retried ones recorded once) and forks again."""
+        messages = [c.User(f"message {n}") for n in range(6)]
+        store.extend("root", messages)
+        first = store.fork("root", at=messages[3].id)
+        extra = c.User("x")
+        store.extend(first, [extra])
+        second = store.fork(first, at=messages[1].id)
+        assert store.load(second) == messages[:2]
+        report = store.verify(second)
+        assert report.ok, report.problems
+        assert store.head(second) == (2, report.head)
+        store.extend(second, [messages[0], messages[1]])
+        assert store.head(second) == (2, report.head)
+        with pytest.raises(c.DuplicateCanister):
+            store.append(second, c.User("changed", id=messages[1].id))
+        added = c.Assistant("y")
+        # The canisters past the fork point are new to the fork, wherever else
+        # they are.
+        store.extend(second, [messages[1], added, added, messages[3]])
+        assert store.load(second) == [*messages[:2], added, messages[3]]
+        third = store.fork(second, at=messages[0].id)
+        assert store.load(third) == messages[:1]
+        store.extend(third, [messages[0], messages[2], extra])
+        assert store.load(third) == [messages[0], messages[2], extra]
+        assert store.verify(third).ok
+        assert store.load(first) == [*messages[:4], extra]
+        assert store.verify(first).ok
+
+    def test_a_digest_named_as_text_and_as_media_loads(
+        self, opener: Callable[..., Store]
+    ) -> None:
+        """A blob named as a prompt's text and, after many other blobs, as a
+        file's bytes loads through both names, on this handle and a fresh one."""
+        images = [c.Image(data=b"image %d" % n) for n in range(63)]
+        conversation = [
+            c.Supervisor("hello"),
+            *(c.User((image,)) for image in images),
+            c.User((c.File(data=b"hello", filename="hello.txt"),)),
+        ]
+        with opener() as store:
+            store.extend("chat", conversation)
+            assert store.load("chat") == conversation
+        with opener() as store:
+            assert store.load("chat") == conversation
+            assert store.verify("chat").ok
+
+    def test_forks_and_origin(self, opener: Callable[..., Store]) -> None:
+        """A conversation lists its own forks (not theirs), sorted by id, each
+        with its parent, the canister it was forked at and the records it
+        shares; a fork tells its origin, other conversations ``None``."""
+        messages = [c.User(f"message {n}") for n in range(4)]
+        with opener() as store:
+            store.extend("root", messages)
+            store.extend("other", messages[:1])
+            late = store.fork("root", at=messages[2].id)
+            early = store.fork("root", at=messages[0].id)
+            store.append(late, c.Assistant("late"))
+            inner = store.fork(late, at=messages[1].id)
+            assert store.origin("root") is None
+            assert store.origin(late) == Fork(late, "root", messages[2].id, 3)
+            assert store.origin(inner) == Fork(inner, late, messages[1].id, 2)
+            assert store.forks("root") == sorted(
+                [
+                    Fork(late, "root", messages[2].id, 3),
+                    Fork(early, "root", messages[0].id, 1),
+                ],
+                key=lambda fork: fork.conversation_id,
+            )
+            assert store.forks(late) == [store.origin(inner)]
+            assert store.forks(inner) == []
+            assert store.forks("other") == []
+            with pytest.raises(c.ConversationNotFound):
+                store.forks("nope")
+            with pytest.raises(c.ConversationNotFound):
+                store.origin("nope")
+            with pytest.raises(InvalidIdentifier):
+                store.forks("../x")
+            store.delete(inner)
+            assert store.forks(late) == []
+        with opener() as reopened:
+            assert [fork.conversation_id for fork in reopened.forks("root")] == sorted(
+                [late, early]
+            )
+            assert reopened.origin(early) == Fork(early, "root", messages[0].id, 1)
 
     def test_fork_at_an_unknown_canister(self, store: Store) -> None:
         """Fork at an unknown canister."""
