@@ -173,6 +173,10 @@ HELP = [
     ("store", "export"),
     ("store", "import"),
     ("store", "gc"),
+    ("store", "search"),
+    ("store", "reindex"),
+    ("store", "redact"),
+    ("store", "expire"),
 ]
 
 

@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
-from canisters import storage, to_json
+from canisters import (
+    Assistant,
+    Document,
+    ErrorInfo,
+    Invocation,
+    Metadata,
+    Result,
+    Text,
+    User,
+    storage,
+    to_json,
+)
 
 from .html_support import Page, sample
 from .test_cli import EXAMPLE, ROOT, canisters_cmd, run_on_terminal
@@ -186,3 +198,57 @@ def test_store_verify_shows_progress_on_a_terminal(tmp_path: Path) -> None:
     assert code == 0, output
     assert "verifying" in output and "100%" in output
     assert "verifying" not in canisters_cmd("store", "verify", location).stderr
+
+
+# Control characters -------------------------------------------------------------------
+
+# What a planted record or fork note could send a terminal: a window title and a
+# clipboard write (OSC 0 and 52), a link (OSC 8), a screen clear, a bell, an
+# 8-bit CSI.
+ESCAPES = (
+    "\x1b]0;owned\x07",
+    "\x1b]52;c;ZWNobyBvd25lZA==\x07",
+    "\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\",
+    "\x1b[2J\x1b[H",
+    "\x9b31m",
+    "\r\x08\x00",
+)
+CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def test_store_list_and_show_print_no_control_character(tmp_path: Path) -> None:
+    location = str(tmp_path / "store")
+    hostile = "".join(ESCAPES)
+    with storage.open_store(location) as store:
+        call = Invocation(f"tool{hostile}", {"a": hostile}, invocation_id="c1")
+        store.extend(
+            "chat",
+            [
+                User(f"hello {hostile} there"),
+                Document((Text("d"),), title=hostile),
+                Assistant(
+                    "ok", metadata=Metadata(model=hostile, finish_reason=hostile)
+                ),
+                call,
+                Result(
+                    "c1", call.name, (Text(hostile),), error=ErrorInfo(hostile, hostile)
+                ),
+            ],
+        )
+        store.extend("other", [User("plain")])
+    note = Path(location) / "conversations" / "other" / "fork.json"
+    note.write_text(json.dumps({"parent": hostile, "at": hostile}))
+    outputs = [
+        canisters_cmd("store", "list", location),
+        canisters_cmd("show", location),
+        canisters_cmd("show", location, "chat"),
+    ]
+    for out in outputs:
+        assert out.returncode == 0, out.stderr
+        assert CONTROLS.search(out.stdout) is None, out.stdout
+        assert CONTROLS.search(out.stderr) is None, out.stderr
+    assert "fork of \\x1b]0;owned\\x07" in outputs[0].stdout
+    assert "hello \\x1b]0;owned\\x07" in outputs[2].stdout
+    listing, code = run_on_terminal(["store", "list", location])
+    assert code == 0
+    assert "\x1b]" not in listing and "\\x1b]0;owned" in listing

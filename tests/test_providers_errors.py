@@ -616,3 +616,62 @@ def test_parse_error_on_any_input_reads_or_refuses_in_its_own_words(
     assert reader.parse_error(rendered, status=rendered_status).message == (
         reply.message
     )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"type": "error"},
+        {"type": "error", "error": "Overloaded"},
+        {"type": "error", "error": None},
+        {"type": "error", "error": ["overloaded_error"]},
+    ],
+    ids=repr,
+)
+def test_an_anthropic_error_without_an_error_object_is_refused_at_its_path(
+    body: dict[str, Any],
+) -> None:
+    with pytest.raises(providers.MalformedPayload) as refused:
+        normalizer("anthropic").parse_error(body, status=529)
+    assert refused.value.path == "$.error"
+
+
+def _mutated(value: Any, data: st.DataObject) -> Any:
+    """``value`` with one of its items replaced by another kind of value,
+    dropped, or left; recursively, at one place drawn along the way."""
+    if isinstance(value, dict) and value:
+        key = data.draw(st.sampled_from(sorted(value)))
+        action = data.draw(st.sampled_from(["into", "replace", "drop"]))
+        changed = dict(value)
+        if action == "drop":
+            del changed[key]
+        elif action == "replace":
+            changed[key] = data.draw(_JSON)
+        else:
+            changed[key] = _mutated(value[key], data)
+        return changed
+    if isinstance(value, list) and value:
+        index = data.draw(st.integers(0, len(value) - 1))
+        changed_list = list(value)
+        changed_list[index] = _mutated(value[index], data)
+        return changed_list
+    return data.draw(_JSON)
+
+
+@settings(max_examples=examples(300), deadline=None, derandomize=True)
+@given(st.data())
+def test_recorded_error_bodies_mutated_read_or_are_refused(
+    data: st.DataObject,
+) -> None:
+    """Every recorded error body with a field replaced or dropped, at any
+    depth, is read or refused with the library's error: no other exception
+    escapes a relay that reads what the provider sent."""
+    path = data.draw(st.sampled_from(CASES), label="case")
+    body = _mutated(load(path)["payload"], data)
+    status = data.draw(st.none() | st.integers(100, 599), label="status")
+    problem = ""
+    try:
+        normalizer(path.parent.parent.name).parse_error(body, status=status)
+    except ProviderError as refused:
+        problem = str(refused)
+    assert "\n" not in problem

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from canisters import from_json, storage
-from canisters.view import allowed_hosts
+from canisters import User, from_json, storage
+from canisters.view import allowed_hosts, create_app
 
 from .html_support import SVG_SCRIPT, Page, png
 from .view_support import BACKENDS, FILLERS, fill, get, location_of, tamper, viewing
@@ -129,6 +132,29 @@ def test_the_list_is_paged_newest_first_and_filtered(
     for odd in ("/?page=abc", "/?page=-4", "/?page=999", "/?q=%3Cscript%3E"):
         status, _headers, body = get(base, odd)
         assert status == 200 and b"<script>" not in body, odd
+
+
+def test_the_text_is_searched_with_the_matches_marked(
+    served: tuple[str, str, str],
+) -> None:
+    base, _location, _fork = served
+    status, _headers, body = get(base, "/")
+    assert 'action="/search"' in body.decode()
+    status, _headers, body = get(base, "/search?s=filler+42")
+    assert status == 200
+    page = Page(body.decode())
+    assert "1 hit" in page.text
+    assert listed(page) == ["/c/old-042"]
+    assert len(page.all("mark")) == 2
+    assert "<mark>filler</mark> <mark>42</mark>" in body.decode()
+    status, _headers, body = get(base, "/search?s=filler")
+    assert f"{FILLERS} hits" in Page(body.decode()).text
+    for odd in ("/search?s=", "/search?s=%3Cscript%3E", "/search"):
+        status, _headers, body = get(base, odd)
+        assert status == 200, odd
+        assert b"<script>" not in body, odd
+    status, _headers, body = get(base, "/search?s=%21%21")
+    assert "no word to look for" in Page(body.decode()).text
 
 
 def test_a_conversation_page_shows_forks_verification_and_download(
@@ -270,3 +296,73 @@ def test_a_wildcard_address_is_refused(tmp_path: Path) -> None:
     )
     assert out.returncode == 2
     assert out.stderr.startswith("canisters: error: give the address to serve on")
+
+
+class _SlowStore:
+    """A file store whose ``load`` of ``slow`` waits until the list is asked
+    for (at most ``WAIT`` seconds): a server that ran it on its event loop
+    could not answer the list meanwhile."""
+
+    WAIT = 10.0
+
+    def __init__(self, store: storage.Store) -> None:
+        self.store = store
+        self.listed = threading.Event()
+        self.waited_out = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    def conversations(self) -> list[str]:
+        self.listed.set()
+        return self.store.conversations()
+
+    def load(self, conversation_id: str, **options: Any) -> Any:
+        if conversation_id == "slow" and not self.listed.wait(self.WAIT):
+            self.waited_out = True
+        return self.store.load(conversation_id, **options)
+
+
+async def _ask(app: Any, path: str) -> int:
+    """Send ``GET path`` to the ASGI ``app``; return the status it answers."""
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"127.0.0.1:8765")],
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8765),
+    }
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    await app(scope, receive, send)
+    return int(sent[0]["status"])
+
+
+def test_a_store_call_that_blocks_holds_one_request_not_the_server(
+    tmp_path: Path,
+) -> None:
+    with storage.open_store(tmp_path / "store") as store:
+        store.append("slow", User("hello"))
+        slow = _SlowStore(store)
+        app = create_app(slow, hosts=["127.0.0.1:8765"])  # type: ignore[arg-type]
+
+        async def both() -> list[int]:
+            document = asyncio.ensure_future(_ask(app, "/c/slow/document.json"))
+            await asyncio.sleep(0.2)  # the document's load is waiting by now
+            return [await _ask(app, "/"), await document]
+
+        assert asyncio.run(both()) == [200, 200]
+        assert not slow.waited_out

@@ -1,10 +1,12 @@
 """Storage figures: append and load speed, load memory, bytes on disk, dedup.
 
 Run: ``python .auxiliary/benchmarks/storage.py [canisters] [loads]`` (defaults
-100,000 and 3). Backends: files, SQLite and PostgreSQL (a local server started
-here through ``pgserver``, as the tests do; left out when it is not installed).
-Prints, for each backend, the append rate (``flush`` durability, in batches of
-one; for PostgreSQL ``synchronous_commit`` off, over a Unix socket), the best
+100,000 and 3); ``python .auxiliary/benchmarks/storage.py search [sizes...]``
+prints the search figures instead (see ``storage_search.py``). Backends:
+files, SQLite and PostgreSQL (a local server started here through
+``pgserver``, as the tests do; left out when it is not installed). Prints,
+for each backend, the append rate (``flush`` durability, in batches of one;
+for PostgreSQL ``synchronous_commit`` off, over a Unix socket), the best
 load rate of ``loads`` runs, both in wall-clock and in CPU time (the process's
 own, steadier on a shared machine), the peak memory of ``load`` (tracemalloc)
 against the size of the log and of the loaded conversation, and bytes on disk
@@ -164,6 +166,14 @@ def run(count: int, loads: int, server: str | None) -> None:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["search"]:
+        sys.path.insert(0, str(Path(__file__).parent))
+        import storage_search
+
+        with _postgres() as url:
+            sizes = [int(n) for n in sys.argv[2:]] or [100_000, 1_000_000]
+            storage_search.run(sizes, url, _schema)
+        sys.exit(0)
     main(
         int(sys.argv[1]) if len(sys.argv) > 1 else 100_000,
         int(sys.argv[2]) if len(sys.argv) > 2 else 3,

@@ -7,11 +7,15 @@
     with storage.open_store("conversations", read_only=True) as store:
         view.serve(store, port=8765)          # http://127.0.0.1:8765/
 
-The app lists the store's conversations (paged, newest first, filtered by id)
+The app lists the store's conversations (paged, newest first, filtered by id),
+searches their text (:meth:`~canisters.storage.Store.search`, at ``/search``)
 and shows each one as :func:`canisters.html.render` does, with the forks it
 came from and led to, the result of :meth:`~canisters.storage.Store.verify`
 and a download of its JSON document. It needs the ``view`` extra
 (``pip install 'canisters[view]'``: Starlette and Uvicorn).
+
+Its handlers are plain functions, which Starlette runs in worker threads: a
+store call that blocks holds one request, never the server.
 
 It only reads: the store is used through its read methods, every request
 other than ``GET`` or ``HEAD`` is refused, and nothing is served but
@@ -38,19 +42,44 @@ from .exceptions import (
     ConversationNotFound,
     MissingExtra,
 )
-from .html import _catalog, _media
+from .html import PAGE_LIMIT, _catalog, _media
 from .html._page import Options, content_security_policy, encodable, page
 from .html._style import CSS, PAGE_CSS
 from .protocols import Modality
 from .serialization import to_json
-from .storage import InvalidIdentifier, Store
+from .storage import InvalidIdentifier, SearchHit, Store
 
-__all__ = ["DEFAULT_PORT", "PAGE_SIZE", "allowed_hosts", "create_app", "serve"]
+__all__ = [
+    "DEFAULT_PORT",
+    "PAGE_SIZE",
+    "SEARCH_HITS",
+    "allowed_hosts",
+    "create_app",
+    "serve",
+]
 
 DEFAULT_PORT: Final = 8765
 """The port ``canisters view`` listens on unless told otherwise."""
 PAGE_SIZE: Final = 50
 """Conversations per page of the list."""
+SEARCH_HITS: Final = 100
+"""Hits shown for a search of the store's text."""
+_SEARCH_FORM: Final = (
+    '<form method="get" action="/search"><input name="s" '
+    'placeholder="search the text" value="{value}"> <button>search</button></form>'
+)
+
+
+def _marked(hit: SearchHit) -> str:
+    """A hit's snippet as HTML, each match in ``<mark>``."""
+    pieces, last = [], 0
+    for start, end in hit.marks:
+        pieces.append(escape(hit.snippet[last:start]))
+        pieces.append(f"<mark>{escape(hit.snippet[start:end])}</mark>")
+        last = end
+    pieces.append(escape(hit.snippet[last:]))
+    return "".join(pieces)
+
 
 _Scope = MutableMapping[str, Any]
 _Message = MutableMapping[str, Any]
@@ -174,7 +203,7 @@ def create_app(
             404,
         )
 
-    async def listing(request: Any) -> Any:
+    def listing(request: Any) -> Any:
         query = request.query_params.get("q", "")[:200]
         try:
             number = max(1, int(request.query_params.get("page", "1")))
@@ -220,12 +249,41 @@ def create_app(
             f"{' matching' if query else ''} · page {number} of {pages}</p>"
             '<form method="get" action="/"><input name="q" placeholder="filter by id" '
             f'value="{escape(query, quote=True)}"> <button>filter</button></form>'
-            "<table><thead><tr><th>conversation</th><th>records</th>"
+            + _SEARCH_FORM.format(value="")
+            + "<table><thead><tr><th>conversation</th><th>records</th>"
             "<th>last canister</th><th>fork</th></tr></thead><tbody>"
             + "".join(lines)
             + f'</tbody></table><nav class="cv-pages">{" · ".join(nav)}</nav>'
         )
         return html_page(frame(name, inner))
+
+    def searching(request: Any) -> Any:
+        query = request.query_params.get("s", "")[:200]
+        try:
+            hits = store.search(query, limit=SEARCH_HITS)
+        except CanistersError as error:  # no word, no index: said on the page
+            hits, problem = [], f'<p class="cv-panel cv-bad">{escape(str(error))}</p>'
+        else:
+            problem = ""
+        rows = "".join(
+            '<tr><td class="cv-id"><a href="/c/'
+            f'{urllib.parse.quote(hit.conversation_id)}">'
+            f"{escape(hit.conversation_id)}</a></td><td>{escape(hit.kind)}</td>"
+            f"<td>{_marked(hit)}</td></tr>"
+            for hit in hits
+        )
+        more = f" (the first {SEARCH_HITS})" if len(hits) == SEARCH_HITS else ""
+        inner = (
+            f'<nav><a href="/">all conversations</a></nav><h1>{escape(name)}</h1>'
+            + _SEARCH_FORM.format(value=escape(query, quote=True))
+            + problem
+            + f'<p class="cv-summary"><b>{len(hits)}</b> hit'
+            f"{'s' if len(hits) != 1 else ''}"
+            f"{more}"
+            "</p><table><thead><tr><th>conversation</th><th>kind</th><th>text</th>"
+            f"</tr></thead><tbody>{rows}</tbody></table>"
+        )
+        return html_page(frame(f"search: {query}", inner))
 
     def blob_url(content_id: str, modality: Modality, declared: str, load: bool) -> str:
         query = {"as": str(modality.value)}
@@ -235,7 +293,7 @@ def create_app(
             query["download"] = "1"
         return f"/blob/{content_id}?{urllib.parse.urlencode(query)}"
 
-    async def conversation(request: Any) -> Any:
+    def conversation(request: Any) -> Any:
         cid = request.path_params["cid"]
         try:
             loaded = store.load(cid, salvage=True)
@@ -286,12 +344,14 @@ def create_app(
             parts.append(
                 '<div class="cv-panel cv-forks">' + "<br>".join(forks) + "</div>"
             )
-        options = Options(title=f"conversation {cid}", blob_url=blob_url)
+        options = Options(
+            title=f"conversation {cid}", blob_url=blob_url, max_size=PAGE_LIMIT
+        )
         return html_page(
             page(loaded, options, preamble="".join(parts), self_media=True)
         )
 
-    async def document(request: Any) -> Any:
+    def document(request: Any) -> Any:
         cid = request.path_params["cid"]
         try:
             loaded = store.load(cid)
@@ -307,7 +367,7 @@ def create_app(
             headers={"content-disposition": f'attachment; filename="{cid}.json"'},
         )
 
-    async def blob(request: Any) -> Any:
+    def blob(request: Any) -> Any:
         content_id = request.path_params["content_id"]
         if CONTENT_ID_PATTERN.fullmatch(content_id) is None:
             return not_found("not a content id")
@@ -335,6 +395,7 @@ def create_app(
     routing = starlette.routing
     routes = [
         routing.Route("/", listing, methods=["GET"]),
+        routing.Route("/search", searching, methods=["GET"]),
         routing.Route("/c/{cid}", conversation, methods=["GET"]),
         routing.Route("/c/{cid}/document.json", document, methods=["GET"]),
         routing.Route("/blob/{content_id}", blob, methods=["GET"]),

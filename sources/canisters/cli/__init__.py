@@ -7,7 +7,7 @@
     canisters validate conversation.json
     canisters show --html conversation.json -o conversation.html
     canisters view conversations/
-    canisters store list|verify|stats|export|import|gc|copy LOCATION
+    canisters store list|verify|stats|export|import|gc|copy|search|reindex LOCATION
 
 Exit codes: ``0`` success; ``1`` ``validate`` or ``store verify`` found
 problems; ``2`` an error (bad usage, unreadable input, anything that stopped the
@@ -55,7 +55,8 @@ from ._inputs import (
     render_interop,
     write,
 )
-from ._render import human_size, render
+from ._lifecycle import expire, redact, reindex, search
+from ._render import human_size, printable, render
 
 __all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_PROBLEMS", "NEUTRAL", "cli", "main", "run"]
 
@@ -129,7 +130,7 @@ class _ClosedOutput(io.TextIOBase):
 
 
 def _error(message: str, code: int = EXIT_ERROR) -> int:
-    click.echo(f"canisters: error: {_one_line(message)}", err=True)
+    click.echo(f"canisters: error: {printable(_one_line(message))}", err=True)
     return code
 
 
@@ -154,7 +155,7 @@ def _notes(report: providers.Report, quiet: bool) -> None:
 
 
 def _note(message: str) -> None:
-    click.echo(click.style(f"canisters: {message}", fg="yellow"), err=True)
+    click.echo(click.style(f"canisters: {printable(message)}", fg="yellow"), err=True)
 
 
 # Commands ------------------------------------------------------------------------
@@ -506,13 +507,14 @@ def _list_conversations(store: storage.Store, as_json: bool) -> None:
         return
     if not rows:
         click.echo("no conversations")
-    width = max((len(cid) for cid, _n, _problem in rows), default=0)
+    width = max((len(printable(cid)) for cid, _n, _problem in rows), default=0)
     for cid, records, problem in rows:
+        name = printable(cid).ljust(width)
         if problem is not None:
-            click.echo(f"{cid.ljust(width)}  " + click.style(problem, fg="red"))
+            click.echo(f"{name}  " + click.style(printable(problem), fg="red"))
             continue
         noun = "record" if records == 1 else "records"
-        click.echo(f"{cid.ljust(width)}  " + click.style(f"{records} {noun}", dim=True))
+        click.echo(f"{name}  " + click.style(f"{records} {noun}", dim=True))
 
 
 @cli.command(
@@ -635,10 +637,15 @@ Examples:
   canisters store export conversations/ chat-1 -o chat-1.json
   canisters store import sqlite:///chats.db chat-1.json
   canisters store gc conversations/ --dry-run
-  canisters store copy conversations/ postgresql://app@db/chat"""
+  canisters store copy conversations/ postgresql://app@db/chat
+  canisters store search conversations/ 'invoice march'"""
 )
 def store() -> None:
-    """Maintain a conversation store: list, verify, stats, export, import, gc, copy."""
+    """Maintain a store: list, verify, stats, export, import, gc, copy, search."""
+
+
+for _command in (search, reindex, redact, expire):
+    store.add_command(_command)
 
 
 @store.command(
@@ -684,18 +691,18 @@ def list_(as_json: bool, blobs: str | None, location: str) -> None:
         return
     if not rows:
         click.echo("no conversations")
-    width = max((len(str(row["id"])) for row in rows), default=0)
+    width = max((len(printable(row["id"])) for row in rows), default=0)
     for row in rows:
-        line = f"{str(row['id']).ljust(width)}  "
+        line = f"{printable(row['id']).ljust(width)}  "
         if "error" in row:
-            click.echo(line + click.style(str(row["error"]), fg="red"))
+            click.echo(line + click.style(printable(row["error"]), fg="red"))
             continue
         records = row["records"]
         line += click.style(f"{records} record{'s' if records != 1 else ''}", dim=True)
         if row["fork_of"] is not None:
-            line += f"  fork of {row['fork_of']}"
+            line += f"  fork of {printable(row['fork_of'])}"
             if row["fork_at"] is not None:
-                line += f" at {row['fork_at']}"
+                line += f" at {printable(row['fork_at'])}"
         forks = row["forks"]
         assert isinstance(forks, list)
         if forks:
@@ -728,7 +735,7 @@ def verify(blobs: str | None, location: str, conversation_ids: tuple[str, ...]) 
                 try:
                     verification = opened.verify(cid)
                 except CanistersError as error:
-                    click.echo(f"{cid}: " + click.style(str(error), fg="red"))
+                    click.echo(f"{cid}: " + click.style(printable(error), fg="red"))
                     found += 1
                 else:
                     records += verification.records
@@ -736,7 +743,10 @@ def verify(blobs: str | None, location: str, conversation_ids: tuple[str, ...]) 
                         click.echo(
                             f"{cid}: "
                             + click.style(
-                                f"{problem.where}: {problem.message} ({problem.code})",
+                                printable(
+                                    f"{problem.where}: {problem.message} "
+                                    f"({problem.code})"
+                                ),
                                 fg="red",
                             )
                         )

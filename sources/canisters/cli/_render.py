@@ -7,6 +7,7 @@ import binascii
 import contextlib
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -25,6 +26,21 @@ _ROLE_COLOURS: Final = {
     Role.Result: "yellow",
 }
 _LABEL_WIDTH: Final = 12
+
+# Control characters but the tab (C0, DEL, C1): in text printed to a terminal
+# they would move the cursor, clear the screen, set the window title, write
+# the clipboard (OSC 52) or make links (OSC 8).
+_CONTROLS: Final = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+
+
+def printable(text: object) -> str:
+    """``text`` with each control character but the tab written as its escape
+    (``\\x1b``): what comes from a store or a conversation reaches the
+    terminal as text, never as a command to it."""
+    value = str(text)
+    if _CONTROLS.search(value) is None:
+        return value
+    return _CONTROLS.sub(lambda found: repr(found.group())[1:-1], value)
 
 
 def human_size(count: int) -> str:
@@ -135,7 +151,8 @@ def _echo_block(
     if not lines:
         lines = [("", {})]
     for number, (text, style) in enumerate(lines):
-        styled = click.style(text, **style) if style else text
+        shown = printable(text)
+        styled = click.style(shown, **style) if style else shown
         click.echo((head if number == 0 else pad) + styled)
 
 
@@ -175,14 +192,15 @@ def _echo_canister(canister: Canister) -> None:
     _echo_block(str(label).lower(), colour, lines)
     extra = _metadata_line(canister)
     if extra:
-        click.echo(" " * _LABEL_WIDTH + click.style(extra, dim=True))
+        click.echo(" " * _LABEL_WIDTH + click.style(printable(extra), dim=True))
 
 
 def _echo_result(result: Any, indent: str = "  └ ") -> None:
     pad = " " * _LABEL_WIDTH
     if result.error is not None:
         head = click.style(f"{indent}error ", fg="red", bold=True)
-        click.echo(pad + head + f"{result.error.code}: {result.error.message}")
+        error = f"{result.error.code}: {result.error.message}"
+        click.echo(pad + head + printable(error))
     lines = _content_lines(result)
     for number, (text, style) in enumerate(lines):
         lead = (
@@ -190,7 +208,8 @@ def _echo_result(result: Any, indent: str = "  └ ") -> None:
             if number == 0 and result.error is None
             else " " * (len(indent) + 7)
         )
-        styled = click.style(text, **style) if style else text
+        shown = printable(text)
+        styled = click.style(shown, **style) if style else shown
         head = click.style(lead, fg="yellow") if number == 0 else lead
         click.echo(pad + head + styled)
     if not lines and result.error is None:
@@ -211,14 +230,17 @@ def render(conversation: Conversation, title: str) -> None:
     summary = f"{count} canister{'s' if count != 1 else ''}"
     if steps:
         summary += f", {len(steps)} step{'s' if len(steps) != 1 else ''}"
-    click.echo(click.style(title, bold=True) + click.style(f"  ({summary})", dim=True))
+    click.echo(
+        click.style(printable(title), bold=True)
+        + click.style(f"  ({summary})", dim=True)
+    )
     current: int | None = None
     for canister in canisters:
         if canister.role is Role.Result and id(canister) in answers:
             continue  # shown beneath its invocation
         if canister.step is not None and canister.step != current:
             current = canister.step
-            click.echo(click.style(f"── step {current} ──", dim=True))
+            click.echo(click.style(f"── step {printable(current)} ──", dim=True))
         if canister.role is Role.Invocation:
             invocation: Any = canister
             call = f"{invocation.name}({_arguments(invocation.arguments)})"

@@ -25,7 +25,12 @@ a conversation holds can run. The page uses no script of its own.
 
 :class:`~canisters.Conversation` and every canister class have
 ``_repr_html_``, so notebooks (Jupyter and others) show them this way; that
-display is bounded (the first canisters, shortened texts, a media budget).
+display is bounded (the first canisters, every text and field shortened, a
+media budget, 8 MiB in all).
+
+A call is written beside its result; calls that share an id are marked, and
+the result is written once, beside the first of them. A page holds at most
+:data:`PAGE_LIMIT` characters.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from ..protocols import Modality
 from . import _media
 from ._page import Options, as_conversation, fragment, page
 
-__all__ = ["EMBEDDABLE", "NOTEBOOK_LIMIT", "render"]
+__all__ = ["EMBEDDABLE", "NOTEBOOK_LIMIT", "PAGE_LIMIT", "render"]
 
 EMBEDDABLE: Final[dict[Modality, frozenset[str]]] = _media.EMBEDDABLE
 """The media types a page embeds, per modality (documents are never embedded);
@@ -46,7 +51,14 @@ images also need the bytes of a raster format."""
 NOTEBOOK_LIMIT: Final = 200
 """The most canisters a notebook display shows (the page shows them all)."""
 
+PAGE_LIMIT: Final = 64 * 1024 * 1024
+"""About the most characters a page holds (64 MiB): past it, the rest of the
+canisters are counted, not written, and media that would pass it are not
+embedded. The viewer's pages are held to it too."""
+
 _NOTEBOOK_TEXT: Final = 20_000
+_NOTEBOOK_FIELD: Final = 2_000
+_NOTEBOOK_SIZE: Final = 8 * 1024 * 1024
 _NOTEBOOK_MEDIA: Final = 1024 * 1024
 _NOTEBOOK_MEDIA_BUDGET: Final = 4 * 1024 * 1024
 
@@ -86,6 +98,8 @@ def render(
         remote_media=bool(remote_media),
         max_text=max_text,
         fold_text=min(3_000, max_text),
+        max_field=max_text,
+        max_size=PAGE_LIMIT,
     )
     return page(as_conversation(conversation), options)
 
@@ -98,5 +112,7 @@ def _notebook(value: Any) -> str:
         max_media_bytes=_NOTEBOOK_MEDIA,
         media_budget=_NOTEBOOK_MEDIA_BUDGET,
         limit=NOTEBOOK_LIMIT,
+        max_field=_NOTEBOOK_FIELD,
+        max_size=_NOTEBOOK_SIZE,
     )
     return fragment(as_conversation(value), options)

@@ -59,11 +59,16 @@ class Options:
     media_budget: int | None = None
     blob_url: BlobUrl | None = None
     limit: int | None = None
+    max_field: int = 1_000_000
+    max_size: int | None = None
 
 
 _CHUNK: Final = 40
 """Messages per chunk the browser lays out or skips as one (steps are not cut):
 skipping each message on its own costs every frame a check per message."""
+
+_SHOWN: Final = object()
+"""The result of a call whose id an earlier call has: shown beside that one."""
 
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
@@ -86,11 +91,48 @@ _ROLE_CLASSES: Final = {
 }
 
 
+_DEEPEST: Final = 100
+"""How many levels of a value the page writes out (deeper ones are named)."""
+
+
 def _json(value: Any) -> str:
     try:
         return json.dumps(value, ensure_ascii=False, indent=2, default=_plain)
     except (TypeError, ValueError, RecursionError):
-        return repr(value)
+        pass
+    try:  # nested too deeply, or an integer too long to write: shortened
+        return json.dumps(_shown(value, 0), ensure_ascii=False, indent=2)
+    except (TypeError, ValueError, RecursionError):
+        return f"<a {type(value).__name__} that cannot be shown>"
+
+
+def _shown(value: Any, depth: int) -> Any:
+    """``value`` as JSON can write it: integers of more than 300 bits, and what
+    lies deeper than :data:`_DEEPEST` levels, named instead."""
+    if isinstance(value, (str, float, bool)) or value is None:
+        return value
+    if isinstance(value, int):
+        return value if value.bit_length() <= 300 else _text(value)
+    if depth >= _DEEPEST:
+        return f"<{type(value).__name__} nested deeper than {_DEEPEST} levels>"
+    if isinstance(value, Mapping):
+        return {_text(key): _shown(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_shown(item, depth + 1) for item in value]
+    return _shown(_plain(value), depth + 1)
+
+
+def _text(value: object) -> str:
+    """``str(value)``, never raising: an integer too long to write as digits
+    is named by its size."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and value.bit_length() > 300:
+        return f"<an integer of {value.bit_length():,} bits>"
+    try:
+        return str(value)
+    except Exception:  # a foreign object whose str fails
+        return f"<{type(value).__name__} object>"
 
 
 def _plain(value: Any) -> Any:
@@ -124,6 +166,26 @@ class Writer:
         self.options = options
         self.out: list[str] = []
         self.media_left = options.media_budget
+        self.size = 0
+        self.counted = 0
+
+    def cut(self, value: object) -> str:
+        """``value`` as text, cut to the options' ``max_field`` characters."""
+        text = _text(value)
+        limit = self.options.max_field
+        if len(text) <= limit:
+            return text
+        return f"{text[:limit]}… ({len(text) - limit:,} more characters)"
+
+    def full(self) -> bool:
+        """Whether the page has reached its ``max_size`` (counted as it grows)."""
+        if self.options.max_size is None:
+            return False
+        out = self.out
+        for index in range(self.counted, len(out)):
+            self.size += len(out[index])
+        self.counted = len(out)
+        return self.size >= self.options.max_size
 
     # Text ------------------------------------------------------------------------
 
@@ -151,14 +213,15 @@ class Writer:
     def part(self, part: Content) -> None:
         if isinstance(part, Text):
             if part.mime_type != "text/plain":
-                self.out.append(f'<span class="cv-tag">{escape(part.mime_type)}</span>')
+                tag = escape(self.cut(part.mime_type))
+                self.out.append(f'<span class="cv-tag">{tag}</span>')
             self.text(part.text)
         elif isinstance(part, Reasoning):
             self.reasoning(part)
         elif isinstance(part, Media):
             self.media(part)
         else:
-            kind = str(getattr(part, "type", type(part).__name__))
+            kind = self.cut(getattr(part, "type", type(part).__name__))
             self.out.append(
                 f'<div class="cv-card">content of type <b>{escape(kind)}</b></div>'
             )
@@ -169,10 +232,11 @@ class Writer:
             bits.append(f"{len(part.text):,} characters")
         if part.redacted is not None:
             bits.append(
-                f"redacted by {part.provider}, {len(part.redacted):,} characters"
+                f"redacted by {self.cut(part.provider)}, "
+                f"{len(part.redacted):,} characters"
             )
         elif part.signature is not None:
-            bits.append(f"signed by {part.provider}")
+            bits.append(f"signed by {self.cut(part.provider)}")
         self.out.append(
             f'<details class="cv-reasoning"><summary>{escape(" · ".join(bits))}'
             "</summary>"
@@ -187,7 +251,7 @@ class Writer:
         modality = part.modality
         declared = part.mime_type
         data = part.data
-        label = str(modality.value if isinstance(modality, Modality) else modality)
+        label = self.cut(modality.value if isinstance(modality, Modality) else modality)
         problem = ""
         src: str | None = None
         link: str | None = None
@@ -230,6 +294,12 @@ class Writer:
                 problem = f"larger than {human_size(limit)}: not embedded here"
             elif self.media_left is not None and size > self.media_left:
                 problem = "not embedded: the display's media budget is spent"
+            elif (
+                self.options.max_size is not None
+                and not self.full()
+                and (size * 4 // 3 > self.options.max_size - self.size)
+            ):
+                problem = "not embedded: the page would exceed its size limit"
             else:
                 if self.media_left is not None:
                     self.media_left -= size
@@ -266,17 +336,17 @@ class Writer:
         caption = [f"<b>{escape(label)}</b>"]
         filename = part.filename if isinstance(part, File) else None
         if filename:
-            caption.append(f'<b class="cv-filename">{escape(filename)}</b>')
-        caption.append(escape(declared or "type unknown"))
+            caption.append(f'<b class="cv-filename">{escape(self.cut(filename))}</b>')
+        caption.append(escape(self.cut(declared or "type unknown")))
         if size is not None:
             caption.append(human_size(size))
         if part.content_id is not None:
             caption.append(f"<code>{escape(part.content_id[:23])}…</code>")
         if part.hint:
-            caption.append(f"“{escape(part.hint)}”")
+            caption.append(f"“{escape(self.cut(part.hint))}”")
         if part.refs:
             refs = ", ".join(f"{k}: {v}" for k, v in part.refs.items())
-            caption.append(f"refs {escape(refs)}")
+            caption.append(f"refs {escape(self.cut(refs))}")
         body = " · ".join(caption)
         if link is not None:
             anchor = _short(link) if part.url is not None else "download"
@@ -287,7 +357,7 @@ class Writer:
         elif part.url is not None and part.url[:5].lower() != "data:" and link is None:
             body += f" · <code>{escape(_short(part.url))}</code>"
         if problem:
-            body += f' · <span class="cv-note">{escape(problem)}</span>'
+            body += f' · <span class="cv-note">{escape(self.cut(problem))}</span>'
         css = "cv-card" if src is None else ""
         out.append(f'<figcaption class="{css}">{body}</figcaption></figure>')
 
@@ -300,7 +370,7 @@ class Writer:
         for name in ("parent_id", "trace_id", "policy", "step"):
             value = getattr(canister, name, None)
             if value is not None:
-                rows.append((name, str(value)))
+                rows.append((name, _text(value)))
         rows.extend(extra)
         metadata = canister.metadata
         if metadata is not None:
@@ -309,7 +379,8 @@ class Writer:
         if extras:
             rows.append(("extras", _json(extras)))
         cells = "".join(
-            f"<dt>{escape(name)}</dt><dd>{escape(value)}</dd>" for name, value in rows
+            f"<dt>{escape(name)}</dt><dd>{escape(self.cut(value))}</dd>"
+            for name, value in rows
         )
         self.out.append(
             f'<details class="cv-envelope"><summary>envelope</summary><dl>{cells}'
@@ -323,7 +394,7 @@ class Writer:
         metadata = canister.metadata
         if metadata is not None:
             if metadata.model:
-                bits.append(f"<span>{escape(metadata.model)}</span>")
+                bits.append(f"<span>{escape(self.cut(metadata.model))}</span>")
             usage = metadata.usage
             if usage is not None:
                 bits.append(
@@ -333,38 +404,43 @@ class Writer:
             if metadata.latency_ms is not None:
                 bits.append(f"<span>{metadata.latency_ms:,.0f} ms</span>")
             if metadata.finish_reason:
-                bits.append(f"<span>finish {escape(metadata.finish_reason)}</span>")
+                reason = escape(self.cut(metadata.finish_reason))
+                bits.append(f"<span>finish {reason}</span>")
         if canister.policy:
-            bits.append(f"<span>policy {escape(canister.policy)}</span>")
+            bits.append(f"<span>policy {escape(self.cut(canister.policy))}</span>")
         self.out.append(f'<div class="cv-head">{"".join(bits)}{tags}</div>')
 
-    def canister(self, canister: Canister, tags: str = "") -> None:
+    def canister(
+        self, canister: Canister, tags: str = "", tags_of_call: str = ""
+    ) -> None:
         role = canister.role
         css = _ROLE_CLASSES.get(role, "cv-other")
         value = role.value if isinstance(role, Role) else str(role)
-        label = str(value).lower()
+        label = self.cut(value).lower()
         extra: list[tuple[str, str]] = []
         if role is Role.Result and getattr(canister, "error", None) is not None:
             css += " cv-error"
         self.out.append(
             f'<article class="cv-msg {css}" data-role="{escape(label, quote=True)}" '
-            f'data-id="{escape(canister.id, quote=True)}">'
+            f'data-id="{escape(self.cut(canister.id), quote=True)}">'
         )
         self.head(canister, label, tags)
         out = self.out
         if role is Role.Invocation:
             invocation: Any = canister
-            extra.append(("invocation_id", str(invocation.invocation_id)))
-            out.append(f'<div class="cv-call"><b>{escape(invocation.name)}</b></div>')
+            extra.append(("invocation_id", _text(invocation.invocation_id)))
+            name = escape(self.cut(invocation.name))
+            out.append(f'<div class="cv-call"><b>{name}</b>{tags_of_call}</div>')
             self.text(_json(invocation.arguments), "cv-code")
         elif role is Role.Result:
             result: Any = canister
-            extra.append(("invocation_id", str(result.invocation_id)))
+            extra.append(("invocation_id", _text(result.invocation_id)))
             error = result.error
             if error is not None:
+                code = escape(self.cut(error.code))
                 out.append(
-                    f'<div class="cv-error-text"><b>{escape(str(error.code))}</b>: '
-                    f"{escape(error.message)}"
+                    f'<div class="cv-error-text"><b>{code}</b>: '
+                    f"{escape(self.cut(error.message))}"
                     f"{' (retryable)' if error.retryable else ''}</div>"
                 )
                 if error.details:
@@ -373,21 +449,41 @@ class Writer:
             title = getattr(canister, "title", None)
             document_id = getattr(canister, "document_id", None)
             if title:
-                out.append(f'<div class="cv-title"><b>{escape(title)}</b></div>')
+                out.append(
+                    f'<div class="cv-title"><b>{escape(self.cut(title))}</b></div>'
+                )
             if document_id:
-                extra.append(("document_id", str(document_id)))
-        for part in getattr(canister, "content", ()):
+                extra.append(("document_id", _text(document_id)))
+        parts = tuple(getattr(canister, "content", ()))
+        for number, part in enumerate(parts):
+            if self.full():
+                out.append(
+                    f'<p class="cv-note">{len(parts) - number:,} more parts not '
+                    "shown: the page reached its size limit</p>"
+                )
+                break
             self.part(part)
         self.envelope(canister, extra)
         out.append("</article>")
 
-    def pair(self, invocation: Any, result: Any | None) -> None:
-        self.out.append(
-            '<div class="cv-pair" data-invocation-id="'
-            f'{escape(str(invocation.invocation_id), quote=True)}">'
-        )
-        self.canister(invocation)
-        if result is None:
+    def pair(self, invocation: Any, result: Any | None, sharing: int = 1) -> None:
+        """Write a call beside its result; ``sharing``: how many calls have its
+        id (the result is written beside the first of them only)."""
+        invocation_id = escape(self.cut(invocation.invocation_id), quote=True)
+        self.out.append(f'<div class="cv-pair" data-invocation-id="{invocation_id}">')
+        shared = ""
+        if sharing > 1:
+            shared = (
+                f' <span class="cv-tag cv-tag-error">id shared by {sharing:,} '
+                "calls</span>"
+            )
+        self.canister(invocation, tags_of_call=shared)
+        if result is _SHOWN:
+            self.out.append(
+                '<div class="cv-pending"><span class="cv-tag cv-tag-error">shared id'
+                "</span> its result is shown beside the first call with this id</div>"
+            )
+        elif result is None:
             self.out.append(
                 '<div class="cv-pending"><span class="cv-tag cv-tag-pending">'
                 "pending</span> no result recorded for this call</div>"
@@ -402,10 +498,11 @@ class Writer:
     def conversation(self, canisters: tuple[Canister, ...]) -> None:
         """Write the messages: grouped by step, each call beside its result."""
         answers: dict[str, Any] = {}
-        invoked: set[str] = set()
+        invoked: dict[str, int] = {}
         for canister in canisters:
             if canister.role is Role.Invocation:
-                invoked.add(canister.invocation_id)  # type: ignore[attr-defined]
+                invocation_id = canister.invocation_id  # type: ignore[attr-defined]
+                invoked[invocation_id] = invoked.get(invocation_id, 0) + 1
             elif canister.role is Role.Result:
                 answers.setdefault(canister.invocation_id, canister)  # type: ignore[attr-defined]
         shown = canisters
@@ -417,7 +514,12 @@ class Writer:
         open_step = False
         out.append('<div class="cv-chunk">')
         in_chunk = 0
+        placed: set[str] = set()  # the calls whose result is written
+        written = 0
         for canister in shown:
+            if self.full():
+                break
+            written += 1
             role = canister.role
             if role is Role.Result:
                 invocation_id = canister.invocation_id  # type: ignore[attr-defined]
@@ -433,14 +535,19 @@ class Writer:
                     in_chunk = 0
                 current = step
                 if step is not None:
+                    number = escape(self.cut(step), quote=True)
                     out.append(
-                        f'<section class="cv-step" data-step="{step}">'
-                        f'<h2 class="cv-step-head">step {step}</h2>'
+                        f'<section class="cv-step" data-step="{number}">'
+                        f'<h2 class="cv-step-head">step {number}</h2>'
                     )
                     open_step = True
             if role is Role.Invocation:
                 invocation_id = canister.invocation_id  # type: ignore[attr-defined]
-                self.pair(canister, answers.get(invocation_id))
+                answer = (
+                    _SHOWN if invocation_id in placed else answers.get(invocation_id)
+                )
+                placed.add(invocation_id)
+                self.pair(canister, answer, invoked[invocation_id])
             elif role is Role.Result:
                 tags = '<span class="cv-tag cv-tag-error">no invocation</span>'
                 if canister.error is not None:  # type: ignore[attr-defined]
@@ -452,7 +559,13 @@ class Writer:
         if open_step:
             out.append("</section>")
         out.append("</div>")
-        if len(shown) < len(canisters):
+        if written < len(shown):
+            out.append(
+                f'<p class="cv-note">{len(canisters) - written:,} more canisters '
+                "not shown: the page reached its size limit of "
+                f"{self.options.max_size:,} characters</p>"
+            )
+        elif len(shown) < len(canisters):
             out.append(
                 f'<p class="cv-note">{len(canisters) - len(shown):,} more canisters '
                 "not shown here; canisters.html.render(conversation) writes them "
@@ -476,7 +589,7 @@ class Writer:
             {c.metadata.model for c in canisters if c.metadata and c.metadata.model}
         )
         if models:
-            bits.append(escape(", ".join(models)))
+            bits.append(escape(self.cut(", ".join(models))))
         usage = conversation.usage()
         if usage.total_tokens or usage.cached_tokens:
             tokens = (
@@ -521,7 +634,7 @@ def body(conversation: Conversation, options: Options, preamble: str = "") -> st
     out = writer.out
     out.append('<div class="canisters-view">')
     if options.title is not None:
-        out.append(f"<h1>{escape(options.title)}</h1>")
+        out.append(f"<h1>{escape(writer.cut(options.title))}</h1>")
     writer.summary(conversation)
     out.append(preamble)
     out.append('<main class="cv-messages">')
@@ -539,7 +652,7 @@ def page(
 ) -> str:
     """Return a whole HTML document showing ``conversation``."""
     policy = content_security_policy(self_media=self_media, remote=options.remote_media)
-    title = options.title or "conversation"
+    title = (options.title or "conversation")[: options.max_field]
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{policy}">'

@@ -334,8 +334,11 @@ class Dialect:
             inner = inner if isinstance(inner, Mapping) else {}
             envelope = {k: v for k, v in body.items() if k != "error"}
             return self._reply(inner, status, envelope, "$.error")
+        inner = body.get("error")
+        if not isinstance(inner, Mapping):  # Anthropic's is told by its type
+            raise MalformedPayload("expected an error object", "$.error")
         envelope = {k: v for k, v in body.items() if k not in ("error", "type")}
-        return self._reply(body["error"], status, envelope, "$.error")
+        return self._reply(inner, status, envelope, "$.error")
 
     def _reply(
         self,

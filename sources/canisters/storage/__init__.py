@@ -30,8 +30,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..conversation import Conversation
 from ..exceptions import StorageError
@@ -47,6 +48,9 @@ from ._common import (
     Verification,
 )
 from ._forks import Fork
+from ._redaction import ExpiryReport
+from ._search import InvalidQuery, SearchHit
+from ._values import Redaction
 from .aio import AsyncStore, open_async_store
 from .files import FileStore
 from .sqlite import SQLiteStore
@@ -57,13 +61,17 @@ __all__ = [
     "ContentStore",
     "CopyReport",
     "Durability",
+    "ExpiryReport",
     "FileStore",
     "Fork",
     "GarbageReport",
     "IntegrityProblem",
     "InvalidIdentifier",
+    "InvalidQuery",
     "Progress",
+    "Redaction",
     "SQLiteStore",
+    "SearchHit",
     "Sidecar",
     "StoragePolicy",
     "Store",
@@ -279,6 +287,78 @@ class Store(Protocol):
         """Count conversations, records, blobs and references, and their bytes.
 
         ``progress`` is called with ``(done, total)`` as the work advances.
+        """
+        ...
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 20,
+        conversation: str | None = None,
+        kinds: Iterable[str] | None = None,
+    ) -> list[SearchHit]:
+        """Find the canisters whose text holds every word of ``query``.
+
+        Words are letters and digits (anything else separates them), matched
+        whole and whatever their case; a word ending in ``*`` matches every
+        word it begins. The text searched is that of text and reasoning parts,
+        a document's title, a tool call's name and arguments and a result's
+        name and error message. At most ``limit`` hits come back, in the order
+        of their conversations' ids and then of their place; ``conversation``
+        limits the search to one conversation (a fork's shared prefix
+        included), ``kinds`` to canisters of those roles (``"user"``,
+        ``"assistant"``, ...). Each backend uses its own index: SQLite's FTS5,
+        PostgreSQL's full-text search (GIN), a scan of the logs for files.
+        A query without a word, a limit below 1 or an unknown kind raises
+        :class:`InvalidQuery`.
+        """
+        ...
+
+    def rebuild_search_index(self, *, progress: Progress | None = None) -> int:
+        """Drop the search index and build it again from the logs.
+
+        Returns how many canisters it holds (0 for the file backend, which
+        scans and keeps no index). Indexes are kept by every append; this is
+        for an index damaged or emptied by hand.
+        """
+        ...
+
+    def redact(
+        self, conversation_id: str, canister_id: str, *, reason: str
+    ) -> Redaction:
+        """Erase a canister's content, keeping its place in the hash chain.
+
+        The record (in the log that holds it: a fork's shared prefix is its
+        parent's) is replaced by a tombstone that keeps its digest, its kind
+        (role), its place and ``reason`` (one line); :meth:`load` then returns
+        a canister of the same kind and id whose only content is the text
+        ``[redacted: reason]``, its ``extras["redacted"]`` saying why and when,
+        in the conversation and in every fork sharing it; :meth:`verify` lists
+        it in :attr:`Verification.redactions`, not as a problem. The search
+        index forgets it, the conversation's audit trail (side file
+        ``audit``) records it, and blobs only it named go at the next
+        :meth:`collect_garbage`. Redacting a tombstone again changes nothing.
+        Raises ``CanisterNotFound`` when the conversation has no such canister.
+        """
+        ...
+
+    def expire(
+        self,
+        before: datetime | timedelta | None = None,
+        *,
+        dry_run: bool = False,
+        action: Literal["delete", "redact"] | None = None,
+        progress: Progress | None = None,
+    ) -> ExpiryReport:
+        """Apply retention: the conversations whose last canister is older than
+        ``before`` (a datetime, or a timedelta back from now; ``None``: the
+        policy's ``retention_days``) are deleted, or redacted canister by
+        canister (``action``; ``None``: the policy's ``retention_action``). A
+        conversation expires only with all its forks (forks first); one with
+        no canister never does. ``dry_run`` changes nothing. ``progress`` is
+        called with ``(done, total)``. Every conversation is read once: the
+        cost grows with the store.
         """
         ...
 

@@ -55,6 +55,14 @@ from ..serialization import (
     structure_canister,
     unstructure_canister,
 )
+from ._tombstone import REDACTED, read_tombstone
+from ._values import (
+    GarbageReport,
+    IntegrityProblem,
+    Redaction,
+    StoreStats,
+    Verification,
+)
 
 __all__ = [
     "SidecarBase",
@@ -237,95 +245,13 @@ class StoragePolicy:
     """Store the ``data`` of every image, audio, video and file part by hash."""
     cache_bytes: int = 64 * 1024 * 1024
     """Upper bound of the cache of hydrated blobs, in bytes (0 disables it)."""
-
-
-@attrs.frozen
-class IntegrityProblem:
-    """One thing :meth:`Store.verify` found wrong with a stored conversation."""
-
-    conversation_id: str
-    """The conversation whose log holds the record."""
-    where: str
-    """Where the record is: ``line 12`` (file backend) or ``seq 11`` (SQLite)."""
-    code: str
-    """``digest`` (record edited), ``chain`` (record removed, inserted or
-    reordered), ``unreadable``, ``fork-point``, ``content`` (a blob missing or
-    corrupt), ``canister`` (the record does not structure) or ``head`` (the log
-    no longer reaches the head the store keeps apart from it: records removed
-    from its end)."""
-    message: str
-    """What is wrong, in words."""
-
-    def __str__(self) -> str:
-        return f"{self.conversation_id} {self.where}: {self.message} ({self.code})"
-
-
-@attrs.frozen
-class Verification:
-    """What :meth:`Store.verify` found: the chain's extent and every problem."""
-
-    conversation_id: str
-    """The conversation verified."""
-    records: int
-    """How many records the chain holds, fork prefix included."""
-    head: str
-    """Digest of the last record (empty for an empty conversation).
-
-    The store keeps each conversation's head apart from its log and ``verify``
-    compares them, which reveals records cut from the end; someone able to
-    rewrite both can still hide it, so keep :meth:`Store.head` elsewhere too
-    (the audit trail, another system) to compare against."""
-    problems: tuple[IntegrityProblem, ...] = ()
-    """Every problem found, in log order."""
-    torn_tail: bool = False
-    """Whether an unfinished final line (a crash mid-append) was ignored."""
-
-    @property
-    def ok(self) -> bool:
-        """Whether the chain is intact and every referenced blob is present."""
-        return not self.problems
-
-
-@attrs.frozen
-class StoreStats:
-    """Counts and sizes of a store, for ``canisters store stats``."""
-
-    conversations: int
-    """Conversations in the store (forks included)."""
-    records: int
-    """Records in every log (a fork counts only what it adds)."""
-    log_bytes: int
-    """Bytes of every conversation log."""
-    blobs: int
-    """Blobs in the content store."""
-    blob_bytes: int
-    """Bytes of every blob."""
-    references: int = 0
-    """References from log records to stored blobs (a blob named twice in one
-    record counts once)."""
-    referenced_bytes: int = 0
-    """Bytes those references name: what the blobs would take if every record
-    held its own copy."""
-
-    @property
-    def dedup_ratio(self) -> float:
-        """``referenced_bytes / blob_bytes``: how many times deduplication shrank
-        the blobs (1.0 when nothing is shared or nothing is stored)."""
-        if not self.blob_bytes or not self.referenced_bytes:
-            return 1.0
-        return self.referenced_bytes / self.blob_bytes
-
-
-@attrs.frozen
-class GarbageReport:
-    """What :meth:`Store.collect_garbage` removed (or would remove)."""
-
-    removed: tuple[str, ...]
-    """Content ids of the blobs removed (or that a dry run would remove)."""
-    freed_bytes: int
-    """Bytes they held."""
-    kept: int
-    """Blobs still referenced (or too recent to remove), kept."""
+    retention_days: float | None = None
+    """How long :meth:`~canisters.storage.Store.expire` keeps a conversation
+    after its last canister when called without ``before`` (``None``: it must
+    be given)."""
+    retention_action: Literal["delete", "redact"] = "delete"
+    """What :meth:`~canisters.storage.Store.expire` does to an expired
+    conversation: delete it, or redact every canister, keeping the skeleton."""
 
 
 # --------------------------------------------------------------------------- #
@@ -697,6 +623,7 @@ class Chain:
         "mode",
         "prev",
         "problems",
+        "redactions",
         "seq",
         "shared",
         "torn",
@@ -710,6 +637,7 @@ class Chain:
         self.seq = 0
         self.count = 0
         self.problems: list[IntegrityProblem] = []
+        self.redactions: list[Redaction] = []
         self.torn = False
         self.kept: tuple[int, str] | None = None
         self.label: Callable[[int], str] = str
@@ -788,6 +716,17 @@ class Chain:
                     f"the row is numbered {_excerpt(seq)} but holds record {link[0]}",
                 )
             yield line
+
+    def verification(self) -> Verification:
+        """What the walk found, as :meth:`Store.verify` returns it."""
+        return Verification(
+            self.conversation_id,
+            self.seq,
+            self.prev,
+            tuple(self.problems),
+            self.torn,
+            tuple(self.redactions),
+        )
 
     def problem(self, where: int | str, code: str, message: str) -> None:
         """Report a problem as the mode says (``where``: a line number or a label)."""
@@ -884,10 +823,16 @@ class Chain:
             hasher = hashlib.sha256(memoryview(line)[:start])
             hasher.update(b"}")
             computed = hasher.hexdigest()
+        wrong = "the record does not match its digest (edited)"
+        if computed != claimed and REDACTED in document:
+            note = read_tombstone(self.conversation_id, line, document)
+            if isinstance(note, Redaction):
+                self.redactions.append(note)
+                computed = claimed
+            else:
+                wrong = str(note)
         if computed != claimed:
-            self.problem(
-                where, "digest", "the record does not match its digest (edited)"
-            )
+            self.problem(where, "digest", wrong)
             self.prev = claimed
             self.seq = (
                 document["seq"] + 1 if type(document.get("seq")) is int else self.seq

@@ -52,6 +52,7 @@ from ._common import (
     sweep,
 )
 from ._forks import Fork, fork_stops, make_fork
+from ._search import postgres_appended
 from .s3 import S3ContentStore
 
 T = TypeVar("T")
@@ -118,6 +119,10 @@ class Query:
     """Whether the driver may prepare it (the server then plans it once and may
     keep that plan); ``False`` plans it for its parameters on every run, for a
     statement whose best plan changes as its table grows from empty."""
+    alone: bool = False
+    """Whether it runs as a transaction of its own, committed with it (one
+    round trip): a statement that returns rows, run first in its plan or after
+    another such."""
 
 
 @attrs.frozen
@@ -474,6 +479,9 @@ def extend(
                 ),
             )
         )
+    indexed = postgres_appended(conversation_id, length, records, blobs)
+    if indexed is not None:
+        writes.append(Query(*indexed))
     writes.append(
         Query(
             "UPDATE canisters_conversations SET length = %s, head = %s, "
@@ -693,9 +701,7 @@ def load(backend: Backend, conversation_id: str, salvage: bool) -> Plan[Conversa
 def verify(backend: Backend, conversation_id: str) -> Plan[Verification]:
     chain = Chain(check_id(conversation_id), backend.codec, "verify")
     yield from _walk(backend, chain, conversation_id, lambda canister: False)
-    return Verification(
-        conversation_id, chain.seq, chain.prev, tuple(chain.problems), chain.torn
-    )
+    return chain.verification()
 
 
 def head(conversation_id: str) -> Plan[tuple[int, str]]:
@@ -804,6 +810,7 @@ def delete(conversation_id: str) -> Plan[None]:
                 ("canisters_records", "conversation"),
                 ("canisters_ids", "conversation"),
                 ("canisters_sidecars", "conversation"),
+                ("canisters_search", "conversation"),
                 ("canisters_conversations", "id"),
             )
         )

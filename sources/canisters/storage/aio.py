@@ -24,12 +24,16 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Iterable
-from typing import Any, Protocol, runtime_checkable
+from datetime import datetime, timedelta
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..conversation import Conversation
 from ..protocols import Canister
 from ._common import GarbageReport, Progress, StoragePolicy, StoreStats, Verification
 from ._forks import Fork
+from ._redaction import ExpiryReport
+from ._search import SearchHit
+from ._values import Redaction
 
 __all__ = [
     "AsyncContentStore",
@@ -179,6 +183,38 @@ class AsyncStore(Protocol):
 
     async def stats(self, *, progress: Progress | None = None) -> StoreStats:
         """Count conversations, records, blobs and references."""
+        ...
+
+    async def search(
+        self,
+        query: str,
+        *,
+        limit: int = 20,
+        conversation: str | None = None,
+        kinds: Iterable[str] | None = None,
+    ) -> list[SearchHit]:
+        """Find canisters by the words of their text (see ``Store.search``)."""
+        ...
+
+    async def rebuild_search_index(self, *, progress: Progress | None = None) -> int:
+        """Index every record again (see ``Store.rebuild_search_index``)."""
+        ...
+
+    async def redact(
+        self, conversation_id: str, canister_id: str, *, reason: str
+    ) -> Redaction:
+        """Erase a canister's content, keeping its place (see ``Store.redact``)."""
+        ...
+
+    async def expire(
+        self,
+        before: datetime | timedelta | None = None,
+        *,
+        dry_run: bool = False,
+        action: Literal["delete", "redact"] | None = None,
+        progress: Progress | None = None,
+    ) -> ExpiryReport:
+        """Apply retention (see ``Store.expire``)."""
         ...
 
     async def close(self) -> None:
@@ -369,6 +405,48 @@ class ThreadedStore:
     async def stats(self, *, progress: Progress | None = None) -> StoreStats:
         """Count conversations, records, blobs and references."""
         result: StoreStats = await self._run("stats", progress=progress)
+        return result
+
+    async def search(
+        self,
+        query: str,
+        *,
+        limit: int = 20,
+        conversation: str | None = None,
+        kinds: Iterable[str] | None = None,
+    ) -> list[SearchHit]:
+        """Find canisters by the words of their text (see ``Store.search``)."""
+        result: list[SearchHit] = await self._run(
+            "search", query, limit=limit, conversation=conversation, kinds=kinds
+        )
+        return result
+
+    async def rebuild_search_index(self, *, progress: Progress | None = None) -> int:
+        """Index every record again (see ``Store.rebuild_search_index``)."""
+        result: int = await self._run("rebuild_search_index", progress=progress)
+        return result
+
+    async def redact(
+        self, conversation_id: str, canister_id: str, *, reason: str
+    ) -> Redaction:
+        """Erase a canister's content, keeping its place (see ``Store.redact``)."""
+        result: Redaction = await self._run(
+            "redact", conversation_id, canister_id, reason=reason
+        )
+        return result
+
+    async def expire(
+        self,
+        before: datetime | timedelta | None = None,
+        *,
+        dry_run: bool = False,
+        action: Literal["delete", "redact"] | None = None,
+        progress: Progress | None = None,
+    ) -> ExpiryReport:
+        """Apply retention (see ``Store.expire``)."""
+        result: ExpiryReport = await self._run(
+            "expire", before, dry_run=dry_run, action=action, progress=progress
+        )
         return result
 
     async def close(self) -> None:

@@ -86,6 +86,8 @@ from ._common import (
 )
 from ._forks import Fork, fork_stops, make_fork
 from ._logindex import INDEX_NAME, IdIndex, prefix_ids
+from ._redaction import Expiry, FileRedaction
+from ._search_files import FileSearch
 from .s3 import S3ContentStore, open_blobs
 
 __all__ = ["FileContentStore", "FileSidecar", "FileStore", "Locks"]
@@ -119,13 +121,33 @@ def _os_errors(method: Callable[P, T]) -> Callable[P, T]:
 
 
 def _open(path: str | Path, flags: int, mode: int = 0o644) -> int:
-    """``os.open`` refusing a symbolic link as the last part of ``path``."""
+    """``os.open`` of a regular file, refusing anything else at ``path`` with
+    :class:`IntegrityError`: a symbolic link as its last part, and a FIFO, a
+    device, a socket or a directory (opened without blocking, so that a FIFO
+    planted in the store cannot hang its reader)."""
     try:
-        return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, mode)
     except OSError as error:
         if error.errno == errno.ELOOP:
             raise link_error(path) from None
+        if error.errno in (errno.ENXIO, errno.EISDIR):  # a FIFO, a directory
+            raise _not_a_file(path) from None
         raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _not_a_file(path)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _not_a_file(path: str | Path) -> IntegrityError:
+    return IntegrityError(
+        f"{path} is not a regular file: the store reads and writes only files "
+        "(a FIFO or device planted in it could hang or turn it against others)"
+    )
 
 
 def _read(path: str | Path) -> bytes:
@@ -163,7 +185,12 @@ def _make_directory(path: Path) -> Path:
 
 
 def _sync_directory(path: str | Path) -> None:
-    fd = _open(path, os.O_RDONLY)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise link_error(path) from None
+        raise
     try:
         os.fsync(fd)
     finally:
@@ -349,7 +376,9 @@ class FileContentStore:
             return False
         if stat.S_ISLNK(mode):
             raise link_error(path)
-        return stat.S_ISREG(mode)
+        if not stat.S_ISREG(mode):
+            raise _not_a_file(path)
+        return True
 
     def ids(self) -> Iterator[str]:
         """Yield the id of every stored blob (refusing links among them)."""
@@ -504,7 +533,7 @@ class _Log:
             self.index.close()
 
 
-class FileStore:
+class FileStore(FileSearch, FileRedaction, Expiry):
     """The file backend (see the module documentation for the layout)."""
 
     def __init__(
@@ -718,6 +747,7 @@ class FileStore:
         log: _Log,
         wanted: list[str],
         found: dict[str, tuple[str, bytes]],
+        again: bool = False,
     ) -> dict[str, tuple[str, bytes]]:
         """The canisters of ``wanted`` a fork's prefix holds (not in ``found``)."""
         if log.prefix is None:
@@ -739,12 +769,14 @@ class FileStore:
             if fd is None:
                 continue
             try:
-                above[canister_id] = (
-                    _record(ancestor, seq),
-                    os.pread(fd, end - start, start),
-                )
+                line = os.pread(fd, end - start, start)
             finally:
                 os.close(fd)
+            link = record_link(line)
+            if not again and (link is None or link[0] != seq):
+                log.prefix = None  # the ancestor's log was written again: redacted
+                return self._held_above(conversation_id, log, wanted, found, True)
+            above[canister_id] = (_record(ancestor, seq), line)
         return above
 
     def _open_file(self, conversation_id: str, name: str) -> int | None:
@@ -965,9 +997,7 @@ class FileStore:
         for _canister in self._walk(chain, conversation_id):
             pass
         chain.reach(where)
-        return Verification(
-            conversation_id, chain.seq, chain.prev, tuple(chain.problems), chain.torn
-        )
+        return chain.verification()
 
     @_os_errors
     def head(self, conversation_id: str) -> tuple[int, str]:
@@ -1011,7 +1041,9 @@ class FileStore:
             return False
         if stat.S_ISLNK(mode):
             raise link_error(path)
-        return stat.S_ISREG(mode)
+        if not stat.S_ISREG(mode):
+            raise _not_a_file(path)
+        return True
 
     @_os_errors
     def conversations(self) -> list[str]:

@@ -13,6 +13,7 @@ with other applications' tables through the ``canisters_`` prefix)::
     canisters_records(conversation TEXT, seq BIGINT, line BYTEA)
     canisters_ids(conversation TEXT, canister TEXT, seq BIGINT)  -- canister ids
     canisters_sidecars(n BIGSERIAL, conversation TEXT, name TEXT, line TEXT)
+    canisters_append_v1(...)    -- a function: one append in one statement
 
 ``canisters_records.line`` holds exactly the record a line of the file
 backend's ``messages.jsonl`` holds, so every backend shares one record format
@@ -21,7 +22,12 @@ from the log, updated in the transaction that appends, so ``verify`` also
 detects records deleted from the end. An append is one transaction that locks
 its conversation's row (``SELECT ... FOR UPDATE``): writers of one conversation
 are serialized, writers of different conversations run in parallel. Writers hold
-a shared advisory lock that garbage collection takes exclusively. Loads stream
+a shared advisory lock that garbage collection takes exclusively. Most appends
+are one statement, a round trip with its commit: the store remembers the head
+its last append left and encodes the records against it, and the function
+checks it, the canister ids and the lock, and writes everything; a head
+another writer moved costs one more round trip, a fork's append the general
+plan. Loads stream
 the log through a server-side cursor, fetching the blobs it names a few dozen
 per round trip.
 
@@ -42,6 +48,8 @@ from ..conversation import Conversation
 from ..exceptions import StorageError
 from ..protocols import Canister
 from . import _postgres as plans
+from . import _postgres_append as appending
+from . import _search_postgres as search_plans
 from ._common import (
     GarbageReport,
     Progress,
@@ -54,6 +62,12 @@ from ._common import (
 )
 from ._forks import Fork
 from ._postgres import Backend, Call, Many, Op, Pipeline, Plan, Query
+from ._postgres_settings import driver as _modules
+from ._postgres_settings import masked as _redact
+from ._postgres_settings import seconds as _seconds
+from ._redaction import AsyncExpiry, Expiry
+from ._redaction_postgres import AsyncPostgresRedaction, PostgresRedaction
+from ._search_postgres import AsyncPostgresSearch, PostgresSearch
 from .aio import ThreadedContentStore
 from .s3 import S3ContentStore, open_blobs
 
@@ -73,38 +87,6 @@ __all__ = [
 T = TypeVar("T")
 
 SCHEMA_VERSION = plans.SCHEMA_VERSION
-
-
-def _modules() -> tuple[Any, Any]:
-    """Import psycopg and psycopg_pool, or say which extra to install."""
-    try:
-        import psycopg
-        import psycopg_pool
-    except ImportError as error:
-        raise StorageError(
-            "PostgreSQL stores need psycopg 3 and psycopg-pool: "
-            "pip install 'canisters[postgres]'"
-        ) from error
-    return psycopg, psycopg_pool
-
-
-def _seconds(name: str, value: object) -> float:
-    """Return ``value`` when it is a positive number of seconds, else raise."""
-    if type(value) not in (int, float) or not 0 < value < math.inf:  # type: ignore[operator]
-        raise StorageError(
-            f"{name} must be a positive number of seconds, got {value!r}"
-        )
-    return float(value)  # type: ignore[arg-type]
-
-
-def _redact(location: str) -> str:
-    """Return ``location`` with any password replaced by ``***``."""
-    scheme, separator, rest = location.partition("://")
-    if not separator or "@" not in rest.split("/", 1)[0]:
-        return location
-    credentials, _, host = rest.partition("@")
-    user = credentials.split(":", 1)[0]
-    return f"{scheme}://{user}:***@{host}" if ":" in credentials else location
 
 
 # --------------------------------------------------------------------------- #
@@ -136,6 +118,14 @@ def _submit(connection: psycopg.Connection[Any], step: Query | Many) -> Any:
 def _execute(connection: psycopg.Connection[Any], op: Op) -> Any:
     if isinstance(op, Call):
         return op.function(*op.args)
+    if isinstance(op, Query) and op.alone:
+        # Committed as it runs: no BEGIN before it, no COMMIT after it.
+        connection.autocommit = True
+        try:
+            return _submit(connection, op).fetchall()
+        finally:
+            if not _lost(connection):
+                connection.autocommit = False
     if isinstance(op, Pipeline):
         with connection.pipeline():
             cursors = [_submit(connection, step) for step in op.steps]
@@ -240,6 +230,13 @@ async def _rows_async(cursor: Any) -> list[Any]:
 async def _execute_async(connection: psycopg.AsyncConnection[Any], op: Op) -> Any:
     if isinstance(op, Call):
         return await asyncio.to_thread(op.function, *op.args)
+    if isinstance(op, Query) and op.alone:
+        await connection.set_autocommit(True)
+        try:
+            return await (await _submit_async(connection, op)).fetchall()
+        finally:
+            if not _lost(connection):
+                await connection.set_autocommit(False)
     if isinstance(op, Pipeline):
         async with connection.pipeline():
             cursors = [await _submit_async(connection, step) for step in op.steps]
@@ -332,6 +329,7 @@ class _Settings:
             f"SET synchronous_commit = {'on' if durability == 'fsync' else 'off'}"
         )
         self._plans: Backend = plans.backend(self._policy, self._external)
+        self._heads = appending.Heads()
         self._connect()
 
     def _connect(self) -> None:
@@ -420,7 +418,7 @@ class PostgresSidecar(SidecarBase):
         return _run(self._pool, plans.read_lines(self._conversation_id, self._name))
 
 
-class PostgresStore(_Settings):
+class PostgresStore(PostgresSearch, PostgresRedaction, Expiry, _Settings):
     """The PostgreSQL backend: conversations and blobs in one database.
 
     ``location`` is a libpq URL (``postgresql://`` or ``postgres://``).
@@ -455,7 +453,8 @@ class PostgresStore(_Settings):
         except (driver.Error, pool_module.PoolTimeout) as error:
             raise self._cannot_open(error) from error
         try:
-            _run(self._pool, plans.create_schema())
+            _run(self._pool, appending.create_schema())
+            _run(self._pool, search_plans.create_schema())
         except BaseException:
             self._pool.close()
             raise
@@ -470,13 +469,19 @@ class PostgresStore(_Settings):
         """The content store (the bucket's when ``blobs`` names one)."""
         return self._content
 
+    def _call(self, plan: Plan[T]) -> T:
+        return _run(self._pool, plan)
+
     def append(self, conversation_id: str, canister: Canister) -> None:
         """Append one canister in one transaction, creating the conversation."""
         self.extend(conversation_id, (canister,))
 
     def extend(self, conversation_id: str, canisters: Iterable[Canister]) -> None:
         """Append canisters in one transaction, creating the conversation."""
-        _run(self._pool, plans.extend(self._plans, conversation_id, canisters))
+        _run(
+            self._pool,
+            appending.extend(self._plans, self._heads, conversation_id, canisters),
+        )
 
     def load(self, conversation_id: str, *, salvage: bool = False) -> Conversation:
         """Return the hydrated conversation, checking its hash chain."""
@@ -612,7 +617,9 @@ class AsyncPostgresSidecar(SidecarBase):
         )
 
 
-class AsyncPostgresStore(_Settings):
+class AsyncPostgresStore(
+    AsyncPostgresSearch, AsyncPostgresRedaction, AsyncExpiry, _Settings
+):
     """The PostgreSQL backend as coroutines, on psycopg's asyncio connections.
 
     Takes :class:`PostgresStore`'s arguments and runs the same statements, so
@@ -651,7 +658,8 @@ class AsyncPostgresStore(_Settings):
         except (driver.Error, pool_module.PoolTimeout) as error:
             raise self._cannot_open(error) from error
         try:
-            await _run_async(pool, plans.create_schema())
+            await _run_async(pool, appending.create_schema())
+            await _run_async(pool, search_plans.create_schema())
         except BaseException:
             await pool.close()
             raise
@@ -677,6 +685,9 @@ class AsyncPostgresStore(_Settings):
             raise StorageError(f"{self!r} is not open: await its open() first")
         return self._content
 
+    async def _call(self, plan: Plan[T]) -> T:
+        return await _run_async(self._opened, plan)
+
     async def append(self, conversation_id: str, canister: Canister) -> None:
         """Append one canister in one transaction, creating the conversation."""
         await self.extend(conversation_id, (canister,))
@@ -684,7 +695,8 @@ class AsyncPostgresStore(_Settings):
     async def extend(self, conversation_id: str, canisters: Iterable[Canister]) -> None:
         """Append canisters in one transaction, creating the conversation."""
         await _run_async(
-            self._opened, plans.extend(self._plans, conversation_id, canisters)
+            self._opened,
+            appending.extend(self._plans, self._heads, conversation_id, canisters),
         )
 
     async def load(

@@ -28,7 +28,6 @@ from __future__ import annotations
 import functools
 import os
 import sqlite3
-import stat
 import threading
 import time
 import urllib.parse
@@ -65,7 +64,6 @@ from ._common import (
     earlier,
     encode_record,
     line_id,
-    link_error,
     record_id,
     record_link,
     references,
@@ -73,6 +71,9 @@ from ._common import (
     sweep,
 )
 from ._forks import Fork, fork_stops, make_fork
+from ._redaction import Expiry, SQLiteRedaction
+from ._search_sqlite import SQLiteSearch
+from ._sqlite_paths import check_companions
 from .s3 import S3ContentStore, open_blobs
 
 __all__ = [
@@ -177,28 +178,6 @@ class Transaction:
             self._database.connection.execute("COMMIT" if kind is None else "ROLLBACK")
         finally:
             self._database.lock.release()
-
-
-_COMPANIONS: Final = ("-wal", "-shm", "-journal")
-
-
-def _check_companions(path: str) -> None:
-    """Refuse a symbolic link in place of a file SQLite keeps beside the database.
-
-    SQLite itself opens them without following links (``O_NOFOLLOW``) and then
-    fails with a bare "unable to open database file", or, read-only, reads the
-    database without its write-ahead log: this names the link instead. The
-    database's own path may be a link (they then lie beside its target).
-    """
-    for base in dict.fromkeys((path, os.path.realpath(path))):
-        for suffix in _COMPANIONS:
-            companion = base + suffix
-            try:
-                mode = os.lstat(companion).st_mode
-            except OSError:  # missing, or not for this reader to see: SQLite says
-                continue
-            if stat.S_ISLNK(mode):
-                raise link_error(companion)
 
 
 class SQLiteContentStore:
@@ -312,7 +291,7 @@ class SQLiteSidecar(SidecarBase):
         )
 
 
-class SQLiteStore:
+class SQLiteStore(SQLiteSearch, SQLiteRedaction, Expiry):
     """The SQLite backend: every conversation and blob in one database file."""
 
     def __init__(
@@ -330,7 +309,7 @@ class SQLiteStore:
         self._policy = policy if policy is not None else StoragePolicy()
         self._durability = check_durability(durability)
         self._read_only = read_only
-        _check_companions(self._path)
+        check_companions(self._path)
         try:
             if read_only:
                 self._database = Database(self._connect_read_only(timeout), True)
@@ -344,6 +323,7 @@ class SQLiteStore:
             else SQLiteContentStore(self._database)
         )
         self._codec = Codec(self._policy, self._content.get)
+        self._prepare_search()
 
     def _create(self, timeout: float, durability: str) -> None:
         """Open the database for writing, creating its tables when missing."""
@@ -521,6 +501,9 @@ class SQLiteStore:
                 "VALUES (?, ?, ?)",
                 ids,
             )
+            self._index_search(
+                connection, conversation_id, seq - len(records), records, blobs
+            )
             connection.execute(
                 "UPDATE conversations SET head_seq = ?, head = ?, indexed = ? "
                 "WHERE id = ?",
@@ -688,9 +671,7 @@ class SQLiteStore:
             for _canister in self._walk(chain, conversation_id):
                 pass
             chain.reach(where)
-        return Verification(
-            conversation_id, chain.seq, chain.prev, tuple(chain.problems), chain.torn
-        )
+        return chain.verification()
 
     @_sqlite_errors
     def head(self, conversation_id: str) -> tuple[int, str]:
@@ -839,6 +820,7 @@ class SQLiteStore:
                 ("records", "conversation"),
                 ("canister_ids", "conversation"),
                 ("sidecars", "conversation"),
+                ("search_rows", "conversation"),
                 ("conversations", "id"),
             ):
                 connection.execute(

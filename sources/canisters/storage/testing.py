@@ -31,6 +31,8 @@ import canisters as c
 from canisters.protocols import Canister
 
 from . import Fork, InvalidIdentifier, StoragePolicy, Store, verify
+from ._conformance_redaction import RedactionConformance
+from ._conformance_search import SearchConformance
 
 __all__ = ["StoreConformance"]
 
@@ -84,7 +86,7 @@ BAD_IDS = [
 ]
 
 
-class StoreConformance:
+class StoreConformance(SearchConformance, RedactionConformance):
     """Tests every :class:`~canisters.storage.Store` passes; subclass it in a test
     module and define the ``opener`` fixture (see the module's documentation)."""
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Final
 import attrs
 
 from ..exceptions import IntegrityError, StorageError
+from ._tombstone import REDACTED
 
 if TYPE_CHECKING:
     from . import Store
@@ -49,7 +50,11 @@ def copy_store(
     run stopped.
 
     Conversations keep their ids; a fork arrives as a conversation of its own
-    holding its whole history (the chain, and so the head, is the same). Both
+    holding its whole history (the chain, and so the head, is the same). A
+    conversation holding redacted canisters arrives with them (their content
+    the placeholder, their ``extras`` saying why), in a chain of its own: the
+    digests of the erased records cannot be made again, so its head is checked
+    for its length only. Both
     stores should have the same :class:`~canisters.storage.StoragePolicy`, or
     heads differ. Raises :class:`~canisters.StorageError` when the target holds
     a conversation that is not a prefix of the source's, and
@@ -69,6 +74,7 @@ def copy_store(
     if progress is not None:
         progress(0, total)
     copied_blobs = copied_records = skipped = 0
+    rechained: set[str] = set()
     for content_id in blobs:
         if source.content.has(content_id) and not target.content.has(content_id):
             target.content.put(source.content.get(content_id))
@@ -79,13 +85,18 @@ def copy_store(
         if target.exists(conversation_id) and target.head(conversation_id) == wanted:
             skipped += 1
         else:
-            copied_records += _copy_log(source, target, conversation_id)
+            copied, redacted = _copy_log(source, target, conversation_id)
+            copied_records += copied
+            if redacted:
+                rechained.add(conversation_id)
         _copy_sidecars(source, target, conversation_id)
         tick()
     for conversation_id in conversations:
         wanted = source.head(conversation_id)
         found = target.head(conversation_id)
-        if found != wanted:
+        if found != wanted and (
+            conversation_id not in rechained or found[0] != wanted[0]
+        ):
             raise IntegrityError(
                 f"{conversation_id}: the copy ends after {found[0]} records with "
                 f"digest {found[1][:12] or 'nothing'}, the source after {wanted[0]} "
@@ -101,7 +112,10 @@ def copy_store(
     return CopyReport(len(conversations), copied_records, copied_blobs, skipped)
 
 
-def _copy_log(source: Store, target: Store, conversation_id: str) -> int:
+def _copy_log(source: Store, target: Store, conversation_id: str) -> tuple[int, bool]:
+    """Copy a log; return how many records it appended and whether it holds
+    redacted canisters (their erased records' digests cannot be made again:
+    the target's chain is a new one, of the same length)."""
     canisters = list(source.load(conversation_id))
     seen: set[str] = set()
     for canister in canisters:
@@ -128,7 +142,8 @@ def _copy_log(source: Store, target: Store, conversation_id: str) -> int:
         target.extend(conversation_id, [])
     for start in range(have, len(canisters), _CHUNK):
         target.extend(conversation_id, canisters[start : start + _CHUNK])
-    return len(canisters) - have
+    redacted = any(REDACTED in canister.extras for canister in canisters)
+    return len(canisters) - have, redacted
 
 
 def _copy_sidecars(source: Store, target: Store, conversation_id: str) -> None:

@@ -20,6 +20,7 @@ from ...exceptions import ProviderError
 
 __all__ = [
     "GEMINI_MAX_DEPTH",
+    "GEMINI_MAX_INLINED",
     "SchemaChange",
     "SchemaTarget",
     "from_gemini_schema",
@@ -43,6 +44,13 @@ SchemaTarget = Literal[
 GEMINI_MAX_DEPTH = 32
 """How deeply a schema for Gemini may nest (objects and arrays within each
 other), after its references are inlined."""
+
+GEMINI_MAX_INLINED = 1_000_000
+"""How much a schema for Gemini may grow by the inlining of its references, in
+characters of JSON (about): every ``$ref`` inlined adds the size of its
+definition (and of the path where it is inlined). A schema whose definitions
+refer to the next ones several times doubles at every level; past this it is
+refused rather than written out."""
 
 
 @attrs.frozen
@@ -221,6 +229,10 @@ def _translate(
 # what JSON cannot tell apart (NaN and null) is translated afresh.
 _REMEMBERED: dict[tuple[Any, bytes], tuple[Any, bytes, tuple[SchemaChange, ...]]] = {}
 _REMEMBER_AT_MOST = 256
+# The largest schema, and translation, remembered (as JSON, bytes each): a
+# larger one is translated afresh each time, so that what is remembered stays
+# within 256 times twice this.
+_REMEMBER_LARGEST = 64 * 1024
 _AS_KEY = (
     orjson.OPT_PASSTHROUGH_SUBCLASS
     | orjson.OPT_PASSTHROUGH_DATETIME
@@ -250,6 +262,8 @@ def _remembered(
         key = (kind, orjson.dumps(given, default=_plain_mapping, option=_AS_KEY))
     except (TypeError, orjson.JSONEncodeError, RecursionError):
         return translate(schema, *arguments)
+    if len(key[1]) > _REMEMBER_LARGEST:
+        return translate(schema, *arguments)
     entry = _REMEMBERED.get(key)
     if entry is not None and entry[0] == schema:
         return orjson.loads(entry[1]), list(entry[2])
@@ -257,6 +271,8 @@ def _remembered(
     try:
         made = orjson.dumps(translated, default=_plain_mapping, option=_AS_KEY)
     except (TypeError, orjson.JSONEncodeError):
+        return translated, changes
+    if len(made) > _REMEMBER_LARGEST:
         return translated, changes
     if len(_REMEMBERED) >= _REMEMBER_AT_MOST:
         # The oldest goes (another thread may have taken it first).
@@ -293,6 +309,18 @@ def _copy(value: Any) -> Any:
     return value
 
 
+def _size(value: Any) -> int:
+    """About how many characters ``value`` takes written as JSON."""
+    kind = type(value)
+    if kind is str:
+        return len(value) + 2
+    if kind is dict or isinstance(value, Mapping):
+        return 2 + sum(len(str(key)) + 4 + _size(item) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return 2 + sum(_size(item) + 1 for item in value)
+    return 5
+
+
 def _is_null(schema: Any) -> bool:
     return isinstance(schema, Mapping) and dict(schema) == {"type": "null"}
 
@@ -304,6 +332,8 @@ class _Gemini:
         self.root = root
         self.changes = changes
         self.max_depth = max_depth
+        self.inlined = 0
+        self.sizes: dict[str, int] = {}
 
     def note(self, path: str, action: Any, detail: str) -> None:
         self.changes.append(SchemaChange(path, action, detail))
@@ -343,6 +373,18 @@ class _Gemini:
                     f"field)"
                 )
             target = self.resolve(ref, path)
+            size = self.sizes.get(ref)
+            if size is None:
+                size = self.sizes[ref] = _size(target)
+            # The change noted, and its path, are kept too.
+            self.inlined += size + len(path)
+            if self.inlined > GEMINI_MAX_INLINED:
+                raise ProviderError(
+                    f"{path}: inlining $ref {ref!r} makes the schema grow by more "
+                    f"than {GEMINI_MAX_INLINED:,} characters, more than a schema "
+                    f"for Gemini may (its definitions refer to each other too "
+                    f"many times; use its JSON Schema field)"
+                )
             self.note(path, "inlined", f"$ref {ref} inlined")
             merged = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
             return self.walk(merged, path, depth, (*seen, ref))
@@ -386,7 +428,10 @@ class _Gemini:
             else:
                 source.pop("type")
                 branches = [{"type": item} for item in kinds]
-                source["anyOf"] = branches + list(source.get("anyOf", []))
+                given = source.get("anyOf", [])
+                if not isinstance(given, list):
+                    raise ProviderError(f"{path}.anyOf: anyOf must be a list")
+                source["anyOf"] = branches + given
                 self.note(f"{path}.type", "any_of", "type list sent as anyOf")
         if "const" in source:
             value = source.pop("const")
@@ -444,6 +489,8 @@ class _Gemini:
             elif key == "items":
                 out[key] = self.walk(value, where, depth + 1, seen)
             elif key == "anyOf":
+                if not isinstance(value, list):
+                    raise ProviderError(f"{where}: anyOf must be a list")
                 out[key] = [
                     self.walk(item, f"{where}[{index}]", depth + 1, seen)
                     for index, item in enumerate(value)
@@ -457,7 +504,8 @@ class _Gemini:
                 out[key] = list(value)
             elif key == "format":
                 kind = source.get("type")
-                if value not in _GEMINI_FORMATS.get(kind, ()):  # type: ignore[arg-type]
+                known = _GEMINI_FORMATS.get(kind, ()) if isinstance(kind, str) else ()
+                if not isinstance(value, str) or value not in known:
                     self.note(where, "removed", f"Gemini does not take format {value}")
                     continue
                 out[key] = value

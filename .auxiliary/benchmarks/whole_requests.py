@@ -1,7 +1,7 @@
 """Whole-request figures: ``parse_full_request`` + ``render_full_request``
 against the conversation-only ``parse_request`` + ``render_request``.
 
-Run: ``python .auxiliary/benchmarks/requests.py [--repeat N]``.
+Run: ``python .auxiliary/benchmarks/whole_requests.py [--repeat N]``.
 
 For a body of its own format, a whole-request round trip reads and writes
 every field; the target is at most 1.3x the conversation-only round trip of the
