@@ -188,6 +188,9 @@ def test_store_redact_and_expire_commands(backend: str, tmp_path: Path) -> None:
     assert "nope" in out.stderr
     out = _cli("store", "verify", where, "chat")
     assert out.returncode == 0, out.stdout
+    assert "intact" in out.stdout
+    assert "chat: record 0 (user) redacted on " in out.stderr
+    assert out.stderr.rstrip().endswith("UTC: leaked key")
     out = _cli("store", "expire", where, "--days", "90", "--dry-run")
     assert out.stdout == "ancient\ndusty\nwould delete 2 conversations, kept 1\n"
     out = _cli("store", "expire", where, "--days", "90", "--redact")

@@ -753,6 +753,11 @@ def verify(blobs: str | None, location: str, conversation_ids: tuple[str, ...]) 
                     found += len(verification.problems)
                     if verification.torn_tail:
                         _note(f"{cid}: an unfinished last line was ignored")
+                    for note in verification.redactions:
+                        _note(
+                            f"{cid}: record {note.seq} ({note.kind}) redacted on "
+                            f"{note.at:%Y-%m-%d %H:%M} UTC: {note.reason}"
+                        )
                 if progress is not None:
                     progress(done + 1, len(wanted))
     count = len(wanted)
