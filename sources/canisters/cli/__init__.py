@@ -33,7 +33,6 @@ import click
 from .. import __version__, html, providers, recording, storage
 from ..conversation import Conversation
 from ..exceptions import CanistersError
-from ..html import _catalog
 from ..requests import Request
 from ..serialization import _loads, to_json
 from ..validation import problems
@@ -680,12 +679,15 @@ def list_(as_json: bool, blobs: str | None, location: str) -> None:
             except CanistersError as error:
                 row["records"] = None
                 row["error"] = str(error)
-            origin = _catalog.origin(opened, cid)
+            try:
+                origin = opened.origin(cid)
+                forks = [fork.conversation_id for fork in opened.forks(cid)]
+            except CanistersError as error:
+                origin, forks = None, []
+                row.setdefault("error", str(error))
             row["fork_of"] = origin.parent if origin else None
             row["fork_at"] = origin.at if origin else None
-            row["forks"] = [
-                fork.conversation_id for fork in _catalog.forks(opened, cid)
-            ]
+            row["forks"] = forks
             rows.append(row)
     if as_json:
         click.echo(dumps(rows))
