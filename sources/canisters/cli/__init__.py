@@ -706,10 +706,10 @@ def list_(as_json: bool, blobs: str | None, location: str) -> None:
             line += f"  fork of {printable(row['fork_of'])}"
             if row["fork_at"] is not None:
                 line += f" at {printable(row['fork_at'])}"
-        forks = row["forks"]
-        assert isinstance(forks, list)
-        if forks:
-            line += f"  {len(forks)} fork{'s' if len(forks) != 1 else ''}"
+        children = row["forks"]
+        assert isinstance(children, list)
+        if children:
+            line += f"  {len(children)} fork{'s' if len(children) != 1 else ''}"
         click.echo(line)
 
 
