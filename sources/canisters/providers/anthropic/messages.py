@@ -9,6 +9,7 @@ from typing import Any, Final
 
 import attrs
 
+from ..._base64 import Encoded
 from ..._frozen import EMPTY, FrozenDict, freeze
 from ...canisters import Document, Invocation, Result, Supervisor, now
 from ...content import _URL_SCHEME, File, Image, Reasoning, Text
@@ -121,7 +122,7 @@ _CONTENT_KEYS = frozenset({"type", "content"})
 def _media(
     kind: str,
     extras: FrozenDict[str, Any],
-    data: bytes | None = None,
+    data: bytes | Encoded | None = None,
     url: str | None = None,
     refs: FrozenDict[str, str] = EMPTY,
     mime: str | None = None,
@@ -160,7 +161,7 @@ def _parse_source(
         encoded = expect_str(source.get("data"), f"{spath}.data")
         mime = source.get("media_type")
         mime = expect_str(mime, f"{spath}.media_type") if mime is not None else None
-        data, exact = common.b64decode_exact(encoded, f"{spath}.data")
+        data, exact = common.b64read_exact(encoded, f"{spath}.data")
         extras = _extras(
             block=rest,
             source=common.rest(source, _BASE64_KEYS),
@@ -859,7 +860,7 @@ def _plain_image(block: Mapping[str, Any]) -> Image | None:
     if type(encoded) is not str or type(mime) is not str:
         return None
     try:
-        data, exact = common.b64decode_exact(encoded)
+        data, exact = common.b64read_exact(encoded)
     except MalformedPayload:
         return None  # refused the general way, at its path
     if not exact:
@@ -1017,7 +1018,11 @@ class _Renderer:
         extras = mine(part, NAME)
         more = dict(extras.get("source") or {})
         reference = part.refs.get(NAME)
-        if reference is not None and part.data is None and part.url is None:
+        if (
+            reference is not None
+            and common.inline_data(part) is None
+            and part.url is None
+        ):
             return {"type": "file", "file_id": reference, **more}
         url = part.url
         if url is not None and url.startswith(("http:", "https:")):
@@ -1512,10 +1517,10 @@ def _plain_blocks(parts: tuple[Content, ...], wire: str) -> list[dict[str, Any]]
         if url is not None and url.startswith(_URL_SCHEMES):
             source = {"type": "url", "url": url}
         else:
-            data, mime = part.data, part.mime_type  # type: ignore[attr-defined]
+            data, mime = common.inline_data(part), part.mime_type  # type: ignore[attr-defined]
             if data is None or mime not in _IMAGE_TYPES:
                 return None
-            encoded = common.b64encode(bytes(data))
+            encoded = common.b64encode(data)
             source = {"type": "base64", "media_type": mime, "data": encoded}
         blocks.append({"type": "image", "source": source})
     return blocks or None

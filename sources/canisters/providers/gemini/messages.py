@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 
+from ..._base64 import Encoded
 from ..._frozen import EMPTY, FrozenDict, freeze
 from ...canisters import (
     ErrorCode,
@@ -145,7 +146,7 @@ _MEDIA: Final = {
 
 def _new_media(
     mime: str | None,
-    data: bytes | None,
+    data: bytes | Encoded | None,
     url: str | None,
     extras: FrozenDict[str, Any],
 ) -> Media:
@@ -205,7 +206,7 @@ def _parse_media(
         blob_reader = _Reader()
         mime = blob_reader.get(blob, "mimeType")
         raw = expect_str(blob_reader.get(blob, "data"), f"{where}.data")
-        data, exact = common.b64decode_exact(raw, f"{where}.data")
+        data, exact = common.b64read_exact(raw, f"{where}.data")
         if not exact:
             extras["data"] = raw
         if mime is None:
@@ -692,7 +693,7 @@ def _plain_media(part: dict[str, Any]) -> Media | None:
         if type(mime) is not str or type(encoded) is not str:
             return None
         try:
-            data, exact = common.b64decode_exact(encoded)
+            data, exact = common.b64read_exact(encoded)
         except MalformedPayload:
             return None  # refused the general way, at its path
         return _new_media(mime, data, None, EMPTY) if exact else None
@@ -798,7 +799,7 @@ def _wire_role(canister: Canister) -> str:
             return "user"
 
 
-def _mime(part: Any, data: bytes | None) -> str | None:
+def _mime(part: Any, data: bytes | Encoded | None) -> str | None:
     if part.mime_type:
         return str(part.mime_type)
     if data is not None:
@@ -823,9 +824,14 @@ class _Renderer:
         url = part.url
         reference = part.refs.get(NAME)
         remote = (
-            url is not None and not url.startswith("data:") and part.data is None
+            url is not None
+            and not url.startswith("data:")
+            and common.inline_data(part) is None
         ) or (
-            part.data is None and url is None and part.content_id is None and reference
+            common.inline_data(part) is None
+            and url is None
+            and part.content_id is None
+            and reference
         )
         if remote:
             uri = url if url is not None and not url.startswith("data:") else reference
