@@ -29,6 +29,18 @@ __all__ = ["SQLiteSearch", "lineage_stops"]
 
 # Rows written per statement while rebuilding.
 _BATCH: Final = 1000
+# Matches past which a search walks the rows in order instead of sorting them.
+_MANY: Final = 2000
+_BY_MATCH: Final = (
+    "SELECT r.conversation, r.seq, r.canister, r.kind, r.text "
+    "FROM search JOIN search_rows AS r ON r.id = search.rowid WHERE search MATCH ?"
+)
+_BY_PLACE: Final = (
+    "SELECT r.conversation, r.seq, r.canister, r.kind, r.text "
+    "FROM search_rows AS r INDEXED BY search_rows_place "
+    "WHERE r.id IN (SELECT rowid FROM search WHERE search MATCH ?)"
+)
+_ORDER: Final = " ORDER BY r.conversation, r.seq LIMIT ?"
 
 
 def lineage_stops(lineage: list[tuple[str, int, str]]) -> list[tuple[str, int | None]]:
@@ -131,11 +143,7 @@ class SQLiteSearch:
         limit = _search.check_limit(limit)
         wanted = _search.check_kinds(kinds)
         within = _search.check_conversation(conversation)
-        sql = (
-            "SELECT r.conversation, r.seq, r.canister, r.kind, r.text "
-            "FROM search JOIN search_rows AS r ON r.id = search.rowid "
-            "WHERE search MATCH ?"
-        )
+        sql = ""
         params: list[Any] = [_search.fts5_query(terms)]
         if wanted is not None:
             sql += f" AND r.kind IN ({', '.join('?' * len(wanted))})"
@@ -146,7 +154,7 @@ class SQLiteSearch:
                 _check_ready(connection)
                 if within is None:
                     rows = connection.execute(
-                        sql + " ORDER BY r.conversation, r.seq LIMIT ?",
+                        _first(connection, params[0]) + sql + _ORDER,
                         (*params, limit),
                     ).fetchall()
                     return [
@@ -158,7 +166,7 @@ class SQLiteSearch:
                     within,
                     lineage_stops(self._lineage(connection, within)),
                     lambda clause, extra: connection.execute(
-                        sql + clause, (*params, *extra)
+                        _BY_MATCH + sql + clause, (*params, *extra)
                     ).fetchall(),
                     limit,
                 )
@@ -178,6 +186,17 @@ class SQLiteSearch:
             return count
         except sqlite3.Error as error:
             raise StorageError(f"rebuild_search_index failed: {error}") from error
+
+
+def _first(connection: sqlite3.Connection, match: str) -> str:
+    """The start of the statement reading the first hits in order: sorting the
+    matches when they are few, else walking the rows in order until enough
+    match (a frequent word would otherwise sort much of the store)."""
+    many = connection.execute(
+        "SELECT count(*) FROM (SELECT rowid FROM search WHERE search MATCH ? LIMIT ?)",
+        (match, _MANY),
+    ).fetchone()[0]
+    return _BY_MATCH if many < _MANY else _BY_PLACE
 
 
 def _create(connection: sqlite3.Connection) -> None:
