@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import canisters as c
 from canisters import _base64
+from canisters._base64 import Encoded
 from canisters.providers import _common as common
 
 from .budget import examples
@@ -214,7 +215,12 @@ def _old_parse_data_url(url: str) -> tuple[str, bytes] | None:
 )
 def test_data_urls_are_read_as_before(head: str, marker: str, payload: str) -> None:
     url = head + marker + payload
-    assert common.parse_data_url(url) == _old_parse_data_url(url)
+    read = common.parse_data_url(url)
+    if read is not None:
+        # Kept as base64, checked but not decoded: the same bytes.
+        assert isinstance(read[1], Encoded)
+        read = (read[0], read[1].decode())
+    assert read == _old_parse_data_url(url)
 
 
 @pytest.mark.parametrize("writer", ["to_json", "to_jsonl"])

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Final, Literal
 
 import attrs
 
+from ._base64 import check
 from ._formats import (
     CANISTER_FORMAT,
     CONTENT_FORMAT,
@@ -165,7 +166,7 @@ def _media_from_wire(cls: type[Media]) -> Callable[[Any, dict[Any, Any]], Media]
             memo[HELD].append(extras)
         extra = {"filename": wire.filename} if with_filename else {}
         return cls(
-            data=data,  # decoded from base64 by msgspec
+            data=None if data is None else check(data),
             url=wire.url,
             content_id=wire.content_id,
             refs=EMPTY if refs is None else freeze(refs),
@@ -312,9 +313,9 @@ class _Fast:
             **content_tag,
         )
         media_fields = [
-            # msgspec reads the base64 in C, as strictly as the hooks' _unb64
-            # (binascii): what it refuses, the hooks read again and refuse.
-            ("data", bytes | None, None),
+            # The base64 is checked as the hooks check it, not decoded (see
+            # _base64.check): what it refuses, the hooks read again and refuse.
+            ("data", str | None, None),
             ("url", text, None),
             ("content_id", text, None),
             ("refs", mapping, None),

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 import attrs
 
+from ._base64 import Encoded
 from ._frozen import EMPTY, freeze
 from ._typecheck import refuse, text_or_none
 from .exceptions import ModelError, _excerpt
@@ -42,12 +43,25 @@ def is_content_id(value: object) -> bool:
     return isinstance(value, str) and CONTENT_ID_PATTERN.fullmatch(value) is not None
 
 
-def _to_bytes(value: bytes | bytearray | memoryview | None) -> bytes | None:
-    if value is None or type(value) is bytes:
+def _to_bytes(
+    value: bytes | bytearray | memoryview | Encoded | None,
+) -> bytes | Encoded | None:
+    if value is None or type(value) is bytes or type(value) is Encoded:
         return value
     if isinstance(value, (bytearray, memoryview)):
         return bytes(value)
     raise ModelError(f"media data must be bytes, got {type(value).__name__}")
+
+
+def _bytes_of(value: bytes | Encoded | None) -> bytes | None:
+    """What media data is compared and hashed by: its bytes."""
+    return value.decode() if isinstance(value, Encoded) else value
+
+
+def inline(part: Media) -> bytes | Encoded | None:
+    """A media part's inline data as it holds it: bytes, or the base64 it was
+    read from (not decoded; :func:`canisters._base64.text_of` writes it)."""
+    return part._data
 
 
 @attrs.frozen(weakref_slot=False)
@@ -87,8 +101,9 @@ class Media:
     type: ClassVar[str] = "media"
     modality: ClassVar[Modality]
 
-    data: bytes | None = attrs.field(default=None, converter=_to_bytes, kw_only=True)
-    """The bytes, carried inline."""
+    _data: bytes | Encoded | None = attrs.field(
+        default=None, converter=_to_bytes, kw_only=True, alias="data", eq=_bytes_of
+    )
     url: str | None = attrs.field(default=None, kw_only=True)
     """An absolute URL: ``http(s)``, ``data:`` or a provider scheme such as ``gs:``."""
     content_id: str | None = attrs.field(default=None, kw_only=True)
@@ -106,13 +121,24 @@ class Media:
     )
     """Provider-specific fields without neutral meaning, keyed by provider name."""
 
+    @property
+    def data(self) -> bytes | None:
+        """The bytes, carried inline (read from base64, they are decoded when
+        first asked for)."""
+        data = self._data
+        if type(data) is Encoded:
+            data = data.decode()
+            # The bytes replace the text they came from (the same value).
+            object.__setattr__(self, "_data", data)
+        return data  # type: ignore[return-value]
+
     def __attrs_post_init__(self) -> None:
         if self.mime_type is not None or self.hint is not None or self.id is not None:
             text_or_none(self, "mime_type", "hint", "id")
         if self.url is None and self.content_id is None and not self.refs:
-            # The common case, inline bytes (data is bytes or None, as its
-            # converter made it): only a missing source is left to refuse.
-            if self.data is None:
+            # The common case, inline bytes (data is bytes, base64 or None, as
+            # its converter made it): only a missing source is left to refuse.
+            if self._data is None:
                 raise ModelError(
                     f"{type(self).__name__} needs a source: data, url, content_id "
                     "or a provider file reference in refs"
@@ -122,7 +148,7 @@ class Media:
         sources = [
             field
             for field, value in (
-                ("data", self.data),
+                ("data", self._data),
                 ("url", self.url),
                 ("content_id", self.content_id),
             )

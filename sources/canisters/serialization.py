@@ -53,7 +53,7 @@ from .canisters import (
     Usage,
     User,
 )
-from .content import Audio, File, Image, Media, Reasoning, Text, Video
+from .content import Audio, File, Image, Media, Reasoning, Text, Video, inline
 from .conversation import Conversation
 from .exceptions import CanistersError, ModelError, SerializationError, _excerpt
 from .protocols import (
@@ -232,6 +232,18 @@ def _unb64(text: object, key: str) -> bytes:
         raise SerializationError(f"invalid base64: {error}", f"$.{key}") from error
 
 
+def _checked_b64(text: object, key: str) -> bytes | _base64.Encoded:
+    """Base64 ``text`` as :func:`_unb64` reads it, checked but left undecoded."""
+    if not isinstance(text, str):
+        raise SerializationError(
+            f"expected base64 text, got {type(text).__name__}", f"$.{key}"
+        )
+    try:
+        return _base64.check(text)
+    except (binascii.Error, ValueError) as error:
+        raise SerializationError(f"invalid base64: {error}", f"$.{key}") from error
+
+
 def _time_out(moment: datetime) -> str:
     return moment.isoformat()
 
@@ -337,10 +349,12 @@ def _text_in(record: Mapping[str, Any]) -> Text:
 def _media_out(tag: str) -> _OutHook:
     def unstructure(part: Media, add: _Add | None = None) -> Record:
         record: Record = {"type": tag}
-        if part.data is not None:
+        data = inline(part)
+        if isinstance(data, _base64.Encoded):
+            record["data"] = data.text  # as it was read: no copy
+        elif data is not None:
             # Written by to_json or to_jsonl (``add``): the JSON of the base64,
             # which orjson copies as it is (see canisters._base64).
-            data = part.data
             record["data"] = _b64(data) if add is None else _base64.fragment(data)
         if part.url is not None:
             record["url"] = part.url
@@ -378,7 +392,9 @@ def _media_in(cls: type[Media]) -> Callable[[Mapping[str, Any]], Media]:
         return cls(
             # bytes: already decoded (storage hydrates stored blobs so, sharing one
             # bytes object between every part naming the same blob)
-            data=data if data is None or type(data) is bytes else _unb64(data, "data"),
+            data=data
+            if data is None or type(data) is bytes
+            else _checked_b64(data, "data"),
             url=_opt_str(record, "url"),
             content_id=_opt_str(record, "content_id"),
             refs=_mapping(record, "refs"),

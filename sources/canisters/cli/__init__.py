@@ -30,7 +30,7 @@ from urllib.parse import quote
 
 import click
 
-from .. import __version__, _catalog, html, providers, recording, storage
+from .. import __version__, html, providers, recording, storage
 from ..conversation import Conversation
 from ..exceptions import CanistersError
 from ..requests import Request
@@ -679,12 +679,15 @@ def list_(as_json: bool, blobs: str | None, location: str) -> None:
             except CanistersError as error:
                 row["records"] = None
                 row["error"] = str(error)
-            origin = _catalog.origin(opened, cid)
+            try:
+                origin = opened.origin(cid)
+                forks = [fork.conversation_id for fork in opened.forks(cid)]
+            except CanistersError as error:
+                origin, forks = None, []
+                row.setdefault("error", str(error))
             row["fork_of"] = origin.parent if origin else None
             row["fork_at"] = origin.at if origin else None
-            row["forks"] = [
-                fork.conversation_id for fork in _catalog.forks(opened, cid)
-            ]
+            row["forks"] = forks
             rows.append(row)
     if as_json:
         click.echo(dumps(rows))
@@ -703,10 +706,10 @@ def list_(as_json: bool, blobs: str | None, location: str) -> None:
             line += f"  fork of {printable(row['fork_of'])}"
             if row["fork_at"] is not None:
                 line += f" at {printable(row['fork_at'])}"
-        forks = row["forks"]
-        assert isinstance(forks, list)
-        if forks:
-            line += f"  {len(forks)} fork{'s' if len(forks) != 1 else ''}"
+        children = row["forks"]
+        assert isinstance(children, list)
+        if children:
+            line += f"  {len(children)} fork{'s' if len(children) != 1 else ''}"
         click.echo(line)
 
 

@@ -157,7 +157,13 @@ from ._media import (
     b64encode as b64encode,
 )
 from ._media import (
+    b64read_exact as b64read_exact,
+)
+from ._media import (
     data_url as data_url,
+)
+from ._media import (
+    inline_data as inline_data,
 )
 from ._media import (
     media_bytes as media_bytes,

@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _base64
 from ..content import (
+    Media,
     Text,
+    inline,
 )
 from ..exceptions import (
     MalformedPayload,
@@ -24,9 +26,10 @@ if TYPE_CHECKING:
 # Media -------------------------------------------------------------------------------
 
 
-def b64encode(data: bytes) -> str:
-    """Standard base64 (``+`` and ``/``, padded), as every provider takes it."""
-    return _base64.encode(data)
+def b64encode(data: bytes | _base64.Encoded) -> str:
+    """Standard base64 (``+`` and ``/``, padded), as every provider takes it (a
+    part's base64 as it was read, when it kept it)."""
+    return _base64.text_of(data)
 
 
 def b64decode_exact(text: str, path: str = "$") -> tuple[bytes, bool]:
@@ -58,6 +61,29 @@ def _canonical(text: str, data: bytes) -> bool:
     return binascii.b2a_base64(tail, newline=False).decode() == text[-4:]
 
 
+def _exact(text: str, data: bytes | _base64.Encoded) -> bool:
+    """Whether :func:`b64encode` gives ``text`` back from what
+    :func:`canisters._base64.check` made of it (its last group decoded alone,
+    when it kept the text)."""
+    if type(data) is bytes:
+        return _canonical(text, data)
+    if len(text) % 4:
+        return False
+    return not text or _canonical(text[-4:], _base64.decode(text[-4:]))
+
+
+def b64read_exact(text: str, path: str = "$") -> tuple[bytes | _base64.Encoded, bool]:
+    """:func:`b64decode_exact`, keeping standard base64 as it came (checked, not
+    decoded: a media part holds it, see :class:`canisters._base64.Encoded`)."""
+    if "-" in text or "_" in text or len(text) % 4:
+        return b64decode_exact(text, path)
+    try:
+        data = _base64.check(text)
+    except (binascii.Error, ValueError) as error:
+        raise MalformedPayload(f"invalid base64: {error}", path) from None
+    return data, _exact(text, data)
+
+
 _DATA_URL = re.compile(r"data:([^;,]*)((?:;[^;,]*)*?);base64,(.*)", re.DOTALL)
 
 
@@ -77,16 +103,16 @@ def parse_data_url(url: str) -> tuple[str, bytes] | None:
         return None
     encoded = url[start:]
     try:
-        data = _base64.decode(encoded)
+        data = _base64.check(encoded)  # kept as base64, not decoded
     except (binascii.Error, ValueError):
         return None
     # data_url() rebuilds the head as matched: only the base64 may differ.
-    if not _canonical(encoded, data):
+    if not _exact(encoded, data):
         return None
-    return mime, data
+    return mime, data  # type: ignore[return-value]
 
 
-def data_url(mime_type: str, data: bytes) -> str:
+def data_url(mime_type: str, data: bytes | _base64.Encoded) -> str:
     """Build a base64 ``data:`` URL."""
     return f"data:{mime_type};base64,{b64encode(data)}"
 
@@ -108,8 +134,10 @@ _MAGIC: tuple[tuple[bytes, int, str], ...] = (
 )
 
 
-def sniff_mime(data: bytes) -> str | None:
+def sniff_mime(data: bytes | _base64.Encoded) -> str | None:
     """Infer a media type from the first bytes (magic numbers), or ``None``."""
+    if isinstance(data, _base64.Encoded):
+        data = data.head(12)
     for magic, offset, mime in _MAGIC:
         if data[offset : offset + len(magic)] == magic:
             return mime
@@ -156,7 +184,7 @@ _DEFAULT_MIME = {
 }
 
 
-def media_mime(part: Any, data: bytes | None = None) -> str:
+def media_mime(part: Any, data: bytes | _base64.Encoded | None = None) -> str:
     """Best-effort media type of a media part: its own, the bytes', the URL's,
     else a default for its kind (``image/png``, ``application/pdf``, ...)."""
     if part.mime_type:
@@ -172,12 +200,24 @@ def media_mime(part: Any, data: bytes | None = None) -> str:
     return _DEFAULT_MIME.get(part.type, "application/octet-stream")
 
 
-def media_bytes(part: Any, options: Options) -> bytes | None:
-    """Return the bytes of a media part: inline data, a base64 data URL, or what
-    ``options.resolver`` gives for its URL or content id; ``None`` if unavailable.
+def inline_data(part: Any) -> bytes | _base64.Encoded | None:
+    """A media part's inline data: its bytes, or the base64 it was read from
+    when it kept it (:func:`b64encode` writes that back as it came)."""
+    data = inline(part) if isinstance(part, Media) else part.data
+    if data is None or isinstance(data, _base64.Encoded):
+        return data
+    return bytes(data)
+
+
+def media_bytes(part: Any, options: Options) -> bytes | _base64.Encoded | None:
+    """Return the bytes of a media part: inline data (the base64 it was read
+    from, when it kept it: :func:`b64encode` writes it back as it came), a
+    base64 data URL, or what ``options.resolver`` gives for its URL or content
+    id; ``None`` if unavailable.
     """
-    if part.data is not None:
-        return bytes(part.data)
+    data = inline_data(part)
+    if data is not None:
+        return data
     url = part.url
     if url is not None and url.startswith("data:"):
         match = _DATA_URL.fullmatch(url)

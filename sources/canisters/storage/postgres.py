@@ -13,6 +13,7 @@ with other applications' tables through the ``canisters_`` prefix)::
     canisters_records(conversation TEXT, seq BIGINT, line BYTEA)
     canisters_ids(conversation TEXT, canister TEXT, seq BIGINT)  -- canister ids
     canisters_sidecars(n BIGSERIAL, conversation TEXT, name TEXT, line TEXT)
+    canisters_append_v1(...)    -- a function: one append in one statement
 
 ``canisters_records.line`` holds exactly the record a line of the file
 backend's ``messages.jsonl`` holds, so every backend shares one record format
@@ -21,7 +22,12 @@ from the log, updated in the transaction that appends, so ``verify`` also
 detects records deleted from the end. An append is one transaction that locks
 its conversation's row (``SELECT ... FOR UPDATE``): writers of one conversation
 are serialized, writers of different conversations run in parallel. Writers hold
-a shared advisory lock that garbage collection takes exclusively. Loads stream
+a shared advisory lock that garbage collection takes exclusively. Most appends
+are one statement, a round trip with its commit: the store remembers the head
+its last append left and encodes the records against it, and the function
+checks it, the canister ids and the lock, and writes everything; a head
+another writer moved costs one more round trip, a fork's append the general
+plan. Loads stream
 the log through a server-side cursor, fetching the blobs it names a few dozen
 per round trip.
 

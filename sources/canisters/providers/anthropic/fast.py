@@ -477,10 +477,10 @@ def _plain_blocks(parts: tuple[Content, ...], wire: str) -> list[dict[str, Any]]
         if url is not None and url.startswith(_URL_SCHEMES):
             source = {"type": "url", "url": url}
         else:
-            data, mime = part.data, part.mime_type  # type: ignore[attr-defined]
+            data, mime = common.inline_data(part), part.mime_type  # type: ignore[attr-defined]
             if data is None or mime not in _IMAGE_TYPES:
                 return None
-            encoded = common.b64encode(bytes(data))
+            encoded = common.b64encode(data)
             source = {"type": "base64", "media_type": mime, "data": encoded}
         blocks.append({"type": "image", "source": source})
     return blocks or None

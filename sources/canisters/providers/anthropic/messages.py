@@ -9,6 +9,7 @@ from typing import Any, Final
 
 import attrs
 
+from ..._base64 import Encoded
 from ..._frozen import EMPTY, FrozenDict, freeze
 from ...canisters import Document, Invocation, Result, Supervisor, now
 from ...content import _URL_SCHEME, File, Image, Reasoning, Text
@@ -135,7 +136,7 @@ _CONTENT_KEYS = frozenset({"type", "content"})
 def _media(
     kind: str,
     extras: FrozenDict[str, Any],
-    data: bytes | None = None,
+    data: bytes | Encoded | None = None,
     url: str | None = None,
     refs: FrozenDict[str, str] = EMPTY,
     mime: str | None = None,
@@ -174,7 +175,7 @@ def _parse_source(
         encoded = expect_str(source.get("data"), f"{spath}.data")
         mime = source.get("media_type")
         mime = expect_str(mime, f"{spath}.media_type") if mime is not None else None
-        data, exact = common.b64decode_exact(encoded, f"{spath}.data")
+        data, exact = common.b64read_exact(encoded, f"{spath}.data")
         extras = _extras(
             block=rest,
             source=common.rest(source, _BASE64_KEYS),
@@ -652,7 +653,7 @@ def _plain_image(block: Mapping[str, Any]) -> Image | None:
     if type(encoded) is not str or type(mime) is not str:
         return None
     try:
-        data, exact = common.b64decode_exact(encoded)
+        data, exact = common.b64read_exact(encoded)
     except MalformedPayload:
         return None  # refused the general way, at its path
     if not exact:
@@ -810,7 +811,11 @@ class _Renderer:
         extras = mine(part, NAME)
         more = dict(extras.get("source") or {})
         reference = part.refs.get(NAME)
-        if reference is not None and part.data is None and part.url is None:
+        if (
+            reference is not None
+            and common.inline_data(part) is None
+            and part.url is None
+        ):
             return {"type": "file", "file_id": reference, **more}
         url = part.url
         if url is not None and url.startswith(("http:", "https:")):

@@ -199,7 +199,7 @@ def _plain_media(part: dict[str, Any]) -> Media | None:
         if type(mime) is not str or type(encoded) is not str:
             return None
         try:
-            data, exact = common.b64decode_exact(encoded)
+            data, exact = common.b64read_exact(encoded)
         except MalformedPayload:
             return None  # refused the general way, at its path
         return _new_media(mime, data, None, EMPTY) if exact else None

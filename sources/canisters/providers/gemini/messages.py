@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 
+from ..._base64 import Encoded
 from ..._frozen import EMPTY, FrozenDict, freeze
 from ...canisters import (
     ErrorCode,
@@ -160,7 +161,7 @@ _MEDIA: Final = {
 
 def _new_media(
     mime: str | None,
-    data: bytes | None,
+    data: bytes | Encoded | None,
     url: str | None,
     extras: FrozenDict[str, Any],
 ) -> Media:
@@ -220,7 +221,7 @@ def _parse_media(
         blob_reader = _Reader()
         mime = blob_reader.get(blob, "mimeType")
         raw = expect_str(blob_reader.get(blob, "data"), f"{where}.data")
-        data, exact = common.b64decode_exact(raw, f"{where}.data")
+        data, exact = common.b64read_exact(raw, f"{where}.data")
         if not exact:
             extras["data"] = raw
         if mime is None:
@@ -629,7 +630,7 @@ def _wire_role(canister: Canister) -> str:
             return "user"
 
 
-def _mime(part: Any, data: bytes | None) -> str | None:
+def _mime(part: Any, data: bytes | Encoded | None) -> str | None:
     if part.mime_type:
         return str(part.mime_type)
     if data is not None:
@@ -654,9 +655,14 @@ class _Renderer:
         url = part.url
         reference = part.refs.get(NAME)
         remote = (
-            url is not None and not url.startswith("data:") and part.data is None
+            url is not None
+            and not url.startswith("data:")
+            and common.inline_data(part) is None
         ) or (
-            part.data is None and url is None and part.content_id is None and reference
+            common.inline_data(part) is None
+            and url is None
+            and part.content_id is None
+            and reference
         )
         if remote:
             uri = url if url is not None and not url.startswith("data:") else reference

@@ -92,7 +92,7 @@ _WIRE_ROLE = {
 
 def _image(text: str, path: str) -> Image:
     """The image of one base64 string of a message's ``images``."""
-    data, exact = common.b64decode_exact(text, path)
+    data, exact = common.b64read_exact(text, path)
     extras = EMPTY if exact else FrozenDict({NAME: {"raw": text}})
     image: Image = common.new_image(data, None, None, EMPTY, None, None, None, extras)
     return image

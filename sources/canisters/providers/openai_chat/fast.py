@@ -453,10 +453,10 @@ def _user_parts(parts: tuple[Content, ...]) -> list[dict[str, Any]] | None:
             return None
         url = part.url  # type: ignore[attr-defined]
         if url is None or not url.startswith(_URL_SCHEMES):
-            data, mime = part.data, part.mime_type  # type: ignore[attr-defined]
+            data, mime = common.inline_data(part), part.mime_type  # type: ignore[attr-defined]
             if data is None or not mime:
                 return None
-            url = common.data_url(mime, bytes(data))
+            url = common.data_url(mime, data)
         rendered.append({"type": "image_url", "image_url": {"url": url}})
     return rendered or None
 

@@ -565,7 +565,7 @@ class _Renderer:
             url = part.url  # type: ignore[attr-defined]
             if url is not None and url.startswith("data:"):
                 file["file_data"] = url
-            elif reference is None or part.data is not None:  # type: ignore[attr-defined]
+            elif reference is None or common.inline_data(part) is not None:
                 data = common.media_bytes(part, self.options)
                 if data is None:
                     return self.unsupported(

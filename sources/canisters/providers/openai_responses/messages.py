@@ -35,6 +35,7 @@ from .._common import (
     expect_mapping,
     expect_str,
     expect_url,
+    inline_data,
     media_bytes,
     media_mime,
     mine,
@@ -576,7 +577,9 @@ class _Renderer:
             rendered = {"type": "input_image"}
             if part.url is not None and not extras.get("data_url"):
                 rendered["image_url"] = part.url
-            elif part.data is not None or part.url is not None or part.content_id:
+            elif (
+                inline_data(part) is not None or part.url is not None or part.content_id
+            ):
                 data = media_bytes(part, self.options)
                 if data is None:
                     if reference is None:
@@ -591,7 +594,9 @@ class _Renderer:
             rendered = {"type": "input_file"}
             if part.url is not None and not part.url.startswith("data:"):
                 rendered["file_url"] = part.url
-            elif part.data is not None or part.url is not None or part.content_id:
+            elif (
+                inline_data(part) is not None or part.url is not None or part.content_id
+            ):
                 data = media_bytes(part, self.options)
                 if data is None:
                     if reference is None:
