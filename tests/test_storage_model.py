@@ -30,6 +30,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
+    initialize,
     invariant,
     precondition,
     rule,
@@ -147,6 +148,14 @@ class StoreMachine(RuleBasedStateMachine):
             return []
         return [name for name in NAMES if name not in self.conversations]
 
+    @initialize(size=st.integers(1, 5), kinds=st.lists(st.integers(0, 4), min_size=5))
+    def start(self, size: int, kinds: list[int]) -> None:
+        """Start with a conversation, so that every run has one to work on."""
+        batch = [self._new(kind, n) for n, kind in enumerate(kinds[:size])]
+        self.store.extend("a", batch)
+        self.conversations["a"] = batch
+        self.heads["a"] = {}
+
     @precondition(lambda self: self._free())
     @rule(data=st.data())
     def create(self, data: st.DataObject) -> None:
@@ -166,8 +175,9 @@ class StoreMachine(RuleBasedStateMachine):
     @rule(data=st.data(), one=st.booleans())
     def extend(self, data: st.DataObject, one: bool) -> None:
         """Extend (or append one canister to) a conversation; retries included."""
-        target = self._pick(data, "target")
-        batch = self._batch(data)
+        self._extend(self._pick(data, "target"), self._batch(data), one)
+
+    def _extend(self, target: str, batch: list[c.Canister], one: bool) -> None:
         if one:
             batch = batch[:1]
         if not batch:
@@ -196,10 +206,11 @@ class StoreMachine(RuleBasedStateMachine):
             and any(self.conversations.values())
         )
     )
-    @rule(data=st.data(), depth=st.integers(1, 3))
-    def fork(self, data: st.DataObject, depth: int) -> None:
+    @rule(data=st.data(), depth=st.integers(1, 3), one=st.booleans())
+    def fork(self, data: st.DataObject, depth: int, one: bool) -> None:
         """Fork a conversation at any canister, then (``depth``) the fork at any
-        of its canisters, and so on."""
+        of its canisters, and so on; then extend the last fork, as a branch
+        goes on (canisters its ancestors hold past its fork point included)."""
         parent = self._pick(data, "parent", full=True)
         for _ in range(depth):
             if len(self.conversations) >= MOST_CONVERSATIONS:
@@ -217,6 +228,7 @@ class StoreMachine(RuleBasedStateMachine):
                 if length <= index + 1
             }
             parent = child
+        self._extend(parent, self._batch(data), one)
 
     @precondition(lambda self: self.conversations)
     @rule(data=st.data())
@@ -326,8 +338,8 @@ def _postgres(server: str, blobs: Callable[[], dict[str, Any]]) -> Place:
 BACKENDS = [
     ("files", 100, 30),
     ("sqlite", 100, 30),
-    ("postgres", 15, 25),
-    ("files+s3", 10, 25),
+    ("postgres", 10, 25),
+    ("files+s3", 10, 15),
 ]
 
 
