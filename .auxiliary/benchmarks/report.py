@@ -255,8 +255,26 @@ def storage(figures: Figures) -> str | None:
                 )
     if not rows:
         return None
-    header = ["one canister at a time", "canisters", "against", "msg/s", "ratio"]
+    header = ["canisters appended", "canisters", "against", "msg/s", "ratio"]
     return table(header, rows)
+
+
+def goals(report: dict[str, Any]) -> str | None:
+    """Every ratio the project sets a goal for, media, whole requests and
+    storage among them, with its goal and whether this run met it."""
+    checks = report.get("targets") or []
+    if not checks:
+        return None
+    rows = [
+        [
+            entry["target"],
+            f"{entry['value']:.2f}" + ("x" if entry["goal"].endswith("x") else ""),
+            entry["goal"],
+            "met" if entry["met"] else "**not met**",
+        ]
+        for entry in checks
+    ]
+    return table(["ratio", "this run", "goal", "result"], rows)
 
 
 def scaling(figures: Figures) -> str | None:
@@ -320,9 +338,17 @@ def render(report: dict[str, Any]) -> str:
         ),
         ("**Import time**, best of several fresh processes:", imports(report)),
         (
-            "**Storage**, appending one canister at a time and loading back, "
-            "against plain ``orjson`` lines in a file or rows in SQLite:",
+            "**Storage**, appending one canister at a time (PostgreSQL: one and "
+            "20 per append) and loading back, against plain ``orjson`` lines in a "
+            "file or rows in SQLite, and PostgreSQL's same transaction written with "
+            "psycopg alone:",
             storage(figures),
+        ),
+        (
+            "**Goals**: each ratio the project sets a goal for, in this run "
+            "(canisters as a multiple of the peer or floor named; whole requests "
+            "as whole over conversation-only time):",
+            goals(report),
         ),
         (
             "**One long conversation**, serialized and parsed whole; canisters' "

@@ -62,6 +62,13 @@ TARGETED = ("agent", "chat")
 # keep (base64 texts, rendered bodies) stay a few hundred MB.
 MEDIA_SHARE = 20
 PLAIN, HAND = "plain orjson/dicts", "hand-written dicts"
+FLOOR = "psycopg alone"
+# The issue's goals for the media corpus, whole requests and PostgreSQL appends.
+MEDIA_GOAL = 1.0
+WHOLE_GOAL = 1.3
+LITELLM_GOAL, LITELLM_FAR = 1.0, 10.0
+FAR_ROUTES = (("openai-chat", "anthropic"), ("openai-chat", "gemini"))
+POSTGRES_GOAL = 0.9
 
 
 # --------------------------------------------------------------------------- #
@@ -664,6 +671,42 @@ def measure_store(
                 operation, PLAIN, quick.best(plain_sqlite(True, few_plain)), few
             )
         results.print(operation)
+    measure_postgres(results, 100 if fsync_count <= 100 else 300)
+
+
+def measure_postgres(results: Results, appends: int) -> None:
+    """PostgreSQL appends of one canister and of 20 against the same transaction
+    with psycopg alone (:mod:`pgappend`), on a server started for the run
+    (left out without pgserver)."""
+    import pgappend
+    import storage as storage_figures
+
+    with storage_figures._postgres() as server:
+        if server is None:
+            print("\npostgres: left out (pip install pgserver to include it)")
+            return
+        found = pgappend.measure(server, appends)
+    for size, figures in found.items():
+        operation = (
+            "store append, postgres, flush"
+            if size == 1
+            else f"store append, postgres, {size} at once"
+        )
+        results.add(operation, CANISTERS, figures["canisters"], size)
+        results.add(operation, FLOOR, figures["floor"], size)
+        results.print(operation)
+
+
+def measure_requests(repeat: int) -> dict[str, Any]:
+    """Whole requests (:mod:`whole_requests`): same-format round trips against
+    the conversation-only ones, and translation against LiteLLM."""
+    import whole_requests
+
+    print()
+    return {
+        "same_format": whole_requests.same_format(repeat),
+        "translation": whole_requests.translation(repeat),
+    }
 
 
 def measure_scaling(sizes: list[int], timer: Timer, results: Results) -> None:
@@ -721,6 +764,7 @@ def targets(
     labels: list[str],
     memory: dict[str, dict[str, float]],
     imports: dict[str, Any] | None,
+    requests: dict[str, Any] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Check the project's speed targets against this run's figures on the
     corpora they are set for (:data:`TARGETED`); on the others, report the same
@@ -771,6 +815,34 @@ def targets(
             figures = memory[label]
             ratio = figures[CANISTERS] / figures[PYDANTIC_AI]
             check(f"[{label}] memory vs pydantic-ai", ratio, "<= 0.70x", ratio <= 0.7)
+    if "media" in labels:
+        for operation in results.operations:
+            if operation.endswith(" [media]"):
+                value = results.ratio(operation, LANGCHAIN)
+                if value is not None:
+                    name = f"media: {operation[: -len(' [media]')]} vs LangChain"
+                    check(name, value, f">= {MEDIA_GOAL:.2f}x", value >= MEDIA_GOAL)
+        figures = memory.get("media")
+        if figures is not None:
+            ratio = figures[CANISTERS] / figures[LANGCHAIN]
+            check("media: memory vs LangChain", ratio, "<= 1.00x", ratio <= 1.0)
+    for operation in results.operations:
+        if operation.startswith("store append, postgres"):
+            value = results.ratio(operation, FLOOR)
+            if value is not None:
+                name = operation.replace("store append, ", "") + " vs psycopg alone"
+                goal = POSTGRES_GOAL
+                check(name, value, f">= {goal:.2f}x", value >= goal)
+    for entry in (requests or {}).get("same_format", []):
+        value = entry["whole"] / entry["conversation"]
+        name = f"whole/conversation, {entry['format']} {entry['workload']}"
+        check(name, value, f"<= {WHOLE_GOAL:.2f}x", value <= WHOLE_GOAL)
+    for entry in (requests or {}).get("translation", []):
+        value = entry["litellm"] / entry["canisters"]
+        route = (entry["source"], entry["target"])
+        goal = LITELLM_FAR if route in FAR_ROUTES else LITELLM_GOAL
+        name = f"whole request {route[0]} -> {route[1]} vs LiteLLM"
+        check(name, value, f">= {goal:.2f}x", value >= goal)
     if imports is not None:
         extra = imports["extra_cpu_seconds"] * 1e3
         check("import canisters, extra CPU ms", extra, "<= 20 ms", extra <= 20)
@@ -781,7 +853,7 @@ def targets(
     for entry in checks:
         mark = "met" if entry["met"] else "NOT MET"
         target, value, goal = entry["target"], entry["value"], entry["goal"]
-        print(f"  {target:<44} {value:8.2f}   goal {goal:<10} {mark}")
+        print(f"  {target:<58} {value:8.2f}   goal {goal:<10} {mark}")
     if reported:
         print("\nreported, no target (canisters as a multiple of each peer)")
     for entry in reported:
@@ -851,8 +923,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--only",
-        default="import,core,memory,store,scaling",
-        help="comma-separated sections: import, core, memory, store, scaling",
+        default="import,core,memory,store,requests,scaling",
+        help="comma-separated sections: import, core, memory, store, requests, scaling",
     )
     parser.add_argument(
         "--output", type=Path, default=HERE / "results", help="results directory"
@@ -942,12 +1014,16 @@ def main(argv: list[str] | None = None) -> int:
         measure_store(
             store_specs, 100 if quick else 300, Timer(min(repeat, 3), 0.0), results
         )
+    requests: dict[str, Any] | None = None
+    if "requests" in sections:
+        requests = measure_requests(repeat)
+        report["requests"] = requests
     if "scaling" in sections:
         measure_scaling(sizes, timer, results)
     report["operations"] = results.operations
     if "core" in sections:
         report["targets"], report["reported"] = targets(
-            results, labels, memory, imports.get("import")
+            results, labels, memory, imports.get("import"), requests
         )
 
     arguments.output.mkdir(parents=True, exist_ok=True)

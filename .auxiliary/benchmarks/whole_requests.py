@@ -473,9 +473,11 @@ def _floor() -> Callable[[], Any]:
     return floor
 
 
-def same_format(repeat: int) -> None:
-    """Whole against conversation-only, same-format round trips."""
+def same_format(repeat: int) -> list[dict[str, Any]]:
+    """Whole against conversation-only, same-format round trips: printed, and
+    returned as ``{"format", "workload", "conversation", "whole"}`` (seconds)."""
     print("same-format round trip, CPU time per workload (best of rounds)")
+    figures: list[dict[str, Any]] = []
     for name in PROVIDERS:
         for label, bodies, number in (
             ("agent request", [AGENTS[name]], 2000),
@@ -486,6 +488,14 @@ def same_format(repeat: int) -> None:
                 functions["floor"] = _floor()
             best = _best(functions, repeat, number)
             ratio = best["whole"] / best["conversation"]
+            figures.append(
+                {
+                    "format": name,
+                    "workload": label,
+                    "conversation": best["conversation"],
+                    "whole": best["whole"],
+                }
+            )
             print(
                 f"{name:16} {label:18} ({len(bodies):2} bodies): "
                 f"conversation {best['conversation'] * 1e6:8.1f} us, "
@@ -498,6 +508,7 @@ def same_format(repeat: int) -> None:
                     f" {best['floor'] * 1e6:8.1f} us, ratio "
                     f"{best['floor'] / best['conversation']:.2f}x"
                 )
+    return figures
 
 
 # Translation against LiteLLM ---------------------------------------------------------
@@ -654,12 +665,14 @@ def _check(label: str, litellm_body: Any, ours: Any) -> None:
         assert ours.get("messages") or ours.get("contents")
 
 
-def translation(repeat: int) -> None:
-    """Whole-request translation, canisters against LiteLLM."""
+def translation(repeat: int) -> list[dict[str, Any]]:
+    """Whole-request translation, canisters against LiteLLM: printed, and
+    returned as ``{"source", "target", "canisters", "litellm"}`` (seconds)."""
+    figures: list[dict[str, Any]] = []
     litellm = _import_litellm()
     if litellm is None:
         print("\ntranslation against LiteLLM: skipped (pip install litellm)")
-        return
+        return figures
     version = importlib.metadata.version("litellm")
     print(
         f"\ntranslation of the agent request against LiteLLM {version}"
@@ -681,11 +694,20 @@ def translation(repeat: int) -> None:
             best = _best({"canisters": ours, "litellm": theirs}, repeat, 300)
             ratio = best["litellm"] / best["canisters"]
             ours_us, theirs_us = best["canisters"] * 1e6, best["litellm"] * 1e6
+            figures.append(
+                {
+                    "source": source,
+                    "target": target,
+                    "canisters": best["canisters"],
+                    "litellm": best["litellm"],
+                }
+            )
             print(
                 f"{source:>11} -> {target:11}: canisters {ours_us:7.1f} us"
                 f" [{label}], LiteLLM {theirs_us:7.1f} us, "
                 f"canisters {ratio:.1f}x faster (target >= 10x)"
             )
+    return figures
 
 
 def main() -> None:
