@@ -343,6 +343,10 @@ def _limit(before: object, policy: Any) -> datetime:
             raise StorageError(
                 "expire needs 'before' or a store policy with retention_days"
             )
+        if type(days) not in (int, float) or not 0 <= days < 1e6:
+            raise StorageError(
+                f"the policy's retention_days is a number of days, got {days!r}"
+            )
         return _now() - timedelta(days=days)
     if isinstance(before, timedelta):
         return _now() - before
