@@ -17,7 +17,6 @@ import inspect
 import json
 import mimetypes
 import re
-import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple, NoReturn, TypeVar
 
@@ -56,7 +55,6 @@ from ..exceptions import (
     MalformedPayload,
     ModelError,
     ProviderError,
-    UnsupportedContent,
     _excerpt,
 )
 from ..protocols import Canister, Content, Role
@@ -73,6 +71,7 @@ from ..serialization import (
 )
 from ._rules.capabilities import Capabilities
 from ._rules.outcomes import FidelityWarning
+from ._rules.policy import apply_policy
 from ._rules.reasoning import ReasoningTable
 
 __all__ = [
@@ -1646,16 +1645,9 @@ def unsupported(options: Options, provider: str, where: str, reason: str) -> str
     ``"drop"`` warns and returns ``None``; under ``"placeholder"`` returns the text
     to put in the part's place. Both non-raising outcomes are reported.
     """
-    if options.unsupported == "error":
-        raise UnsupportedContent(provider, where, reason)
-    if options.unsupported == "drop":
-        warnings.warn(
-            f"{provider}: dropped {where}: {reason}", FidelityWarning, stacklevel=4
-        )
-        options.note("dropped", provider, where, reason)
-        return None
-    options.note("placeholder", provider, where, reason)
-    return f"[{where.rsplit('(', 1)[-1].rstrip(')')} omitted: {reason}]"
+    return apply_policy(
+        options, provider, where, reason, placeholder=True, stacklevel=4
+    )
 
 
 def reasoning_action(
