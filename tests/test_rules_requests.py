@@ -223,7 +223,7 @@ def test_gemini_property_ordering_is_carried_or_reported() -> None:
     request = providers.get("gemini").parse_full_request(gemini)
     tool = request.tools[0]
     assert tool.parameters["propertyOrdering"] == ["b", "a"]
-    body, events = render("gemini", gemini, "anthropic", max_tokens=10)
+    body, _ = render("gemini", gemini, "anthropic", max_tokens=10)
     assert body["tools"][0]["input_schema"]["propertyOrdering"] == ["b", "a"]
     # OpenAI's strict mode takes no such keyword: removed, reported.
     strict = attrs.evolve(request, tools=(attrs.evolve(tool, strict=True),))
