@@ -281,6 +281,7 @@ def test_the_hard_cases_read_into_neutral_fields() -> None:
             "type": "object",
             "properties": {"city": {"type": ["string", "null"]}},
             "required": ["city"],
+            "propertyOrdering": ["city"],
         },
         extras={
             NAME: {
@@ -553,6 +554,7 @@ def test_an_openapi_schema_reads_back_as_json_schema_for_other_formats() -> None
         "type": "object",
         "properties": {"city": {"type": ["string", "null"]}},
         "required": ["city"],
+        "propertyOrdering": ["city"],  # carried: an annotation JSON Schema keeps
     }
 
 
@@ -640,8 +642,7 @@ def test_settings_from_another_format_are_held_to_gemini_limits() -> None:
     )
     body, events = render(request, model="gemini-2.5-flash")
     sdk_accepts(body)
-    assert body == {
-        "model": "gemini-2.5-flash",
+    assert body == {  # the model goes in the URL, named in the report
         "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
         "generationConfig": {
             "temperature": 2.0,
@@ -652,12 +653,14 @@ def test_settings_from_another_format_are_held_to_gemini_limits() -> None:
         "serviceTier": "standard",
     }
     assert [(e.kind, e.where) for e in events] == [
+        ("moved", "model"),
         ("approximated", "generation.temperature"),
         ("approximated", "generation.stop"),
         ("approximated", "service_tier"),
         ("dropped", "user"),
         ("dropped", "stream"),
     ]
+    assert "gemini-2.5-flash" in events[0].detail
 
 
 def test_provider_tools_stay_with_their_provider() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from canisters import ProviderError, providers
+from canisters import Conversation, Document, ProviderError, Text, User, providers
 
 from .requests_support import SDK_ACCEPTS
 
@@ -157,3 +157,37 @@ def test_events_after_a_message_left_out_name_the_canister_where_it_stood() -> N
         "openai-chat", body, "anthropic", max_tokens=10, unsupported="drop"
     )
     assert "canister 6 (user), part 0 (audio)" in {event.where for event in events}
+
+
+def user_texts(body: dict[str, Any], target: str) -> list[str]:
+    """The texts of the first user message or turn of a rendered request."""
+    if target == "gemini":
+        return [part["text"] for part in body["contents"][0]["parts"]]
+    if target == "ollama":
+        return body["messages"][0]["content"].split("\n")
+    first = (body.get("input") or body.get("messages"))[0]["content"]
+    return [part["text"] for part in first]
+
+
+@pytest.mark.parametrize(
+    "target", ["openai-chat", "openai-responses", "gemini", "ollama"]
+)
+def test_a_document_title_leads_its_content_where_there_are_no_documents(
+    target: str,
+) -> None:
+    conversation = Conversation(
+        [Document((Text("Sales rose."),), title="Q3 report"), User("summarize")]
+    )
+    report = providers.Report()
+    body = providers.get(target).render_request(conversation, report=report)
+    assert user_texts(body, target)[:2] == ["Document: Q3 report", "Sales rose."]
+    assert [(e.kind, e.where) for e in report.events] == [
+        ("downgraded", "canister 0 (document)")
+    ]
+    assert "title" in report.events[0].detail
+
+
+def test_anthropic_keeps_a_document_title_as_its_own() -> None:
+    conversation = Conversation([Document((Text("Sales rose."),), title="Q3 report")])
+    body = providers.get("anthropic").render_request(conversation)
+    assert body["messages"][0]["content"][0]["title"] == "Q3 report"

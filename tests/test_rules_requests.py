@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 import pytest
 
-from canisters import UnsupportedContent, providers
+from canisters import CacheConfig, Request, UnsupportedContent, User, providers
 
 from .requests_support import SDK_ACCEPTS
 
@@ -159,3 +159,81 @@ def test_a_level_off_the_scale_is_left_out_and_reported() -> None:
     )
     assert "reasoning_effort" not in body
     assert "reasoning.effort" in where(events, "dropped")
+
+
+def test_gemini_bodies_leave_the_model_to_the_url_and_name_it_in_the_report() -> None:
+    body, events = render(
+        "openai-chat", chat_effort("low"), "gemini", unsupported="drop"
+    )
+    assert "model" not in body
+    moved = [event for event in events if event.where == "model"]
+    assert [event.kind for event in moved] == ["moved"]
+    assert "models/m:generateContent" in moved[0].detail
+    # The model= option too; nothing refused for it under unsupported="error".
+    request = providers.get("openai-chat").parse_full_request(
+        {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    )
+    report = providers.Report()
+    strict = providers.get("gemini").render_full_request(
+        request, model="gemini-2.5-flash", report=report
+    )
+    assert "model" not in strict
+    assert "gemini-2.5-flash" in report.events[0].detail
+
+
+def test_a_gemini_body_that_names_its_model_gets_it_back() -> None:
+    body = {"model": "gemini-2.5-flash", "contents": [{"parts": [{"text": "hi"}]}]}
+    gemini = providers.get("gemini")
+    assert gemini.render_full_request(gemini.parse_full_request(body)) == body
+
+
+@pytest.mark.parametrize("target", ["openai-chat", "openai-responses"])
+def test_openai_formats_check_retention_and_metadata_values(target: str) -> None:
+    request = Request(
+        [User("hi")],
+        model="m",
+        cache=CacheConfig("k", "1h"),
+        metadata={"run": "7", "attempt": 2},
+    )
+    report = providers.Report()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", providers.FidelityWarning)
+        body = providers.get(target).render_full_request(
+            request, unsupported="drop", report=report
+        )
+    assert body["prompt_cache_key"] == "k"
+    assert "prompt_cache_retention" not in body
+    assert body["metadata"] == {"run": "7"}
+    assert {"cache.retention", "metadata.attempt"} <= where(report.events, "dropped")
+    SDK_ACCEPTS[target](body)
+    with pytest.raises(UnsupportedContent, match="retention"):
+        providers.get(target).render_full_request(request)
+
+
+def test_gemini_property_ordering_is_carried_or_reported() -> None:
+    schema = {
+        "type": "OBJECT",
+        "properties": {"b": {"type": "STRING"}, "a": {"type": "STRING"}},
+        "propertyOrdering": ["b", "a"],
+    }
+    gemini = {
+        "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+        "tools": [{"functionDeclarations": [{"name": "f", "parameters": schema}]}],
+    }
+    request = providers.get("gemini").parse_full_request(gemini)
+    tool = request.tools[0]
+    assert tool.parameters["propertyOrdering"] == ["b", "a"]
+    body, _ = render("gemini", gemini, "anthropic", max_tokens=10)
+    assert body["tools"][0]["input_schema"]["propertyOrdering"] == ["b", "a"]
+    # OpenAI's strict mode takes no such keyword: removed, reported.
+    strict = attrs.evolve(request, tools=(attrs.evolve(tool, strict=True),))
+    report = providers.Report()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", providers.FidelityWarning)
+        chat = providers.get("openai-chat").render_full_request(
+            strict, unsupported="drop", report=report
+        )
+    assert "propertyOrdering" not in chat["tools"][0]["function"]["parameters"]
+    assert "tools[0].parameters.propertyOrdering" in where(
+        report.events, "approximated"
+    )

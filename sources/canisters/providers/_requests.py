@@ -131,6 +131,9 @@ __all__ = [
     "chat_tool_entries",
     "function_parameters",
     "new_cache_of",
+    "OPENAI_RETENTIONS",
+    "openai_metadata",
+    "render_openai_cache",
     "openai_choice",
     "openai_choice_value",
     "openai_format",
@@ -864,6 +867,48 @@ def render_service_tier(
     )
     if tier is not None:
         out[key] = tier
+
+
+OPENAI_RETENTIONS = ("in_memory", "24h")
+"""The ``prompt_cache_retention`` values OpenAI takes (Chat and Responses)."""
+
+
+def render_openai_cache(
+    request: Request, rendering: Rendering, out: dict[str, Any]
+) -> None:
+    """``prompt_cache_key`` and ``prompt_cache_retention`` (OpenAI Chat and
+    Responses spell them alike): a retention from another format that OpenAI
+    does not take is dropped, reported."""
+    if request.cache is None:
+        return
+    if request.cache.key is not None:
+        out["prompt_cache_key"] = request.cache.key
+    retention = request.cache.retention
+    if retention is not None:
+        if rendering.native or retention in OPENAI_RETENTIONS:
+            out["prompt_cache_retention"] = retention
+        else:
+            rendering.outcomes.dropped(
+                "cache.retention", f"{retention!r} is not a retention OpenAI takes"
+            )
+
+
+def openai_metadata(
+    metadata: Mapping[str, Any], rendering: Rendering
+) -> dict[str, Any]:
+    """The ``metadata`` sent to OpenAI (Chat and Responses), which takes string
+    values only: another format's others are dropped, reported."""
+    if rendering.native:
+        return dict(metadata)
+    sent: dict[str, Any] = {}
+    for key, value in metadata.items():
+        if isinstance(value, str):
+            sent[key] = value
+        else:
+            rendering.outcomes.dropped(
+                f"metadata.{key}", "OpenAI metadata takes string values only"
+            )
+    return sent
 
 
 _STRICT = "OpenAI strict mode"

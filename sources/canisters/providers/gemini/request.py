@@ -484,9 +484,18 @@ def render_settings(request: Request, rendering: Rendering) -> dict[str, Any]:
         name = path.rpartition(".")[2]
         return _snake(name) if path in snake else name
 
-    if rendering.model is not None:
-        out["model"] = rendering.model
     outcomes = rendering.outcomes
+    if rendering.model is not None:
+        if rendering.native and request.model is not None:
+            out["model"] = rendering.model  # a body that had one, as it came
+        else:
+            # Rule of the API: the model is in the URL
+            # (models/{model}:generateContent), the SDK's model argument.
+            outcomes.moved(
+                "model",
+                f"{rendering.model!r} goes in the URL (models/{rendering.model}"
+                ":generateContent) or as the SDK's model argument, not in the body",
+            )
     native = rendering.native
     tools = list(rendering.tools)
     choice = request.tool_choice

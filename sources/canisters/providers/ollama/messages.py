@@ -53,6 +53,7 @@ from .._common import (
     rest,
     synthesize_id,
 )
+from .._rules import documents
 
 __all__ = ["NAME", "REQUEST_FIELDS", "parse_request", "render_request"]
 
@@ -555,11 +556,8 @@ class _Renderer:
                     positions = common.positions(conversation)
                 index = positions[canister.id]
                 if role is DOCUMENT:
-                    self.options.note(
-                        "downgraded",
-                        NAME,
-                        common.describe(index, canister),
-                        "document sent as user",
+                    canister = documents.as_user_content(
+                        canister, self.options, NAME, common.describe(index, canister)
                     )
                 self.parts(canister, index, message)
             if role is RESULT:

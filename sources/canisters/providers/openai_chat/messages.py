@@ -34,7 +34,7 @@ from .._common import (
     new_user,
     plain_text,
 )
-from .._rules import kept, media
+from .._rules import documents, kept, media
 
 NAME = "openai-chat"
 """The provider name."""
@@ -735,17 +735,12 @@ def _render_plain(
     renderer: _Renderer, index: int, canister: Canister, wire: str
 ) -> dict[str, Any]:
     extras = mine(canister, NAME)
-    parts = canister.content  # type: ignore[attr-defined]
-    rendered = []
-    if canister.role is Role.Document and canister.title:  # type: ignore[attr-defined]
-        rendered.append({"type": "text", "text": f"Document: {canister.title}"})  # type: ignore[attr-defined]
-        renderer.options.note(
-            "downgraded",
-            NAME,
-            common.describe(index, canister),
-            "document sent as a user message",
+    if canister.role is Role.Document:
+        canister = documents.as_user_content(
+            canister, renderer.options, NAME, common.describe(index, canister)
         )
-    rendered.extend(renderer.parts(index, canister, parts, wire))
+    parts = canister.content  # type: ignore[attr-defined]
+    rendered = renderer.parts(index, canister, parts, wire)
     role = extras.get("role") or wire
     message: dict[str, Any] = {"role": role}
     default = _default_form(parts, wire)

@@ -69,7 +69,9 @@ from .._requests import (
     openai_choice,
     openai_choice_value,
     openai_format,
+    openai_metadata,
     own_extras,
+    render_openai_cache,
     render_service_tier,
     tool_choice_names,
     with_parallel,
@@ -318,15 +320,11 @@ def render_settings(request: Request, rendering: Rendering) -> dict[str, Any]:
         _render_generation(request.generation, rendering, out)
     if request.reasoning is not None:
         _render_reasoning(request.reasoning, rendering, out)
-    if request.cache is not None:
-        if request.cache.key is not None:
-            out["prompt_cache_key"] = request.cache.key
-        if request.cache.retention is not None:
-            out["prompt_cache_retention"] = request.cache.retention
+    render_openai_cache(request, rendering, out)
     if request.user is not None:
         out["user"] = request.user
     if request.metadata is not None:
-        out["metadata"] = dict(request.metadata)
+        out["metadata"] = openai_metadata(request.metadata, rendering)
     render_service_tier(request, rendering, out)
     if request.stream is not None:
         out["stream"] = request.stream

@@ -53,7 +53,7 @@ from .._common import (
     rest,
     synthesize_id,
 )
-from .._rules import kept, media
+from .._rules import documents, kept, media
 
 __all__ = [
     "NAME",
@@ -923,18 +923,15 @@ class _Renderer:
                         item.update(extras.get("item", {}))
                         items.append(item)
                         continue
-                    self.options.note(
-                        "downgraded",
-                        NAME,
-                        describe(index, canister),
-                        "document sent as user",
+                    canister = documents.as_user_content(
+                        canister, self.options, NAME, describe(index, canister)
                     )
                     items.append(
                         self.message(
                             "user",
                             canister,
                             index,
-                            list(enumerate(document.content)),
+                            list(enumerate(canister.content)),
                             {},
                         )
                     )

@@ -74,7 +74,9 @@ from .._requests import (
     openai_choice,
     openai_choice_value,
     openai_format,
+    openai_metadata,
     own_extras,
+    render_openai_cache,
     render_service_tier,
     tool_choice_names,
     with_parallel,
@@ -314,22 +316,11 @@ def render_settings(request: Request, rendering: Rendering) -> dict[str, Any]:
     _render_generation(request.generation, rendering, out)
     if request.reasoning is not None:
         _render_reasoning(request.reasoning, rendering, out)
-    if request.cache is not None:
-        if request.cache.key is not None:
-            out["prompt_cache_key"] = request.cache.key
-        retention = request.cache.retention
-        if retention is not None:
-            if rendering.native or retention in _RETENTIONS:
-                out["prompt_cache_retention"] = retention
-            else:
-                rendering.outcomes.dropped(
-                    "cache.retention",
-                    f"{retention!r} is not a retention Responses takes",
-                )
+    render_openai_cache(request, rendering, out)
     if request.user is not None:
         out["user"] = request.user
     if request.metadata is not None:
-        out["metadata"] = _metadata(request.metadata, rendering)
+        out["metadata"] = openai_metadata(request.metadata, rendering)
     render_service_tier(request, rendering, out)
     if request.stream is not None:
         out["stream"] = request.stream
@@ -345,25 +336,8 @@ def render_settings(request: Request, rendering: Rendering) -> dict[str, Any]:
     return out
 
 
-_RETENTIONS = ("in_memory", "24h")
 _EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 _OBJECTS = ("text", "reasoning")  # read in part; the rest kept under their key
-
-
-def _metadata(metadata: Mapping[str, Any], rendering: Rendering) -> dict[str, Any]:
-    """The metadata sent: Responses takes string values only (another
-    format's others are dropped, reported)."""
-    if rendering.native:
-        return dict(metadata)
-    sent: dict[str, Any] = {}
-    for key, value in metadata.items():
-        if isinstance(value, str):
-            sent[key] = value
-        else:
-            rendering.outcomes.dropped(
-                f"metadata.{key}", "Responses metadata takes string values only"
-            )
-    return sent
 
 
 def _function_entry(tool: Tool, rendering: Rendering) -> dict[str, Any]:
