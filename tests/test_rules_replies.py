@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from canisters import providers
+from canisters import UnsupportedContent, providers
 
 BLOCKED = {
     "promptFeedback": {"blockReason": "PROHIBITED_CONTENT"},
@@ -17,10 +17,13 @@ BLOCKED = {
 }
 
 
-def render(source: str, body: dict[str, Any], target: str) -> tuple[Any, list[Any]]:
+def render(
+    source: str, body: dict[str, Any], target: str, **options: Any
+) -> tuple[Any, list[Any]]:
     reply = providers.get(source).parse_response(body)
     report = providers.Report()
-    return providers.get(target).render_response(reply, report=report), report.events
+    rendered = providers.get(target).render_response(reply, report=report, **options)
+    return rendered, report.events
 
 
 def finish(target: str, body: dict[str, Any]) -> Any:
@@ -162,7 +165,11 @@ SEARCHED = {
 def test_anthropic_server_tool_blocks_are_reported_in_other_replies(
     target: str,
 ) -> None:
-    body, events = render("anthropic", SEARCHED, target)
+    # They hold what the search found: refused unless told otherwise.
+    with pytest.raises(UnsupportedContent, match="server_tool_use"):
+        render("anthropic", SEARCHED, target)
+    with pytest.warns(providers.FidelityWarning):
+        body, events = render("anthropic", SEARCHED, target, unsupported="drop")
     assert "Sunny." in str(body) and "srvtoolu_1" not in str(body)
     dropped = [e for e in events if e.kind == "dropped"]
     assert len(dropped) == 1
