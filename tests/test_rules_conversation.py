@@ -8,7 +8,16 @@ from typing import Any
 
 import pytest
 
-from canisters import Conversation, Document, ProviderError, Text, User, providers
+from canisters import (
+    Assistant,
+    Conversation,
+    Document,
+    ProviderError,
+    Reasoning,
+    Text,
+    User,
+    providers,
+)
 
 from .requests_support import SDK_ACCEPTS
 
@@ -191,3 +200,20 @@ def test_anthropic_keeps_a_document_title_as_its_own() -> None:
     conversation = Conversation([Document((Text("Sales rose."),), title="Q3 report")])
     body = providers.get("anthropic").render_request(conversation)
     assert body["messages"][0]["content"][0]["title"] == "Q3 report"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_reasoning_sent_as_text_is_spelled_alike_everywhere(target: str) -> None:
+    # Signed by another provider: no target but that one takes it back.
+    thought = Reasoning("the user wants a haiku", signature="sig", provider="other")
+    conversation = Conversation(
+        [User("write"), Assistant((thought, Text("Here it is."))), User("again")]
+    )
+    report = providers.Report()
+    body = providers.get(target).render_request(
+        conversation, reasoning="text", report=report
+    )
+    assert "<think>\nthe user wants a haiku\n</think>" in str(body).replace("\\n", "\n")
+    assert [(e.kind, e.detail) for e in report.events] == [
+        ("downgraded", "reasoning sent as text")
+    ]

@@ -42,7 +42,7 @@ from .._common import (
     new_user,
     plain_text,
 )
-from .._rules import kept
+from .._rules import kept, thinking
 
 __all__ = ["NAME", "parse_request", "render_request"]
 
@@ -978,7 +978,7 @@ class _Renderer:
                     **block,
                 }
             if action == "text":
-                return {"type": "text", "text": part.text}  # type: ignore[attr-defined]
+                return {"type": "text", "text": thinking.as_text(part)}
             return None
         if wire != "user":
             # Rule: assistant turns and the system prompt hold text only.

@@ -34,7 +34,7 @@ from .._common import (
     new_user,
     plain_text,
 )
-from .._rules import documents, kept, media
+from .._rules import documents, kept, media, thinking
 
 NAME = "openai-chat"
 """The provider name."""
@@ -523,7 +523,7 @@ class _Renderer:
                 part, NAME, self.options, where, native=False
             )
             if action == "text":
-                return {"type": "text", "text": f"<think>\n{part.text}\n</think>"}  # type: ignore[attr-defined]
+                return {"type": "text", "text": thinking.as_text(part)}
             return None
         if wire != "user":
             # Rule: system, assistant and tool messages take text parts only.
