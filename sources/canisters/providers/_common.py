@@ -70,6 +70,7 @@ from ..serialization import (
     _paused,
 )
 from ._rules.capabilities import Capabilities
+from ._rules.ids import SAFE_CHARACTERS, fit_id
 from ._rules.outcomes import FidelityWarning
 from ._rules.policy import apply_policy
 from ._rules.reasoning import ReasoningTable
@@ -1072,7 +1073,7 @@ def sanitize_tool_id(value: str) -> str:
         return value
     if value and _UNSAFE_ID.search(value) is None:
         return value
-    return _UNSAFE_ID.sub("_", value) or "call_"
+    return fit_id(value, SAFE_CHARACTERS)
 
 
 def render_tool_id(
