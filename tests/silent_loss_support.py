@@ -6,29 +6,35 @@ a user would (``parse_full_request`` / ``render_full_request`` for requests,
 ``render_error`` for error bodies), under ``unsupported="drop"``, giving the
 target body and the report's events. Then every key path of the input, at every
 depth, is probed: the key is deleted, and its value changed (a string gets a
-character more, a number one more, a boolean flipped, a null becomes a string),
-and the body is translated again. A key whose every accepted change leaves both
-the target body and the report exactly as they were is lost silently: nothing
-of it reached the target, and the report does not name it. A change the source
-format refuses (a required key, a value out of its enumeration) proves the key
-is read; when every change is refused the key is counted as required.
+character in its middle, a number one more, a boolean flipped, a null becomes
+a string), and the body is translated again. A change the source format refuses
+(a required key, a value out of its enumeration) proves the key is read. A key
+is lost silently when another value of it is taken and leaves both the target
+body and the report exactly as they were: nothing of it reached the target, and
+the report does not name it. (A key whose only value the format fixes, as
+OpenAI's ``"type": "function"``, says no more than its absence.)
 
 This is how "carried with the same meaning, or named in the report" is checked
 without a map between the input's key paths and the report's words: a carried
-key moves the output, a reported one moves the report. A key the report names
-(deleting it takes away an event whose place or detail says its name, as
-``extras.gemini.body.toolConfig`` does) answers for every key within it. A key
-holding an object or a list answers through the keys within it (deleting an
-object equal to the format's default changes nothing), and one holding an empty
-object or list says nothing either way. Keys of one shape are
-probed once per body (list indexes are ``*`` in a key pattern:
-``messages.*.content.*.image_url.detail``), which bounds the walk; every body is
-walked into every other format. Values that differ between two translations of
-the same body (ids made up for a reply) are set aside before comparing.
+key moves the output, a reported one moves the report. What the report names
+answers for every key within it: a key whose deletion takes away a mention of
+its name (``extras.gemini.body.toolConfig``), an element of a list whose
+deletion takes away a mention of its type (``server_tool_use``) or a part the
+report speaks of (``canister 1 (user), part 2 (audio)``). A key holding an
+object or a list answers through the keys within it (deleting an object equal
+to the format's default changes nothing); an empty one says nothing either way.
+
+Keys of one shape are probed once per body, which bounds the walk: a pattern
+writes list indexes as ``*``, with the element's type where it has one
+(``messages.*.content.*[image_url].image_url.detail``). Every body is walked
+into every other format. Values that differ between two translations of the
+same body (ids made up for a reply, the time a reply is written) are set aside
+before comparing.
 
 ``python -m tests.silent_loss_support`` (from the repository root) rewrites
 ``tests/data/silent-losses-open.json``: the key patterns lost silently today,
-per body and target, which the test allows and nothing more.
+per body and target, and the events let through under ``unsupported="error"``,
+which the test allows and nothing more.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -120,18 +127,45 @@ def translate(
 
 
 def keys(value: Any, prefix: Key = ()) -> Iterator[Key]:
-    """Every key path of ``value``, parents before children."""
+    """Every key path of ``value``, parents before children, and the path of
+    every element of a list."""
     if isinstance(value, dict):
         for key, item in value.items():
             yield (*prefix, key)
             yield from keys(item, (*prefix, key))
     elif isinstance(value, list):
         for index, item in enumerate(value):
+            yield (*prefix, index)
             yield from keys(item, (*prefix, index))
 
 
-def pattern(key: Key) -> str:
-    return ".".join("*" if isinstance(step, int) else str(step) for step in key)
+def _name(value: Any, step: str | int) -> str | None:
+    """What the report would call the key ``step`` of ``value``: its name, or
+    for an element of a list the ``type`` it has (``None``: it has none)."""
+    if isinstance(step, str):
+        return step
+    item = value[step]
+    kind = item.get("type") if isinstance(item, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+def pattern(body: Any, key: Key) -> str:
+    """The shape of ``key``: list indexes as ``*``, with the element's type
+    where it has one (``messages.*.content.*[image_url].image_url.detail``)."""
+    text = ""
+    for step in key:
+        if isinstance(step, int):
+            name = _name(body, step)
+            text += ".*" if name is None else f".*[{name}]"
+        else:
+            text += f".{step}"
+        body = body[step]
+    return text[1:]
+
+
+def patterns(body: Any) -> set[str]:
+    """The shapes the walk probes in ``body``."""
+    return {pattern(body, key) for key in keys(body)}
 
 
 def _at(value: Any, key: Key) -> Any:
@@ -153,7 +187,9 @@ def changes(body: Any, key: Key) -> Iterator[Any]:
     elif isinstance(value, float):
         other = value / 2 + 0.25
     elif isinstance(value, str):
-        other = value + "x"
+        # Inside, not at the end: a base64 payload's end may be padding a
+        # lenient decoder skips.
+        other = value[: len(value) // 2] + "x" + value[len(value) // 2 :]
     elif value is None:
         other = "x"
     else:
@@ -189,48 +225,100 @@ def walk(kind: str, source: str, target: str, body: Any) -> tuple[set[str], int]
     patterns were probed. A translation failing with anything but the library's
     own exception fails the walk."""
     first = translate(kind, source, target, body)
+    second = int(time.time())
     again = translate(kind, source, target, body)
     assert again[1] == first[1], "the report differs between two translations"
     varies = set(_differences(first[0], again[0]))
     base = (_masked(first[0], varies), first[1])
+
+    def differs(out: Any, events: tuple[Any, ...]) -> bool:
+        nonlocal base, second
+        if (_masked(out, varies), events) == base:
+            return False
+        if events == base[1] and int(time.time()) != second:
+            # A clock second passed: a time the renderer writes (a reply's
+            # created_at) may be all that moved.
+            second = int(time.time())
+            varies.update(
+                _differences(first[0], translate(kind, source, target, body)[0])
+            )
+            base = (_masked(first[0], varies), first[1])
+            return (_masked(out, varies), events) != base
+        return True
+
     silent: set[str] = set()
     named: set[Key] = set()
     seen: set[str] = set()
     for key in keys(body):
-        shape = pattern(key)
+        shape = pattern(body, key)
         if shape in seen:
             continue
         seen.add(shape)
-        value = _at(body, key)
-        if value in ({}, []):
-            continue  # an empty object or list says nothing, present or not
         if any(key[:depth] in named for depth in range(1, len(key))):
             continue  # within a key the report names
-        accepted = 0
-        for changed in changes(body, key):
+        value = _at(body, key)
+        name = _name(_at(body, key[:-1]), key[-1])
+        if isinstance(key[-1], int):
+            # An element of a list: named by the report, or answered for by
+            # the keys within it.
+            if name is not None and _named(
+                body, key, name, base[1], kind, (source, target)
+            ):
+                named.add(key)
+            continue
+        if value in ({}, []):
+            continue  # an empty object or list says nothing, present or not
+        changed_value = False  # another value of the key was taken
+        for number, changed in enumerate(changes(body, key)):
             try:
                 out, events = translate(kind, source, target, changed)
             except CanistersError:
                 continue
-            accepted += 1
-            if events != base[1] and _names(key[-1], base[1], events):
+            changed_value = changed_value or number > 0
+            if name is not None and _fewer(name, base[1], events):
                 named.add(key)
-            if (_masked(out, varies), events) != base:
+            if differs(out, events):
                 break
         else:
-            # Lost, unless the key holds others, which then answer for it (an
-            # object equal to the format's default, deleted, changes nothing).
-            if accepted and not isinstance(value, (dict, list)):
+            # Lost when another value of it was taken and changed nothing. A
+            # key whose value the format fixes (OpenAI's "type": "function")
+            # says nothing more than its absence; one holding others is
+            # answered for by them.
+            if changed_value:
                 silent.add(shape)
     return silent, len(seen)
 
 
-def _names(step: str | int, before: tuple[Any, ...], after: tuple[Any, ...]) -> bool:
-    """Whether an event of ``before`` missing from ``after`` names ``step``."""
-    if isinstance(step, int):
+def _named(
+    body: Any,
+    key: Key,
+    name: str,
+    before: tuple[Any, ...],
+    kind: str,
+    direction: tuple[str, str],
+) -> bool:
+    """Whether the report (``before``) names the element at ``key`` (by its
+    type)."""
+    source, target = direction
+    changed = copy.deepcopy(body)
+    del _at(changed, key[:-1])[key[-1]]
+    try:
+        after = translate(kind, source, target, changed)[1]
+    except CanistersError:
         return False
-    gone = [event for event in before if event not in after]
-    return any(step in f"{event[1]} {event[2]}" for event in gone)
+    # By its type, or as a part the report speaks of (which it calls by the
+    # neutral kind: Anthropic's "thinking" block is a "part 1 (reasoning)").
+    return _fewer(name, before, after) or _fewer(", part ", before, after)
+
+
+def _fewer(name: str, before: tuple[Any, ...], after: tuple[Any, ...]) -> bool:
+    """Whether the report mentions ``name`` fewer times in ``after``: deleting
+    the key took away what the report said of it."""
+
+    def count(events: tuple[Any, ...]) -> int:
+        return sum(f"{event[1]} {event[2]}".count(name) for event in events)
+
+    return count(after) < count(before)
 
 
 def not_refused(kind: str, source: str, target: str, body: Any) -> list[str]:

@@ -609,7 +609,8 @@ def view_(
     with open_store(location, read_only=True, blobs=blobs) as opened:
 
         def ready(url: str) -> None:
-            click.echo(f"serving {location} at {url} (read-only; Ctrl-C stops)")
+            shown = printable(viewer.shown_location(location))
+            click.echo(f"serving {shown} at {url} (read-only; Ctrl-C stops)")
 
         viewer.serve(
             opened,

@@ -161,7 +161,7 @@ def effort_within(
     levels), else the level of the model's closest to it through ``table``:
     the smallest covering the level's budget (approximated); for a level the
     table does not know (``"none"``, ``"max"``) or levels it has none of, the
-    nearest on the scale of levels (:func:`.levels.nearest_level`)."""
+    nearest on the scale of levels (``levels.nearest_level``)."""
     levels = capabilities.efforts
     if not levels or effort in levels:
         return effort

@@ -20,7 +20,12 @@ Provider-only fields ride in ``extras["anthropic"]``:
 from __future__ import annotations
 
 from .._base import BaseNormalizer
-from . import messages, request, response
+from . import (
+    fast,  # noqa: F401  (registers the one-pass paths with messages)
+    messages,
+    request,
+    response,
+)
 from .errors import DIALECT
 from .messages import NAME
 from .stream import AnthropicAccumulator
@@ -48,8 +53,3 @@ class Anthropic(BaseNormalizer):
 
 NORMALIZER = Anthropic()
 """The registered instance."""
-
-# The functions the tests read from this path.
-parse_request = NORMALIZER.parse_request
-_parse_request = messages.parse_request
-_render_request = messages.render_request

@@ -23,7 +23,12 @@ The package holds a module per concern: ``messages`` (the conversation),
 from __future__ import annotations
 
 from .._base import BaseNormalizer
-from . import messages, request, response
+from . import (
+    fast,  # noqa: F401  (registers the one-pass paths with messages)
+    messages,
+    request,
+    response,
+)
 from .errors import DIALECT
 from .messages import NAME
 from .messages import REQUEST_FIELDS as REQUEST_FIELDS
@@ -52,7 +57,3 @@ class GeminiNormalizer(BaseNormalizer):
 
 NORMALIZER = GeminiNormalizer()
 """The registered instance."""
-
-# What the tests read from this path.
-_parse_request = messages.parse_request
-_render_request = messages.render_request

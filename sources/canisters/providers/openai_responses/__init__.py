@@ -31,7 +31,6 @@ from .errors import DIALECT
 from .messages import NAME
 from .messages import REQUEST_FIELDS as REQUEST_FIELDS
 from .messages import RESPONSE_FIELDS as RESPONSE_FIELDS
-from .messages import _Parser as _Parser
 from .stream import OpenAIResponsesAccumulator
 
 __all__ = ["NAME", "NORMALIZER", "OpenAIResponses", "OpenAIResponsesAccumulator"]
@@ -56,7 +55,3 @@ class OpenAIResponses(BaseNormalizer):
 
 NORMALIZER = OpenAIResponses()
 """The registered instance."""
-
-# What the tests read from this path.
-_parse_request = messages.parse_request
-_render_request = messages.render_request
