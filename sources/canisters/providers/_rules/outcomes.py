@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .policy import FidelityWarning, apply_policy
+from .policy import apply_policy
+from .warning import FidelityWarning as FidelityWarning
 
 if TYPE_CHECKING:
     from .._common import Options
 
-__all__ = ["FidelityWarning", "Outcomes"]
+__all__ = ["Outcomes"]
 
 
 class Outcomes:
