@@ -3,7 +3,7 @@
 What a translation cannot carry exactly follows the ``unsupported=`` option of
 the call: ``"error"`` (the default) raises
 :class:`~canisters.UnsupportedContent` naming what and why; ``"drop"`` leaves
-it out, warns :class:`~.outcomes.FidelityWarning` and reports it;
+it out, warns :class:`~canisters.providers.FidelityWarning` and reports it;
 ``"placeholder"`` puts a text marker in the place of content (for a request
 field, which has no place for text, it drops as ``"drop"`` does). A value sent
 changed (approximated, or settled in a conflict) is refused under
@@ -15,9 +15,10 @@ changed (approximated, or settled in a conflict) is refused under
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...exceptions import UnsupportedContent
+from .warning import FidelityWarning
 
 if TYPE_CHECKING:
     from .._common import Options
@@ -57,14 +58,8 @@ def apply_policy(
         return f"[{where.rsplit('(', 1)[-1].rstrip(')')} omitted: {reason}]"
     warnings.warn(
         f"{provider}: dropped {refused_as or where}: {reason}",
-        _warning(),
+        FidelityWarning,
         stacklevel=stacklevel + 1,
     )
     options.note("dropped", provider, where, reason)
     return None
-
-
-def _warning() -> Any:
-    from .outcomes import FidelityWarning
-
-    return FidelityWarning
