@@ -115,6 +115,7 @@ from ._pairing import (
     request_canisters,
     trial_options,
 )
+from ._rules.ids import SAFE_CHARACTERS, fit_id
 from ._rules.outcomes import FidelityWarning
 
 __all__ = [
@@ -477,7 +478,7 @@ def sanitize_tool_id(value: str) -> str:
         return value
     if value and _UNSAFE_ID.search(value) is None:
         return value
-    return _UNSAFE_ID.sub("_", value) or "call_"
+    return fit_id(value, SAFE_CHARACTERS)
 
 
 def render_tool_id(

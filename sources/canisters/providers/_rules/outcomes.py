@@ -4,16 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .policy import apply_policy
+from .policy import FidelityWarning, apply_policy
 
 if TYPE_CHECKING:
     from .._common import Options
 
 __all__ = ["FidelityWarning", "Outcomes"]
-
-
-class FidelityWarning(UserWarning):
-    """Warned when content is dropped under the ``"drop"`` policy."""
 
 
 class Outcomes:

@@ -15,14 +15,18 @@ changed (approximated, or settled in a conflict) is refused under
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...exceptions import UnsupportedContent
 
 if TYPE_CHECKING:
     from .._common import Options
 
-__all__ = ["apply_policy"]
+__all__ = ["FidelityWarning", "apply_policy"]
+
+
+class FidelityWarning(UserWarning):
+    """Warned when content is dropped under the ``"drop"`` policy."""
 
 
 def apply_policy(
@@ -57,14 +61,8 @@ def apply_policy(
         return f"[{where.rsplit('(', 1)[-1].rstrip(')')} omitted: {reason}]"
     warnings.warn(
         f"{provider}: dropped {refused_as or where}: {reason}",
-        _warning(),
+        FidelityWarning,
         stacklevel=stacklevel + 1,
     )
     options.note("dropped", provider, where, reason)
     return None
-
-
-def _warning() -> Any:
-    from .outcomes import FidelityWarning
-
-    return FidelityWarning

@@ -40,7 +40,7 @@ from .._common import (
     reasoning_action,
     synthesize_id,
 )
-from .._rules import documents, kept, media
+from .._rules import documents, kept, media, thinking
 
 __all__ = ["NAME", "REQUEST_FIELDS", "parse_request", "render_request"]
 
@@ -728,7 +728,7 @@ class _Renderer:
                 where = describe(index, canister, number, part)
                 action = reasoning_action(part, NAME, self.options, where, native=False)
                 if action == "text":
-                    parts.append({"text": part.text})
+                    parts.append({"text": thinking.as_text(part)})
             elif kind in ("image", "audio", "video", "file"):
                 media = self.media(part, describe(index, canister, number, part))
                 if isinstance(media, str):

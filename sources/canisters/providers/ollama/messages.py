@@ -54,6 +54,7 @@ from .._common import (
     synthesize_id,
 )
 from .._rules import documents
+from .._rules.thinking import as_text as thinking_text
 
 __all__ = ["NAME", "REQUEST_FIELDS", "parse_request", "render_request"]
 
@@ -438,7 +439,7 @@ class _Renderer:
                         part, NAME, self.options, where, native=False
                     )
                     if action == "text":
-                        texts.append(part.text)
+                        texts.append(thinking_text(part))
                 case "image":
                     data = common.media_bytes(part, self.options)
                     if data is None:

@@ -34,10 +34,13 @@ from .._common import (
     new_user,
     plain_text,
 )
-from .._rules import documents, kept, media
+from .._rules import documents, ids, kept, media, thinking
 
 NAME = "openai-chat"
 """The provider name."""
+
+# Rule of the API: a call id is at most 40 characters.
+ids.declare(NAME, ids.IdRule(max_length=40))
 
 # The wire keys kept verbatim, and the shared concepts among them: cache_control
 # (sent by clients aiming at Anthropic through a Chat gateway; OpenAI takes none)
@@ -523,7 +526,7 @@ class _Renderer:
                 part, NAME, self.options, where, native=False
             )
             if action == "text":
-                return {"type": "text", "text": f"<think>\n{part.text}\n</think>"}  # type: ignore[attr-defined]
+                return {"type": "text", "text": thinking.as_text(part)}
             return None
         if wire != "user":
             # Rule: system, assistant and tool messages take text parts only.

@@ -53,7 +53,7 @@ from .._common import (
     rest,
     synthesize_id,
 )
-from .._rules import documents, kept, media
+from .._rules import documents, kept, media, thinking
 
 __all__ = [
     "NAME",
@@ -677,7 +677,9 @@ class _Renderer:
             elif part.type == "reasoning":
                 action = reasoning_action(part, NAME, self.options, where, native=False)
                 if action == "text":
-                    rendered.append({"type": "input_text", "text": part.text})
+                    rendered.append(
+                        {"type": "input_text", "text": thinking.as_text(part)}
+                    )
             else:
                 media = self.refuse(
                     where, f"unknown part type {_excerpt(part.type)}", output=output
@@ -757,7 +759,7 @@ class _Renderer:
                 action = reasoning_action(part, NAME, self.options, where, native=False)
                 if action == "text":
                     info = {}
-                    run.append((number, Text(part.text)))
+                    run.append((number, Text(thinking.as_text(part))))
                 continue
             if "item" in part_extras:
                 close()
