@@ -370,7 +370,7 @@ def test_the_depth_bound_holds_whatever_the_body_holds(
     with pytest.raises(MalformedPayload, match="nested too deeply"):
         chat.parse_request(body=too_deep)
     with pytest.raises(MalformedPayload, match="nested too deeply"):
-        openai_chat.parse_request(body=too_deep)
+        openai_chat.NORMALIZER.parse_request(body=too_deep)
 
 
 def test_tool_call_arguments_are_held_to_their_bound() -> None:
@@ -875,12 +875,12 @@ def test_request_parsers_hold_what_they_keep_unread(name: str, position: str) ->
     module = importlib.import_module(f"canisters.providers.{name.replace('-', '_')}")
     made, keys = _KEEPING[name]
     reference = common.guarded_reading(*keys)(
-        lambda body: module._parse_request(body, fast=False)
+        lambda body: module.messages.parse_request(body, fast=False)
     )
     for levels in (10_000, common.BODY_DEPTH + 1):
         body = made(deep(levels))[position]
         with pytest.raises(MalformedPayload, match="nested too deeply") as caught:
-            module.parse_request(body)
+            module.NORMALIZER.parse_request(body)
         with pytest.raises(MalformedPayload) as expected:
             reference(body)
         assert (caught.value.path, str(caught.value)) == (
@@ -888,7 +888,9 @@ def test_request_parsers_hold_what_they_keep_unread(name: str, position: str) ->
             str(expected.value),
         )
     fits = made(deep(200))[position]
-    assert _numbered(module.parse_request(fits)) == _numbered(reference(fits))
+    assert _numbered(module.NORMALIZER.parse_request(fits)) == _numbered(
+        reference(fits)
+    )
 
 
 def _numbered(conversation: Any) -> str:
@@ -912,7 +914,9 @@ def test_anthropic_requests_tell_a_deep_body_before_a_malformed_one() -> None:
         {"role": "robot", "content": "?"},
     ]
     with pytest.raises(MalformedPayload, match="nested too deeply") as caught:
-        anthropic.parse_request({"messages": messages})
+        anthropic.NORMALIZER.parse_request({"messages": messages})
     assert caught.value.path.startswith("$.messages[0].x")
     with pytest.raises(MalformedPayload, match="unknown role"):
-        anthropic.parse_request({"messages": [messages[0] | {"x": 1}, messages[1]]})
+        anthropic.NORMALIZER.parse_request(
+            {"messages": [messages[0] | {"x": 1}, messages[1]]}
+        )

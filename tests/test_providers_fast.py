@@ -38,11 +38,11 @@ from .budget import examples
 Render = Callable[..., dict[str, Any]]
 
 FAST: dict[str, Render] = {
-    "anthropic": anthropic._render_request,
-    "gemini": gemini._render_request,
-    "ollama": ollama._render_request,
-    "openai-chat": openai_chat._render_request,
-    "openai-responses": openai_responses._render_request,
+    "anthropic": anthropic.messages.render_request,
+    "gemini": gemini.messages.render_request,
+    "ollama": ollama.messages.render_request,
+    "openai-chat": openai_chat.messages.render_request,
+    "openai-responses": openai_responses.messages.render_request,
 }
 DATA = Path(__file__).parent / "data" / "providers"
 BENCHMARKS = Path(__file__).resolve().parent.parent / ".auxiliary" / "benchmarks"
@@ -423,7 +423,7 @@ FAST_WAY = {
     "gemini": "canisters.providers.gemini.fast:_plain_contents",
     # The one-pass module, which the general one never imports.
     "openai-chat": "canisters.providers.openai_chat.fast:_render_plain_messages",
-    "openai-responses": "_Renderer.plain_items",
+    "openai-responses": "canisters.providers.openai_responses.fast:_plain_items",
 }
 
 

@@ -30,10 +30,10 @@ from .test_providers_fast import _benchmark_corpus, any_conversation
 Parse = Callable[..., Conversation]
 
 PARSE: dict[str, Parse] = {
-    "anthropic": anthropic._parse_request,
-    "ollama": ollama._parse_request,
-    "openai-chat": openai_chat._parse_request,
-    "openai-responses": openai_responses._parse_request,
+    "anthropic": anthropic.messages.parse_request,
+    "ollama": ollama.messages.parse_request,
+    "openai-chat": openai_chat.messages.parse_request,
+    "openai-responses": openai_responses.messages.parse_request,
 }
 DATA = Path(__file__).parent / "data" / "providers"
 
@@ -636,7 +636,7 @@ def test_echoed_replies_lists_and_documents_take_the_fast_way(
             },
         ]
     }
-    openai_chat._parse_request(body, fast=False)
+    openai_chat.messages.parse_request(body, fast=False)
     assert calls  # the spies see the general way
     calls.clear()
     conversation = providers.get("openai-chat").parse_request(body)
@@ -790,7 +790,7 @@ def test_ollama_common_shapes_take_the_fast_way(
     """What Ollama clients send (text, images, thinking, calls without ids,
     results named by their tool) is read the fast way; a message of another
     shape goes the general way, which still names the path of a bad value."""
-    calls = _spy(monkeypatch, ollama._Parser, "message")
+    calls = _spy(monkeypatch, ollama.messages._Parser, "message")
     body = {
         "messages": [
             {"role": "system", "content": "be brief"},
@@ -852,7 +852,7 @@ def test_responses_common_items_take_the_fast_way(
     compact arguments and their string outputs are read the fast way; an item
     of another shape goes the general way, which still names the path of a bad
     value."""
-    calls = _spy(monkeypatch, openai_responses._Parser, "item")
+    calls = _spy(monkeypatch, openai_responses.messages._Parser, "item")
     body: dict[str, Any] = {
         "instructions": "be brief",
         "input": [

@@ -339,7 +339,7 @@ def test_every_key_on_every_role_round_trips(
         message["content"] = "x"
     message[key] = value
     body = {"messages": [{"role": "user", "content": "q"}, message]}
-    general = ollama._parse_request(body, fast=False)
+    general = ollama.messages.parse_request(body, fast=False)
     for conversation in (normalizer().parse_request(body), general):
         rendered = normalizer().render_request(conversation, incomplete="keep")
         assert rendered == body
@@ -438,7 +438,7 @@ def test_only_error_text_it_writes_is_an_error() -> None:
         ]
     }
     for fast in (True, False):
-        conversation = ollama._parse_request(body, fast=fast)
+        conversation = ollama.messages.parse_request(body, fast=fast)
         first, second = conversation
         assert isinstance(first, Result) and isinstance(second, Result)
         assert first.error is not None and first.error.code == "E"

@@ -483,13 +483,13 @@ def test_a_gemini_schema_reads_back_as_json_schema() -> None:
             "unit": {"type": "string", "enum": ["C", "F"]},
             "any": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
         },
+        "propertyOrdering": ["city", "unit"],  # kept, not dropped unreported
     }
     assert {(c.path, c.action) for c in changes} == {
         ("$.properties.city.nullable", "nullable"),
         ("$.properties.city.example", "renamed"),
         ("$.properties.unit.format", "removed"),
         ("$.properties.any.nullable", "nullable"),
-        ("$.propertyOrdering", "removed"),
     }
 
 

@@ -3,12 +3,22 @@ defect found by a peer's test suite has its case here."""
 
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Any
 
 import pytest
 
-from canisters import ProviderError, providers
+from canisters import (
+    Assistant,
+    Conversation,
+    Document,
+    ProviderError,
+    Reasoning,
+    Text,
+    User,
+    providers,
+)
 
 from .requests_support import SDK_ACCEPTS
 
@@ -157,3 +167,133 @@ def test_events_after_a_message_left_out_name_the_canister_where_it_stood() -> N
         "openai-chat", body, "anthropic", max_tokens=10, unsupported="drop"
     )
     assert "canister 6 (user), part 0 (audio)" in {event.where for event in events}
+
+
+def user_texts(body: dict[str, Any], target: str) -> list[str]:
+    """The texts of the first user message or turn of a rendered request."""
+    if target == "gemini":
+        return [part["text"] for part in body["contents"][0]["parts"]]
+    if target == "ollama":
+        return body["messages"][0]["content"].split("\n")
+    first = (body.get("input") or body.get("messages"))[0]["content"]
+    return [part["text"] for part in first]
+
+
+@pytest.mark.parametrize(
+    "target", ["openai-chat", "openai-responses", "gemini", "ollama"]
+)
+def test_a_document_title_leads_its_content_where_there_are_no_documents(
+    target: str,
+) -> None:
+    conversation = Conversation(
+        [Document((Text("Sales rose."),), title="Q3 report"), User("summarize")]
+    )
+    report = providers.Report()
+    body = providers.get(target).render_request(conversation, report=report)
+    assert user_texts(body, target)[:2] == ["Document: Q3 report", "Sales rose."]
+    assert [(e.kind, e.where) for e in report.events] == [
+        ("downgraded", "canister 0 (document)")
+    ]
+    assert "title" in report.events[0].detail
+
+
+def test_anthropic_keeps_a_document_title_as_its_own() -> None:
+    conversation = Conversation([Document((Text("Sales rose."),), title="Q3 report")])
+    body = providers.get("anthropic").render_request(conversation)
+    assert body["messages"][0]["content"][0]["title"] == "Q3 report"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_reasoning_sent_as_text_is_spelled_alike_everywhere(target: str) -> None:
+    # Signed by another provider: no target but that one takes it back.
+    thought = Reasoning("the user wants a haiku", signature="sig", provider="other")
+    conversation = Conversation(
+        [User("write"), Assistant((thought, Text("Here it is."))), User("again")]
+    )
+    report = providers.Report()
+    body = providers.get(target).render_request(
+        conversation, reasoning="text", report=report
+    )
+    assert "<think>\nthe user wants a haiku\n</think>" in str(body).replace("\\n", "\n")
+    assert [(e.kind, e.detail) for e in report.events] == [
+        ("downgraded", "reasoning sent as text")
+    ]
+
+
+def gemini_calls(first: str, second: str) -> dict[str, Any]:
+    def call(identifier: str) -> dict[str, Any]:
+        return {"functionCall": {"id": identifier, "name": "f", "args": {}}}
+
+    def answer(identifier: str) -> dict[str, Any]:
+        return {"functionResponse": {"id": identifier, "name": "f", "response": {}}}
+
+    return {
+        "contents": [
+            {"role": "user", "parts": [{"text": "hi"}]},
+            {"role": "model", "parts": [call(first), call(second)]},
+            {"role": "user", "parts": [answer(second), answer(first)]},
+        ]
+    }
+
+
+def call_ids(body: dict[str, Any], target: str) -> tuple[list[str], list[str]]:
+    """The ids of the calls and of the results, in order."""
+    calls: list[str] = []
+    results: list[str] = []
+    for message in body["messages"]:
+        if target == "openai-chat":
+            calls += [call["id"] for call in message.get("tool_calls") or ()]
+            if message["role"] == "tool":
+                results.append(message["tool_call_id"])
+        elif isinstance(message["content"], list):
+            for block in message["content"]:
+                if block["type"] == "tool_use":
+                    calls.append(block["id"])
+                elif block["type"] == "tool_result":
+                    results.append(block["tool_use_id"])
+    return calls, results
+
+
+@pytest.mark.parametrize("target", ["openai-chat", "anthropic"])
+def test_call_ids_are_fitted_to_the_target_and_still_pair(target: str) -> None:
+    # Too long for OpenAI (40), characters Anthropic refuses, and two ids that
+    # the character rule alone would make one.
+    first, second = "fn.call/" + "x" * 40, "fn_call_" + "x" * 40
+    body, events = render("gemini", gemini_calls(first, second), target, max_tokens=9)
+    calls, results = call_ids(body, target)
+    assert len(set(calls)) == 2 and sorted(results) == sorted(calls)
+    assert calls[0] != first
+    if target == "openai-chat":
+        assert all(len(identifier) <= 40 for identifier in calls)
+    else:
+        assert all(re.fullmatch(r"[A-Za-z0-9_-]+", identifier) for identifier in calls)
+    rewritten = [e for e in events if "tool-call id" in e.detail]
+    assert {e.kind for e in rewritten} == {"synthesized"} and rewritten
+    SDK_ACCEPTS[target]({"model": "m", **body})
+    # The same request gives the same ids.
+    again, _ = render("gemini", gemini_calls(first, second), target, max_tokens=9)
+    assert call_ids(again, target) == (calls, results)
+
+
+def test_ids_of_the_same_format_go_back_as_they_came() -> None:
+    long = "call_" + "y" * 60
+    chat = {
+        "model": "m",
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": long,
+                        "type": "function",
+                        "function": {"name": "f", "arguments": "{}"},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": long, "content": "ok"},
+        ],
+    }
+    normalizer = providers.get("openai-chat")
+    assert normalizer.render_full_request(normalizer.parse_full_request(chat)) == chat

@@ -4,11 +4,12 @@ provider's elements reported, not dropped silently."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import pytest
 
-from canisters import providers
+from canisters import UnsupportedContent, providers
 
 BLOCKED = {
     "promptFeedback": {"blockReason": "PROHIBITED_CONTENT"},
@@ -17,10 +18,17 @@ BLOCKED = {
 }
 
 
-def render(source: str, body: dict[str, Any], target: str) -> tuple[Any, list[Any]]:
+def render(
+    source: str, body: dict[str, Any], target: str, unsupported: str = "drop"
+) -> tuple[Any, list[Any]]:
     reply = providers.get(source).parse_response(body)
     report = providers.Report()
-    return providers.get(target).render_response(reply, report=report), report.events
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", providers.FidelityWarning)
+        rendered = providers.get(target).render_response(
+            reply, report=report, unsupported=unsupported
+        )
+    return rendered, report.events
 
 
 def finish(target: str, body: dict[str, Any]) -> Any:
@@ -56,6 +64,12 @@ def test_a_blocked_gemini_prompt_is_not_a_stop(
 ) -> None:
     body, events = render("gemini", BLOCKED, target)
     assert finish(target, body) == expected
+    if approximated:  # not exact: refused under the default policy
+        with pytest.raises(UnsupportedContent, match="finish_reason"):
+            render("gemini", BLOCKED, target, unsupported="error")
+    else:
+        strict, _ = render("gemini", BLOCKED, target, unsupported="error")
+        assert finish(target, strict) == expected
     assert (
         ("approximated", "finish_reason") in {(e.kind, e.where) for e in events}
     ) is approximated
@@ -83,7 +97,7 @@ OLLAMA_CALLS = {
 def test_an_ollama_reply_of_tool_calls_without_done_reason_ends_in_calls(
     target: str, expected: Any
 ) -> None:
-    body, events = render("ollama", OLLAMA_CALLS, target)
+    body, events = render("ollama", OLLAMA_CALLS, target, unsupported="error")
     assert finish(target, body) == expected
     assert not events
 
@@ -97,6 +111,8 @@ def test_an_unknown_finish_reason_is_kept_and_reported_not_stop() -> None:
             }
         ]
     }
+    with pytest.raises(UnsupportedContent, match="language"):
+        render("gemini", gemini, "openai-chat", unsupported="error")
     body, events = render("gemini", gemini, "openai-chat")
     assert finish("openai-chat", body) == "language"
     assert [(e.kind, e.where) for e in events] == [("approximated", "finish_reason")]
@@ -162,6 +178,8 @@ SEARCHED = {
 def test_anthropic_server_tool_blocks_are_reported_in_other_replies(
     target: str,
 ) -> None:
+    with pytest.raises(UnsupportedContent, match="server_tool_use"):
+        render("anthropic", SEARCHED, target, unsupported="error")
     body, events = render("anthropic", SEARCHED, target)
     assert "Sunny." in str(body) and "srvtoolu_1" not in str(body)
     dropped = [e for e in events if e.kind == "dropped"]

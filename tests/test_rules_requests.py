@@ -208,3 +208,32 @@ def test_openai_formats_check_retention_and_metadata_values(target: str) -> None
     SDK_ACCEPTS[target](body)
     with pytest.raises(UnsupportedContent, match="retention"):
         providers.get(target).render_full_request(request)
+
+
+def test_gemini_property_ordering_is_carried_or_reported() -> None:
+    schema = {
+        "type": "OBJECT",
+        "properties": {"b": {"type": "STRING"}, "a": {"type": "STRING"}},
+        "propertyOrdering": ["b", "a"],
+    }
+    gemini = {
+        "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+        "tools": [{"functionDeclarations": [{"name": "f", "parameters": schema}]}],
+    }
+    request = providers.get("gemini").parse_full_request(gemini)
+    tool = request.tools[0]
+    assert tool.parameters["propertyOrdering"] == ["b", "a"]
+    body, _ = render("gemini", gemini, "anthropic", max_tokens=10)
+    assert body["tools"][0]["input_schema"]["propertyOrdering"] == ["b", "a"]
+    # OpenAI's strict mode takes no such keyword: removed, reported.
+    strict = attrs.evolve(request, tools=(attrs.evolve(tool, strict=True),))
+    report = providers.Report()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", providers.FidelityWarning)
+        chat = providers.get("openai-chat").render_full_request(
+            strict, unsupported="drop", report=report
+        )
+    assert "propertyOrdering" not in chat["tools"][0]["function"]["parameters"]
+    assert "tools[0].parameters.propertyOrdering" in where(
+        report.events, "approximated"
+    )

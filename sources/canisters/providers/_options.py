@@ -3,7 +3,6 @@ what a provider cannot take."""
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
@@ -11,12 +10,11 @@ import attrs
 
 from ..exceptions import (
     ProviderError,
-    UnsupportedContent,
     _excerpt,
 )
 from ..protocols import Canister
 from ._rules.capabilities import Capabilities
-from ._rules.outcomes import FidelityWarning
+from ._rules.policy import apply_policy
 from ._rules.reasoning import ReasoningTable
 
 Unsupported = Literal["error", "drop", "placeholder"]
@@ -248,16 +246,9 @@ def unsupported(options: Options, provider: str, where: str, reason: str) -> str
     ``"drop"`` warns and returns ``None``; under ``"placeholder"`` returns the text
     to put in the part's place. Both non-raising outcomes are reported.
     """
-    if options.unsupported == "error":
-        raise UnsupportedContent(provider, where, reason)
-    if options.unsupported == "drop":
-        warnings.warn(
-            f"{provider}: dropped {where}: {reason}", FidelityWarning, stacklevel=4
-        )
-        options.note("dropped", provider, where, reason)
-        return None
-    options.note("placeholder", provider, where, reason)
-    return f"[{where.rsplit('(', 1)[-1].rstrip(')')} omitted: {reason}]"
+    return apply_policy(
+        options, provider, where, reason, placeholder=True, stacklevel=4
+    )
 
 
 def reasoning_action(

@@ -308,8 +308,9 @@ BOUND = "bound"
 A normalizer sets ``extras[provider][BOUND]`` on a canister holding something
 only ``provider`` understands: a signature kept in extras, a server-tool item,
 a code-execution part kept as an empty text placeholder. Rendering for any
-other provider reports them as dropped (:func:`complete_pairs`), leaves out the
-placeholders and the canisters that were nothing else.
+other provider (:func:`complete_pairs`) applies the ``unsupported`` option to
+them, but to signatures (:data:`SIGNATURES`), which it drops and reports, and
+leaves out the placeholders and the canisters that were nothing else.
 """
 
 

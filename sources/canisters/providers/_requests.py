@@ -100,6 +100,7 @@ from ..requests import (
 from . import _common as common
 from . import _rules as rules
 from ._common import Options
+from ._guards import _holder
 from ._rules import (
     DEFAULT_CAPABILITIES,
     DEFAULT_REASONING_TABLE,
@@ -109,6 +110,7 @@ from ._rules import (
     capabilities_for,
 )
 from ._rules.empty import renumbered, without_empty_text
+from ._rules.ids import fit_ids
 from ._rules.kept import carry_kept
 from ._rules.parameters import object_root
 
@@ -702,6 +704,7 @@ class WholeRequests:
         conversation = carry_kept(request.conversation, self.name, outcomes)
         kept = None
         if self.name not in request.extras:  # a request of another format
+            conversation = fit_ids(conversation, self.name, opts)
             conversation, kept = without_empty_text(conversation, self.name, opts)
         since = len(opts.report.events) if opts.report is not None else 0
         messages = self.render_request(conversation, **options)
@@ -725,7 +728,7 @@ class WholeRequests:
         return body
 
 
-_held = common._holder(None)
+_held = _holder(None)
 
 
 def _parse_settings(settings: RequestSettings, body: Mapping[str, Any]) -> Request:

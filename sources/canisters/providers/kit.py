@@ -17,7 +17,7 @@ holds re-exports only:
 - extras kept for a provider: :func:`mine`, :func:`marker`, :func:`holder`,
   :func:`with_response`, :func:`response_metadata`; elements of unknown types
   (:func:`opaque_part`, :func:`bind`, :func:`bind_parts`, :data:`BOUND`,
-  :data:`UNKNOWN`);
+  :data:`UNKNOWN`, :data:`SIGNATURES`);
 - pairing calls and results: :func:`canisters_of`, :func:`canisters_given`,
   :func:`request_canisters`, :func:`complete_pairs`, :func:`group_turns`,
   :func:`joins_alternating`, :func:`joins_step`, :func:`synthesize_id`,
@@ -62,6 +62,7 @@ from ._base import BaseNormalizer
 from ._common import (
     BODY_DEPTH,
     BOUND,
+    SIGNATURES,
     UNKNOWN,
     Event,
     FidelityWarning,
@@ -171,6 +172,7 @@ __all__ = [
     "DEFAULT_REASONING_TABLE",
     "GENERIC_KINDS",
     "GENERIC_RENDERS",
+    "SIGNATURES",
     "STATUSES",
     "UNKNOWN",
     "Accumulator",

@@ -8,9 +8,10 @@ reason (an Ollama reply without ``done_reason``) ended in tool calls when it
 holds invocations, else it stopped (:func:`finish_of`).
 
 Rendering a reply for a format: a neutral reason goes as the format spells it
-(:class:`FinishSpelling`); where the format has no exact equivalent, as its
+(a table of the format); where the format has no exact equivalent, as its
 nearest, reported as approximated; a reason outside the neutral set is sent
-as it is (never as ``"stop"``), reported.
+as it is (never as ``"stop"``), reported; both refused under
+``unsupported="error"``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...protocols import Role
+from .policy import apply_policy
 
 if TYPE_CHECKING:
     from .._common import Options
@@ -54,27 +56,30 @@ def render_finish(
     unknown: str | None = None,
 ) -> str:
     """The format's value for ``finish``: ``spelling[finish]`` is (its value,
-    whether it is exact); a value that is not exact is noted as approximated,
-    one outside :data:`FINISH_REASONS` is sent as it is (as ``unknown`` when
-    the format's field cannot hold it), noted too."""
+    whether it is exact); a value that is not exact is approximated, one
+    outside :data:`FINISH_REASONS` sent as it is (as ``unknown`` when the
+    format's field cannot hold it): both reported, and refused under
+    ``unsupported="error"`` (:func:`.policy.apply_policy`)."""
     found = spelling.get(finish)
     if found is None:
         sent = finish if unknown is None else unknown
-        options.note(
-            "approximated",
-            provider,
-            "finish_reason",
-            f"finish reason {finish!r} has no {provider} equivalent; sent as {sent!r}",
-            "unknown finish reasons are kept",
+        detail = (
+            f"finish reason {finish!r} has no {provider} equivalent; sent as {sent!r}"
         )
-        return sent
-    value, exact = found
-    if not exact:
-        options.note(
-            "approximated",
-            provider,
-            "finish_reason",
-            f"finish reason {finish!r} sent as {value!r}",
-            "the nearest finish reason",
-        )
-    return value
+        rule = "unknown finish reasons are kept"
+    else:
+        sent, exact = found
+        if exact:
+            return sent
+        detail = f"finish reason {finish!r} sent as {sent!r}"
+        rule = "the nearest finish reason"
+    apply_policy(
+        options,
+        provider,
+        "finish_reason",
+        f"{detail} ({rule})",
+        kind="approximated",
+        detail=detail,
+        rule=rule,
+    )
+    return sent

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import TYPE_CHECKING
 
-from ...exceptions import UnsupportedContent
+from .policy import apply_policy
+from .warning import FidelityWarning as FidelityWarning
 
 if TYPE_CHECKING:
     from .._common import Options
 
-__all__ = ["FidelityWarning", "Outcomes"]
-
-
-class FidelityWarning(UserWarning):
-    """Warned when content is dropped under the ``"drop"`` policy."""
+__all__ = ["Outcomes"]
 
 
 class Outcomes:
@@ -39,30 +35,42 @@ class Outcomes:
         self.provider = provider
         """The format rendered."""
 
-    def _refuse(self, field: str, reason: str) -> None:
-        if self.options.unsupported == "error":
-            raise UnsupportedContent(self.provider, f"request field {field}", reason)
-
     def dropped(self, field: str, reason: str) -> None:
         """``field`` is left out: the format has no equivalent."""
-        self._refuse(field, reason)
-        warnings.warn(
-            f"{self.provider}: dropped request field {field}: {reason}",
-            FidelityWarning,
-            stacklevel=3,
+        apply_policy(
+            self.options,
+            self.provider,
+            field,
+            reason,
+            refused_as=f"request field {field}",
         )
-        self.options.note("dropped", self.provider, field, reason)
 
     def approximated(self, field: str, detail: str, rule: str) -> None:
         """``field`` is sent changed (``detail``), by ``rule``."""
-        self._refuse(field, f"{detail} ({rule})")
-        self.options.note("approximated", self.provider, field, detail, rule)
+        apply_policy(
+            self.options,
+            self.provider,
+            field,
+            f"{detail} ({rule})",
+            kind="approximated",
+            detail=detail,
+            rule=rule,
+            refused_as=f"request field {field}",
+        )
 
     def conflict(self, field: str, detail: str, resolution: str) -> None:
         """``field`` conflicts with another (``detail``), settled by
         ``resolution``."""
-        self._refuse(field, f"{detail}; {resolution}")
-        self.options.note("conflict", self.provider, field, detail, resolution)
+        apply_policy(
+            self.options,
+            self.provider,
+            field,
+            f"{detail}; {resolution}",
+            kind="conflict",
+            detail=detail,
+            rule=resolution,
+            refused_as=f"request field {field}",
+        )
 
     def moved(self, field: str, detail: str) -> None:
         """``field`` is not in the body but goes elsewhere (``detail`` says

@@ -145,6 +145,7 @@ _GEMINI_JSON_KEYS = frozenset(
 # Keywords OpenAI's strict mode refuses.
 _STRICT_BANNED = frozenset(
     {
+        "propertyOrdering",
         "patternProperties",
         "unevaluatedProperties",
         "propertyNames",
@@ -627,8 +628,10 @@ def from_gemini_schema(
     ``responseSchema``) as JSON Schema, and the changes made, by path: type
     names lower-cased (``"OBJECT"`` is ``"object"``; not reported),
     ``nullable: true`` as ``"null"`` in the type list (or an ``anyOf`` with
-    ``null``), ``example`` as ``examples``, Gemini's ``format: "enum"`` and
-    ``propertyOrdering`` removed. Pure, like :func:`translate_schema`."""
+    ``null``), ``example`` as ``examples``, Gemini's ``format: "enum"``
+    removed. ``propertyOrdering`` is kept, as Gemini's JSON Schema fields keep
+    it (an annotation other validators ignore; OpenAI's strict mode has it
+    removed, reported). Pure, like :func:`translate_schema`."""
     if not isinstance(schema, Mapping):
         raise ProviderError(
             f"a Gemini schema must be an object, got {type(schema).__name__}"
@@ -661,7 +664,7 @@ def _from_gemini(schema: Any, path: str, changes: list[SchemaChange]) -> Any:
         elif key == "example":
             out["examples"] = [_copy(value)]
             changes.append(SchemaChange(where, "renamed", "example sent as examples"))
-        elif key == "propertyOrdering" or (key == "format" and value == "enum"):
+        elif key == "format" and value == "enum":
             changes.append(
                 SchemaChange(where, "removed", f"JSON Schema has no {key} {value!r}")
             )

@@ -53,8 +53,3 @@ class Anthropic(BaseNormalizer):
 
 NORMALIZER = Anthropic()
 """The registered instance."""
-
-# The functions the tests read from this path.
-parse_request = NORMALIZER.parse_request
-_parse_request = messages.parse_request
-_render_request = messages.render_request

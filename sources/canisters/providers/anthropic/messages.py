@@ -38,11 +38,15 @@ from .._common import (
     new_user,
     plain_text,
 )
-from .._rules import kept
+from .._rules import ids, kept, thinking
 
 __all__ = ["NAME", "parse_request", "render_request"]
 
 NAME = "anthropic"
+
+# Rule of the API: tool ids match ^[a-zA-Z0-9_-]+$ (render_tool_id applies it
+# to a conversation alone too).
+ids.declare(NAME, ids.SAFE_CHARACTERS)
 
 # The wire keys kept verbatim; cache markers from another format go where
 # Anthropic reads them: on a block.
@@ -758,7 +762,7 @@ class _Renderer:
                     **block,
                 }
             if action == "text":
-                return {"type": "text", "text": part.text}  # type: ignore[attr-defined]
+                return {"type": "text", "text": thinking.as_text(part)}
             return None
         if wire != "user":
             # Rule: assistant turns and the system prompt hold text only.

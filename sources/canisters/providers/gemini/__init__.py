@@ -57,7 +57,3 @@ class GeminiNormalizer(BaseNormalizer):
 
 NORMALIZER = GeminiNormalizer()
 """The registered instance."""
-
-# What the tests read from this path.
-_parse_request = messages.parse_request
-_render_request = messages.render_request

@@ -41,7 +41,7 @@ from .._common import (
     reasoning_action,
     synthesize_id,
 )
-from .._rules import kept, media
+from .._rules import documents, kept, media, thinking
 
 __all__ = ["NAME", "REQUEST_FIELDS", "parse_request", "render_request"]
 
@@ -734,7 +734,7 @@ class _Renderer:
                 where = describe(index, canister, number, part)
                 action = reasoning_action(part, NAME, self.options, where, native=False)
                 if action == "text":
-                    parts.append({"text": part.text})
+                    parts.append({"text": thinking.as_text(part)})
             elif kind in ("image", "audio", "video", "file"):
                 media = self.media(part, describe(index, canister, number, part))
                 if isinstance(media, str):
@@ -870,13 +870,10 @@ class _Renderer:
         return key, system
 
     def document_parts(self, document: Canister, index: int) -> list[dict[str, Any]]:
-        self.options.note(
-            "downgraded",
-            NAME,
-            describe(index, document),
-            "document sent as user content",
+        titled = documents.as_user_content(
+            document, self.options, NAME, describe(index, document)
         )
-        return self.content_parts(document, index, False)
+        return self.content_parts(titled, index, False)
 
     def contents(self, canisters: Sequence[tuple[int, Canister]]) -> Any:
         lookup = {id(canister): index for index, canister in canisters}

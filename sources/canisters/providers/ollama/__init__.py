@@ -9,7 +9,6 @@ from . import messages, request, response
 from .errors import DIALECT
 from .messages import NAME
 from .messages import REQUEST_FIELDS as REQUEST_FIELDS
-from .messages import _Parser as _Parser
 from .response import RESPONSE_FIELDS as RESPONSE_FIELDS
 from .stream import OllamaAccumulator
 
@@ -35,7 +34,3 @@ class OllamaNormalizer(BaseNormalizer):
 
 NORMALIZER = OllamaNormalizer()
 """The registered instance."""
-
-# What the tests read from this path.
-_parse_request = messages.parse_request
-_render_request = messages.render_request

@@ -53,6 +53,8 @@ from .._common import (
     rest,
     synthesize_id,
 )
+from .._rules import documents
+from .._rules.thinking import as_text as thinking_text
 
 __all__ = ["NAME", "REQUEST_FIELDS", "parse_request", "render_request"]
 
@@ -437,7 +439,7 @@ class _Renderer:
                         part, NAME, self.options, where, native=False
                     )
                     if action == "text":
-                        texts.append(part.text)
+                        texts.append(thinking_text(part))
                 case "image":
                     data = common.media_bytes(part, self.options)
                     if data is None:
@@ -555,11 +557,8 @@ class _Renderer:
                     positions = common.positions(conversation)
                 index = positions[canister.id]
                 if role is DOCUMENT:
-                    self.options.note(
-                        "downgraded",
-                        NAME,
-                        common.describe(index, canister),
-                        "document sent as user",
+                    canister = documents.as_user_content(
+                        canister, self.options, NAME, common.describe(index, canister)
                     )
                 self.parts(canister, index, message)
             if role is RESULT:

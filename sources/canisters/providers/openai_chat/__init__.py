@@ -58,8 +58,3 @@ class OpenAIChat(BaseNormalizer):
 
 NORMALIZER = OpenAIChat()
 """The registered instance."""
-
-# The functions the tests read from this path.
-parse_request = NORMALIZER.parse_request
-_parse_request = messages.parse_request
-_render_request = messages.render_request

@@ -34,10 +34,13 @@ from .._common import (
     new_user,
     plain_text,
 )
-from .._rules import kept, media
+from .._rules import documents, ids, kept, media, thinking
 
 NAME = "openai-chat"
 """The provider name."""
+
+# Rule of the API: a call id is at most 40 characters.
+ids.declare(NAME, ids.IdRule(max_length=40))
 
 # The wire keys kept verbatim, and the shared concepts among them: cache_control
 # (sent by clients aiming at Anthropic through a Chat gateway; OpenAI takes none)
@@ -523,7 +526,7 @@ class _Renderer:
                 part, NAME, self.options, where, native=False
             )
             if action == "text":
-                return {"type": "text", "text": f"<think>\n{part.text}\n</think>"}  # type: ignore[attr-defined]
+                return {"type": "text", "text": thinking.as_text(part)}
             return None
         if wire != "user":
             # Rule: system, assistant and tool messages take text parts only.
@@ -735,17 +738,12 @@ def _render_plain(
     renderer: _Renderer, index: int, canister: Canister, wire: str
 ) -> dict[str, Any]:
     extras = mine(canister, NAME)
-    parts = canister.content  # type: ignore[attr-defined]
-    rendered = []
-    if canister.role is Role.Document and canister.title:  # type: ignore[attr-defined]
-        rendered.append({"type": "text", "text": f"Document: {canister.title}"})  # type: ignore[attr-defined]
-        renderer.options.note(
-            "downgraded",
-            NAME,
-            common.describe(index, canister),
-            "document sent as a user message",
+    if canister.role is Role.Document:
+        canister = documents.as_user_content(
+            canister, renderer.options, NAME, common.describe(index, canister)
         )
-    rendered.extend(renderer.parts(index, canister, parts, wire))
+    parts = canister.content  # type: ignore[attr-defined]
+    rendered = renderer.parts(index, canister, parts, wire)
     role = extras.get("role") or wire
     message: dict[str, Any] = {"role": role}
     default = _default_form(parts, wire)
