@@ -23,6 +23,7 @@ import attrs
 
 from ...conversation import Conversation
 from ...protocols import Role
+from .paths import location
 
 if TYPE_CHECKING:
     from .._common import Options, Report
@@ -69,7 +70,7 @@ def without_empty_text(
         if _hollow(canister, provider):
             changed = True
             options.note(
-                "dropped", provider, f"canister {index} (assistant)", "an empty message"
+                "dropped", provider, location(index, canister), "an empty message"
             )
             continue
         if canister.role not in _MESSAGES or not any(
@@ -80,14 +81,13 @@ def without_empty_text(
             kept.append(index)
             continue
         changed = True
-        role = canister.role._value_
         parts = []
         for number, part in enumerate(canister.content):  # type: ignore[attr-defined]
             if _empty(part):
                 options.note(
                     "dropped",
                     provider,
-                    f"canister {index} ({role}), part {number} (text)",
+                    location(index, canister, number, part),
                     "empty text",
                 )
             else:
@@ -96,7 +96,7 @@ def without_empty_text(
             options.note(
                 "dropped",
                 provider,
-                f"canister {index} ({role})",
+                location(index, canister),
                 "a message of empty text only",
             )
             continue

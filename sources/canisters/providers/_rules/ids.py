@@ -22,6 +22,7 @@ import attrs
 
 from ...conversation import Conversation
 from ...protocols import Role
+from .paths import location
 
 if TYPE_CHECKING:
     from .._common import Options
@@ -107,7 +108,7 @@ def fit_ids(
             options.note(
                 "synthesized",
                 provider,
-                f"canister {index} ({canister.role._value_})",
+                location(index, canister),
                 f"tool-call id {value!r} rewritten to {mapping[value]!r} "
                 f"({provider}'s rule for call ids)",
             )

@@ -14,7 +14,8 @@ such key is, by this one rule:
 - *nothing lost* when its value says nothing (``null``, an empty list or
   object, or the concept's default such as ``detail: "auto"``);
 - otherwise *dropped*, reported at the path of the key
-  (``conversation[1].content[0].cache_control``) and refused under
+  (``canister 1 (user), part 0 (text).cache_control``, :mod:`.paths`) and
+  refused under
   ``unsupported="error"``.
 
 A format declares which of its extras entries hold wire keys, and how it
@@ -33,6 +34,7 @@ from ..._frozen import FrozenDict
 from ...conversation import Conversation
 from ...protocols import Canister
 from .outcomes import Outcomes
+from .paths import location
 
 __all__ = [
     "Declaration",
@@ -215,7 +217,7 @@ def _canister(
     for owner, entry, key, value, declaration in _foreign(
         canister.extras, provider, "canister"
     ):
-        where = f"conversation[{index}].{key}"
+        where = location(index, canister, key=key)
         spelling = declaration.reading("canister", entry, key)
         neutral = _neutral(spelling, value)
         if _says_nothing(value, key, declaration) or (
@@ -243,7 +245,7 @@ def _canister(
             continue
         new_parts[number] = _part(
             part,
-            f"conversation[{index}].content[{number}]",
+            location(index, canister, number, part),
             provider,
             target,
             outcomes,
