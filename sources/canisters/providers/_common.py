@@ -49,315 +49,151 @@ from ..serialization import (
     _nests_deeper,
 )
 from ._guards import (
-    _PATH_STEPS as _PATH_STEPS,
-)
-from ._guards import (
-    ARGUMENTS_DEPTH as ARGUMENTS_DEPTH,
-)
-from ._guards import (
-    BODY_DEPTH as BODY_DEPTH,
-)
-from ._guards import (
-    STRAY as STRAY,
-)
-from ._guards import (
-    _guarded as _guarded,
-)
-from ._guards import (
-    _holder as _holder,
-)
-from ._guards import (
-    _kind as _kind,
-)
-from ._guards import (
-    _parameters as _parameters,
-)
-from ._guards import (
-    _reraise as _reraise,
-)
-from ._guards import (
-    _standard_base64 as _standard_base64,
-)
-from ._guards import (
-    as_mapping as as_mapping,
-)
-from ._guards import (
-    built as built,
-)
-from ._guards import (
-    check_depth as check_depth,
-)
-from ._guards import (
-    expect_list as expect_list,
-)
-from ._guards import (
-    expect_mapping as expect_mapping,
-)
-from ._guards import (
-    expect_optional_str as expect_optional_str,
-)
-from ._guards import (
-    expect_str as expect_str,
-)
-from ._guards import (
-    expect_url as expect_url,
-)
-from ._guards import (
-    guarded as guarded,
-)
-from ._guards import (
-    guarded_keeping as guarded_keeping,
-)
-from ._guards import (
-    guarded_reading as guarded_reading,
-)
-from ._guards import (
-    holder as holder,
-)
-from ._guards import (
-    marker as marker,
-)
-from ._guards import (
-    mine as mine,
-)
-from ._guards import (
-    response_metadata as response_metadata,
-)
-from ._guards import (
-    rest as rest,
-)
-from ._guards import (
-    with_marks as with_marks,
-)
-from ._guards import (
-    with_response as with_response,
+    ARGUMENTS_DEPTH,
+    BODY_DEPTH,
+    STRAY,
+    as_mapping,
+    built,
+    check_depth,
+    expect_list,
+    expect_mapping,
+    expect_optional_str,
+    expect_str,
+    expect_url,
+    guarded,
+    guarded_keeping,
+    guarded_reading,
+    holder,
+    marker,
+    mine,
+    response_metadata,
+    rest,
+    with_marks,
+    with_response,
 )
 from ._media import (
-    _DATA_URL as _DATA_URL,
-)
-from ._media import (
-    _DEFAULT_MIME as _DEFAULT_MIME,
-)
-from ._media import (
-    _EXTRA_TYPES as _EXTRA_TYPES,
-)
-from ._media import (
-    _MAGIC as _MAGIC,
-)
-from ._media import (
-    Labeler as Labeler,
-)
-from ._media import (
-    _canonical as _canonical,
-)
-from ._media import (
-    b64decode_exact as b64decode_exact,
-)
-from ._media import (
-    b64encode as b64encode,
-)
-from ._media import (
-    data_url as data_url,
-)
-from ._media import (
-    media_bytes as media_bytes,
-)
-from ._media import (
-    media_mime as media_mime,
-)
-from ._media import (
-    mime_from_url as mime_from_url,
-)
-from ._media import (
-    parse_data_url as parse_data_url,
-)
-from ._media import (
-    sniff_mime as sniff_mime,
+    Labeler,
+    b64decode_exact,
+    b64encode,
+    data_url,
+    media_bytes,
+    media_mime,
+    mime_from_url,
+    parse_data_url,
+    sniff_mime,
 )
 from ._options import (
-    _OPTION_NAMES as _OPTION_NAMES,
-)
-from ._options import (
-    DEFAULT_OPTIONS as DEFAULT_OPTIONS,
-)
-from ._options import (
-    Event as Event,
-)
-from ._options import (
-    Options as Options,
-)
-from ._options import (
-    Report as Report,
-)
-from ._options import (
-    Resolver as Resolver,
-)
-from ._options import (
-    Unsupported as Unsupported,
-)
-from ._options import (
-    _check_choice as _check_choice,
-)
-from ._options import (
-    _check_type as _check_type,
-)
-from ._options import (
-    _last_options as _last_options,
-)
-from ._options import (
-    describe as describe,
-)
-from ._options import (
-    options_from as options_from,
-)
-from ._options import (
-    reasoning_action as reasoning_action,
-)
-from ._options import (
-    unsupported as unsupported,
+    Event,
+    Options,
+    Report,
+    Unsupported,
+    describe,
+    options_from,
+    reasoning_action,
+    unsupported,
 )
 from ._pairing import (
-    BOUND as BOUND,
-)
-from ._pairing import (
-    INTERPOSED as INTERPOSED,
-)
-from ._pairing import (
-    SIGNATURES as SIGNATURES,
-)
-from ._pairing import (
-    UNKNOWN as UNKNOWN,
-)
-from ._pairing import (
-    Request as Request,
-)
-from ._pairing import (
-    _bound_elsewhere as _bound_elsewhere,
-)
-from ._pairing import (
-    _complete_pairs as _complete_pairs,
-)
-from ._pairing import (
-    _results_first as _results_first,
-)
-from ._pairing import (
-    _without_bound as _without_bound,
-)
-from ._pairing import (
-    adopt as adopt,
-)
-from ._pairing import (
-    bind as bind,
-)
-from ._pairing import (
-    bind_parts as bind_parts,
-)
-from ._pairing import (
-    canisters_given as canisters_given,
-)
-from ._pairing import (
-    canisters_of as canisters_of,
-)
-from ._pairing import (
-    complete_pairs as complete_pairs,
-)
-from ._pairing import (
-    element_type as element_type,
-)
-from ._pairing import (
-    group_turns as group_turns,
-)
-from ._pairing import (
-    joins_alternating as joins_alternating,
-)
-from ._pairing import (
-    joins_step as joins_step,
-)
-from ._pairing import (
-    mark_interposed as mark_interposed,
-)
-from ._pairing import (
-    opaque_part as opaque_part,
-)
-from ._pairing import (
-    positions as positions,
-)
-from ._pairing import (
-    reply_canisters as reply_canisters,
-)
-from ._pairing import (
-    request_canisters as request_canisters,
-)
-from ._pairing import (
-    trial_options as trial_options,
+    BOUND,
+    INTERPOSED,
+    SIGNATURES,
+    UNKNOWN,
+    Request,
+    adopt,
+    bind,
+    bind_parts,
+    canisters_given,
+    canisters_of,
+    complete_pairs,
+    element_type,
+    group_turns,
+    joins_alternating,
+    joins_step,
+    mark_interposed,
+    opaque_part,
+    positions,
+    reply_canisters,
+    request_canisters,
+    trial_options,
 )
 from ._rules.ids import SAFE_CHARACTERS, fit_id
 from ._rules.outcomes import FidelityWarning
 
 __all__ = [
+    "ARGUMENTS_DEPTH",
+    "BODY_DEPTH",
+    "BOUND",
     "Event",
     "FidelityWarning",
+    "INTERPOSED",
+    "INVOCATION",
+    "Labeler",
     "Options",
-    "BOUND",
-    "SIGNATURES",
-    "UNKNOWN",
-    "bind",
-    "bind_parts",
-    "element_type",
-    "opaque_part",
+    "RESULT",
     "Report",
+    "Request",
+    "SIGNATURES",
     "STRAY",
+    "SUPERVISOR",
+    "UNKNOWN",
+    "USER",
     "Unsupported",
+    "adopt",
     "as_mapping",
     "b64decode_exact",
     "b64encode",
+    "bind",
+    "bind_parts",
+    "built",
+    "canisters_given",
+    "canisters_of",
+    "check_depth",
     "complete_pairs",
     "data_url",
     "decode_error_text",
     "describe",
+    "element_type",
+    "encode_arguments",
     "encode_error_text",
     "expect_list",
     "expect_mapping",
     "expect_optional_str",
-    "encode_arguments",
     "expect_str",
     "expect_url",
-    "built",
     "group_turns",
     "guarded",
     "guarded_keeping",
     "guarded_reading",
+    "holder",
     "joins_alternating",
     "joins_step",
     "json_object",
-    "media_bytes",
-    "INTERPOSED",
     "mark_interposed",
+    "marker",
+    "media_bytes",
     "media_mime",
     "mime_from_url",
     "mine",
-    "marker",
-    "holder",
-    "with_marks",
-    "response_metadata",
+    "new_text",
+    "opaque_part",
     "options_from",
-    "rest",
     "parse_arguments",
     "parse_data_url",
     "positions",
     "reasoning_action",
     "ref_key",
-    "Request",
-    "adopt",
-    "request_canisters",
-    "trial_options",
     "render_arguments",
     "render_tool_id",
+    "reply_canisters",
+    "request_canisters",
+    "response_metadata",
+    "rest",
     "sanitize_tool_id",
-    "unfit_tool_id",
     "sniff_mime",
     "synthesize_id",
+    "trial_options",
+    "unfit_tool_id",
     "unsupported",
+    "with_marks",
     "with_response",
 ]
 

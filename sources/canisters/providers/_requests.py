@@ -100,6 +100,7 @@ from ..requests import (
 from . import _common as common
 from . import _rules as rules
 from ._common import Options
+from ._guards import _holder
 from ._rules import (
     DEFAULT_CAPABILITIES,
     DEFAULT_REASONING_TABLE,
@@ -727,7 +728,7 @@ class WholeRequests:
         return body
 
 
-_held = common._holder(None)
+_held = _holder(None)
 
 
 def _parse_settings(settings: RequestSettings, body: Mapping[str, Any]) -> Request:
