@@ -21,12 +21,16 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..._trusted import _trusted
 from ...conversation import Conversation
 from ...protocols import Role
 from .paths import location
 
 if TYPE_CHECKING:
     from .._common import Options, Report
+
+# The canisters are those of a conversation already: built without its checks.
+_new_conversation = _trusted(Conversation)
 
 __all__ = ["without_empty_text", "renumbered"]
 
@@ -74,8 +78,9 @@ def without_empty_text(
             )
             continue
         if canister.role not in _MESSAGES or not any(
-            _empty(part)
+            not part.text and part.type == "text" and _empty(part)
             for part in canister.content  # type: ignore[attr-defined]
+            if part.type == "text"
         ):
             out.append(canister)
             kept.append(index)
@@ -104,7 +109,7 @@ def without_empty_text(
         kept.append(index)
     if not changed:
         return conversation, None
-    return Conversation(tuple(out)), kept if len(kept) != len(canisters) else None
+    return _new_conversation(tuple(out)), kept if len(kept) != len(canisters) else None
 
 
 _CANISTER = re.compile(r"canister (\d+)")

@@ -20,12 +20,16 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..._trusted import _trusted
 from ...conversation import Conversation
 from ...protocols import Role
 from .paths import location
 
 if TYPE_CHECKING:
     from .._common import Options
+
+# The canisters are those of a conversation already: built without its checks.
+_new_conversation = _trusted(Conversation)
 
 __all__ = ["SAFE_CHARACTERS", "IdRule", "declare", "fit_id", "fit_ids", "rule_of"]
 
@@ -114,4 +118,4 @@ def fit_ids(
             )
             canister = attrs.evolve(canister, invocation_id=mapping[value])  # type: ignore[misc]
         out.append(canister)
-    return Conversation(tuple(out))
+    return _new_conversation(tuple(out))

@@ -31,10 +31,14 @@ from typing import Any, Literal
 import attrs
 
 from ..._frozen import FrozenDict
+from ..._trusted import _trusted
 from ...conversation import Conversation
 from ...protocols import Canister
 from .outcomes import Outcomes
 from .paths import location
+
+# The canisters are those of a conversation already: built without its checks.
+_new_conversation = _trusted(Conversation)
 
 __all__ = [
     "Declaration",
@@ -158,22 +162,39 @@ def carry_kept(
     changed: dict[int, Canister] = {}
     target = declared(provider)
     for index, canister in enumerate(canisters):
-        extras = canister.extras
-        if not extras or len(extras) == (provider in extras):
+        if not _holds(canister.extras, provider, "canister"):
             parts: Any = getattr(canister, "content", None) or ()
-            if not any(
-                part.extras and len(part.extras) > (provider in part.extras)
-                for part in parts
-            ):
+            for part in parts:
+                if part.extras and _holds(part.extras, provider, "part"):
+                    break
+            else:
                 continue
         rewritten = _canister(canister, index, provider, target, outcomes)
         if rewritten is not canister:
             changed[index] = rewritten
     if not changed:
         return conversation
-    return Conversation(
+    return _new_conversation(
         tuple(changed.get(index, canister) for index, canister in enumerate(canisters))
     )
+
+
+def _holds(extras: Mapping[str, Any], provider: str, level: Level) -> bool:
+    """Whether ``extras`` hold another format's kept wire keys (most hold
+    only markers, or nothing): told before any other work."""
+    if not extras or len(extras) == (provider in extras):
+        return False
+    for owner, own in extras.items():
+        if owner != provider and own:
+            declaration = _DECLARED.get(owner) or declared(owner)
+            if declaration is not None:
+                entries = (
+                    declaration.canister if level == "canister" else declaration.part
+                )
+                for entry in entries:
+                    if entry in own:
+                        return True
+    return False
 
 
 def _foreign(
