@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .policy import FidelityWarning, apply_policy
+from .policy import apply_policy
 
 if TYPE_CHECKING:
     from .._common import Options
 
-__all__ = ["FidelityWarning", "Outcomes"]
+__all__ = ["Outcomes"]
 
 
 class Outcomes:
