@@ -3,7 +3,7 @@
 What a translation cannot carry exactly follows the ``unsupported=`` option of
 the call: ``"error"`` (the default) raises
 :class:`~canisters.UnsupportedContent` naming what and why; ``"drop"`` leaves
-it out, warns :class:`~.outcomes.FidelityWarning` and reports it;
+it out, warns :class:`FidelityWarning` and reports it;
 ``"placeholder"`` puts a text marker in the place of content (for a request
 field, which has no place for text, it drops as ``"drop"`` does). A value sent
 changed (approximated, or settled in a conflict) is refused under
