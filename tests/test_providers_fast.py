@@ -423,7 +423,7 @@ FAST_WAY = {
     "gemini": "canisters.providers.gemini.fast:_plain_contents",
     # The one-pass module, which the general one never imports.
     "openai-chat": "canisters.providers.openai_chat.fast:_render_plain_messages",
-    "openai-responses": "_Renderer.plain_items",
+    "openai-responses": "canisters.providers.openai_responses.fast:_plain_items",
 }
 
 

@@ -37,7 +37,9 @@ The rules used across formats (:func:`translate_schema`, :class:`Capabilities`,
 Built-in normalizers (``openai-chat``, ``anthropic``...) are imported on first use,
 so ``import canisters`` never imports a provider module or SDK. Plugins register
 through the ``canisters.providers`` entry-point group (the entry point names a
-normalizer object, or a class to instantiate) or by calling :func:`register`.
+normalizer object, or a class to instantiate) or by calling :func:`register`;
+they build on :mod:`canisters.providers.kit` and prove themselves with
+:mod:`canisters.providers.testing`.
 """
 
 from __future__ import annotations

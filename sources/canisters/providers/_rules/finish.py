@@ -8,7 +8,7 @@ reason (an Ollama reply without ``done_reason``) ended in tool calls when it
 holds invocations, else it stopped (:func:`finish_of`).
 
 Rendering a reply for a format: a neutral reason goes as the format spells it
-(:class:`FinishSpelling`); where the format has no exact equivalent, as its
+(a table of the format); where the format has no exact equivalent, as its
 nearest, reported as approximated; a reason outside the neutral set is sent
 as it is (never as ``"stop"``), reported; both refused under
 ``unsupported="error"``.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .policy import apply_policy
+from .warning import FidelityWarning as FidelityWarning
 
 if TYPE_CHECKING:
     from .._common import Options

@@ -3,7 +3,7 @@
 What a translation cannot carry exactly follows the ``unsupported=`` option of
 the call: ``"error"`` (the default) raises
 :class:`~canisters.UnsupportedContent` naming what and why; ``"drop"`` leaves
-it out, warns :class:`FidelityWarning` and reports it;
+it out, warns :class:`~canisters.providers.FidelityWarning` and reports it;
 ``"placeholder"`` puts a text marker in the place of content (for a request
 field, which has no place for text, it drops as ``"drop"`` does). A value sent
 changed (approximated, or settled in a conflict) is refused under
@@ -18,15 +18,12 @@ import warnings
 from typing import TYPE_CHECKING
 
 from ...exceptions import UnsupportedContent
+from .warning import FidelityWarning
 
 if TYPE_CHECKING:
     from .._common import Options
 
-__all__ = ["FidelityWarning", "apply_policy"]
-
-
-class FidelityWarning(UserWarning):
-    """Warned when content is dropped under the ``"drop"`` policy."""
+__all__ = ["apply_policy"]
 
 
 def apply_policy(

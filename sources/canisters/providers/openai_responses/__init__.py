@@ -26,7 +26,12 @@ response.
 from __future__ import annotations
 
 from .._base import BaseNormalizer
-from . import messages, request, response
+from . import (
+    fast,  # noqa: F401  (registers the one-pass paths with messages)
+    messages,
+    request,
+    response,
+)
 from .errors import DIALECT
 from .messages import NAME
 from .messages import REQUEST_FIELDS as REQUEST_FIELDS

@@ -11,16 +11,13 @@ import attrs
 
 from ..._frozen import EMPTY, FrozenDict
 from ...canisters import Result, now
-from ...content import Audio, File, Image, Reasoning, Text
+from ...content import Audio, File, Image, Text
 from ...conversation import Conversation
 from ...exceptions import MalformedPayload, _excerpt
 from ...protocols import Canister, Role
 from .. import _common as common
 from .._common import (
     ASSISTANT,
-    DOCUMENT,
-    INVOCATION,
-    RESULT,
     SUPERVISOR,
     USER,
     b64decode_exact,
@@ -441,88 +438,6 @@ class _Parser:
         else:
             raise MalformedPayload(f"unknown role {_excerpt(role)}", f"{path}.role")
 
-    def plain(self, index: int, item: dict[str, Any]) -> bool:
-        """Read ``item`` when it has one of the common shapes, as :meth:`item`
-        would read it, and say so; leave it (and the parser) as it is when it
-        has another.
-
-        The shapes: a message item (typed or not) of a known role and no other
-        key, whose content is a string or a list of parts (text parts read
-        here, any other part as :func:`_parse_part` reads it); a function call
-        of compact JSON arguments and a function call output of a string,
-        without other keys.
-        """
-        kind = item.get("type")
-        size = len(item)
-        if kind is None or kind == "message":
-            role = item.get("role")
-            if size != (2 if kind is None else 3) or type(role) is not str:
-                return False
-            if role not in _ROLES:
-                return False
-            content = item.get("content")
-            info: dict[str, Any] = {} if kind is None else {"typed": True}
-            if type(content) is str:
-                parts: list[Any] = [plain_text(content)]
-            elif type(content) is list:
-                parts = _plain_parts(content, index)
-                if role == "assistant" or _plain(parts):
-                    info["list"] = True
-            else:
-                return False
-            self.place(role, parts, info, "")
-            return True
-        if kind == "function_call":
-            call_id, name = item.get("call_id"), item.get("name")
-            text = item.get("arguments")
-            if size != 4 or type(call_id) is not str or type(name) is not str:
-                return False
-            arguments = compact_arguments(text) if type(text) is str else None
-            if arguments is None:
-                return False
-            self.flush()
-            self.names[call_id] = name
-            self.canisters.append(
-                new_invocation(self.moment, EMPTY, name, arguments, call_id)
-            )
-            return True
-        if kind == "function_call_output":
-            call_id, output = item.get("call_id"), item.get("output")
-            if size != 3 or type(call_id) is not str or type(output) is not str:
-                return False
-            self.flush()
-            error = decode_error_text(output)
-            result: Result = new_result(
-                self.moment,
-                EMPTY,
-                call_id,
-                self.names.get(call_id, ""),
-                () if error is not None else (plain_text(output),),
-                error,
-            )
-            self.canisters.append(result)
-            return True
-        return False
-
-
-def _plain_parts(content: list[Any], index: int) -> list[Any]:
-    """The parts of a message item's list ``content``: text parts without other
-    keys read here as :func:`_parse_part` reads them, any other part by it."""
-    parts: list[Any] = []
-    for number, part in enumerate(content):
-        if type(part) is dict and len(part) == 2:
-            kind = part.get("type")
-            text = part.get("text")
-            if type(text) is str:
-                if kind == "input_text":
-                    parts.append(plain_text(text))
-                    continue
-                if kind == "output_text":
-                    parts.append(new_text(text, "text/plain", None, _OUTPUT_TEXT))
-                    continue
-        parts.append(_parse_part(part, f"$.input[{index}].content[{number}]"))
-    return parts
-
 
 def _parse_input(body: Mapping[str, Any], *, fast: bool = True) -> list[Canister]:
     """The canisters of a request's ``instructions`` and ``input``; ``fast=False``
@@ -544,9 +459,14 @@ def _parse_input(body: Mapping[str, Any], *, fast: bool = True) -> list[Canister
         return parser.canisters
     if type(value) is not list:
         value = expect_list(value, "$.input")
+    one_pass = _one_pass[0] if fast and _one_pass else None
     for index, item in enumerate(value):
         # The common shapes are read the fast way; anything else, the general way.
-        if fast and type(item) is dict and parser.plain(index, item):
+        if (
+            one_pass is not None
+            and type(item) is dict
+            and one_pass._plain_item(parser, index, item)
+        ):
             continue
         parser.item(index, item, f"$.input[{index}]")
     parser.flush()
@@ -822,70 +742,6 @@ class _Renderer:
         item.update(extras.get("item", {}))
         return item
 
-    def plain_items(
-        self, canisters: list[tuple[int, Canister]]
-    ) -> list[dict[str, Any]]:
-        """What :meth:`items` gives for a request's canisters without Responses
-        extras, in one pass: plain texts, calls and plain results are written here,
-        every other canister goes through :meth:`items` on its own."""
-        items: list[dict[str, Any]] = []
-        for index, canister in canisters:
-            kind = canister.role
-            if kind is INVOCATION:
-                items.append(
-                    {
-                        "type": "function_call",
-                        "call_id": canister.invocation_id,  # type: ignore[attr-defined]
-                        "name": canister.name,  # type: ignore[attr-defined]
-                        "arguments": render_arguments(canister.arguments),  # type: ignore[attr-defined]
-                    }
-                )
-                continue
-            if kind is not DOCUMENT:
-                content = canister.content  # type: ignore[attr-defined]
-                part = content[0] if len(content) == 1 else None
-                if type(part) is Text and not part.extras:
-                    if kind is not RESULT:
-                        items.append({"role": _PLAIN_ROLE[kind], "content": part.text})
-                        continue
-                    if canister.error is None:  # type: ignore[attr-defined]
-                        items.append(
-                            {
-                                "type": "function_call_output",
-                                "call_id": canister.invocation_id,  # type: ignore[attr-defined]
-                                "output": part.text,
-                            }
-                        )
-                        continue
-                elif kind is ASSISTANT and content:
-                    # A turn of plain texts and this API's own reasoning (a
-                    # reasoning model's turn): a message per text, an item per
-                    # reasoning part, in order, as assistant() gives them.
-                    made = self.plain_turn(content, index)
-                    if made is not None:
-                        items.extend(made)
-                        continue
-            items.extend(self.items([(index, canister)]))
-        return items
-
-    def plain_turn(
-        self, content: tuple[Any, ...], index: int
-    ) -> list[dict[str, Any]] | None:
-        """The items of an assistant turn holding only plain texts and reasoning
-        this API issued, without extras; ``None`` for any other turn."""
-        made: list[dict[str, Any]] = []
-        for part in content:
-            if part.extras:
-                return None
-            kind = type(part)
-            if kind is Text:
-                made.append({"role": "assistant", "content": part.text})
-            elif kind is Reasoning and part.provider == NAME:
-                made.append(self.reasoning(part, index))
-            else:
-                return None
-        return made
-
     def items(self, canisters: list[tuple[int, Canister]]) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
         for index, canister in canisters:
@@ -981,8 +837,18 @@ def render_request(
         body["input"] = rest_[0][1].content[0].text  # type: ignore[attr-defined]
         return body
     renderer = _Renderer(settings, response=False)
-    if fast and not own:
-        body["input"] = renderer.plain_items(rest_)
+    if fast and _one_pass and not own:
+        body["input"] = _one_pass[0]._plain_items(renderer, rest_)
     else:
         body["input"] = renderer.items(rest_)
     return body
+
+
+# The one-pass paths (.fast) for the common shapes, registered by that module
+# when the package loads it: this module never imports it.
+_one_pass: list[Any] = []
+
+
+def _register_one_pass(module: Any) -> None:
+    """Let the general path use ``module``'s one-pass paths."""
+    _one_pass[:] = [module]
