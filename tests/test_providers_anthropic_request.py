@@ -573,8 +573,8 @@ def test_cache_markers_stay_for_anthropic_and_are_reported_elsewhere() -> None:
     assert ("dropped", "extras.anthropic.body.cache_control") in found
     assert {("dropped", f"tools[{index}]") for index in range(1, 5)} <= found
     assert {  # the system block's and the user block's markers
-        ("dropped", "conversation[0].content[0].cache_control"),
-        ("dropped", "conversation[1].content[0].cache_control"),
+        ("dropped", "canister 0 (supervisor), part 0 (text).cache_control"),
+        ("dropped", "canister 1 (user), part 0 (text).cache_control"),
     } <= found
     assert "cache_control" not in json.dumps(chat_body)
     chat_sdk_accepts(chat_body)
@@ -610,8 +610,8 @@ def test_markers_on_calls_and_results_are_reported_too() -> None:
     assert normalizer().render_full_request(request) == body
     _, events = render(request, "openai-chat")
     assert outcomes(events) == {
-        ("dropped", "conversation[1].cache_control"),
-        ("dropped", "conversation[2].cache_control"),
+        ("dropped", "canister 1 (invocation).cache_control"),
+        ("dropped", "canister 2 (result).cache_control"),
     }
     with pytest.raises(canisters.UnsupportedContent, match="cache_control"):
         providers.get("openai-chat").render_full_request(request)

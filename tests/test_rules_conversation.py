@@ -297,3 +297,31 @@ def test_ids_of_the_same_format_go_back_as_they_came() -> None:
     }
     normalizer = providers.get("openai-chat")
     assert normalizer.render_full_request(normalizer.parse_full_request(chat)) == chat
+
+
+FIELD = r"(?!conversation\b)[a-z_]+(\.[A-Za-z_][\w-]*|\[\d+\])*"
+PLACE = r"canister \d+ \([a-z]+\)(, part \d+ \([a-z_]+\))?(\.[A-Za-z_][\w-]*)?"
+GRAMMAR = re.compile(rf"(?:{FIELD}|{PLACE})")
+
+
+def test_every_event_names_its_place_by_one_grammar() -> None:
+    chat = with_empty_text()
+    chat["messages"][1] = {"role": "user", "content": "hi", "name": "bob"}
+    chat["messages"].append(
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "x", "cache_control": {"type": "ephemeral"}}
+            ],
+        }
+    )
+    chat["messages"][2]["tool_calls"][0]["id"] = "call." + "z" * 50
+    chat["messages"][3]["tool_call_id"] = "call." + "z" * 50
+    chat["top_k"] = 3
+    seen = set()
+    for target in [t for t in TARGETS if t != "openai-chat"]:
+        _, events = render("openai-chat", chat, target, unsupported="drop")
+        for event in events:
+            assert GRAMMAR.fullmatch(event.where), (target, event)
+            seen.add(event.where.split(" ", 1)[0].split(".")[0])
+    assert {"canister", "extras"} <= seen

@@ -116,8 +116,8 @@ def test_chat_cache_markers_are_reported_where_there_are_none(target: str) -> No
     body, events = render("openai-chat", cached_chat(), target, unsupported="drop")
     assert "cache_control" not in str(body)
     lost = dropped(events)
-    assert "conversation[0].content[0].cache_control" in lost
-    assert "conversation[1].content[0].cache_control" in lost
+    assert "canister 0 (supervisor), part 0 (text).cache_control" in lost
+    assert "canister 1 (user), part 0 (text).cache_control" in lost
     with pytest.raises(UnsupportedContent, match="cache_control"):
         render("openai-chat", cached_chat(), target)
 
@@ -167,7 +167,7 @@ def test_image_detail_is_reported_where_there_is_none(target: str) -> None:
         "data:image/png;base64,iVBORw0KGgo="
     )
     _, events = render("openai-chat", request, target, unsupported="drop")
-    assert "conversation[0].content[0].detail" in dropped(events)
+    assert "canister 0 (user), part 0 (image).detail" in dropped(events)
     with pytest.raises(UnsupportedContent, match="detail"):
         render("openai-chat", request, target, max_tokens=10)
 
@@ -176,7 +176,7 @@ def test_a_detail_gemini_cannot_say_is_reported() -> None:
     _, events = render(
         "openai-chat", detailed("original"), "gemini", unsupported="drop"
     )
-    assert "conversation[0].content[0].detail" in dropped(events)
+    assert "canister 0 (user), part 0 (image).detail" in dropped(events)
 
 
 def test_the_default_detail_says_nothing() -> None:
@@ -194,9 +194,9 @@ def test_a_message_name_and_unknown_keys_are_reported_and_refused(
         "messages": [{"role": "user", "content": "hi", "name": "bob", "x_trace": "t1"}],
     }
     body, events = render("openai-chat", chat, target, unsupported="drop")
-    assert {"conversation[0].name", "conversation[0].x_trace"} <= dropped(events)
+    assert {"canister 0 (user).name", "canister 0 (user).x_trace"} <= dropped(events)
     assert "bob" not in str(body) and "t1" not in str(body)
-    with pytest.raises(UnsupportedContent, match=r"conversation\[0\]\.name"):
+    with pytest.raises(UnsupportedContent, match=r"canister 0 \(user\)\.name"):
         render("openai-chat", chat, target, max_tokens=10)
 
 
@@ -225,4 +225,4 @@ def test_anthropic_markers_are_reported_for_chat() -> None:
         ],
     }
     _, events = render("anthropic", anthropic, "openai-chat", unsupported="drop")
-    assert dropped(events) == {"conversation[0].content[0].cache_control"}
+    assert dropped(events) == {"canister 0 (user), part 0 (text).cache_control"}

@@ -12,8 +12,8 @@ from ..exceptions import (
     ProviderError,
     _excerpt,
 )
-from ..protocols import Canister
 from ._rules.capabilities import Capabilities
+from ._rules.paths import location
 from ._rules.policy import apply_policy
 from ._rules.reasoning import ReasoningTable
 
@@ -226,17 +226,10 @@ def options_from(options: Mapping[str, Any]) -> Options:
 # Unsupported content and reasoning ---------------------------------------------------
 
 
-def describe(
-    index: int, canister: Canister, part_index: int | None = None, part: Any = None
-) -> str:
-    """Name a canister (and a part of it) for errors and reports."""
-    # _value_: what .value gives, without the enum's descriptor (a quarter of
-    # the cost of this function on the parts rendered through it).
-    role = canister.role._value_
-    if part_index is None:
-        return f"canister {index} ({role})"
-    kind = getattr(part, "type", type(part).__name__)
-    return f"canister {index} ({role}), part {part_index} ({kind})"
+describe = location
+"""Name a canister (and a part of it) for errors and reports, by the one grammar
+of report paths (:func:`~canisters.providers._rules.paths.location`, itself:
+no call more on the parts rendered through it)."""
 
 
 def unsupported(options: Options, provider: str, where: str, reason: str) -> str | None:

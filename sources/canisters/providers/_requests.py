@@ -631,7 +631,7 @@ class Rendering:
         of this format, else with the rules every target needs
         (:func:`~canisters.providers._rules.parameters.object_root`)."""
         schema = tool.parameters
-        if schema is None or self.native:
+        if schema is None or self.native or "type" in schema:
             return schema
         return object_root(schema, f"{self.where(tool)}.parameters", self.outcomes)
 

@@ -1,4 +1,4 @@
-"""The cross-format rules every provider's request module uses.
+"""The cross-format rules every provider uses.
 
 - :mod:`.schema`: JSON Schema translation
   (:func:`~canisters.providers.translate_schema`,
@@ -15,11 +15,20 @@
   carried where the target spells the same concept (cache markers, an
   image's detail) and reported where it cannot (:func:`.carry_kept`);
 - :mod:`.media`: an image's detail and Gemini's media resolution;
+- :mod:`.parameters`: a function's parameters as an object schema;
+- :mod:`.levels`: reasoning levels, the nearest one the model takes;
+- :mod:`.empty`: empty text left out for another format;
+- :mod:`.ids`: each format's rule for call ids, one stable mapping;
+- :mod:`.documents`: documents as titled user content where a format has none;
+- :mod:`.thinking`: reasoning sent as text;
+- :mod:`.finish`: the neutral finish reasons and each format's spelling;
+- :mod:`.policy`: the unsupported policy, once (:func:`.policy.apply_policy`);
+- :mod:`.paths`: the one grammar of report paths;
 - :mod:`.outcomes`: recording (and, under ``unsupported="error"``, refusing)
   what was not translated exactly (:class:`.Outcomes`).
 
-A provider's request module spells its own fields; what happens across
-formats is decided here, in one place.
+A provider's module spells its own format; what happens across formats is
+decided here, in one place, with one behaviour for every target.
 """
 
 from __future__ import annotations

@@ -21,11 +21,16 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..._trusted import _trusted
 from ...conversation import Conversation
 from ...protocols import Role
+from .paths import location
 
 if TYPE_CHECKING:
     from .._common import Options, Report
+
+# The canisters are those of a conversation already: built without its checks.
+_new_conversation = _trusted(Conversation)
 
 __all__ = ["without_empty_text", "renumbered"]
 
@@ -69,25 +74,25 @@ def without_empty_text(
         if _hollow(canister, provider):
             changed = True
             options.note(
-                "dropped", provider, f"canister {index} (assistant)", "an empty message"
+                "dropped", provider, location(index, canister), "an empty message"
             )
             continue
         if canister.role not in _MESSAGES or not any(
-            _empty(part)
+            not part.text and part.type == "text" and _empty(part)
             for part in canister.content  # type: ignore[attr-defined]
+            if part.type == "text"
         ):
             out.append(canister)
             kept.append(index)
             continue
         changed = True
-        role = canister.role._value_
         parts = []
         for number, part in enumerate(canister.content):  # type: ignore[attr-defined]
             if _empty(part):
                 options.note(
                     "dropped",
                     provider,
-                    f"canister {index} ({role}), part {number} (text)",
+                    location(index, canister, number, part),
                     "empty text",
                 )
             else:
@@ -96,7 +101,7 @@ def without_empty_text(
             options.note(
                 "dropped",
                 provider,
-                f"canister {index} ({role})",
+                location(index, canister),
                 "a message of empty text only",
             )
             continue
@@ -104,7 +109,7 @@ def without_empty_text(
         kept.append(index)
     if not changed:
         return conversation, None
-    return Conversation(tuple(out)), kept if len(kept) != len(canisters) else None
+    return _new_conversation(tuple(out)), kept if len(kept) != len(canisters) else None
 
 
 _CANISTER = re.compile(r"canister (\d+)")

@@ -20,11 +20,16 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..._trusted import _trusted
 from ...conversation import Conversation
 from ...protocols import Role
+from .paths import location
 
 if TYPE_CHECKING:
     from .._common import Options
+
+# The canisters are those of a conversation already: built without its checks.
+_new_conversation = _trusted(Conversation)
 
 __all__ = ["SAFE_CHARACTERS", "IdRule", "declare", "fit_id", "fit_ids", "rule_of"]
 
@@ -107,10 +112,10 @@ def fit_ids(
             options.note(
                 "synthesized",
                 provider,
-                f"canister {index} ({canister.role._value_})",
+                location(index, canister),
                 f"tool-call id {value!r} rewritten to {mapping[value]!r} "
                 f"({provider}'s rule for call ids)",
             )
             canister = attrs.evolve(canister, invocation_id=mapping[value])  # type: ignore[misc]
         out.append(canister)
-    return Conversation(tuple(out))
+    return _new_conversation(tuple(out))

@@ -14,7 +14,8 @@ such key is, by this one rule:
 - *nothing lost* when its value says nothing (``null``, an empty list or
   object, or the concept's default such as ``detail: "auto"``);
 - otherwise *dropped*, reported at the path of the key
-  (``conversation[1].content[0].cache_control``) and refused under
+  (``canister 1 (user), part 0 (text).cache_control``, :mod:`.paths`) and
+  refused under
   ``unsupported="error"``.
 
 A format declares which of its extras entries hold wire keys, and how it
@@ -30,9 +31,14 @@ from typing import Any, Literal
 import attrs
 
 from ..._frozen import FrozenDict
+from ..._trusted import _trusted
 from ...conversation import Conversation
 from ...protocols import Canister
 from .outcomes import Outcomes
+from .paths import location
+
+# The canisters are those of a conversation already: built without its checks.
+_new_conversation = _trusted(Conversation)
 
 __all__ = [
     "Declaration",
@@ -156,22 +162,39 @@ def carry_kept(
     changed: dict[int, Canister] = {}
     target = declared(provider)
     for index, canister in enumerate(canisters):
-        extras = canister.extras
-        if not extras or len(extras) == (provider in extras):
+        if not _holds(canister.extras, provider, "canister"):
             parts: Any = getattr(canister, "content", None) or ()
-            if not any(
-                part.extras and len(part.extras) > (provider in part.extras)
-                for part in parts
-            ):
+            for part in parts:
+                if part.extras and _holds(part.extras, provider, "part"):
+                    break
+            else:
                 continue
         rewritten = _canister(canister, index, provider, target, outcomes)
         if rewritten is not canister:
             changed[index] = rewritten
     if not changed:
         return conversation
-    return Conversation(
+    return _new_conversation(
         tuple(changed.get(index, canister) for index, canister in enumerate(canisters))
     )
+
+
+def _holds(extras: Mapping[str, Any], provider: str, level: Level) -> bool:
+    """Whether ``extras`` hold another format's kept wire keys (most hold
+    only markers, or nothing): told before any other work."""
+    if not extras or len(extras) == (provider in extras):
+        return False
+    for owner, own in extras.items():
+        if owner != provider and own:
+            declaration = _DECLARED.get(owner) or declared(owner)
+            if declaration is not None:
+                entries = (
+                    declaration.canister if level == "canister" else declaration.part
+                )
+                for entry in entries:
+                    if entry in own:
+                        return True
+    return False
 
 
 def _foreign(
@@ -215,7 +238,7 @@ def _canister(
     for owner, entry, key, value, declaration in _foreign(
         canister.extras, provider, "canister"
     ):
-        where = f"conversation[{index}].{key}"
+        where = location(index, canister, key=key)
         spelling = declaration.reading("canister", entry, key)
         neutral = _neutral(spelling, value)
         if _says_nothing(value, key, declaration) or (
@@ -243,7 +266,7 @@ def _canister(
             continue
         new_parts[number] = _part(
             part,
-            f"conversation[{index}].content[{number}]",
+            location(index, canister, number, part),
             provider,
             target,
             outcomes,
