@@ -118,7 +118,7 @@ from ._pairing import (
     trial_options,
 )
 from ._rules.ids import SAFE_CHARACTERS, fit_id
-from ._rules.outcomes import FidelityWarning
+from ._rules.warning import FidelityWarning
 
 __all__ = [
     "ARGUMENTS_DEPTH",
