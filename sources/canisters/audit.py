@@ -37,6 +37,7 @@ import attrs
 import orjson
 from typing_extensions import assert_never
 
+from ._base64 import Encoded
 from ._compat import fromisoformat
 from ._frozen import EMPTY, freeze
 from .canisters import new_id, now
@@ -127,6 +128,8 @@ def _default(value: Any) -> Any:
         return sorted(value, key=repr)
     if isinstance(value, (bytes, bytearray, memoryview)):
         return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, Encoded):  # media data kept as the base64 it came in
+        return value.text
     raise TypeError(f"{type(value).__qualname__} is not JSON-serializable")
 
 
