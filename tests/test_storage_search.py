@@ -127,13 +127,18 @@ def test_store_search_command(backend: str, tmp_path: Path) -> None:
         assert "keeps no index" in out.stdout
 
 
-def test_a_frequent_word_is_found_in_order_too(tmp_path: Path) -> None:
-    """Past a few thousand matches SQLite walks its rows in order rather than
-    sorting the matches: the hits are the same as the file backend's."""
-    stores = [
-        storage.open_store(f"sqlite:///{tmp_path / 'store.db'}"),
-        storage.open_store(tmp_path / "files"),
-    ]
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_a_frequent_word_is_found_in_order_too(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Past a few thousand matches the databases read their rows in order rather
+    than sort the matches: the hits are the same as the file backend's."""
+    location = (
+        f"sqlite:///{tmp_path / 'store.db'}"
+        if backend == "sqlite"
+        else request.getfixturevalue("postgres_location")
+    )
+    stores = [storage.open_store(location), storage.open_store(tmp_path / "files")]
     for store in stores:
         for number in range(44, 0, -1):  # stored out of the order of their ids
             store.extend(
