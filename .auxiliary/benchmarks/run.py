@@ -1033,6 +1033,8 @@ def main(argv: list[str] | None = None) -> int:
     (arguments.output / "latest.json").write_text(text)
     print(f"\nresults written to {arguments.output / 'latest.json'}")
     if arguments.report is not None:
+        if str(HERE) not in sys.path:  # whole_requests takes it out (see there)
+            sys.path.insert(0, str(HERE))
         import report as tables
 
         tables.write(report, arguments.report)
