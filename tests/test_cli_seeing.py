@@ -237,7 +237,9 @@ def test_store_list_and_show_print_no_control_character(tmp_path: Path) -> None:
         )
         store.extend("other", [User("plain")])
     note = Path(location) / "conversations" / "other" / "fork.json"
-    note.write_text(json.dumps({"parent": hostile, "at": hostile}))
+    note.write_text(
+        json.dumps({"parent": "chat", "at": hostile, "seq": 1, "head": "0" * 64})
+    )
     outputs = [
         canisters_cmd("store", "list", location),
         canisters_cmd("show", location),
@@ -247,7 +249,7 @@ def test_store_list_and_show_print_no_control_character(tmp_path: Path) -> None:
         assert out.returncode == 0, out.stderr
         assert CONTROLS.search(out.stdout) is None, out.stdout
         assert CONTROLS.search(out.stderr) is None, out.stderr
-    assert "fork of \\x1b]0;owned\\x07" in outputs[0].stdout
+    assert "fork of chat at \\x1b]0;owned\\x07" in outputs[0].stdout
     assert "hello \\x1b]0;owned\\x07" in outputs[2].stdout
     listing, code = run_on_terminal(["store", "list", location])
     assert code == 0

@@ -16,6 +16,7 @@ import json
 import math
 import os
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -469,3 +470,88 @@ def test_every_field_of_every_body_changed_is_refused_at_its_path(
                 continue
             assert_round_trips(conversation)
     assert checked >= 400
+
+
+# Whole requests ---------------------------------------------------------------------
+
+REQUESTS = [(name, payload) for name, kind, payload in CASES if kind == "request"]
+# Hostile values for the settings only a whole request reads.
+SETTINGS = ["tool_choice", "response_format", "generationConfig", "text", "format",
+            "temperature", "stop", "metadata", "thinking", "reasoning"]  # fmt: skip
+KEYWORDS = ["type", "format", "anyOf", "oneOf", "allOf", "properties", "items",
+            "required", "enum", "const", "nullable", "$ref", "$defs"]  # fmt: skip
+SCHEMA_LEAVES = st.sampled_from(
+    [None, True, 5, 1.5, "string", "object", "null", "date-time", "#/$defs/a", ""]
+)
+SCHEMAS = st.recursive(
+    SCHEMA_LEAVES,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.sampled_from(KEYWORDS), inner, max_size=4),
+        st.dictionaries(st.sampled_from(["a", "b"]), inner, max_size=2),
+    ),
+    max_leaves=20,
+)
+
+
+def _tools(provider: str, schema: Any) -> tuple[str, Any]:
+    """A request's tools, of ``provider``'s shape, with ``schema`` as the
+    parameters of one function."""
+    if provider == "anthropic":
+        return "tools", [{"name": "f", "input_schema": schema}]
+    if provider == "openai-responses":
+        return "tools", [{"type": "function", "name": "f", "parameters": schema}]
+    if provider == "gemini":
+        key = (
+            "parameters"
+            if isinstance(schema, dict) and "$defs" not in schema
+            else ("parametersJsonSchema")
+        )
+        return "tools", [{"functionDeclarations": [{"name": "f", key: schema}]}]
+    return "tools", [
+        {"type": "function", "function": {"name": "f", "parameters": schema}}
+    ]
+
+
+@FUZZ
+@given(st.data())
+def test_mutated_whole_requests_read_and_render_or_are_refused(
+    data: st.DataObject,
+) -> None:
+    """Recorded request bodies mutated -- a tool's schema and the settings too
+    -- read as whole requests and rendered for every provider, or refused with
+    the library's error: nothing else escapes a gateway translating them."""
+    name, payload = data.draw(st.sampled_from(REQUESTS), label="case")
+    body = data.draw(mutations(payload), label="body")
+    if isinstance(body, dict):
+        if data.draw(st.booleans(), label="tools"):
+            key, tools = _tools(name, data.draw(
+                st.dictionaries(st.sampled_from(KEYWORDS), SCHEMAS, max_size=5),
+                label="schema",
+            ))  # fmt: skip
+            body = {**body, key: tools}
+        if data.draw(st.booleans(), label="setting"):
+            key = data.draw(st.sampled_from(SETTINGS), label="key")
+            body = {**body, key: data.draw(st.sampled_from(HOSTILE), label="value")}
+    try:
+        request = providers.get(name).parse_full_request(  # type: ignore[attr-defined]
+            body
+        )
+    except CanistersError as error:
+        assert_located(error, root=not isinstance(body, dict))
+        return
+    unsupported = data.draw(st.sampled_from(["drop", "error"]), label="unsupported")
+    for target in sorted(providers.names()):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", providers.FidelityWarning)
+            try:
+                providers.get(target).render_full_request(  # type: ignore[attr-defined]
+                    request, unsupported=unsupported, report=Report()
+                )
+            except CanistersError as error:
+                refusal = str(error)
+            else:
+                refusal = ""
+        # The net under the rendering of settings names a stray error so.
+        assert "cannot render the request's settings" not in refusal, refusal
+        assert not STRAY.match(refusal), refusal

@@ -188,7 +188,7 @@ SCHEMAS = st.recursive(
     max_leaves=30,
 )
 FUZZ = settings(
-    max_examples=examples(300),
+    max_examples=examples(150),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow],

@@ -188,6 +188,9 @@ def test_store_redact_and_expire_commands(backend: str, tmp_path: Path) -> None:
     assert "nope" in out.stderr
     out = _cli("store", "verify", where, "chat")
     assert out.returncode == 0, out.stdout
+    assert "intact" in out.stdout
+    assert "chat: record 0 (user) redacted on " in out.stderr
+    assert out.stderr.rstrip().endswith("UTC: leaked key")
     out = _cli("store", "expire", where, "--days", "90", "--dry-run")
     assert out.stdout == "ancient\ndusty\nwould delete 2 conversations, kept 1\n"
     out = _cli("store", "expire", where, "--days", "90", "--redact")
@@ -233,3 +236,18 @@ def test_a_read_only_store_refuses_to_redact(backend: str, tmp_path: Path) -> No
         with pytest.raises(c.StorageError, match="read-only"):
             store.redact("chat", chat[0].id, reason="x")
         assert store.load("chat") == chat
+
+
+def test_odd_records_are_redacted_or_refused_cleanly(tmp_path: Path) -> None:
+    """A record holding an integer past 64 bits is redacted (its step left out);
+    one whose id cannot be written as UTF-8 is refused with a StorageError."""
+    big, odd = c.User("x", step=2**70), c.User("y", id="bad\ud800id")
+    with storage.open_store(tmp_path / "store") as store:
+        store.extend("chat", [big, odd])
+        assert store.redact("chat", big.id, reason="r").seq == 0
+        assert store.load("chat")[0].step is None
+        with pytest.raises(c.StorageError, match="cannot be redacted"):
+            store.redact("chat", odd.id, reason="r")
+        verification = store.verify("chat")
+        assert verification.ok
+        assert len(verification.redactions) == 1

@@ -125,3 +125,35 @@ def test_store_search_command(backend: str, tmp_path: Path) -> None:
     if backend == "file":
         out = _cli("store", "reindex", where)
         assert "keeps no index" in out.stdout
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_a_frequent_word_is_found_in_order_too(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Past a few thousand matches the databases read their rows in order rather
+    than sort the matches: the hits are the same as the file backend's."""
+    location = (
+        f"sqlite:///{tmp_path / 'store.db'}"
+        if backend == "sqlite"
+        else request.getfixturevalue("postgres_location")
+    )
+    stores = [storage.open_store(location), storage.open_store(tmp_path / "files")]
+    for store in stores:
+        for number in range(44, 0, -1):  # stored out of the order of their ids
+            store.extend(
+                f"chat-{number:02d}",
+                [c.User(f"common word {n}", id=f"u{number}-{n}") for n in range(25)]
+                + [c.Assistant(f"common {n}", id=f"a{number}-{n}") for n in range(25)],
+            )
+    sqlite_hits, file_hits = (
+        [(h.conversation_id, h.canister_id) for h in store.search("common", limit=30)]
+        for store in stores
+    )
+    assert sqlite_hits == file_hits
+    assert sqlite_hits[:2] == [("chat-01", "u1-0"), ("chat-01", "u1-1")]
+    assert len(sqlite_hits) == 30
+    answers = stores[0].search("common", limit=30, kinds=["assistant"])
+    assert [h.canister_id for h in answers[:2]] == ["a1-0", "a1-1"]
+    for store in stores:
+        store.close()

@@ -13,11 +13,20 @@ from typing import Any
 
 import pytest
 
-from canisters import User, from_json, storage
+from canisters import CanistersError, User, from_json, storage, view
 from canisters.view import allowed_hosts, create_app
 
 from .html_support import SVG_SCRIPT, Page, png
-from .view_support import BACKENDS, FILLERS, fill, get, location_of, tamper, viewing
+from .view_support import (
+    BACKENDS,
+    FILLERS,
+    fill,
+    free_port,
+    get,
+    location_of,
+    tamper,
+    viewing,
+)
 
 
 def listed(page: Page) -> list[str]:
@@ -366,3 +375,55 @@ def test_a_store_call_that_blocks_holds_one_request_not_the_server(
 
         assert asyncio.run(both()) == [200, 200]
         assert not slow.waited_out
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["", "0", "00", "0.0", "0x0", "000.000.000.000", "::", "[::]", "::0",
+     "0:0:0:0:0:0:0:0", "[0:0:0:0:0:0:0:0]", "::ffff:0.0.0.0"],
+)  # fmt: skip
+def test_every_spelling_of_an_unspecified_address_is_refused(
+    tmp_path: Path, host: str
+) -> None:
+    with (
+        storage.open_store(tmp_path / "store") as store,
+        pytest.raises(CanistersError, match="give the address to serve on"),
+    ):
+        view.serve(store, host=host, port=free_port())
+
+
+def test_a_location_is_shown_without_its_credentials() -> None:
+    shown = view.shown_location
+    assert shown("postgresql://app:pw@db:5432/chat") == "postgresql://db:5432/chat"
+    assert shown("postgresql://app@db/chat?password=pw") == "postgresql://db/chat"
+    assert shown("sqlite:///chats.db") == "sqlite:///chats.db"
+    assert shown("conversations/") == "conversations/"
+
+
+def test_the_viewer_shows_no_password_in_its_pages_or_its_terminal(
+    tmp_path: Path, postgres_location: str
+) -> None:
+    scheme, rest = postgres_location.split("://", 1)
+    user, _, after = rest.partition("@")
+    secret = "s3cret-pw"
+    location = f"{scheme}://{user.split(':')[0]}:{secret}@{after}"
+    fill(location, fillers=0)
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "canisters", "view", location, "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.startswith("serving postgresql:///") and secret not in line, line
+        base = f"http://127.0.0.1:{port}"
+        for path in ("/", "/c/chat"):
+            status, _headers, body = get(base, path)
+            assert status == 200
+            assert secret.encode() not in body and b"host=" not in body
+    finally:
+        process.terminate()
+        process.wait(timeout=20)

@@ -27,7 +27,9 @@ every response carries a Content-Security-Policy that forbids scripts.
 
 from __future__ import annotations
 
+import ipaddress
 import math
+import socket
 import threading
 import urllib.parse
 import webbrowser
@@ -56,6 +58,7 @@ __all__ = [
     "allowed_hosts",
     "create_app",
     "serve",
+    "shown_location",
 ]
 
 DEFAULT_PORT: Final = 8765
@@ -113,6 +116,44 @@ def allowed_hosts(host: str, port: int) -> frozenset[str]:
     if port == 80:
         values |= {name for name in names if ":" not in name or "]" in name}
     return frozenset(values)
+
+
+def _everywhere(host: str) -> bool:
+    """Whether serving on ``host`` binds every interface: an empty host, or one
+    the system resolves to an unspecified address, however it is spelled
+    (``0``, ``000.000.000.000``, ``::0``, ``0:0:0:0:0:0:0:0``)."""
+    name = host.strip()
+    if name.startswith("[") and name.endswith("]"):
+        name = name[1:-1]
+    if not name:
+        return True
+    try:
+        found = socket.getaddrinfo(name, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError, ValueError):
+        return False  # the server cannot bind it either, and says so
+    for *_, address in found:
+        try:
+            ip = ipaddress.ip_address(str(address[0]).split("%", 1)[0])
+        except ValueError:
+            continue
+        mapped = getattr(ip, "ipv4_mapped", None)
+        if ip.is_unspecified or (mapped is not None and mapped.is_unspecified):
+            return True
+    return False
+
+
+def shown_location(location: str) -> str:
+    """``location`` as the viewer shows it: a URL without its user
+    information (``postgresql://app:pw@db/chat`` is ``postgresql://db/chat``)
+    and without its query, which may hold a password too."""
+    if "://" not in location:
+        return location
+    try:
+        parts = urllib.parse.urlsplit(location)
+        host = parts.netloc.rpartition("@")[2]
+    except ValueError:
+        return location.split("://", 1)[0] + "://…"
+    return f"{parts.scheme}://{host}{parts.path}"
 
 
 def _guard(app: _ASGI, hosts: frozenset[str]) -> _ASGI:
@@ -178,7 +219,7 @@ def create_app(
     starlette = _starlette()
     responses = starlette.responses
     catalog = _catalog.Catalog(store)
-    name = title or location or "store"
+    name = title or (shown_location(location) if location else "store")
 
     def html_page(content: str, status: int = 200) -> Any:
         return responses.HTMLResponse(content, status_code=status)
@@ -420,7 +461,7 @@ def serve(
     browser once the server listens; ``ready`` is called with the URL then.
     """
     _starlette()
-    if host in ("", "0.0.0.0", "::", "[::]"):
+    if _everywhere(host):
         raise CanistersError(
             f"give the address to serve on, not {host or 'an empty one'!r}: the "
             "server answers only requests that name the address it serves"

@@ -33,7 +33,6 @@ import click
 from .. import __version__, html, providers, recording, storage
 from ..conversation import Conversation
 from ..exceptions import CanistersError
-from ..html import _catalog
 from ..requests import Request
 from ..serialization import _loads, to_json
 from ..validation import problems
@@ -611,7 +610,8 @@ def view_(
     with open_store(location, read_only=True, blobs=blobs) as opened:
 
         def ready(url: str) -> None:
-            click.echo(f"serving {location} at {url} (read-only; Ctrl-C stops)")
+            shown = printable(viewer.shown_location(location))
+            click.echo(f"serving {shown} at {url} (read-only; Ctrl-C stops)")
 
         viewer.serve(
             opened,
@@ -679,12 +679,15 @@ def list_(as_json: bool, blobs: str | None, location: str) -> None:
             except CanistersError as error:
                 row["records"] = None
                 row["error"] = str(error)
-            origin = _catalog.origin(opened, cid)
+            try:
+                origin = opened.origin(cid)
+                forks = [fork.conversation_id for fork in opened.forks(cid)]
+            except CanistersError as error:
+                origin, forks = None, []
+                row.setdefault("error", str(error))
             row["fork_of"] = origin.parent if origin else None
             row["fork_at"] = origin.at if origin else None
-            row["forks"] = [
-                fork.conversation_id for fork in _catalog.forks(opened, cid)
-            ]
+            row["forks"] = forks
             rows.append(row)
     if as_json:
         click.echo(dumps(rows))
@@ -703,10 +706,10 @@ def list_(as_json: bool, blobs: str | None, location: str) -> None:
             line += f"  fork of {printable(row['fork_of'])}"
             if row["fork_at"] is not None:
                 line += f" at {printable(row['fork_at'])}"
-        forks = row["forks"]
-        assert isinstance(forks, list)
-        if forks:
-            line += f"  {len(forks)} fork{'s' if len(forks) != 1 else ''}"
+        children = row["forks"]
+        assert isinstance(children, list)
+        if children:
+            line += f"  {len(children)} fork{'s' if len(children) != 1 else ''}"
         click.echo(line)
 
 
@@ -753,6 +756,11 @@ def verify(blobs: str | None, location: str, conversation_ids: tuple[str, ...]) 
                     found += len(verification.problems)
                     if verification.torn_tail:
                         _note(f"{cid}: an unfinished last line was ignored")
+                    for note in verification.redactions:
+                        _note(
+                            f"{cid}: record {note.seq} ({note.kind}) redacted on "
+                            f"{note.at:%Y-%m-%d %H:%M} UTC: {note.reason}"
+                        )
                 if progress is not None:
                     progress(done + 1, len(wanted))
     count = len(wanted)

@@ -24,7 +24,9 @@ URLs; and the page's Content-Security-Policy forbids every script, so nothing
 a conversation holds can run. The page uses no script of its own.
 
 :class:`~canisters.Conversation` and every canister class have
-``_repr_html_``, so notebooks (Jupyter and others) show them this way; that
+``_repr_html_``, so notebooks (Jupyter and others) show them this way. A
+notebook display is a fragment of the notebook's page, which can carry no
+Content-Security-Policy: there the safety rests on escaping alone. That
 display is bounded (the first canisters, every text and field shortened, a
 media budget, 8 MiB in all).
 

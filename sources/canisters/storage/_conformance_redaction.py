@@ -171,6 +171,8 @@ class RedactionConformance:
             store.expire()
         with pytest.raises(c.StorageError, match="timezone-aware"):
             store.expire(datetime(2020, 1, 1))
+        with pytest.raises(c.StorageError, match="'delete' or 'redact'"):
+            store.expire(timedelta(days=1), action="shred")  # type: ignore[arg-type]
 
     def test_expire_can_redact_and_keep_the_skeleton(
         self, opener: Callable[..., Store]

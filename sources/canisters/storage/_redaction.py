@@ -29,7 +29,13 @@ from ..canisters import new_id
 from ..exceptions import CanisterNotFound, StorageError
 from ._common import Progress, index_key, line_id, record_link
 from ._search_sqlite import lineage_stops
-from ._tombstone import REDACTED, read_tombstone, redaction_of, tombstone
+from ._tombstone import (
+    REDACTED,
+    line_document,
+    read_tombstone,
+    redaction_of,
+    tombstone,
+)
 from ._values import Redaction
 
 __all__ = ["ExpiryReport", "FileRedaction", "SQLiteRedaction"]
@@ -78,7 +84,10 @@ def redact_line(
 ) -> tuple[bytes | None, Redaction]:
     """Return the tombstone of a stored line (``None`` when it is one already)
     and what it says."""
-    document = orjson.loads(line) if REDACTED.encode() in line else None
+    try:
+        document = line_document(line) if REDACTED.encode() in line else None
+    except ValueError:
+        document = None
     if type(document) is dict and REDACTED in document:
         note = read_tombstone(holder, line, document)
         if isinstance(note, Redaction):
@@ -89,7 +98,7 @@ def redact_line(
         raise StorageError(
             f"record of {holder!r} cannot be redacted: {error}"
         ) from None
-    found = read_tombstone(holder, new, orjson.loads(new))
+    found = read_tombstone(holder, new, line_document(new))
     assert isinstance(found, Redaction)
     return new, found
 
@@ -342,6 +351,10 @@ def _limit(before: object, policy: Any) -> datetime:
         if days is None:
             raise StorageError(
                 "expire needs 'before' or a store policy with retention_days"
+            )
+        if type(days) not in (int, float) or not 0 <= days < 1e6:
+            raise StorageError(
+                f"the policy's retention_days is a number of days, got {days!r}"
             )
         return _now() - timedelta(days=days)
     if isinstance(before, timedelta):

@@ -346,9 +346,11 @@ SQLITE_SCHEMA: Final = (
     "conversation TEXT NOT NULL, seq INTEGER NOT NULL, canister TEXT NOT NULL, "
     "kind TEXT NOT NULL, text TEXT NOT NULL)",
     "CREATE INDEX IF NOT EXISTS search_rows_place ON search_rows (conversation, seq)",
+    # Neither positions (no phrase is searched) nor sizes (no ranking) are
+    # kept: each append writes less.
     "CREATE VIRTUAL TABLE IF NOT EXISTS search USING fts5(text, "
     "content='search_rows', content_rowid='id', "
-    "tokenize='unicode61 remove_diacritics 0')",
+    "tokenize='unicode61 remove_diacritics 0', detail=none, columnsize=0)",
     "CREATE TRIGGER IF NOT EXISTS search_rows_added AFTER INSERT ON search_rows "
     "BEGIN INSERT INTO search (rowid, text) VALUES (new.id, new.text); END",
     "CREATE TRIGGER IF NOT EXISTS search_rows_removed AFTER DELETE ON search_rows "

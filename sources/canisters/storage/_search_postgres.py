@@ -41,6 +41,8 @@ SCHEMA: Final = (
     "CREATE INDEX IF NOT EXISTS canisters_search_words "
     "ON canisters_search USING GIN (words)",
 )
+# Matches past which a search reads the rows in order instead of sorting them.
+_MANY: Final = 2000
 _SELECT: Final = (
     "SELECT conversation, seq, canister, kind, text FROM canisters_search "
     "WHERE words @@ %s::tsquery"
@@ -141,8 +143,18 @@ def search(
         sql += " AND kind = ANY(%s)"
         params.append(list(wanted))
     if within is None:
+        counted = yield Query(
+            f"SELECT count(*) FROM ({sql} LIMIT {_MANY}) AS matches",
+            tuple(params),
+            planned=False,
+        )
+        if counted[0][0] >= _MANY:
+            # A frequent word: read the rows in the order of the hits (the
+            # primary key) until enough match, rather than sort every match.
+            yield Query("SET LOCAL enable_bitmapscan = off")
+            yield Query("SET LOCAL enable_seqscan = off")
         rows = yield Query(
-            sql + ' ORDER BY conversation COLLATE "C", seq LIMIT %s',
+            sql + " ORDER BY conversation, seq LIMIT %s",
             (*params, limit),
             planned=False,
         )

@@ -29,6 +29,18 @@ __all__ = ["SQLiteSearch", "lineage_stops"]
 
 # Rows written per statement while rebuilding.
 _BATCH: Final = 1000
+# Matches past which a search walks the rows in order instead of sorting them.
+_MANY: Final = 2000
+_BY_MATCH: Final = (
+    "SELECT r.conversation, r.seq, r.canister, r.kind, r.text "
+    "FROM search JOIN search_rows AS r ON r.id = search.rowid WHERE search MATCH ?"
+)
+_BY_PLACE: Final = (
+    "SELECT r.conversation, r.seq, r.canister, r.kind, r.text "
+    "FROM search_rows AS r INDEXED BY search_rows_place "
+    "WHERE r.id IN (SELECT rowid FROM search WHERE search MATCH ?)"
+)
+_ORDER: Final = " ORDER BY r.conversation, r.seq LIMIT ?"
 
 
 def lineage_stops(lineage: list[tuple[str, int, str]]) -> list[tuple[str, int | None]]:
@@ -59,16 +71,16 @@ class SQLiteSearch:
         """Create the search tables when missing; index what the store holds."""
         if self._read_only:
             return
-        with self._database.write() as connection:
-            row = connection.execute(
-                "SELECT value FROM meta WHERE key = 'search'"
-            ).fetchone()
+        with self._database.lock:
+            connection = self._database.connection
             # Deleted and redacted records leave no bytes in freed pages.
             connection.execute("PRAGMA secure_delete = ON")
-            if row is not None and row[0] == "1":
+            if _ready(connection):
                 return
-            _create(connection)
-            self._index_all(connection, None)
+        with self._database.write() as connection:
+            if not _ready(connection):  # another process may have indexed it
+                _create(connection)
+                self._index_all(connection, None)
 
     def _index_all(
         self, connection: sqlite3.Connection, progress: Progress | None
@@ -131,11 +143,7 @@ class SQLiteSearch:
         limit = _search.check_limit(limit)
         wanted = _search.check_kinds(kinds)
         within = _search.check_conversation(conversation)
-        sql = (
-            "SELECT r.conversation, r.seq, r.canister, r.kind, r.text "
-            "FROM search JOIN search_rows AS r ON r.id = search.rowid "
-            "WHERE search MATCH ?"
-        )
+        sql = ""
         params: list[Any] = [_search.fts5_query(terms)]
         if wanted is not None:
             sql += f" AND r.kind IN ({', '.join('?' * len(wanted))})"
@@ -146,7 +154,7 @@ class SQLiteSearch:
                 _check_ready(connection)
                 if within is None:
                     rows = connection.execute(
-                        sql + " ORDER BY r.conversation, r.seq LIMIT ?",
+                        _first(connection, params[0]) + sql + _ORDER,
                         (*params, limit),
                     ).fetchall()
                     return [
@@ -158,7 +166,7 @@ class SQLiteSearch:
                     within,
                     lineage_stops(self._lineage(connection, within)),
                     lambda clause, extra: connection.execute(
-                        sql + clause, (*params, *extra)
+                        _BY_MATCH + sql + clause, (*params, *extra)
                     ).fetchall(),
                     limit,
                 )
@@ -180,14 +188,29 @@ class SQLiteSearch:
             raise StorageError(f"rebuild_search_index failed: {error}") from error
 
 
+def _first(connection: sqlite3.Connection, match: str) -> str:
+    """The start of the statement reading the first hits in order: sorting the
+    matches when they are few, else walking the rows in order until enough
+    match (a frequent word would otherwise sort much of the store)."""
+    many = connection.execute(
+        "SELECT count(*) FROM (SELECT rowid FROM search WHERE search MATCH ? LIMIT ?)",
+        (match, _MANY),
+    ).fetchone()[0]
+    return _BY_MATCH if many < _MANY else _BY_PLACE
+
+
 def _create(connection: sqlite3.Connection) -> None:
     for statement in _search.SQLITE_SCHEMA:
         connection.execute(statement)
 
 
-def _check_ready(connection: sqlite3.Connection) -> None:
+def _ready(connection: sqlite3.Connection) -> bool:
     row = connection.execute("SELECT value FROM meta WHERE key = 'search'").fetchone()
-    if row is None or row[0] != "1":
+    return row is not None and row[0] == "1"
+
+
+def _check_ready(connection: sqlite3.Connection) -> None:
+    if not _ready(connection):
         raise StorageError(
             "the store has no search index yet: open it once for writing, or run "
             "'canisters store reindex'"

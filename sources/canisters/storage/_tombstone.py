@@ -31,7 +31,14 @@ from .._compat import fromisoformat
 from ..serialization import FORMAT_VERSION, migrate
 from ._values import Redaction
 
-__all__ = ["REDACTED", "placeholder", "read_tombstone", "redaction_of", "tombstone"]
+__all__ = [
+    "REDACTED",
+    "line_document",
+    "placeholder",
+    "read_tombstone",
+    "redaction_of",
+    "tombstone",
+]
 
 REDACTED: Final = "redacted"
 """The key of a tombstone's note in its line and in its canister's ``extras``."""
@@ -60,11 +67,22 @@ def placeholder(reason: str) -> str:
     return f"[redacted: {reason}]"
 
 
-def _document(line: bytes) -> dict[str, Any]:
+def line_document(line: bytes) -> dict[str, Any]:
+    """The JSON object of a log line; ``ValueError`` when it is none.
+
+    A line holding integers past 64 bits (it starts with ``"bigint"``) and one
+    orjson refuses (escaped lone surrogates) are read by the standard library.
+    """
     try:
-        document = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        document = json.loads(line)
+        if line.startswith(b'{"bigint":1,'):
+            document = json.loads(line)
+        else:
+            try:
+                document = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                document = json.loads(line)
+    except RecursionError:
+        raise ValueError("the record nests too deep") from None
     if type(document) is not dict:
         raise ValueError("not a log record")
     return document
@@ -74,7 +92,7 @@ def tombstone(line: bytes, reason: str, at: datetime) -> bytes:
     """Return the tombstone of a stored record (``line``, with or without its
     newline); raise ``ValueError`` when it cannot be read."""
     line = line.rstrip(b"\n")
-    document = _document(line)
+    document = line_document(line)
     record = document.get("canister")
     version = document.get("v")
     if version != FORMAT_VERSION and type(record) is dict:
@@ -86,18 +104,23 @@ def tombstone(line: bytes, reason: str, at: datetime) -> bytes:
     digest = line[-_SUFFIX + len(_DIGEST) : -2]
     note = {"reason": reason, "at": at.isoformat()}
     skeleton = {key: record[key] for key in _KEPT if key in record}
+    if type(skeleton.get("step")) is int and not -(2**63) <= skeleton["step"] < 2**63:
+        del skeleton["step"]  # a record holding it starts otherwise: left out
     if record.get("role") in _WITH_CONTENT:
         skeleton["content"] = [{"type": "text", "text": placeholder(reason)}]
     skeleton["extras"] = {REDACTED: note}
-    body = orjson.dumps(
-        {
-            "seq": document.get("seq"),
-            "prev": document.get("prev"),
-            "v": FORMAT_VERSION,
-            "canister": skeleton,
-            REDACTED: note,
-        }
-    )
+    try:
+        body = orjson.dumps(
+            {
+                "seq": document.get("seq"),
+                "prev": document.get("prev"),
+                "v": FORMAT_VERSION,
+                "canister": skeleton,
+                REDACTED: note,
+            }
+        )
+    except (TypeError, orjson.JSONEncodeError) as error:  # a lone surrogate
+        raise ValueError(f"its skeleton cannot be written: {error}") from None
     seal = hashlib.sha256(body).hexdigest().encode("ascii")
     return b"".join((body[:-1], _SEAL, seal, b'"', _DIGEST, digest, b'"}\n'))
 

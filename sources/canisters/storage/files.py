@@ -652,12 +652,15 @@ class FileStore(FileSearch, FileRedaction, Expiry):
             records.append(record)
             if found:
                 blobs.extend(found)
-        if records and conversation_id not in self._logs:
-            if not self.exists(conversation_id):
-                # An append refused creates nothing: what refuses an append to
-                # a new conversation (a canister id twice, with two contents) is
-                # found before the log is made.
-                screen(conversation_id, records, lambda _wanted: {})
+        if (
+            records
+            and conversation_id not in self._logs
+            and not self.exists(conversation_id)
+        ):
+            # An append refused creates nothing: what refuses an append to a
+            # new conversation (a canister id twice, with two contents) is found
+            # before the log is made.
+            screen(conversation_id, records, lambda _wanted: {})
         locks = self._locks
         with locks.thread:
             if blobs:

@@ -594,6 +594,11 @@ class StoreConformance(SearchConformance, RedactionConformance):
         assert store.load("chat") == [first]
         store.append("elsewhere", impostor)  # ids are per conversation
         assert store.load("elsewhere") == [impostor]
+        # A refused append to a new conversation creates nothing.
+        with pytest.raises(c.DuplicateCanister, match="same append"):
+            store.extend("new", [twin, c.User("other", id=twin.id)])
+        assert not store.exists("new")
+        assert store.conversations() == ["chat", "elsewhere"]
 
     def test_a_fork_holds_the_ids_of_its_prefix(self, store: Store) -> None:
         """A fork holds the canisters of the prefix it shares, not those its
