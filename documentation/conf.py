@@ -28,6 +28,7 @@ nitpicky = True
 nitpick_ignore_regex = [
     # Type variables and private helpers that autodoc meets in signatures.
     (r"py:.*", r"(canisters\.)?.*\._[A-Za-z].*"),
+    (r"py:class", r"_base64\.Encoded"),  # media data kept as base64, internal
     (r"py:class", r"[A-Z]"),
     (r"py:class", r"(K|V|C|T)"),
     (r"py:class", r"canisters\.[\w.]*\.[A-Z]"),

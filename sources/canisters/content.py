@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-from ._base64 import Encoded
+from . import _base64
 from ._frozen import EMPTY, freeze
 from ._typecheck import refuse, text_or_none
 from .exceptions import ModelError, _excerpt
@@ -44,21 +44,21 @@ def is_content_id(value: object) -> bool:
 
 
 def _to_bytes(
-    value: bytes | bytearray | memoryview | Encoded | None,
-) -> bytes | Encoded | None:
-    if value is None or type(value) is bytes or type(value) is Encoded:
+    value: bytes | bytearray | memoryview | _base64.Encoded | None,
+) -> bytes | _base64.Encoded | None:
+    if value is None or type(value) is bytes or type(value) is _base64.Encoded:
         return value
     if isinstance(value, (bytearray, memoryview)):
         return bytes(value)
     raise ModelError(f"media data must be bytes, got {type(value).__name__}")
 
 
-def _bytes_of(value: bytes | Encoded | None) -> bytes | None:
+def _bytes_of(value: bytes | _base64.Encoded | None) -> bytes | None:
     """What media data is compared and hashed by: its bytes."""
-    return value.decode() if isinstance(value, Encoded) else value
+    return value.decode() if isinstance(value, _base64.Encoded) else value
 
 
-def inline(part: Media) -> bytes | Encoded | None:
+def inline(part: Media) -> bytes | _base64.Encoded | None:
     """A media part's inline data as it holds it: bytes, or the base64 it was
     read from (not decoded; :func:`canisters._base64.text_of` writes it)."""
     return part._data
@@ -101,7 +101,7 @@ class Media:
     type: ClassVar[str] = "media"
     modality: ClassVar[Modality]
 
-    _data: bytes | Encoded | None = attrs.field(
+    _data: bytes | _base64.Encoded | None = attrs.field(
         default=None, converter=_to_bytes, kw_only=True, alias="data", eq=_bytes_of
     )
     url: str | None = attrs.field(default=None, kw_only=True)
@@ -126,7 +126,7 @@ class Media:
         """The bytes, carried inline (read from base64, they are decoded when
         first asked for)."""
         data = self._data
-        if type(data) is Encoded:
+        if type(data) is _base64.Encoded:
             data = data.decode()
             # The bytes replace the text they came from (the same value).
             object.__setattr__(self, "_data", data)
