@@ -98,11 +98,18 @@ def parse_query(query: object) -> tuple[Term, ...]:
     return tuple(terms)
 
 
-def check_limit(limit: object) -> int:
-    """Return ``limit`` when it is a positive integer, else raise."""
+def check_search(
+    query: object, limit: object, conversation: object, kinds: Iterable[str] | None
+) -> tuple[tuple[Term, ...], int, tuple[str, ...] | None, str | None]:
+    """Check a search's arguments, in the order every backend checks them: return
+    the query's words, the limit, the kinds to search (``None``: all) and the
+    conversation the search is limited to (``None``: every one)."""
+    terms = parse_query(query)
     if type(limit) is not int or limit < 1:
         raise InvalidQuery(f"a search limit is a positive integer, got {limit!r}")
-    return limit
+    wanted = check_kinds(kinds)
+    within = None if conversation is None else check_id(conversation)
+    return terms, limit, wanted, within
 
 
 def check_kinds(kinds: Iterable[str] | None) -> tuple[str, ...] | None:
@@ -121,11 +128,6 @@ def check_kinds(kinds: Iterable[str] | None) -> tuple[str, ...] | None:
             )
         found.append(str(value))
     return tuple(dict.fromkeys(found))
-
-
-def check_conversation(conversation: object) -> str | None:
-    """Return the conversation a search is limited to (checked), or ``None``."""
-    return None if conversation is None else check_id(conversation)
 
 
 # --------------------------------------------------------------------------- #

@@ -66,10 +66,9 @@ class FileSearch:
         kinds: Iterable[str] | None = None,
     ) -> list[SearchHit]:
         """Find canisters whose text holds every word of ``query`` (a scan)."""
-        terms = _search.parse_query(query)
-        limit = _search.check_limit(limit)
-        wanted = _search.check_kinds(kinds)
-        within = _search.check_conversation(conversation)
+        terms, limit, wanted, within = _search.check_search(
+            query, limit, conversation, kinds
+        )
         fetch = self._content.get
         hits: list[SearchHit] = []
         if within is not None:

@@ -133,10 +133,9 @@ def search(
     conversation: str | None,
     kinds: Iterable[str] | None,
 ) -> Plan[list[SearchHit]]:
-    terms = _search.parse_query(query)
-    limit = _search.check_limit(limit)
-    wanted = _search.check_kinds(kinds)
-    within = _search.check_conversation(conversation)
+    terms, limit, wanted, within = _search.check_search(
+        query, limit, conversation, kinds
+    )
     sql = _SELECT
     params: list[Any] = [_search.tsquery(terms)]
     if wanted is not None:

@@ -139,10 +139,9 @@ class SQLiteSearch:
         kinds: Iterable[str] | None = None,
     ) -> list[SearchHit]:
         """Find canisters whose text holds every word of ``query`` (FTS5)."""
-        terms = _search.parse_query(query)
-        limit = _search.check_limit(limit)
-        wanted = _search.check_kinds(kinds)
-        within = _search.check_conversation(conversation)
+        terms, limit, wanted, within = _search.check_search(
+            query, limit, conversation, kinds
+        )
         sql = ""
         params: list[Any] = [_search.fts5_query(terms)]
         if wanted is not None:
