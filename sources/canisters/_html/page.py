@@ -96,11 +96,10 @@ _DEEPEST: Final = 100
 
 
 def _json(value: Any) -> str:
+    """``value`` written as indented JSON, bounded by :func:`_shown` (whether a
+    deep value would raise depends on the Python: 3.13 writes 3,000 levels, and
+    their indentation grows with the square of the depth)."""
     try:
-        return json.dumps(value, ensure_ascii=False, indent=2, default=_plain)
-    except (TypeError, ValueError, RecursionError):
-        pass
-    try:  # nested too deeply, or an integer too long to write: shortened
         return json.dumps(_shown(value, 0), ensure_ascii=False, indent=2)
     except (TypeError, ValueError, RecursionError):
         return f"<a {type(value).__name__} that cannot be shown>"
