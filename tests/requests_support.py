@@ -260,3 +260,18 @@ def bodies_of(
         return body
 
     return bodies()
+
+
+def render(
+    source: str, body: dict[str, Any], target: str, **options: Any
+) -> tuple[dict[str, Any], list[Any]]:
+    """``body`` read as ``source`` and rendered whole for ``target``, with the
+    report's events (fidelity warnings silenced)."""
+    request = providers.get(source).parse_full_request(body)
+    report = providers.Report()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", providers.FidelityWarning)
+        rendered = providers.get(target).render_full_request(
+            request, report=report, **options
+        )
+    return rendered, list(report.events)

@@ -4,7 +4,6 @@ defect found by a peer's test suite has its case here."""
 from __future__ import annotations
 
 import re
-import warnings
 from typing import Any
 
 import pytest
@@ -20,22 +19,9 @@ from canisters import (
     providers,
 )
 
-from .requests_support import SDK_ACCEPTS
+from .requests_support import SDK_ACCEPTS, render
 
 TARGETS = ["anthropic", "gemini", "ollama", "openai-responses", "openai-chat"]
-
-
-def render(
-    source: str, body: dict[str, Any], target: str, **options: Any
-) -> tuple[dict[str, Any], list[Any]]:
-    request = providers.get(source).parse_full_request(body)
-    report = providers.Report()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", providers.FidelityWarning)
-        rendered = providers.get(target).render_full_request(
-            request, report=report, **options
-        )
-    return rendered, list(report.events)
 
 
 def answered_twice() -> dict[str, Any]:

@@ -5,31 +5,17 @@ spells the same thing, else reported and refused under ``unsupported="error"``
 from __future__ import annotations
 
 import base64
-import warnings
 from typing import Any
 
 import pytest
 
-from canisters import UnsupportedContent, providers
+from canisters import UnsupportedContent
 
-from .requests_support import SDK_ACCEPTS
+from .requests_support import SDK_ACCEPTS, render
 
 EPHEMERAL = {"type": "ephemeral"}
 PDF = "data:application/pdf;base64," + base64.b64encode(b"%PDF-1.4 x").decode()
 TARGETS = ["anthropic", "gemini", "ollama", "openai-responses"]
-
-
-def render(
-    source: str, body: dict[str, Any], target: str, **options: Any
-) -> tuple[dict[str, Any], list[Any]]:
-    request = providers.get(source).parse_full_request(body)
-    report = providers.Report()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", providers.FidelityWarning)
-        rendered = providers.get(target).render_full_request(
-            request, report=report, **options
-        )
-    return rendered, list(report.events)
 
 
 def lost(events: list[Any]) -> list[Any]:

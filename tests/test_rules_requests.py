@@ -11,22 +11,9 @@ import pytest
 
 from canisters import CacheConfig, Request, UnsupportedContent, User, providers
 
-from .requests_support import SDK_ACCEPTS
+from .requests_support import SDK_ACCEPTS, render
 
 TARGETS = ["anthropic", "gemini", "ollama", "openai-responses", "openai-chat"]
-
-
-def render(
-    source: str, body: dict[str, Any], target: str, **options: Any
-) -> tuple[dict[str, Any], list[Any]]:
-    request = providers.get(source).parse_full_request(body)
-    report = providers.Report()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", providers.FidelityWarning)
-        rendered = providers.get(target).render_full_request(
-            request, report=report, **options
-        )
-    return rendered, list(report.events)
 
 
 def where(events: list[Any], kind: str) -> set[str]:
