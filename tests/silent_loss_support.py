@@ -121,7 +121,9 @@ def translate(
                 conversation, report=report, unsupported=unsupported
             )
         else:
-            out = writer.render_error(reader.parse_error(body))
+            out = writer.render_error(
+                reader.parse_error(body), report=report, unsupported=unsupported
+            )
     events = tuple((e.kind, e.where, e.detail, e.rule) for e in report.events)
     return out, events
 
@@ -325,8 +327,6 @@ def not_refused(kind: str, source: str, target: str, body: Any) -> list[str]:
     """What a render under ``unsupported="error"`` let through without refusing:
     the events it reported that the policy should have refused (see
     :data:`ALLOWED_UNDER_ERROR`)."""
-    if kind == "error":
-        return []
     try:
         _, events = translate(kind, source, target, body, unsupported="error")
     except UnsupportedContent:
