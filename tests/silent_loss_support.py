@@ -62,7 +62,8 @@ Outcome = tuple[Any, tuple[tuple[Any, ...], ...]]
 # What a render may still report under unsupported="error": values made up or
 # moved, which lose nothing, and what other options decide (reasoning="drop",
 # incomplete="skip"), empty content, which holds nothing to lose, and another
-# provider's signatures, dropped as reasoning signed elsewhere is.
+# provider's signatures and references (an item id), dropped as reasoning
+# signed elsewhere is.
 ALLOWED_UNDER_ERROR = (
     ("synthesized", None),
     ("moved", None),
@@ -75,6 +76,7 @@ ALLOWED_UNDER_ERROR = (
     ("dropped", "a message of empty text only"),
     ("dropped", "message with no content"),
     ("dropped", "SIGNATURES"),
+    ("dropped", "REFERENCES"),
 )
 
 
@@ -83,6 +85,10 @@ def _allowed(kind: str, detail: str) -> bool:
         if allowed != kind:
             continue
         if words is None or words == detail:
+            return True
+        if words == "REFERENCES" and re.fullmatch(
+            r"\S+-only reference \S+ .+ not sent to \S+", detail
+        ):
             return True
         if words == "SIGNATURES":
             named = re.fullmatch(r"\S+-only (.+) not sent to \S+", detail)

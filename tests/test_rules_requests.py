@@ -224,3 +224,59 @@ def test_gemini_property_ordering_is_carried_or_reported() -> None:
     assert "tools[0].parameters.propertyOrdering" in where(
         report.events, "approximated"
     )
+
+
+# A result's name where results carry none ---------------------------------------------
+
+
+def _gemini_round(result_name: str) -> dict[str, Any]:
+    return {
+        "contents": [
+            {"role": "user", "parts": [{"text": "weather?"}]},
+            {
+                "role": "model",
+                "parts": [
+                    {"functionCall": {"id": "c1", "name": "weather", "args": {}}}
+                ],
+            },
+            {
+                "role": "user",
+                "parts": [
+                    {
+                        "functionResponse": {
+                            "id": "c1",
+                            "name": result_name,
+                            "response": {"output": "sun"},
+                        }
+                    }
+                ],
+            },
+        ]
+    }
+
+
+@pytest.mark.parametrize("target", ["anthropic", "openai-chat", "openai-responses"])
+def test_a_result_named_unlike_its_call_is_refused_where_results_carry_no_name(
+    target: str,
+) -> None:
+    request = providers.get("gemini").parse_full_request(_gemini_round("weather"))
+    report = providers.Report()
+    providers.get(target).render_full_request(request, report=report)
+    assert not [e for e in report.events if e.where.endswith(".name")]
+    request = providers.get("gemini").parse_full_request(_gemini_round("forecast"))
+    with pytest.raises(UnsupportedContent, match=r"canister 2 \(result\)\.name"):
+        providers.get(target).render_full_request(request)
+    report = providers.Report()
+    with pytest.warns(providers.FidelityWarning):
+        providers.get(target).render_full_request(
+            request, report=report, unsupported="drop"
+        )
+    assert [e.where for e in report.events if e.where.endswith(".name")] == [
+        "canister 2 (result).name"
+    ]
+
+
+def test_a_result_name_goes_to_a_format_whose_results_carry_one() -> None:
+    request = providers.get("gemini").parse_full_request(_gemini_round("forecast"))
+    body = providers.get("ollama").render_full_request(request)
+    assert body["messages"][-1]["tool_name"] == "forecast"

@@ -46,7 +46,7 @@ NAME = "anthropic"
 
 # Rule of the API: tool ids match ^[a-zA-Z0-9_-]+$ (render_tool_id applies it
 # to a conversation alone too).
-ids.declare(NAME, ids.SAFE_CHARACTERS)
+ids.declare(NAME, ids.SAFE_CHARACTERS, named_results=False)
 
 # The wire keys kept verbatim; cache markers from another format go where
 # Anthropic reads them: on a block.
