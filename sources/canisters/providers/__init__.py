@@ -98,6 +98,7 @@ ENTRY_POINT_GROUP = "canisters.providers"
 
 _BUILTIN = {
     "anthropic": "canisters.providers.anthropic",
+    "bedrock-converse": "canisters.providers.bedrock_converse",
     "gemini": "canisters.providers.gemini",
     "ollama": "canisters.providers.ollama",
     "openai-chat": "canisters.providers.openai_chat",

@@ -50,7 +50,11 @@ holds re-exports only:
   :class:`~canisters.providers.Capabilities`,
   :class:`~canisters.providers.ReasoningTable`,
   :class:`~canisters.providers._rules.outcomes.Outcomes` and the rules of tools,
-  reasoning and generation settings.
+  reasoning and generation settings; a format's declarations for them:
+  :func:`declare_kept` with :class:`Spelling` (the wire keys it keeps and the
+  concepts it spells, such as a cache marker), :func:`declare_ids` with
+  :class:`IdRule` (its rule for call ids), and :func:`render_finish` (a finish
+  reason as the format spells it).
 
 See "Writing a plugin" on the providers page for a worked plugin, and
 :mod:`canisters.providers.testing` for the suite it runs.
@@ -162,6 +166,11 @@ from ._rules import (
     stops,
     translate_schema,
 )
+from ._rules.finish import render_finish
+from ._rules.ids import IdRule
+from ._rules.ids import declare as declare_ids
+from ._rules.kept import Spelling
+from ._rules.kept import declare as declare_kept
 from .streams import Accumulator, Pieces
 
 __all__ = [
@@ -185,6 +194,7 @@ __all__ = [
     "Event",
     "FidelityWarning",
     "Fields",
+    "IdRule",
     "Labeler",
     "Options",
     "Outcomes",
@@ -194,6 +204,7 @@ __all__ = [
     "Report",
     "RequestSettings",
     "SchemaChange",
+    "Spelling",
     "as_mapping",
     "b64decode_exact",
     "b64encode",
@@ -207,6 +218,8 @@ __all__ = [
     "clamped",
     "complete_pairs",
     "data_url",
+    "declare_ids",
+    "declare_kept",
     "decode_error_text",
     "describe",
     "effort_for",
@@ -250,6 +263,7 @@ __all__ = [
     "parse_data_url",
     "reasoning_action",
     "render_arguments",
+    "render_finish",
     "render_tool_id",
     "request_canisters",
     "response_metadata",

@@ -1,0 +1,325 @@
+"""Bedrock Converse request settings: everything beside ``system`` and
+``messages``.
+
+Neutral fields and their Converse spelling: ``modelId``; ``inferenceConfig``
+(``maxTokens``, ``temperature``, ``topP``, ``stopSequences``:
+:class:`~canisters.Generation`); ``toolConfig.tools`` (``toolSpec`` with
+``inputSchema.json``: :class:`~canisters.Tool`; a ``cachePoint`` entry, or any
+other, a :class:`~canisters.ProviderTool` of this format) and
+``toolConfig.toolChoice`` (``auto``, ``any``: ``required``, ``tool``: required
+with its name); ``additionalModelRequestFields.thinking`` (Anthropic's
+thinking on Bedrock: :class:`~canisters.ReasoningConfig`); ``requestMetadata``
+(string pairs: the request's ``metadata``). ``guardrailConfig``,
+``promptVariables``, ``additionalModelResponseFieldPaths``,
+``performanceConfig``, the other ``additionalModelRequestFields`` and any
+other key are kept verbatim in ``extras["bedrock-converse"]["body"]``.
+
+Converse has no structured output, user, service tier or cache setting
+beside its ``cachePoint`` blocks, and ConverseStream is an operation of its own
+(no ``stream`` key): from another format these are dropped, reported; so are
+``top_k`` and the other sampling settings ``inferenceConfig`` lacks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from canisters import ProviderTool, ReasoningConfig, Request, Tool, ToolChoice
+from canisters.providers import kit
+
+from .messages import NAME
+
+__all__ = ["CONVERSATION_KEYS", "NAME", "parse_settings", "render_settings"]
+
+CONVERSATION_KEYS = frozenset({"system", "messages"})
+
+_INFERENCE = {
+    "maxTokens": ("max_output_tokens", lambda v: kit.is_int(v) and v > 0),
+    "temperature": ("temperature", kit.is_number),
+    "topP": ("top_p", kit.is_number),
+    "stopSequences": ("stop", kit.is_strings),
+}
+_SPEC_KEYS = frozenset({"name", "description", "inputSchema"})
+
+
+# Parsing ---------------------------------------------------------------------------
+
+
+def parse_settings(body: Mapping[str, Any]) -> Request:
+    """The fields of a Converse request other than ``system`` and ``messages``."""
+    fields = kit.Fields(body, skip=CONVERSATION_KEYS)
+    marks: dict[str, Any] = {}
+    model = fields.take("modelId", kit.is_str)
+    generation = kit.new_generation()
+    inference = fields.rest.get("inferenceConfig")
+    if kit.is_mapping(inference):
+        inner = kit.Fields(inference)
+        values = inner.read(_INFERENCE)
+        if "stop" in values:
+            values["stop"] = tuple(values["stop"])
+        generation = kit.new_generation(**values)
+        if inner.rest or not values:
+            fields.rest["inferenceConfig"] = inner.rest
+        else:
+            fields.take("inferenceConfig")
+    tools, choice = _parse_tools(fields, marks)
+    reasoning = _parse_reasoning(fields, marks)
+    metadata = fields.take("requestMetadata", kit.is_string_map)
+    if fields.rest:
+        marks[kit.BODY] = fields.rest
+    return kit.new_request(
+        model=model,
+        tools=tools,
+        tool_choice=choice,
+        generation=generation,
+        reasoning=reasoning,
+        metadata=metadata,
+        extras={NAME: marks},
+    )
+
+
+def _parse_tools(
+    fields: kit.Fields, marks: dict[str, Any]
+) -> tuple[tuple[Tool | ProviderTool, ...], ToolChoice | None]:
+    config = fields.rest.get("toolConfig")
+    if not kit.is_mapping(config):
+        return (), None
+    inner = kit.Fields(config)
+    entries = inner.rest.get("tools")
+    tools: list[Tool | ProviderTool] = []
+    if isinstance(entries, list) and all(kit.is_mapping(e) for e in entries):
+        inner.take("tools")
+        for entry in entries:
+            tools.append(_tool(entry) or ProviderTool(NAME, dict(entry)))
+        if not entries:
+            marks["tools"] = []
+    choice = None
+    raw = inner.rest.get("toolChoice")
+    if kit.is_mapping(raw) and len(raw) == 1:
+        mode, value = next(iter(raw.items()))
+        if mode in ("auto", "any") and value == {}:
+            choice = ToolChoice("auto" if mode == "auto" else "required")
+        elif mode == "tool" and kit.is_mapping(value) and set(value) == {"name"}:
+            if kit.is_str(value["name"]):
+                choice = ToolChoice("required", (value["name"],))
+        if choice is not None:
+            inner.take("toolChoice")
+    if inner.rest:
+        fields.rest["toolConfig"] = inner.rest
+    else:
+        fields.take("toolConfig")
+    return tuple(tools), choice
+
+
+def _tool(entry: Mapping[str, Any]) -> Tool | None:
+    spec = entry.get("toolSpec")
+    if len(entry) != 1 or not kit.is_mapping(spec) or not kit.is_str(spec.get("name")):
+        return None
+    schema = spec.get("inputSchema")
+    if "inputSchema" in spec and not (
+        kit.is_mapping(schema) and set(schema) == {"json"}
+    ):
+        return None
+    parameters = schema["json"] if schema is not None else None
+    description = spec.get("description")
+    if (parameters is not None and not kit.is_mapping(parameters)) or not (
+        description is None or kit.is_str(description)
+    ):
+        return None
+    rest = kit.rest(spec, _SPEC_KEYS)
+    return Tool(
+        spec["name"],
+        description,
+        parameters,
+        extras={NAME: {"spec": rest}} if rest else {},
+    )
+
+
+def _parse_reasoning(
+    fields: kit.Fields, marks: dict[str, Any]
+) -> ReasoningConfig | None:
+    extra = fields.rest.get("additionalModelRequestFields")
+    thinking = extra.get("thinking") if kit.is_mapping(extra) else None
+    if not kit.is_mapping(thinking) or not kit.is_mapping(extra):
+        return None
+    kind, budget = thinking.get("type"), thinking.get("budget_tokens")
+    if kind == "enabled" and set(thinking) == {"type", "budget_tokens"}:
+        if not (kit.is_int(budget) and budget > 0):
+            return None
+        reasoning = ReasoningConfig(enabled=True, budget_tokens=budget)
+    elif kind == "disabled" and set(thinking) == {"type"}:
+        reasoning = ReasoningConfig(enabled=False)
+    else:
+        return None
+    rest = kit.rest(extra, frozenset({"thinking"}))
+    if rest:
+        fields.rest["additionalModelRequestFields"] = rest
+    else:
+        fields.take("additionalModelRequestFields")
+    return reasoning
+
+
+# Rendering -------------------------------------------------------------------------
+
+
+def render_settings(request: Request, rendering: kit.Rendering) -> dict[str, Any]:
+    """The body's keys other than ``system`` and ``messages``."""
+    out: dict[str, Any] = {}
+    outcomes = rendering.outcomes
+    kept = dict(rendering.own_body)
+    if rendering.model is not None:
+        out["modelId"] = rendering.model
+    _render_generation(request, rendering, kept, out)
+    _render_tools(request, rendering, kept, out)
+    if request.reasoning is not None:
+        _render_reasoning(request.reasoning, rendering, kept, out)
+    if request.metadata is not None:
+        if kit.is_string_map(request.metadata):
+            out["requestMetadata"] = dict(request.metadata)
+        else:
+            outcomes.dropped("metadata", "requestMetadata holds strings only")
+    for field, reason in (
+        ("output", "Converse has no structured output setting"),
+        ("cache", "Converse caches at cachePoint blocks only"),
+        ("user", "Converse takes no end-user id"),
+        ("service_tier", "Converse has no service tier"),
+    ):
+        if getattr(request, field) is not None:
+            outcomes.dropped(field, reason)
+    if request.stream is not None and not rendering.native:
+        outcomes.dropped("stream", "ConverseStream is an operation of its own")
+    out.update(kept)
+    return out
+
+
+def _render_generation(
+    request: Request,
+    rendering: kit.Rendering,
+    kept: dict[str, Any],
+    out: dict[str, Any],
+) -> None:
+    generation = request.generation
+    config: dict[str, Any] = {}
+    limit = rendering.max_output_tokens(generation.max_output_tokens)
+    if limit is not None:
+        config["maxTokens"] = limit
+    if generation.temperature is not None:
+        config["temperature"] = rendering.temperature(generation.temperature)
+    if generation.top_p is not None:
+        config["topP"] = generation.top_p
+    if generation.stop is not None:
+        config["stopSequences"] = rendering.stops(generation.stop)
+    for name in (
+        "top_k",
+        "seed",
+        "presence_penalty",
+        "frequency_penalty",
+        "logprobs",
+        "top_logprobs",
+    ):
+        if getattr(generation, name) is not None:
+            rendering.outcomes.dropped(
+                f"generation.{name}", "inferenceConfig has no such setting"
+            )
+    if generation.candidates not in (None, 1):
+        rendering.outcomes.dropped("generation.candidates", "Converse answers once")
+    held = kept.pop("inferenceConfig", None)
+    if kit.is_mapping(held):
+        config.update(held)
+    elif held is not None:
+        kept["inferenceConfig"] = held
+    if config:
+        out["inferenceConfig"] = config
+
+
+def _render_tools(
+    request: Request,
+    rendering: kit.Rendering,
+    kept: dict[str, Any],
+    out: dict[str, Any],
+) -> None:
+    config: dict[str, Any] = {}
+    tools: list[Any] = []
+    for tool in rendering.tools:
+        if isinstance(tool, ProviderTool):
+            tools.append(dict(tool.body))
+            continue
+        spec: dict[str, Any] = {"name": tool.name}
+        if tool.description is not None:
+            spec["description"] = tool.description
+        parameters = rendering.parameters(tool)
+        if parameters is not None:
+            spec["inputSchema"] = {"json": dict(parameters)}
+        elif not rendering.native:
+            spec["inputSchema"] = {"json": {"type": "object", "properties": {}}}
+        if tool.strict:
+            rendering.outcomes.dropped(
+                f"{rendering.where(tool)}.strict", "Converse has no strict tools"
+            )
+        spec.update(rendering.tool_extras(tool).get("spec", {}))
+        tools.append({"toolSpec": spec})
+    if tools or rendering.own.get("tools") == []:
+        config["tools"] = tools
+    choice = request.tool_choice
+    if choice is not None:
+        if choice.parallel is not None:
+            rendering.outcomes.dropped(
+                "tool_choice.parallel", "Converse has no parallel-calls setting"
+            )
+        if choice.mode == "required" and len(choice.names) == 1:
+            config["toolChoice"] = {"tool": {"name": choice.names[0]}}
+        elif choice.mode == "required":
+            config["toolChoice"] = {"any": {}}
+            if choice.names:
+                rendering.outcomes.approximated(
+                    "tool_choice.names", "any tool may be called", "any"
+                )
+        elif choice.mode == "auto" and tools:
+            config["toolChoice"] = {"auto": {}}
+            if choice.names:
+                rendering.outcomes.approximated(
+                    "tool_choice.names", "any tool may be called", "auto"
+                )
+        elif choice.mode == "none" and tools:
+            rendering.outcomes.dropped("tool_choice", "Converse has no choice none")
+    held = kept.pop("toolConfig", None)
+    if kit.is_mapping(held):
+        config.update(held)
+    elif held is not None:
+        kept["toolConfig"] = held
+    if config:
+        out["toolConfig"] = config
+
+
+def _render_reasoning(
+    reasoning: ReasoningConfig,
+    rendering: kit.Rendering,
+    kept: dict[str, Any],
+    out: dict[str, Any],
+) -> None:
+    outcomes = rendering.outcomes
+    thinking: dict[str, Any] | None = None
+    if reasoning.enabled is False:
+        thinking = {"type": "disabled"}
+    elif reasoning.budget_tokens is not None or reasoning.effort is not None:
+        budget = kit.budget_for(
+            reasoning, rendering.capabilities, rendering.reasoning_table, outcomes
+        )
+        if budget is not None:
+            thinking = {"type": "enabled", "budget_tokens": budget}
+    elif reasoning.enabled:
+        outcomes.dropped(
+            "reasoning.enabled", "Anthropic's thinking on Bedrock takes a budget"
+        )
+    for name in ("summary", "include_thoughts"):
+        if getattr(reasoning, name) is not None:
+            outcomes.dropped(f"reasoning.{name}", "Converse has no such setting")
+    held = kept.pop("additionalModelRequestFields", None)
+    fields = dict(held) if kit.is_mapping(held) else {}
+    if held is not None and not kit.is_mapping(held):
+        kept["additionalModelRequestFields"] = held
+    if thinking is not None:
+        out["additionalModelRequestFields"] = {"thinking": thinking, **fields}
+    elif fields:
+        out["additionalModelRequestFields"] = fields
