@@ -14,13 +14,17 @@ from typing import Any
 import attrs
 import pytest
 
-from canisters.providers import gemini, ollama, openai_responses
+from canisters.providers import bedrock_converse, gemini, ollama, openai_responses
 from canisters.providers.testing import BUILT_IN, Corpus, NormalizerConformance
 
 DATA = Path(__file__).parent / "data"
 
 FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...] | None]] = {
     "anthropic": (("system", "messages"), None),
+    "bedrock-converse": (
+        bedrock_converse.REQUEST_FIELDS,
+        None,
+    ),
     "gemini": (gemini.REQUEST_FIELDS, gemini.RESPONSE_FIELDS),
     "ollama": (ollama.REQUEST_FIELDS, ollama.RESPONSE_FIELDS),
     "openai-chat": (("messages",), None),
@@ -35,6 +39,10 @@ TYPED = {"type": "made_up_element", "payload": {"nested": [1, "two", None]}}
 UNKNOWN: dict[str, tuple[str, dict[str, Any]]] = {
     # Anthropic refuses a made-up role (its roles are fixed); a block is kept.
     "anthropic": ("messages", {"role": "user", "content": [TYPED]}),
+    "bedrock-converse": (
+        "messages",
+        {"role": "made_up_role", "content": [{"text": "nobody"}]},
+    ),
     "gemini": ("contents", {"role": "madeUpRole", "parts": [{"text": "nobody"}]}),
     "ollama": ("messages", {"role": "made_up_role", "content": "nobody"}),
     "openai-chat": ("messages", {"role": "made_up_role", "content": "nobody"}),

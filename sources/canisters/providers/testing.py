@@ -66,7 +66,14 @@ from .streams import read_events
 
 __all__ = ["BUILT_IN", "Corpus", "NormalizerConformance"]
 
-BUILT_IN = ("anthropic", "gemini", "ollama", "openai-chat", "openai-responses")
+BUILT_IN = (
+    "anthropic",
+    "bedrock-converse",
+    "gemini",
+    "ollama",
+    "openai-chat",
+    "openai-responses",
+)
 """The built-in formats, the default targets of the cross-format renders."""
 
 

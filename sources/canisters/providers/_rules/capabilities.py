@@ -114,6 +114,13 @@ DEFAULT_CAPABILITIES: dict[str, Capabilities] = {
         forced_tool_with_reasoning=False,
         service_tiers=("auto", "standard_only"),
     ),
+    # Converse: Anthropic's thinking budget in additionalModelRequestFields,
+    # serviceTier's types.
+    "bedrock-converse": Capabilities(
+        reasoning="budget",
+        min_budget_tokens=1024,
+        service_tiers=("default", "priority", "flex"),
+    ),
     "gemini": Capabilities(
         reasoning="budget",
         # thinkingLevel's levels, for a profile set to reasoning="effort"

@@ -2,7 +2,7 @@
 
 A message is a role (``user`` or ``assistant``) and a list of content blocks,
 each an object with one key naming its kind. ``text``, ``image``,
-``document`` and ``video`` blocks are parts of the message's
+``document``, ``video`` and ``audio`` blocks are parts of the message's
 :class:`~canisters.User` or :class:`~canisters.Assistant` canister;
 ``reasoningContent`` is a :class:`~canisters.Reasoning` part bound to this
 format (``reasoningText`` with its ``signature``, or ``redactedContent``);
@@ -34,6 +34,7 @@ import attrs
 
 from canisters import (
     Assistant,
+    Audio,
     Conversation,
     File,
     Image,
@@ -116,16 +117,24 @@ VIDEO_FORMATS = {
     "wmv": "video/x-ms-wmv",
     "three_gp": "video/3gpp",
 }
+AUDIO_FORMATS = {
+    f: f"audio/{f}"
+    for f in (
+        *("mp3", "opus", "wav", "aac", "flac", "mp4", "ogg", "mkv", "mka"),
+        *("x-aac", "m4a", "mpeg", "mpga", "pcm", "webm"),
+    )
+}
 _MEDIA: dict[str, tuple[Any, dict[str, str]]] = {
     "image": (Image, IMAGE_FORMATS),
     "document": (File, DOCUMENT_FORMATS),
     "video": (Video, VIDEO_FORMATS),
+    "audio": (Audio, AUDIO_FORMATS),
 }
 _FORMAT_OF = {
     kind: {mime: wire for wire, mime in formats.items()}
     for kind, (_, formats) in _MEDIA.items()
 }
-_KIND_OF = {"image": "image", "file": "document", "video": "video"}
+_KIND_OF = {"image": "image", "file": "document", "video": "video", "audio": "audio"}
 
 
 # Parsing ---------------------------------------------------------------------------
@@ -278,8 +287,10 @@ class _Parser:
 
     def call(self, value: Mapping[str, Any], path: str) -> Any:
         arguments = value.get("input")
-        if not isinstance(arguments, Mapping):
-            return None  # an input that is not an object: kept whole
+        if not isinstance(arguments, Mapping) or value.get("type", "tool_use") != (
+            "tool_use"
+        ):
+            return None  # a server tool's call, or an input not an object: kept whole
         call_id = kit.expect_str(value.get("toolUseId"), f"{path}.toolUseId")
         name = kit.expect_str(value.get("name"), f"{path}.name")
         extra = kit.rest(value, frozenset({"toolUseId", "name", "input"}))

@@ -9,12 +9,12 @@ other, a :class:`~canisters.ProviderTool` of this format) and
 ``toolConfig.toolChoice`` (``auto``, ``any``: ``required``, ``tool``: required
 with its name); ``additionalModelRequestFields.thinking`` (Anthropic's
 thinking on Bedrock: :class:`~canisters.ReasoningConfig`); ``requestMetadata``
-(string pairs: the request's ``metadata``). ``guardrailConfig``,
+(string pairs: the request's ``metadata``); ``serviceTier.type``. ``guardrailConfig``,
 ``promptVariables``, ``additionalModelResponseFieldPaths``,
 ``performanceConfig``, the other ``additionalModelRequestFields`` and any
 other key are kept verbatim in ``extras["bedrock-converse"]["body"]``.
 
-Converse has no structured output, user, service tier or cache setting
+Converse has no structured output, user or cache setting
 beside its ``cachePoint`` blocks, and ConverseStream is an operation of its own
 (no ``stream`` key): from another format these are dropped, reported; so are
 ``top_k`` and the other sampling settings ``inferenceConfig`` lacks.
@@ -66,6 +66,10 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
     tools, choice = _parse_tools(fields, marks)
     reasoning = _parse_reasoning(fields, marks)
     metadata = fields.take("requestMetadata", kit.is_string_map)
+    tier = fields.rest.get("serviceTier")
+    service_tier = None
+    if kit.is_mapping(tier) and set(tier) == {"type"} and kit.is_str(tier["type"]):
+        service_tier = fields.take("serviceTier")["type"]
     if fields.rest:
         marks[kit.BODY] = fields.rest
     return kit.new_request(
@@ -75,6 +79,7 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
         generation=generation,
         reasoning=reasoning,
         metadata=metadata,
+        service_tier=service_tier,
         extras={NAME: marks},
     )
 
@@ -183,10 +188,15 @@ def render_settings(request: Request, rendering: kit.Rendering) -> dict[str, Any
         ("output", "Converse has no structured output setting"),
         ("cache", "Converse caches at cachePoint blocks only"),
         ("user", "Converse takes no end-user id"),
-        ("service_tier", "Converse has no service tier"),
     ):
         if getattr(request, field) is not None:
             outcomes.dropped(field, reason)
+    if request.service_tier is not None:
+        tier = request.service_tier
+        if not rendering.native:
+            tier = kit.service_tier(tier, rendering.capabilities, outcomes)
+        if tier is not None:
+            out["serviceTier"] = {"type": tier}
     if request.stream is not None and not rendering.native:
         outcomes.dropped("stream", "ConverseStream is an operation of its own")
     out.update(kept)
@@ -229,7 +239,7 @@ def _render_generation(
         config.update(held)
     elif held is not None:
         kept["inferenceConfig"] = held
-    if config:
+    if config or held is not None:
         out["inferenceConfig"] = config
 
 
@@ -288,7 +298,7 @@ def _render_tools(
         config.update(held)
     elif held is not None:
         kept["toolConfig"] = held
-    if config:
+    if config or held is not None:
         out["toolConfig"] = config
 
 

@@ -20,10 +20,11 @@ _parse_response = kit.guarded(parse_response)
 
 class BedrockConverseAccumulator(kit.Accumulator):
     """Accumulates one ConverseStream: text, reasoning (text, signature,
-    redacted content), tool input (JSON text in pieces) and citations grow per
+    redacted content), tool input (JSON text in pieces), a server tool's result
+    and citations grow per
     ``contentBlockIndex``; ``messageStop`` gives the stop reason and
     ``additionalModelResponseFields``, ``metadata`` the usage, metrics and
-    trace, and ends the stream. An exception event raises."""
+    trace; the stream ends with the second of these two (either comes first). An exception event raises."""
 
     provider = NAME
 
@@ -33,9 +34,10 @@ class BedrockConverseAccumulator(kit.Accumulator):
         self._blocks: dict[int, dict[str, Any]] = {}
         self._end: dict[str, Any] = {}
         self._stopped = False
+        self._metadata = False
 
     def _expected(self) -> str:
-        return "the metadata event"
+        return "the messageStop and metadata events"
 
     def _parse(self, body: Mapping[str, Any]) -> Conversation:
         return _parse_response(body)
@@ -67,11 +69,13 @@ class BedrockConverseAccumulator(kit.Accumulator):
         elif kind == "contentBlockDelta":
             self._delta(value, where)
         elif kind == "messageStop":
-            self._end.update(kit.rest(value, frozenset()))
+            self._end.update(value)
             self._stopped = True
+            return self._metadata
         elif kind == "metadata":
             self._end.update(value)
-            return True
+            self._metadata = True
+            return self._stopped
         elif kind != "contentBlockStop":
             self._end.setdefault("unknownEvents", []).append(dict(event))
         return False
@@ -95,6 +99,10 @@ class BedrockConverseAccumulator(kit.Accumulator):
                         continue
                     inner = held.setdefault("reasoningText", {})
                     self._grow(inner, name, kit.expect_str(part, f"{at}.{name}"), at)
+            elif key == "toolResult":  # a server tool's result, in pieces
+                held = block.setdefault("toolResult", {})
+                items = kit.expect_list(piece, at)
+                held.setdefault("content", []).extend(streams.fresh(items))
             elif key == "citation":
                 held = block.setdefault("citationsContent", {"citations": []})
                 held["citations"].append(streams.fresh(piece))
