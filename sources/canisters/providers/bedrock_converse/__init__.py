@@ -12,9 +12,15 @@ into the REST JSON form.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from canisters.providers.kit import BaseNormalizer, b64decode_exact, b64encode
+from canisters.providers.kit import (
+    BaseNormalizer,
+    ErrorReply,
+    b64decode_exact,
+    b64encode,
+)
 
 from . import messages, request, response
 from .errors import DIALECT
@@ -49,6 +55,14 @@ class BedrockConverseNormalizer(BaseNormalizer):
     request_settings = request
     stream = BedrockConverseAccumulator
     dialect = DIALECT
+
+    def parse_error(self, body: Any, *, status: int | None = None) -> ErrorReply:
+        """Read an error body, a stream's exception event, or the
+        ``botocore.exceptions.ClientError`` boto3 raised (its ``response``)."""
+        held = getattr(body, "response", None)
+        if isinstance(body, BaseException) and isinstance(held, Mapping):
+            body = held
+        return super().parse_error(body, status=status)
 
 
 NORMALIZER = BedrockConverseNormalizer()

@@ -58,6 +58,7 @@ RENDERS: Final[Mapping[ErrorKind, tuple[int, str | None, str | int | None]]] = {
     "unknown": (500, "InternalServerException", None),
 }
 _EVENTS = frozenset(name[0].lower() + name[1:] for name in KINDS)
+_KINDS = {**KINDS, **{name[0].lower() + name[1:]: kind for name, kind in KINDS.items()}}
 
 
 class BedrockDialect(Dialect):
@@ -68,7 +69,7 @@ class BedrockDialect(Dialect):
     writes_param = False
 
     def __init__(self, provider: str) -> None:
-        super().__init__(provider, KINDS, RENDERS)
+        super().__init__(provider, _KINDS, RENDERS)
 
     def is_error(self, body: object) -> bool:
         if not isinstance(body, Mapping) or "output" in body:

@@ -256,7 +256,7 @@ def _render_tools(
             tools.append(dict(tool.body))
             continue
         spec: dict[str, Any] = {"name": tool.name}
-        if tool.description is not None:
+        if tool.description:  # Converse refuses an empty one
             spec["description"] = tool.description
         parameters = rendering.parameters(tool)
         if parameters is not None:

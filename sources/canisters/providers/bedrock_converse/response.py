@@ -62,7 +62,8 @@ def _usage(value: Any) -> Usage | None:
 def parse_response(body: object) -> Conversation:
     """The reply of a Converse response (the JSON body or boto3's dict)."""
     mapping = kit.as_mapping(body)
-    DIALECT.check(mapping)
+    if DIALECT.is_error(mapping):
+        raise DIALECT.refuse(mapping)
     output = kit.expect_mapping(mapping.get("output"), "$.output")
     message = kit.expect_mapping(output.get("message"), "$.output.message")
     if message.get("role") != "assistant":
