@@ -159,7 +159,9 @@ def test_recorded_replies_go_through_the_stubber(name: str) -> None:
 )
 def test_other_formats_replies_render_to_what_the_stubber_accepts(name: str) -> None:
     provider = name.split("/")[0]
-    reply = quietly(providers.get(provider).parse_response, corpus(provider, "response")[name])
+    reply = quietly(
+        providers.get(provider).parse_response, corpus(provider, "response")[name]
+    )
     rendered = quietly(BEDROCK.render_response, reply, unsupported="drop")
     answer = stubbed(rendered)
     assert answer["output"]["message"]["role"] == "assistant"
@@ -224,7 +226,10 @@ def test_cache_points_and_cache_control_carry_both_ways() -> None:
     converse = BEDROCK.render_full_request(
         anthropic.parse_full_request(body), unsupported="error"
     )
-    assert converse["system"] == [{"text": "rules"}, {"cachePoint": {"type": "default"}}]
+    assert converse["system"] == [
+        {"text": "rules"},
+        {"cachePoint": {"type": "default"}},
+    ]
     assert converse["messages"][0]["content"] == [
         {"text": "long"},
         {"cachePoint": {"type": "default", "ttl": "1h"}},
@@ -260,7 +265,11 @@ def test_settings_read_into_the_neutral_request_and_back() -> None:
     body = {
         "modelId": "anthropic.claude-sonnet-4",
         "messages": [{"role": "user", "content": [{"text": "hi"}]}],
-        "inferenceConfig": {"maxTokens": 2048, "temperature": 1, "stopSequences": ["x"]},
+        "inferenceConfig": {
+            "maxTokens": 2048,
+            "temperature": 1,
+            "stopSequences": ["x"],
+        },
         "toolConfig": {
             "tools": [
                 {
@@ -295,9 +304,7 @@ def test_settings_read_into_the_neutral_request_and_back() -> None:
     assert request.service_tier == "priority"
     assert BEDROCK.render_full_request(request) == body
     assert invalid(body) == ""
-    chat = providers.get("openai-chat").render_full_request(
-        request, unsupported="drop"
-    )
+    chat = providers.get("openai-chat").render_full_request(request, unsupported="drop")
     assert chat["tool_choice"] == {"type": "function", "function": {"name": "get"}}
     assert chat["max_completion_tokens"] == 2048 or chat.get("max_tokens") == 2048
 
@@ -352,14 +359,25 @@ def test_a_stream_of_sdk_events_with_bytes_reads_as_the_json_one() -> None:
 
 
 def test_a_citations_stream_keeps_its_citations() -> None:
-    citation = {"location": {"documentPage": {"documentIndex": 0, "start": 1, "end": 2}}}
+    citation = {
+        "location": {"documentPage": {"documentIndex": 0, "start": 1, "end": 2}}
+    }
     stream = [
         {"messageStart": {"role": "assistant"}},
-        {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"citation": citation}}},
+        {
+            "contentBlockDelta": {
+                "contentBlockIndex": 0,
+                "delta": {"citation": citation},
+            }
+        },
         {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": "cited"}}},
         {"contentBlockStop": {"contentBlockIndex": 0}},
         {"messageStop": {"stopReason": "end_turn"}},
-        {"metadata": {"usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2}}},
+        {
+            "metadata": {
+                "usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2}
+            }
+        },
     ]
     body = BEDROCK.render_response(BEDROCK.parse_stream(stream))
     assert body["output"]["message"]["content"] == [

@@ -32,21 +32,10 @@ from typing import Any
 
 import attrs
 
-from canisters import (
-    Assistant,
-    Audio,
-    Conversation,
-    File,
-    Image,
-    Invocation,
-    Reasoning,
-    Result,
-    Role,
-    Supervisor,
-    Text,
-    User,
-    Video,
-)
+from canisters.canisters import Assistant, Invocation, Result, Supervisor, User
+from canisters.content import Audio, File, Image, Reasoning, Text, Video
+from canisters.conversation import Conversation
+from canisters.protocols import Role
 from canisters.providers import kit
 
 __all__ = ["NAME", "REQUEST_FIELDS", "parse_request", "render_request"]
@@ -72,21 +61,23 @@ def _cache_write(value: Any) -> Any:
     return None
 
 
-_CACHE = {"read": _cache_read, "write": _cache_write}
 kit.declare_kept(
     NAME,
     canister=("block", "message", "after"),
     part=("block", "after"),
     quiet={"status": "success"},
     spellings=(
-        kit.Spelling("cache_control", "part", "after", "cachePoint", **_CACHE),
+        kit.Spelling(
+            "cache_control", "part", "after", "cachePoint", _cache_read, _cache_write
+        ),
         kit.Spelling(
             "cache_control",
             "canister",
             "after",
             "cachePoint",
+            _cache_read,
+            _cache_write,
             kinds=frozenset({"invocation", "result"}),
-            **_CACHE,
         ),
     ),
 )
@@ -188,6 +179,14 @@ def _media(kind: str, block: Mapping[str, Any], path: str) -> Any:
             data=text.encode(), mime_type="text/plain", extras=_own(marks), **named
         )
     return None
+
+
+def _raw(data: Any) -> bytes:
+    """The bytes of what :func:`~canisters.providers.kit.media_bytes` gives
+    (bytes, or the base64 a part was read from)."""
+    if isinstance(data, (bytes, bytearray)):
+        return bytes(data)
+    return kit.b64decode_exact(kit.b64encode(data))[0]
 
 
 def _own(marks: Mapping[str, Any]) -> dict[str, Any]:
@@ -317,7 +316,7 @@ class _Parser:
         if status == "error":
             first = parts[0] if parts else None
             text = first.text if type(first) is Text and first.mime_type != JSON else ""
-            if text and not kit.mine(first, NAME):
+            if text and first is not None and not kit.mine(first, NAME):
                 parts = parts[1:]
             else:
                 marks["error"] = "empty"
@@ -423,7 +422,7 @@ class Renderer:
         mime = part.mime_type or (
             kit.media_mime(part) if part.url is None else kit.mime_from_url(part.url)
         )
-        wire = _FORMAT_OF[kind].get(mime) if kind is not None else None
+        wire = _FORMAT_OF[kind].get(mime or "") if kind is not None else None
         if kind is None or wire is None:
             text = kit.unsupported(
                 self.options, NAME, where, f"Converse takes no {mime} {part.type}"
@@ -448,9 +447,9 @@ class Renderer:
                 )
                 return None if text is None else {"text": text}
             if own.get("source") == "text":
-                source = {"text": bytes(data).decode()}
+                source = {"text": _raw(data).decode()}
             elif own.get("sdk"):
-                source = {"bytes": bytes(data)}
+                source = {"bytes": _raw(data)}
             else:
                 source = {"bytes": own.get("raw") or kit.b64encode(data)}
         block["source"] = source
@@ -552,9 +551,8 @@ class Renderer:
                 if "cachePoint" not in b
             ]
         error = canister.error
-        if error is not None:
-            if own.get("error") != "empty":
-                items.insert(0, {"text": kit.encode_error_text(error, compact=True)})
+        if error is not None and own.get("error") != "empty":
+            items.insert(0, {"text": kit.encode_error_text(error, compact=True)})
         block: dict[str, Any] = {"toolUseId": canister.invocation_id}
         if own.get("content", "list") is not None or items:
             block["content"] = items
@@ -563,13 +561,18 @@ class Renderer:
         block.update(own.get("block", {}))
         return block
 
-    def system(self, supervisors: list[Any], canisters: list[Any]) -> list[Any]:
+    def system(self, canisters: list[Any]) -> list[Any]:
+        """The ``system`` blocks: every supervisor's, wherever it stands."""
         blocks: list[Any] = []
-        for canister in supervisors:
-            blocks += self.content(canister, canisters.index(canister))
+        for index, canister in enumerate(canisters):
+            if canister.role is Role.Supervisor:
+                blocks += self.content(canister, index)
         return blocks
 
     def messages(self, canisters: list[Any]) -> list[dict[str, Any]]:
+        """The ``messages``: the canisters of one wire role in a row make one
+        message, unless read from messages of their own (``split``)."""
+
         def wire_role(canister: Any) -> str:
             if "raw" in kit.mine(canister, NAME):
                 return f"raw {canister.id}"
@@ -579,6 +582,7 @@ class Renderer:
                 else "user"
             )
 
+        place = {id(canister): index for index, canister in enumerate(canisters)}
         talk = [c for c in canisters if c.role is not Role.Supervisor]
         turns = kit.group_turns(talk, wire_role, kit.joins_alternating(NAME))
         rendered: list[dict[str, Any]] = []
@@ -589,8 +593,10 @@ class Renderer:
                 continue
             content: list[Any] = []
             for canister in group:
-                content += self.content(canister, canisters.index(canister))
-            rendered.append({"role": role, "content": content, **head.get("message", {})})
+                content += self.content(canister, place[id(canister)])
+            rendered.append(
+                {"role": role, "content": content, **head.get("message", {})}
+            )
         return rendered
 
 
@@ -603,8 +609,7 @@ def render_request(
     canisters = sent.canisters
     renderer = Renderer(opts)
     body: dict[str, Any] = {}
-    supervisors = [c for c in canisters if c.role is Role.Supervisor]
-    if supervisors:
-        body["system"] = renderer.system(supervisors, canisters)
+    if any(canister.role is Role.Supervisor for canister in canisters):
+        body["system"] = renderer.system(canisters)
     body["messages"] = renderer.messages(canisters)
     return body

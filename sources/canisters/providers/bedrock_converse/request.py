@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from canisters import ProviderTool, ReasoningConfig, Request, Tool, ToolChoice
 from canisters.providers import kit
+from canisters.requests import ProviderTool, ReasoningConfig, Request, Tool, ToolChoice
 
 from .messages import NAME
 
@@ -72,7 +72,7 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
         service_tier = fields.take("serviceTier")["type"]
     if fields.rest:
         marks[kit.BODY] = fields.rest
-    return kit.new_request(
+    return Request(
         model=model,
         tools=tools,
         tool_choice=choice,
@@ -105,9 +105,13 @@ def _parse_tools(
         mode, value = next(iter(raw.items()))
         if mode in ("auto", "any") and value == {}:
             choice = ToolChoice("auto" if mode == "auto" else "required")
-        elif mode == "tool" and kit.is_mapping(value) and set(value) == {"name"}:
-            if kit.is_str(value["name"]):
-                choice = ToolChoice("required", (value["name"],))
+        elif (
+            mode == "tool"
+            and kit.is_mapping(value)
+            and set(value) == {"name"}
+            and kit.is_str(value["name"])
+        ):
+            choice = ToolChoice("required", (value["name"],))
         if choice is not None:
             inner.take("toolChoice")
     if inner.rest:
@@ -150,7 +154,7 @@ def _parse_reasoning(
         return None
     kind, budget = thinking.get("type"), thinking.get("budget_tokens")
     if kind == "enabled" and set(thinking) == {"type", "budget_tokens"}:
-        if not (kit.is_int(budget) and budget > 0):
+        if type(budget) is not int or budget <= 0:
             return None
         reasoning = ReasoningConfig(enabled=True, budget_tokens=budget)
     elif kind == "disabled" and set(thinking) == {"type"}:
@@ -192,8 +196,8 @@ def render_settings(request: Request, rendering: kit.Rendering) -> dict[str, Any
         if getattr(request, field) is not None:
             outcomes.dropped(field, reason)
     if request.service_tier is not None:
-        tier = request.service_tier
-        if not rendering.native:
+        tier: str | None = request.service_tier
+        if not rendering.native and tier is not None:
             tier = kit.service_tier(tier, rendering.capabilities, outcomes)
         if tier is not None:
             out["serviceTier"] = {"type": tier}

@@ -11,7 +11,10 @@ from typing import Any
 
 import attrs
 
-from canisters import Conversation, MalformedPayload, Role, Usage
+from canisters.canisters import Usage
+from canisters.conversation import Conversation
+from canisters.exceptions import MalformedPayload
+from canisters.protocols import Role
 from canisters.providers import kit
 
 from .errors import DIALECT
@@ -136,6 +139,8 @@ def render_response(conversation: Conversation, opts: kit.Options) -> dict[str, 
     body["usage"] = counts
     latency = metadata.latency_ms if metadata is not None else None
     body["metrics"] = {
-        "latencyMs": int(latency) if latency is not None and math.isfinite(latency) else 0
+        "latencyMs": int(latency)
+        if latency is not None and math.isfinite(latency)
+        else 0
     }
     return body

@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from canisters import Conversation, MalformedPayload
+from canisters.conversation import Conversation
+from canisters.exceptions import MalformedPayload
 from canisters.providers import kit, streams
 
 from .errors import _EVENTS, DIALECT
@@ -24,7 +25,8 @@ class BedrockConverseAccumulator(kit.Accumulator):
     and citations grow per
     ``contentBlockIndex``; ``messageStop`` gives the stop reason and
     ``additionalModelResponseFields``, ``metadata`` the usage, metrics and
-    trace; the stream ends with the second of these two (either comes first). An exception event raises."""
+    trace; the stream ends with the second of these two (either comes first).
+    An exception event raises."""
 
     provider = NAME
 
@@ -107,7 +109,9 @@ class BedrockConverseAccumulator(kit.Accumulator):
                 held = block.setdefault("citationsContent", {"citations": []})
                 held["citations"].append(streams.fresh(piece))
             else:
-                block.setdefault("unknownDeltas", []).append({key: streams.fresh(piece)})
+                block.setdefault("unknownDeltas", []).append(
+                    {key: streams.fresh(piece)}
+                )
 
     def _body(self, mode: str, note: Any) -> tuple[Mapping[str, Any], dict[str, str]]:
         content: list[Any] = []
