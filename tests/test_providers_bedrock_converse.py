@@ -444,3 +444,36 @@ def test_another_formats_error_is_written_as_boto3_raises_it() -> None:
         429,
         {"Error": {"Message": "slow", "Code": "ThrottlingException"}},
     )
+
+
+@pytest.mark.parametrize("kind", providers.ERROR_KINDS)
+def test_the_exception_written_for_a_kind_is_the_one_boto3_raises(kind: Any) -> None:
+    status, body = BEDROCK.render_error(
+        providers.ErrorReply(kind, "refused", provider="other")
+    )
+    code = body["Error"]["Code"]
+    client = boto3.client(
+        "bedrock-runtime",
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+    with Stubber(client) as stubber:
+        stubber.add_client_error(
+            "converse",
+            service_error_code=code,
+            service_message="refused",
+            http_status_code=status,
+        )
+        with pytest.raises(ClientError) as raised:
+            client.converse(modelId="m", messages=[])
+    modeled = getattr(client.exceptions, code, None)
+    assert modeled is None or isinstance(raised.value, modeled)
+    reply = BEDROCK.parse_error(raised.value)
+    assert (reply.kind, reply.status) == (
+        BEDROCK.parse_error(body, status=status).kind,
+        status,
+    )
+    nearest = {"request_too_large", "context_length_exceeded", "content_refused"}
+    wanted = "invalid_request" if kind in nearest else kind
+    assert reply.kind == ("server_error" if kind == "unknown" else wanted)

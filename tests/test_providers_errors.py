@@ -19,7 +19,14 @@ from canisters.providers import ERROR_KINDS, ErrorKind, ErrorReply, ErrorRespons
 from .budget import examples
 
 DATA = Path(__file__).parent / "data" / "providers"
-NAMES = ("anthropic", "gemini", "ollama", "openai-chat", "openai-responses")
+NAMES = (
+    "anthropic",
+    "bedrock-converse",
+    "gemini",
+    "ollama",
+    "openai-chat",
+    "openai-responses",
+)
 CASES = sorted(DATA.glob("*/errors/*.json"))
 
 # What each recorded body is (the kind a reader of the body would name).
@@ -30,6 +37,18 @@ EXPECTED: dict[str, ErrorKind] = {
     "anthropic/overloaded-529": "overloaded",
     "anthropic/overloaded-stream-event": "overloaded",
     "anthropic/rate-limit-429": "rate_limited",
+    "bedrock-converse/issue-bedrock-client-mac-throttling-429": "rate_limited",
+    "bedrock-converse/pydantic-ai-count-tokens-400": "invalid_request",
+    "bedrock-converse/pydantic-ai-invalid-model-400": "invalid_request",
+    "bedrock-converse/vercel-duplicate-tool-ids-400": "invalid_request",
+    "bedrock-converse/vercel-empty-message-400": "invalid_request",
+    "bedrock-converse/vercel-image-not-supported-400": "invalid_request",
+    "bedrock-converse/vercel-model-returned-errors-400": "invalid_request",
+    "bedrock-converse/vercel-model-stream-error-event": "server_error",
+    "bedrock-converse/vercel-nothing-to-cache-400": "invalid_request",
+    "bedrock-converse/vercel-reasoning-in-user-message-400": "invalid_request",
+    "bedrock-converse/vercel-temperature-not-supported-400": "invalid_request",
+    "bedrock-converse/vercel-tool-name-pattern-400": "invalid_request",
     "gemini/authentication-400": "authentication",
     "gemini/model-not-found-404": "not_found",
     "gemini/overloaded-503": "overloaded",
@@ -380,6 +399,12 @@ def test_stream_error_of_a_plugin_reads_what_it_can() -> None:
 # without a form for a kind writes the nearest one it has.
 NEAREST: dict[str, dict[ErrorKind, ErrorKind]] = {
     "anthropic": {
+        "context_length_exceeded": "invalid_request",
+        "content_refused": "invalid_request",
+        "unknown": "server_error",
+    },
+    "bedrock-converse": {
+        "request_too_large": "invalid_request",
         "context_length_exceeded": "invalid_request",
         "content_refused": "invalid_request",
         "unknown": "server_error",

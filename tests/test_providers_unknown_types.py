@@ -21,15 +21,23 @@ import pytest
 import canisters
 from canisters import UnsupportedContent, providers, validation
 from canisters.cli import run
-from canisters.providers import gemini, ollama, openai_responses
+from canisters.providers import bedrock_converse, gemini, ollama, openai_responses
 
 from .providers_support import Corpus, fields
 from .streams_support import all_streams
 
-NAMES = ("anthropic", "openai-chat", "openai-responses", "gemini", "ollama")
+NAMES = (
+    "anthropic",
+    "openai-chat",
+    "openai-responses",
+    "gemini",
+    "ollama",
+    "bedrock-converse",
+)
 
 REQUEST_FIELDS = {
     "anthropic": ("system", "messages"),
+    "bedrock-converse": bedrock_converse.REQUEST_FIELDS,
     "openai-chat": ("messages",),
     "openai-responses": openai_responses.REQUEST_FIELDS,
     "gemini": gemini.REQUEST_FIELDS,
@@ -37,6 +45,7 @@ REQUEST_FIELDS = {
 }
 RESPONSE_FIELDS: dict[str, tuple[str, ...] | None] = {
     "anthropic": None,
+    "bedrock-converse": None,
     "openai-chat": None,
     "openai-responses": openai_responses.RESPONSE_FIELDS,
     "gemini": gemini.RESPONSE_FIELDS,
@@ -49,6 +58,8 @@ TYPED = {"type": "made_up_element", "payload": {"nested": [1, "two", None]}}
 ROLE = {"role": "made_up_role", "content": "said by nobody"}
 GEMINI_PART = {"madeUpPart": {"payload": [1, "two"]}}
 GEMINI_TURN = {"role": "madeUpRole", "parts": [{"text": "said by nobody"}]}
+BEDROCK_BLOCK = {"madeUpBlock": {"payload": [1, "two"]}}
+BEDROCK_MESSAGE = {"role": "made_up_role", "content": [{"text": "said by nobody"}]}
 
 # The lists of conversation elements, by the key holding them, and what goes in.
 LISTS: dict[str, dict[str, dict[str, Any]]] = {
@@ -57,11 +68,16 @@ LISTS: dict[str, dict[str, dict[str, Any]]] = {
     "openai-responses": {"input": TYPED, "output": TYPED, "content": TYPED},
     "gemini": {"contents": GEMINI_TURN, "parts": GEMINI_PART},
     "ollama": {"messages": ROLE},
+    "bedrock-converse": {
+        "system": BEDROCK_BLOCK,
+        "messages": BEDROCK_MESSAGE,
+        "content": BEDROCK_BLOCK,
+    },
 }
 
 
 def _is_error(body: dict[str, Any]) -> bool:
-    return "error" in body or body.get("type") == "error"
+    return "error" in body or body.get("type") == "error" or "Error" in body
 
 
 def _positions(
@@ -186,6 +202,9 @@ def test_unknown_elements_follow_the_unsupported_option(
         "openai-responses": {"input": [{"role": "user", "content": [TYPED]}]},
         "gemini": {"contents": [{"role": "user", "parts": [GEMINI_PART]}]},
         "ollama": {"messages": [ROLE]},
+        "bedrock-converse": {
+            "messages": [{"role": "user", "content": [BEDROCK_BLOCK]}]
+        },
     }[provider]
     conversation = providers.get(provider).parse_request(body)
     for target in NAMES:

@@ -20,7 +20,8 @@ holds re-exports only:
   :data:`UNKNOWN`, :data:`SIGNATURES`);
 - pairing calls and results: :func:`canisters_of`, :func:`canisters_given`,
   :func:`request_canisters`, :func:`complete_pairs`, :func:`group_turns`,
-  :func:`joins_alternating`, :func:`joins_step`, :func:`synthesize_id`,
+  :func:`joins_alternating`, :func:`joins_step`, :func:`mark_interposed`,
+  :func:`synthesize_id`,
   :func:`sanitize_tool_id`, :func:`render_tool_id`; tool arguments
   (:func:`parse_arguments`, :func:`render_arguments`,
   :func:`encode_arguments`) and tool errors sent as text
@@ -99,6 +100,7 @@ from ._common import (
     holder,
     joins_alternating,
     joins_step,
+    mark_interposed,
     marker,
     media_bytes,
     media_mime,
@@ -248,6 +250,7 @@ __all__ = [
     "joins_step",
     "json_with_tools",
     "kept_body",
+    "mark_interposed",
     "marker",
     "media_bytes",
     "media_mime",

@@ -404,7 +404,8 @@ def parse_request(body: object) -> Conversation:
         made = parse_message(parser, raw, f"$.messages[{index}]", previous)
         canisters += made
         previous = raw.get("role") if "raw" not in kit.mine(made[0], NAME) else None
-    return Conversation(canisters)
+    # A user block a body put between calls and their results stays there.
+    return Conversation(kit.mark_interposed(canisters, NAME))
 
 
 # Rendering -------------------------------------------------------------------------
