@@ -54,7 +54,14 @@ from canisters.providers._common import SIGNATURES
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "providers"
 OPEN = DATA / "silent-losses-open.json"
-FORMATS = ("anthropic", "gemini", "ollama", "openai-chat", "openai-responses")
+FORMATS = (
+    "anthropic",
+    "bedrock-converse",
+    "gemini",
+    "ollama",
+    "openai-chat",
+    "openai-responses",
+)
 
 Key = tuple[str | int, ...]
 Outcome = tuple[Any, tuple[tuple[Any, ...], ...]]

@@ -477,3 +477,30 @@ def test_the_exception_written_for_a_kind_is_the_one_boto3_raises(kind: Any) -> 
     nearest = {"request_too_large", "context_length_exceeded", "content_refused"}
     wanted = "invalid_request" if kind in nearest else kind
     assert reply.kind == ("server_error" if kind == "unknown" else wanted)
+
+
+def test_structured_output_goes_to_output_config_and_back() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+    }
+    chat = providers.get("openai-chat")
+    body = {
+        "model": "gpt",
+        "messages": [{"role": "user", "content": "where?"}],
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": "City", "schema": schema},
+        },
+    }
+    converse = BEDROCK.render_full_request(
+        chat.parse_full_request(body), unsupported="error"
+    )
+    inner = converse["outputConfig"]["textFormat"]["structure"]["jsonSchema"]
+    assert json.loads(inner["schema"]) == schema and inner["name"] == "City"
+    assert invalid(converse) == ""
+    back = chat.render_full_request(
+        BEDROCK.parse_full_request(converse), unsupported="error"
+    )
+    assert back["response_format"]["json_schema"]["schema"] == schema

@@ -21,7 +21,14 @@ from canisters import Conversation, User, providers
 from .providers_support import adapter
 
 DATA = Path(__file__).parent / "data" / "providers"
-PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "gemini", "ollama")
+PROVIDERS = (
+    "openai-chat",
+    "openai-responses",
+    "anthropic",
+    "gemini",
+    "ollama",
+    "bedrock-converse",
+)
 CASES = [
     path
     for provider in PROVIDERS
@@ -77,6 +84,18 @@ def validate(provider: str, body: dict[str, Any], *, replay: bool = False) -> No
         system = body.get("systemInstruction", body.get("system_instruction"))
         if system is not None:
             types.Content.model_validate(listed(system))
+    elif provider == "bedrock-converse":
+        import botocore.session
+        import botocore.validate
+
+        from canisters.providers.bedrock_converse import to_sdk
+
+        model = botocore.session.get_session().get_service_model("bedrock-runtime")
+        shape = model.operation_model("Converse").input_shape
+        # The model id travels in the URL of a REST body: boto3 takes it here.
+        params = {"modelId": "m", **to_sdk(body)}
+        report = botocore.validate.ParamValidator().validate(params, shape)
+        assert not report.has_errors(), report.generate_report()
     else:
         from ollama import Image, Message
 

@@ -7,26 +7,36 @@ Neutral fields and their Converse spelling: ``modelId``; ``inferenceConfig``
 ``inputSchema.json``: :class:`~canisters.Tool`; a ``cachePoint`` entry, or any
 other, a :class:`~canisters.ProviderTool` of this format) and
 ``toolConfig.toolChoice`` (``auto``, ``any``: ``required``, ``tool``: required
-with its name); ``additionalModelRequestFields.thinking`` (Anthropic's
-thinking on Bedrock: :class:`~canisters.ReasoningConfig`); ``requestMetadata``
-(string pairs: the request's ``metadata``); ``serviceTier.type``. ``guardrailConfig``,
-``promptVariables``, ``additionalModelResponseFieldPaths``,
-``performanceConfig``, the other ``additionalModelRequestFields`` and any
-other key are kept verbatim in ``extras["bedrock-converse"]["body"]``.
+with its name); ``outputConfig.textFormat`` (a JSON Schema sent as JSON text:
+:class:`~canisters.OutputFormat`); ``additionalModelRequestFields.thinking``
+(Anthropic's thinking on Bedrock: :class:`~canisters.ReasoningConfig`);
+``requestMetadata`` (string pairs: the request's ``metadata``);
+``serviceTier.type``. ``guardrailConfig``, ``promptVariables``,
+``additionalModelResponseFieldPaths``, ``performanceConfig``, the rest of
+``outputConfig`` and of ``additionalModelRequestFields``, and any other key
+are kept verbatim in ``extras["bedrock-converse"]["body"]``.
 
-Converse has no structured output, user or cache setting
-beside its ``cachePoint`` blocks, and ConverseStream is an operation of its own
+Converse has no user or cache setting beside its ``cachePoint`` blocks, nor
+JSON output without a schema, and ConverseStream is an operation of its own
 (no ``stream`` key): from another format these are dropped, reported; so are
 ``top_k`` and the other sampling settings ``inferenceConfig`` lacks.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from canisters.providers import kit
-from canisters.requests import ProviderTool, ReasoningConfig, Request, Tool, ToolChoice
+from canisters.requests import (
+    OutputFormat,
+    ProviderTool,
+    ReasoningConfig,
+    Request,
+    Tool,
+    ToolChoice,
+)
 
 from .messages import NAME
 
@@ -65,6 +75,7 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
             fields.take("inferenceConfig")
     tools, choice = _parse_tools(fields, marks)
     reasoning = _parse_reasoning(fields, marks)
+    output = _parse_output(fields, marks)
     metadata = fields.take("requestMetadata", kit.is_string_map)
     tier = fields.rest.get("serviceTier")
     service_tier = None
@@ -76,6 +87,7 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
         model=model,
         tools=tools,
         tool_choice=choice,
+        output=output,
         generation=generation,
         reasoning=reasoning,
         metadata=metadata,
@@ -169,6 +181,44 @@ def _parse_reasoning(
     return reasoning
 
 
+def _compact(schema: Any) -> str:
+    return json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
+
+
+def _parse_output(fields: kit.Fields, marks: dict[str, Any]) -> OutputFormat | None:
+    config = fields.rest.get("outputConfig")
+    text = config.get("textFormat") if kit.is_mapping(config) else None
+    if not kit.is_mapping(config) or not kit.is_mapping(text) or len(text) != 2:
+        return None
+    structure = text.get("structure")
+    inner = structure.get("jsonSchema") if kit.is_mapping(structure) else None
+    if (
+        text.get("type") != "json_schema"
+        or not kit.is_mapping(structure)
+        or set(structure) != {"jsonSchema"}
+        or not kit.is_mapping(inner)
+        or not set(inner) <= {"schema", "name", "description"}
+        or not all(kit.is_str(value) for value in inner.values())
+    ):
+        return None
+    try:
+        schema = json.loads(inner["schema"])
+    except (KeyError, ValueError):
+        return None
+    if not kit.is_mapping(schema):
+        return None
+    if _compact(schema) != inner["schema"]:
+        marks["schema"] = inner["schema"]  # the text as sent
+    rest = kit.rest(config, frozenset({"textFormat"}))
+    if rest:
+        fields.rest["outputConfig"] = rest
+    else:
+        fields.take("outputConfig")
+    return OutputFormat(
+        "json_schema", schema, inner.get("name"), inner.get("description")
+    )
+
+
 # Rendering -------------------------------------------------------------------------
 
 
@@ -188,8 +238,9 @@ def render_settings(request: Request, rendering: kit.Rendering) -> dict[str, Any
             out["requestMetadata"] = dict(request.metadata)
         else:
             outcomes.dropped("metadata", "requestMetadata holds strings only")
+    if request.output is not None:
+        _render_output(request.output, rendering, kept, out)
     for field, reason in (
-        ("output", "Converse has no structured output setting"),
         ("cache", "Converse caches at cachePoint blocks only"),
         ("user", "Converse takes no end-user id"),
     ):
@@ -205,6 +256,35 @@ def render_settings(request: Request, rendering: kit.Rendering) -> dict[str, Any
         outcomes.dropped("stream", "ConverseStream is an operation of its own")
     out.update(kept)
     return out
+
+
+def _render_output(
+    output: OutputFormat,
+    rendering: kit.Rendering,
+    kept: dict[str, Any],
+    out: dict[str, Any],
+) -> None:
+    if output.type == "text":
+        return  # what Converse answers without an output format
+    if output.schema is None:
+        rendering.outcomes.dropped(
+            "output", "outputConfig takes a JSON Schema; JSON without one has none"
+        )
+        return
+    schema = rendering.own.get("schema") if rendering.native else None
+    inner: dict[str, Any] = {"schema": schema or _compact(output.schema)}
+    if output.name is not None:
+        inner["name"] = output.name
+    if output.description:
+        inner["description"] = output.description
+    if output.strict is not None:
+        rendering.outcomes.dropped(
+            "output.strict", "outputConfig holds the schema to always"
+        )
+    held = kept.pop("outputConfig", None)
+    config = dict(held) if kit.is_mapping(held) else {}
+    text = {"type": "json_schema", "structure": {"jsonSchema": inner}}
+    out["outputConfig"] = {"textFormat": text, **config}
 
 
 def _render_generation(
