@@ -1,7 +1,7 @@
 """Amazon Bedrock Converse and ConverseStream: the normalizer, wiring
-:mod:`.messages` (the conversation), :mod:`.request` (the other request
-fields), :mod:`.response` (replies), :mod:`.stream` (the accumulator) and
-:mod:`.errors` (the error forms), on :mod:`canisters.providers.kit` alone.
+``messages`` (the conversation), :mod:`.request` (the other request fields),
+``response`` (replies), ``stream`` (the accumulator) and ``errors`` (the error
+forms), on :mod:`canisters.providers.kit` alone.
 
 Blobs are raw bytes in boto3's parameters and base64 text in the REST JSON
 body. Every parser reads both; renderers write base64 text (a JSON body),

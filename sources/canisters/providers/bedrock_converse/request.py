@@ -277,9 +277,9 @@ def _render_output(
         inner["name"] = output.name
     if output.description:
         inner["description"] = output.description
-    if output.strict is not None:
+    if output.strict is False:  # Converse always holds the answer to the schema
         rendering.outcomes.dropped(
-            "output.strict", "outputConfig holds the schema to always"
+            "output.strict", "outputConfig always holds the answer to the schema"
         )
     held = kept.pop("outputConfig", None)
     config = dict(held) if kit.is_mapping(held) else {}
