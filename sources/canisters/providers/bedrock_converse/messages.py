@@ -85,36 +85,30 @@ kit.declare_kept(
 kit.declare_ids(NAME, kit.IdRule(unsafe=r"[^A-Za-z0-9_-]", max_length=64))
 kit.declare_ids(NAME, named_results=False)
 
-IMAGE_FORMATS = {f: f"image/{f}" for f in ("png", "jpeg", "gif", "webp")}
-DOCUMENT_FORMATS = {
-    "pdf": "application/pdf",
-    "csv": "text/csv",
-    "doc": "application/msword",
-    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-    "xls": "application/vnd.ms-excel",
-    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-    "html": "text/html",
-    "txt": "text/plain",
-    "md": "text/markdown",
-}
-VIDEO_FORMATS = {
-    "mkv": "video/x-matroska",
-    "mov": "video/quicktime",
-    "mp4": "video/mp4",
-    "webm": "video/webm",
-    "flv": "video/x-flv",
-    "mpeg": "video/mpeg",
-    "mpg": "video/mpg",
-    "wmv": "video/x-ms-wmv",
-    "three_gp": "video/3gpp",
-}
-AUDIO_FORMATS = {
-    f: f"audio/{f}"
-    for f in (
-        *("mp3", "opus", "wav", "aac", "flac", "mp4", "ogg", "mkv", "mka"),
-        *("x-aac", "m4a", "mpeg", "mpga", "pcm", "webm"),
-    )
-}
+
+def _formats(kind: str, text: str) -> dict[str, str]:
+    """Each wire format of ``text`` (``"format"`` or ``"format=mime"``) and its
+    media type (``kind/format`` unless given)."""
+    pairs = (word.partition("=") for word in text.split())
+    return {wire: mime or f"{kind}/{wire}" for wire, _, mime in pairs}
+
+
+_OFFICE = "application/vnd.openxmlformats-officedocument"
+IMAGE_FORMATS = _formats("image", "png jpeg gif webp")
+DOCUMENT_FORMATS = _formats(
+    "application",
+    f"pdf csv=text/csv doc=application/msword xls=application/vnd.ms-excel "
+    f"docx={_OFFICE}.wordprocessingml.document html=text/html txt=text/plain "
+    f"xlsx={_OFFICE}.spreadsheetml.sheet md=text/markdown",
+)
+VIDEO_FORMATS = _formats(
+    "video",
+    "mkv=video/x-matroska mov=video/quicktime mp4 webm flv=video/x-flv mpeg mpg "
+    "wmv=video/x-ms-wmv three_gp=video/3gpp",
+)
+AUDIO_FORMATS = _formats(
+    "audio", "mp3 opus wav aac flac mp4 ogg mkv mka x-aac m4a mpeg mpga pcm webm"
+)
 _MEDIA: dict[str, tuple[Any, dict[str, str]]] = {
     "image": (Image, IMAGE_FORMATS),
     "document": (File, DOCUMENT_FORMATS),
@@ -145,7 +139,8 @@ def _media(kind: str, block: Mapping[str, Any], path: str) -> Any:
     """The part of an ``image``, ``document`` or ``video`` block, or ``None``
     for a shape kept whole."""
     build, formats = _MEDIA[kind]
-    mime = formats.get(block.get("format"))  # type: ignore[arg-type]
+    wire = block.get("format")
+    mime = formats.get(wire) if isinstance(wire, str) else None
     source = block.get("source")
     if mime is None or not isinstance(source, Mapping) or len(source) != 1:
         return None
@@ -270,7 +265,8 @@ class _Parser:
         if kind in _MEDIA and isinstance(value, Mapping):
             return _media(kind, value, f"{path}.{kind}")
         if kind == "reasoningContent" and role == "assistant":
-            return _reasoning(kit.expect_mapping(value, f"{path}.{kind}"), path)
+            where = f"{path}.{kind}"
+            return _reasoning(kit.expect_mapping(value, where), where)
         if kind == "citationsContent" and isinstance(value, Mapping):
             content = value.get("content")
             if (
@@ -460,6 +456,12 @@ class Renderer:
     def part(self, canister: Any, index: int, number: int, part: Any) -> list[Any]:
         """The blocks of one part (none when dropped)."""
         own = kit.mine(part, NAME)
+        empty = part.type == "text" and not part.text and not own
+        if empty and canister.role is Role.Supervisor:
+            # Converse refuses an empty system text.
+            where = kit.describe(index, canister, number, part)
+            self.options.note("dropped", NAME, where, "empty text")
+            return []
         if part.type == "text":
             if "raw" in own:
                 blocks = [dict(own["raw"])]

@@ -258,6 +258,18 @@ def render_settings(request: Request, rendering: kit.Rendering) -> dict[str, Any
     return out
 
 
+def _merge(
+    key: str, config: dict[str, Any], kept: dict[str, Any], out: dict[str, Any]
+) -> None:
+    """``out[key]``: ``config`` and the keys of that object this format kept
+    (a kept value that is not an object stays as it came)."""
+    held = kept.pop(key, None)
+    if held is not None and not kit.is_mapping(held):
+        kept[key] = held
+    elif held is not None or config:
+        out[key] = {**config, **(held or {})}
+
+
 def _render_output(
     output: OutputFormat,
     rendering: kit.Rendering,
@@ -281,10 +293,8 @@ def _render_output(
         rendering.outcomes.dropped(
             "output.strict", "outputConfig always holds the answer to the schema"
         )
-    held = kept.pop("outputConfig", None)
-    config = dict(held) if kit.is_mapping(held) else {}
     text = {"type": "json_schema", "structure": {"jsonSchema": inner}}
-    out["outputConfig"] = {"textFormat": text, **config}
+    _merge("outputConfig", {"textFormat": text}, kept, out)
 
 
 def _render_generation(
@@ -304,27 +314,15 @@ def _render_generation(
         config["topP"] = generation.top_p
     if generation.stop is not None:
         config["stopSequences"] = rendering.stops(generation.stop)
-    for name in (
-        "top_k",
-        "seed",
-        "presence_penalty",
-        "frequency_penalty",
-        "logprobs",
-        "top_logprobs",
-    ):
+    unset = ("top_k", "seed", "presence_penalty", "frequency_penalty", "logprobs")
+    for name in (*unset, "top_logprobs"):
         if getattr(generation, name) is not None:
             rendering.outcomes.dropped(
                 f"generation.{name}", "inferenceConfig has no such setting"
             )
     if generation.candidates not in (None, 1):
         rendering.outcomes.dropped("generation.candidates", "Converse answers once")
-    held = kept.pop("inferenceConfig", None)
-    if kit.is_mapping(held):
-        config.update(held)
-    elif held is not None:
-        kept["inferenceConfig"] = held
-    if config or held is not None:
-        out["inferenceConfig"] = config
+    _merge("inferenceConfig", config, kept, out)
 
 
 def _render_tools(
@@ -363,27 +361,16 @@ def _render_tools(
             )
         if choice.mode == "required" and len(choice.names) == 1:
             config["toolChoice"] = {"tool": {"name": choice.names[0]}}
-        elif choice.mode == "required":
-            config["toolChoice"] = {"any": {}}
+        elif choice.mode == "required" or (choice.mode == "auto" and tools):
+            mode = "any" if choice.mode == "required" else "auto"
+            config["toolChoice"] = {mode: {}}
             if choice.names:
                 rendering.outcomes.approximated(
-                    "tool_choice.names", "any tool may be called", "any"
-                )
-        elif choice.mode == "auto" and tools:
-            config["toolChoice"] = {"auto": {}}
-            if choice.names:
-                rendering.outcomes.approximated(
-                    "tool_choice.names", "any tool may be called", "auto"
+                    "tool_choice.names", "any tool may be called", mode
                 )
         elif choice.mode == "none" and tools:
             rendering.outcomes.dropped("tool_choice", "Converse has no choice none")
-    held = kept.pop("toolConfig", None)
-    if kit.is_mapping(held):
-        config.update(held)
-    elif held is not None:
-        kept["toolConfig"] = held
-    if config or held is not None:
-        out["toolConfig"] = config
+    _merge("toolConfig", config, kept, out)
 
 
 def _render_reasoning(
@@ -409,11 +396,5 @@ def _render_reasoning(
     for name in ("summary", "include_thoughts"):
         if getattr(reasoning, name) is not None:
             outcomes.dropped(f"reasoning.{name}", "Converse has no such setting")
-    held = kept.pop("additionalModelRequestFields", None)
-    fields = dict(held) if kit.is_mapping(held) else {}
-    if held is not None and not kit.is_mapping(held):
-        kept["additionalModelRequestFields"] = held
-    if thinking is not None:
-        out["additionalModelRequestFields"] = {"thinking": thinking, **fields}
-    elif fields:
-        out["additionalModelRequestFields"] = fields
+    config = {"thinking": thinking} if thinking is not None else {}
+    _merge("additionalModelRequestFields", config, kept, out)

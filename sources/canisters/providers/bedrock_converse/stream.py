@@ -120,7 +120,8 @@ class BedrockConverseAccumulator(kit.Accumulator):
             if "toolUse" in block:
                 use = dict(block["toolUse"])
                 raw = "".join(use.get("input") or "") or "{}"
-                use["input"] = kit.parse_arguments(raw, f"content[{index}].input")[0]
+                where = f"$.output.message.content[{index}].toolUse.input"
+                use["input"] = kit.parse_arguments(raw, where)[0]
                 content.append({"toolUse": use})
             elif "citationsContent" in block:
                 text = "".join(block.get("text", ""))
