@@ -403,7 +403,14 @@ def test_every_recorded_body_converts_to_every_provider(
     # In process (cli.run is what the script calls): a subprocess per pair would
     # take minutes; the subprocess tests above cover the real command.
     path = payload(provider, name, tmp_path)
-    for target in ("openai-chat", "anthropic", "gemini", "ollama", "openai-responses"):
+    for target in (
+        "openai-chat",
+        "anthropic",
+        "gemini",
+        "ollama",
+        "openai-responses",
+        "bedrock-converse",
+    ):
         code = run(
             [
                 "convert",
