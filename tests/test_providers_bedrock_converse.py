@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from canisters import Conversation, Reasoning, User, providers
+from canisters import Conversation, File, Reasoning, User, providers
 from canisters.cli import run
 from canisters.providers import ErrorResponse, Report
 from canisters.providers.bedrock_converse import to_json, to_sdk
@@ -504,3 +504,18 @@ def test_structured_output_goes_to_output_config_and_back() -> None:
         BEDROCK.parse_full_request(converse), unsupported="error"
     )
     assert back["response_format"]["json_schema"]["schema"] == schema
+
+
+def test_a_file_name_becomes_a_document_name_converse_takes() -> None:
+    pdf = b"%PDF-1.4 a"
+    made = Conversation(
+        [User([File(data=pdf, mime_type="application/pdf", filename="q3  report.pdf")])]
+    )
+    report = Report()
+    block = BEDROCK.render_request(made, report=report)["messages"][0]["content"][0]
+    assert block["document"]["name"] == "q3 report-pdf"
+    assert [event.kind for event in report.events] == ["synthesized"]
+    again = BEDROCK.render_request(
+        BEDROCK.parse_request({"messages": [{"role": "user", "content": [block]}]})
+    )
+    assert again["messages"][0]["content"][0] == block

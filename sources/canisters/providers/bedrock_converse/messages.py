@@ -27,6 +27,7 @@ either form.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -119,6 +120,7 @@ _FORMAT_OF = {
     kind: {mime: wire for wire, mime in formats.items()}
     for kind, (_, formats) in _MEDIA.items()
 }
+_UNNAMED = re.compile(r"[^A-Za-z0-9\s()\[\]-]")
 _KIND_OF = {"image": "image", "file": "document", "video": "video", "audio": "audio"}
 
 
@@ -427,7 +429,7 @@ class Renderer:
             return None if text is None else {"text": text}
         block: dict[str, Any] = {"format": wire}
         if kind == "document":
-            block["name"] = part.filename or "document"
+            block["name"] = self.name(part.filename, where)
         if part.url is not None and part.url.startswith("s3://"):
             source: dict[str, Any] = {
                 "s3Location": {"uri": part.url, **own.get("s3", {})}
@@ -452,6 +454,15 @@ class Renderer:
         block["source"] = source
         block.update(own.get("block", {}))
         return {kind: block}
+
+    def name(self, filename: str | None, where: str) -> str:
+        """A document's ``name``: letters, digits, spaces, hyphens, parentheses
+        and brackets only, no two spaces in a row (the API's rule)."""
+        name = " ".join(_UNNAMED.sub("-", filename or "document").split())
+        if name != filename:
+            detail = f"document name {filename!r} sent as {name!r}"
+            self.options.note("synthesized", NAME, where, detail, "Converse's names")
+        return name
 
     def part(self, canister: Any, index: int, number: int, part: Any) -> list[Any]:
         """The blocks of one part (none when dropped)."""
