@@ -157,7 +157,7 @@ class Encoded:
         return f"<base64 of {len(self)} bytes>"
 
 
-_CHUNK: Final = 1 << 20
+_CHUNK: int = 1 << 20
 """Text longer than this is checked a piece of this many characters at a time,
 so that the bytes thrown away stay small."""
 
