@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from canisters import _base64
+from canisters.providers import _common as common
 
 from .budget import examples
 
@@ -110,3 +111,36 @@ def test_long_text_is_checked_piece_by_piece(codec: str) -> None:
         for text_ in (broken, text[:-1] + "!", text[:5000] + " " + text[5001:]):
             with pytest.raises((binascii.Error, ValueError)):
                 _base64.check(text_)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@settings(max_examples=examples(500), deadline=None)
+@given(text=_texts)
+def test_the_tail_of_a_text_is_read_where_it_lies(codec: str, text: str) -> None:
+    head = "data:image/png;base64,"
+    expected = _standard(text)
+    with _using(codec, chunk=8):
+        if expected is None:
+            with pytest.raises((binascii.Error, ValueError)):
+                _base64.check(head + text, len(head))
+            return
+        checked = _base64.check(head + text, len(head))
+        if isinstance(checked, _base64.Encoded):
+            assert checked.text == text and checked.decode() == expected
+            assert len(checked) == len(expected)
+            assert checked.head(4)[:4] == expected[:4]
+        else:
+            assert checked == expected
+
+
+def test_a_data_url_read_is_written_back_as_it_is() -> None:
+    url = "data:image/png;base64," + base64.b64encode(bytes(range(256)) * 9).decode()
+    parsed = common.parse_data_url(url)
+    assert parsed is not None
+    mime, data = parsed
+    assert mime == "image/png" and isinstance(data, _base64.Encoded)
+    assert data.source is url  # the URL held, its base64 not copied
+    assert common.data_url("image/png", data) is url
+    other = common.data_url("image/webp", data)
+    assert other == "data:image/webp;base64," + url.split(",", 1)[1]
+    assert data == bytes(range(256)) * 9

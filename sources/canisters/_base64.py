@@ -120,12 +120,30 @@ _ALPHABET: Final = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456
 class Encoded:
     """Standard base64 of media bytes, checked as :func:`decode` checks it but
     not decoded: a media part read from base64 holds it, and gives it back as
-    it came when written as base64 again (see :func:`text_of`)."""
+    it came when written as base64 again (see :func:`text_of`).
 
-    __slots__ = ("text",)
+    The base64 is ``source[start:]``: a part read from a ``data:`` URL holds
+    the URL itself (no copy of its base64), which :meth:`url` gives back whole
+    where the same head is asked for."""
 
-    def __init__(self, text: str) -> None:
-        self.text = text
+    __slots__ = ("source", "start")
+
+    def __init__(self, source: str, start: int = 0) -> None:
+        self.source = source
+        self.start = start
+
+    @property
+    def text(self) -> str:
+        """The base64 (a copy, where it is the tail of a data URL)."""
+        return self.source[self.start :] if self.start else self.source
+
+    def url(self, head: str) -> str | None:
+        """The data URL held, when it begins with ``head`` and its base64
+        follows it at once, else ``None``."""
+        start = self.start
+        if start and len(head) == start and self.source.startswith(head):
+            return self.source
+        return None
 
     def decode(self) -> bytes:
         """The bytes (the text was checked: this does not fail)."""
@@ -135,12 +153,14 @@ class Encoded:
         """The first ``count`` bytes at least (fewer when there are fewer),
         decoding only the text they need."""
         need = -(-count // 3) * 4
-        return decode(self.text) if need >= len(self.text) else decode(self.text[:need])
+        if need >= len(self.source) - self.start:
+            return self.decode()
+        return decode(self.source[self.start : self.start + need])
 
     def __len__(self) -> int:
-        text = self.text
-        pads = 2 if text.endswith("==") else 1 if text.endswith("=") else 0
-        return (len(text) - pads) * 3 // 4
+        source = self.source
+        pads = 2 if source.endswith("==") else 1 if source.endswith("=") else 0
+        return (len(source) - self.start - pads) * 3 // 4
 
     def __eq__(self, other: object) -> bool:
         """Equal to the same bytes, as bytes or as base64."""
@@ -157,30 +177,33 @@ class Encoded:
         return f"<base64 of {len(self)} bytes>"
 
 
-_CHUNK: int = 1 << 20
-"""Text longer than this is checked a piece of this many characters at a time,
-so that the bytes thrown away stay small."""
+_CHUNK: int = 1 << 16
+"""Text longer than this is checked a piece of this many characters at a time
+(a multiple of 4): the pieces and the bytes thrown away stay small, in memory
+the allocator hands out again, where one buffer as large as the whole would be
+fresh pages each time."""
 
 
-def _simd_check(text: str) -> None:
-    """Raise unless pybase64 decodes ``text`` (whole, or piece by piece)."""
+def _simd_check(text: str, start: int) -> None:
+    """Raise unless pybase64 decodes ``text[start:]`` (piece by piece)."""
     strict = _CODEC[0][2]
     size = len(text)
-    if size <= _CHUNK:
+    if not start and size <= _CHUNK:
         strict(text)
         return
     # Padding can end the last piece only: a piece ending with it, decoded
     # alone, would pass.
-    if 0 <= text.find("=") < size - 2:
+    if 0 <= text.find("=", start) < size - 2:
         raise ValueError("padding before the end")
-    for start in range(0, size, _CHUNK):
-        strict(text[start : start + _CHUNK])
+    step = _CHUNK
+    for first in range(start, size, step):
+        strict(text[first : first + step])
 
 
-def check(text: str) -> Encoded | bytes:
-    """``text`` checked as :func:`decode` reads it, without decoding it: an
-    :class:`Encoded`, or the bytes where the check needed them; raises what
-    :func:`decode` raises on text it refuses.
+def check(text: str, start: int = 0) -> Encoded | bytes:
+    """``text[start:]`` checked as :func:`decode` reads it, without decoding
+    it: an :class:`Encoded`, or the bytes where the check needed them; raises
+    what :func:`decode` raises on text it refuses.
 
     Where pybase64's SIMD codec serves, it decodes the text into bytes thrown
     away at once: at about 10 GB/s, faster than any check of the alphabet the
@@ -189,20 +212,22 @@ def check(text: str) -> Encoded | bytes:
     checked again as below, as the standard library reads it."""
     if _CODEC[0][4] if _CODEC else _codec()[4]:
         try:
-            _simd_check(text)
+            _simd_check(text, start)
         except Exception:  # the standard library's reading decides
             pass
         else:
-            return Encoded(text)
+            return Encoded(text, start)
+    if start:
+        text = text[start:]
     if text.isascii():
         pads = 2 if text.endswith("==") else 1 if text.endswith("=") else 0
         if text.encode("ascii").translate(None, _ALPHABET) == b"=" * pads:
             # Only the last group can be refused now (its length and padding):
             # decode reads each group of four alone.
             body = len(text) - pads
-            start = body - (body % 4 or 4) if body else 0
+            first = body - (body % 4 or 4) if body else 0
             try:
-                decode(text[start:])
+                decode(text[first:])
             except (binascii.Error, ValueError):
                 pass
             else:
@@ -212,5 +237,5 @@ def check(text: str) -> Encoded | bytes:
 
 def text_of(data: bytes | Encoded) -> str:
     """The standard base64 of ``data``: an :class:`Encoded`'s own text, as it
-    came (no copy), else :func:`encode`'s."""
+    came (no copy, unless it is the tail of a data URL), else :func:`encode`'s."""
     return data.text if isinstance(data, Encoded) else encode(data)
