@@ -36,15 +36,14 @@ _texts = (
 
 @contextmanager
 def _using(codec: str, chunk: int | None = None) -> Iterator[None]:
-    saved, saved_chunk = list(_base64._CODEC), _base64._CHUNK
+    saved = list(_base64._CODEC), _base64._CHUNK, _base64._WHOLE
     _base64._CODEC[:] = [_base64._built(simd=codec == "simd")]
     if chunk is not None:
-        _base64._CHUNK = chunk
+        _base64._CHUNK = _base64._WHOLE = chunk
     try:
         yield
     finally:
-        _base64._CODEC[:] = saved
-        _base64._CHUNK = saved_chunk
+        _base64._CODEC[:], _base64._CHUNK, _base64._WHOLE = saved
 
 
 def _standard(text: str) -> bytes | None:
