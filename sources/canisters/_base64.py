@@ -21,7 +21,16 @@ import binascii
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["Encoded", "check", "decode", "encode", "fragment", "text_of"]
+__all__ = [
+    "Encoded",
+    "Spliced",
+    "Splicer",
+    "check",
+    "decode",
+    "encode",
+    "fragment",
+    "text_of",
+]
 
 _SMALL: Final = 4096
 """Below this many bytes, binascii's call costs less than msgspec's."""
@@ -245,3 +254,60 @@ def text_of(data: bytes | Encoded) -> str:
     """The standard base64 of ``data``: an :class:`Encoded`'s own text, as it
     came (no copy, unless it is the tail of a data URL), else :func:`encode`'s."""
     return data.text if isinstance(data, Encoded) else encode(data)
+
+
+class Spliced:
+    """Media data that :func:`~canisters.to_json` and
+    :func:`~canisters.to_jsonl` write as a mark, which :class:`Splicer` puts
+    the base64 in place of."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes | Encoded) -> None:
+        self.data = data
+
+
+_NUL: Final = b"\x00"
+
+
+class Splicer:
+    """orjson's ``default`` for :class:`Spliced` values, then the text of what
+    orjson wrote with each one's base64 in its place (:meth:`text`).
+
+    orjson writes a mark for each (``"`` NUL, a number, NUL ``"``: a raw NUL
+    is in no JSON orjson writes, which escapes control characters in strings),
+    and the base64 goes into the text once, when the pieces are joined: it is
+    never copied into orjson's output, nor decoded from it with the rest of the
+    document, where a fragment would be both (a document of images is mostly
+    base64)."""
+
+    __slots__ = ("texts",)
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def __call__(self, value: object) -> Any:
+        if type(value) is not Spliced:
+            raise TypeError(f"Type is not JSON serializable: {type(value).__name__}")
+        texts = self.texts
+        texts.append(text_of(value.data))
+        return _codec()[1](b'"\x00%d\x00"' % (len(texts) - 1))
+
+    def text(self, written: bytes) -> str:
+        """``written`` (what orjson wrote through this splicer) as text, each
+        mark replaced by its base64; raises :class:`ValueError` on a NUL that
+        is no mark."""
+        texts = self.texts
+        if not texts or _NUL not in written:
+            return written.decode()
+        pieces = written.split(_NUL)
+        if not len(pieces) % 2:
+            raise ValueError("a NUL character outside a string")
+        joined = [pieces[0].decode()]
+        for index in range(1, len(pieces), 2):
+            mark = pieces[index]
+            if not mark.isdigit() or int(mark) >= len(texts):
+                raise ValueError("a NUL character outside a string")
+            joined.append(texts[int(mark)])
+            joined.append(pieces[index + 1].decode())
+        return "".join(joined)
