@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import canisters as c
 from canisters import _base64
 from canisters.providers import _common as common
 
@@ -143,3 +144,35 @@ def test_a_data_url_read_is_written_back_as_it_is() -> None:
     other = common.data_url("image/webp", data)
     assert other == "data:image/webp;base64," + url.split(",", 1)[1]
     assert data == bytes(range(256)) * 9
+
+
+def test_marks_are_replaced_by_the_base64_once() -> None:
+    data = bytes(range(256)) * 3
+    encoded = _base64.check(base64.b64encode(b"kept").decode())
+    splicer = _base64.Splicer()
+    written = orjson.dumps(
+        {"a": [_base64.Spliced(data), "\x00 escaped"], "b": _base64.Spliced(encoded)},
+        default=splicer,
+    )
+    assert written.count(b"\x00") == 4  # two marks; the string's NUL is escaped
+    expected = {
+        "a": [base64.b64encode(data).decode(), "\x00 escaped"],
+        "b": base64.b64encode(b"kept").decode(),
+    }
+    assert orjson.loads(splicer.text(written)) == expected
+    with pytest.raises(TypeError):
+        orjson.dumps({"c": object()}, default=splicer)
+
+
+@pytest.mark.parametrize(
+    "foreign", [b'"\x00"', b'"\x00x\x00"', b'"\x009\x00"', b'"\x000\x00"']
+)
+def test_a_nul_that_is_no_mark_is_refused(foreign: bytes) -> None:
+    # A fragment in extras holding a raw NUL would make the document no JSON;
+    # next to media, it is told from the marks and refused.
+    image = c.Image(data=b"\x89PNG", extras={"raw": orjson.Fragment(foreign)})
+    user = c.User((image,))
+    with pytest.raises(c.SerializationError, match="NUL"):
+        c.to_json(c.Conversation([user]))
+    with pytest.raises(c.SerializationError, match="NUL"):
+        c.to_jsonl([user])

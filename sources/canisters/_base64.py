@@ -304,10 +304,15 @@ class Splicer:
         if not len(pieces) % 2:
             raise ValueError("a NUL character outside a string")
         joined = [pieces[0].decode()]
+        seen: set[int] = set()
         for index in range(1, len(pieces), 2):
             mark = pieces[index]
-            if not mark.isdigit() or int(mark) >= len(texts):
+            # Each mark is in the output once (a line written again after a
+            # refusal has marks of its own).
+            number = int(mark) if mark.isdigit() else -1
+            if not 0 <= number < len(texts) or number in seen:
                 raise ValueError("a NUL character outside a string")
-            joined.append(texts[int(mark)])
+            seen.add(number)
+            joined.append(texts[number])
             joined.append(pieces[index + 1].decode())
         return "".join(joined)
