@@ -673,7 +673,9 @@ def _plain_image(block: Mapping[str, Any]) -> Image | None:
     if kind != "base64" or len(source) != 3:
         return None
     encoded, mime = source.get("data"), source.get("media_type")
-    if type(encoded) is not str or mime not in _SOURCE_TYPES["image"]:
+    if type(encoded) is not str or type(mime) is not str:
+        return None
+    if mime not in _SOURCE_TYPES["image"]:
         return None
     try:
         data, exact = common.b64read_exact(encoded)
