@@ -42,6 +42,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import sys
 import time
 import warnings
 from collections.abc import Iterator
@@ -351,11 +352,20 @@ def not_refused(kind: str, source: str, target: str, body: Any) -> list[str]:
     ]
 
 
-def survey() -> dict[str, Any]:
-    """What is lost silently today, per body and target (see :data:`OPEN`)."""
+def survey(kinds: frozenset[str] | None = None) -> dict[str, Any]:
+    """What is lost silently today, per body and target (see :data:`OPEN`);
+    with ``kinds``, only for bodies of those kinds (``"response"``), the
+    others' entries kept from :data:`OPEN` as they are."""
     losses: dict[str, dict[str, list[str]]] = {}
     unrefused: dict[str, dict[str, list[str]]] = {}
+    if kinds is not None:
+        kept = json.loads(OPEN.read_text(encoding="utf-8"))
+        others = {name for name, _, kind, _ in cases() if kind not in kinds}
+        losses = {k: v for k, v in kept["silent"].items() if k in others}
+        unrefused = {k: v for k, v in kept["not refused"].items() if k in others}
     for name, source, kind, body in cases():
+        if kinds is not None and kind not in kinds:
+            continue
         for target in FORMATS:
             if target == source:
                 continue
@@ -372,4 +382,6 @@ def survey() -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    OPEN.write_text(json.dumps(survey(), indent=1, sort_keys=True) + "\n")
+    # Kinds to survey again (request, response, error); none: every body.
+    chosen = frozenset(sys.argv[1:]) or None
+    OPEN.write_text(json.dumps(survey(chosen), indent=1, sort_keys=True) + "\n")

@@ -25,13 +25,10 @@ FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...] | None]] = {
         bedrock_converse.REQUEST_FIELDS,
         None,
     ),
-    "gemini": (gemini.REQUEST_FIELDS, gemini.RESPONSE_FIELDS),
+    "gemini": (gemini.REQUEST_FIELDS, None),
     "ollama": (ollama.REQUEST_FIELDS, ollama.RESPONSE_FIELDS),
     "openai-chat": (("messages",), None),
-    "openai-responses": (
-        openai_responses.REQUEST_FIELDS,
-        openai_responses.RESPONSE_FIELDS,
-    ),
+    "openai-responses": (openai_responses.REQUEST_FIELDS, None),
 }
 # An element of a type no provider has (a message of a made-up role, or a block
 # of a made-up type), put first in the list of the conversation's elements.

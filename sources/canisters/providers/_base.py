@@ -33,6 +33,7 @@ from . import _common as common
 from ._errors import Dialect, ErrorReply, from_exception
 from ._options import Report, Unsupported
 from ._requests import RequestSettings, WholeRequests
+from ._rules.envelope import report_envelope
 from .streams import Accumulator, Streaming
 
 __all__ = ["BaseNormalizer"]
@@ -204,8 +205,11 @@ def _responding(
 
     def render_response(conversation: Conversation, **options: Any) -> dict[str, Any]:
         opts = options_from(options)
-        # Another provider's elements: left out, reported (as in requests).
-        return function(reply_canisters(conversation, opts, name), opts)
+        # Another provider's elements: left out, reported (as in requests);
+        # another provider's envelope keys: carried or reported.
+        reply = reply_canisters(conversation, opts, name)
+        report_envelope(reply, name, opts)
+        return function(reply, opts)
 
     render_response.__doc__ = BaseNormalizer.render_response.__doc__
     return render_response

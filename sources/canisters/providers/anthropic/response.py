@@ -13,6 +13,7 @@ from ...exceptions import MalformedPayload, _excerpt
 from ...protocols import Role
 from .. import _common as common
 from .._common import Options, expect_mapping, expect_str, mine
+from .._rules import envelope
 from .._rules.finish import finish_of, render_finish
 from .errors import DIALECT
 from .messages import NAME, _parse_blocks, _render_turn, _Renderer, _with
@@ -55,6 +56,32 @@ def _usage(raw: Mapping[str, Any]) -> Usage:
 
 
 _RESPONSE_KEYS = frozenset({"content", "model"})
+
+envelope.declare(
+    NAME,
+    envelope.Envelope(
+        ("response",),
+        writes=frozenset(
+            {
+                envelope.ID,
+                envelope.MODEL,
+                envelope.FINISH,
+                envelope.USAGE,
+                envelope.CACHED,
+                envelope.CACHE_WRITE,
+            }
+        ),
+        carried={
+            "response.id": envelope.ID,
+            "response.stop_reason": envelope.FINISH,
+            "response.usage.input_tokens": envelope.USAGE,
+            "response.usage.output_tokens": envelope.USAGE,
+            "response.usage.cache_read_input_tokens": envelope.CACHED,
+            "response.usage.cache_creation_input_tokens": envelope.CACHE_WRITE,
+        },
+        quiet={"response.type": "message", "response.role": "assistant"},
+    ),
+)
 
 
 def parse_response(body: object) -> Conversation:

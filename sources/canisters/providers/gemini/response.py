@@ -13,6 +13,7 @@ from ...conversation import Conversation
 from ...protocols import Canister, Role
 from .. import _common as common
 from .._common import Options
+from .._rules import envelope
 from .._rules.finish import render_finish
 from .errors import DIALECT
 from .messages import NAME, _key, _Pairing, _parse_turn, _Reader, _Renderer
@@ -29,6 +30,8 @@ RESPONSE_FIELDS = (
     "model_version",
     "responseId",
     "response_id",
+    "createTime",
+    "create_time",
 )
 """The response fields :meth:`GeminiNormalizer.render_response` produces."""
 
@@ -52,6 +55,50 @@ _FINISH_BACK = {
 
 
 _CANDIDATE_KEYS: Final = frozenset({"content", "finishReason"})
+_RESPONSE_KEYS: Final = frozenset(
+    {"candidates", "promptFeedback", "usageMetadata", "modelVersion", "responseId"}
+)
+
+envelope.declare(
+    NAME,
+    envelope.Envelope(
+        ("response",),
+        writes=frozenset(
+            {
+                envelope.ID,
+                envelope.MODEL,
+                envelope.FINISH,
+                envelope.USAGE,
+                envelope.CACHED,
+                envelope.REASONING,
+            }
+        ),
+        carried={
+            "response.candidates": envelope.MARKER,
+            "response.content": envelope.MARKER,
+            "response.candidate_snake": envelope.MARKER,
+            "response.response_snake": envelope.MARKER,
+            "response.finishReason": envelope.FINISH,
+            "response.promptFeedback.blockReason": envelope.FINISH,
+            "response.usageMetadata.promptTokenCount": envelope.USAGE,
+            "response.usageMetadata.candidatesTokenCount": envelope.USAGE,
+            "response.usageMetadata.thoughtsTokenCount": envelope.REASONING,
+            "response.usageMetadata.cachedContentTokenCount": envelope.CACHED,
+            "response.modelVersion": envelope.MODEL,
+            "response.responseId": envelope.ID,
+        },
+        derived={
+            "response.usageMetadata.totalTokenCount": envelope.total(
+                "usageMetadata",
+                "promptTokenCount",
+                "candidatesTokenCount",
+                "thoughtsTokenCount",
+                "toolUsePromptTokenCount",
+            )
+        },
+        positions=frozenset({"response.candidate.index"}),
+    ),
+)
 
 
 def _usage(raw: Mapping[str, Any]) -> Usage:
@@ -142,6 +189,9 @@ def parse_response(body: Any) -> Conversation:
         extras["modelVersion"] = model
     if response_id is not None:
         extras["responseId"] = response_id
+    rest = reader.rest(body, _RESPONSE_KEYS)
+    if rest:
+        extras["response_rest"] = rest
     if reader.snake:
         extras["response_snake"] = sorted(reader.snake)
     metadata = common.response_metadata(model, usage, finish, response_id)
@@ -227,6 +277,7 @@ def render_response(conversation: Conversation, settings: Options) -> dict[str, 
     )
     if response_id is not None:
         body[_key("responseId", snake)] = response_id
+    body.update(extras.get("response_rest", {}))
     return body
 
 

@@ -21,6 +21,7 @@ from .._common import (
     unsupported,
     with_response,
 )
+from .._rules import envelope
 from .._rules.finish import render_finish
 from .errors import DIALECT
 from .messages import NAME, _Parser, _Renderer
@@ -49,6 +50,25 @@ _FINISH_BACK = {
     "refusal": ("stop", False),
     "pause": ("stop", False),
 }
+
+
+envelope.declare(
+    NAME,
+    envelope.Envelope(
+        ("response",),
+        writes=frozenset(
+            {envelope.MODEL, envelope.FINISH, envelope.USAGE, envelope.LATENCY}
+        ),
+        carried={
+            "response.model": envelope.MODEL,
+            "response.done_reason": envelope.FINISH,
+            "response.prompt_eval_count": envelope.USAGE,
+            "response.eval_count": envelope.USAGE,
+            "response.total_duration": envelope.LATENCY,
+        },
+        quiet={"response.done": True},
+    ),
+)
 
 
 def parse_response(body: object) -> Conversation:

@@ -12,6 +12,7 @@ from ...exceptions import MalformedPayload, _excerpt
 from ...protocols import Canister, Role
 from .. import _common as common
 from .._common import Options, expect_list, expect_mapping, expect_str, mine
+from .._rules import envelope
 from .._rules.finish import finish_of, render_finish
 from .errors import DIALECT
 from .messages import (
@@ -35,6 +36,42 @@ _FINISH_BACK = {
 
 _RESPONSE_KEYS = frozenset({"choices", "model", "usage"})
 _CHOICE_KEYS = frozenset({"message"})
+
+envelope.declare(
+    NAME,
+    envelope.Envelope(
+        ("response", "choice"),
+        writes=frozenset(
+            {
+                envelope.ID,
+                envelope.MODEL,
+                envelope.CREATED,
+                envelope.FINISH,
+                envelope.USAGE,
+                envelope.CACHED,
+                envelope.REASONING,
+            }
+        ),
+        carried={
+            "response.id": envelope.ID,
+            "response.created": envelope.CREATED,
+            "response.usage.prompt_tokens": envelope.USAGE,
+            "response.usage.completion_tokens": envelope.USAGE,
+            "response.usage.prompt_tokens_details.cached_tokens": envelope.CACHED,
+            "response.usage.completion_tokens_details.reasoning_tokens": (
+                envelope.REASONING
+            ),
+            "choice.finish_reason": envelope.FINISH,
+        },
+        quiet={"response.object": "chat.completion"},
+        derived={
+            "response.usage.total_tokens": envelope.total(
+                "usage", "prompt_tokens", "completion_tokens"
+            )
+        },
+        positions=frozenset({"choice.index"}),
+    ),
+)
 
 
 def parse_response(body: object) -> Conversation:

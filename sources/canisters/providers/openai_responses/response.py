@@ -12,9 +12,10 @@ from ...conversation import Conversation
 from ...protocols import Role
 from .. import _common as common
 from .._common import Options
+from .._rules import envelope
 from .._rules.finish import finish_of, render_finish
 from .errors import DIALECT
-from .messages import NAME, RESPONSE_FIELDS, _Parser, _Renderer
+from .messages import NAME, _Parser, _Renderer
 
 
 def _usage(raw: Mapping[str, Any]) -> Usage:
@@ -46,6 +47,59 @@ _STATUS = {
 _REASON_BACK = {finish: reason for reason, finish in _INCOMPLETE.items()}
 
 
+envelope.declare(
+    NAME,
+    envelope.Envelope(
+        ("response",),
+        writes=frozenset(
+            {
+                envelope.ID,
+                envelope.MODEL,
+                envelope.CREATED,
+                envelope.FINISH,
+                envelope.USAGE,
+                envelope.CACHED,
+                envelope.CACHE_WRITE,
+                envelope.REASONING,
+            }
+        ),
+        carried={
+            "response.id": envelope.ID,
+            "response.model": envelope.MODEL,
+            "response.status": envelope.FINISH,
+            "response.incomplete_details.reason": envelope.FINISH,
+            "response.usage.input_tokens": envelope.USAGE,
+            "response.usage.output_tokens": envelope.USAGE,
+            "response.usage.input_tokens_details.cached_tokens": envelope.CACHED,
+            "response.usage.input_tokens_details.cache_write_tokens": (
+                envelope.CACHE_WRITE
+            ),
+            "response.usage.output_tokens_details.reasoning_tokens": (
+                envelope.REASONING
+            ),
+        },
+        quiet={
+            "response.object": "response",
+            "response.parallel_tool_calls": True,
+            "response.tool_choice": "auto",
+            "response.truncation": "disabled",
+            "response.store": True,
+            "response.temperature": 1.0,
+            "response.top_p": 1.0,
+            "response.service_tier": "default",
+            "response.text.format.type": "text",
+            "response.text.verbosity": "medium",
+            "response.reasoning.summary": "auto",
+        },
+        derived={
+            "response.usage.total_tokens": envelope.total(
+                "usage", "input_tokens", "output_tokens"
+            )
+        },
+    ),
+)
+
+
 def parse_response(body: Any) -> Conversation:
     """Read a response body or ``openai.types.responses.Response``."""
     mapping = common.as_mapping(body)
@@ -57,11 +111,7 @@ def parse_response(body: Any) -> Conversation:
         parser.item(index, item, f"$.output[{index}]")
     parser.flush()
     canisters = parser.canisters or [Assistant(())]
-    envelope = {
-        key: mapping[key]
-        for key in RESPONSE_FIELDS
-        if key in mapping and key != "output"
-    }
+    envelope = {key: value for key, value in mapping.items() if key != "output"}
     usage = None
     if isinstance(mapping.get("usage"), Mapping):
         usage = _usage(mapping["usage"])
