@@ -802,6 +802,9 @@ def _foreign_reasoning(
         if effort is not None:
             thinking["thinkingLevel"] = effort
         return
+    if rules.effort_off(reasoning, outcomes, "a budget of 0 (thinking off)"):
+        thinking["thinkingBudget"] = 0
+        return
     if reasoning.enabled is False:
         thinking["thinkingBudget"] = 0
         for name in ("effort", "budget_tokens"):
