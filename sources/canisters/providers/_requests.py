@@ -109,9 +109,7 @@ from ._rules import (
     ReasoningTable,
     capabilities_for,
 )
-from ._rules.empty import renumbered, without_empty_text
-from ._rules.ids import check_result_names, fit_ids
-from ._rules.kept import carry_kept
+from ._rules.crossing import crossing, renumbered
 from ._rules.parameters import object_root
 
 __all__ = [
@@ -700,13 +698,11 @@ class WholeRequests:
                 f"render_full_request takes a Request, got {type(request).__name__}"
             )
         opts = common.options_from(options)
-        outcomes = Outcomes(opts, self.name)
-        conversation = carry_kept(request.conversation, self.name, outcomes)
-        check_result_names(conversation, self.name, opts)
-        kept = None
-        if self.name not in request.extras:  # a request of another format
-            conversation = fit_ids(conversation, self.name, opts)
-            conversation, kept = without_empty_text(conversation, self.name, opts)
+        # The cross-format rules, once; a request read from this format (its
+        # extras mark it) keeps its ids and empty text.
+        conversation, kept = crossing(
+            request.conversation, self.name, opts, native=self.name in request.extras
+        )
         since = len(opts.report.events) if opts.report is not None else 0
         messages = self.render_request(conversation, **options)
         renumbered(opts.report, since, kept)
