@@ -698,13 +698,15 @@ class WholeRequests:
                 f"render_full_request takes a Request, got {type(request).__name__}"
             )
         opts = common.options_from(options)
-        # The cross-format rules, once; a request read from this format (its
-        # extras mark it) keeps its ids and empty text.
+        # The cross-format rules, once (the format's renderer is then called
+        # without them); a request read from this format (its extras mark it)
+        # keeps its ids and empty text.
         conversation, kept = crossing(
             request.conversation, self.name, opts, native=self.name in request.extras
         )
         since = len(opts.report.events) if opts.report is not None else 0
-        messages = self.render_request(conversation, **options)
+        render = getattr(self, "_render_as_read", None) or self.render_request
+        messages = render(conversation, **options)
         renumbered(opts.report, since, kept)
         rendering = Rendering(request, opts, self.name)
         try:
