@@ -59,6 +59,8 @@ from .._requests import (
     new_tool,
     new_tool_choice,
     own_extras,
+)
+from .._requests_shared import (
     render_service_tier,
     tool_choice_names,
 )
