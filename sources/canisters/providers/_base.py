@@ -34,7 +34,8 @@ from . import _common as common
 from ._errors import Dialect, ErrorReply, from_exception
 from ._options import Report, Unsupported
 from ._requests import RequestSettings, WholeRequests
-from ._rules.crossing import crossing, foreign, mark, renumbered
+from ._rules.crossing import crossing, foreign, mark
+from ._rules.empty import renumbered
 from .streams import Accumulator, Streaming
 
 __all__ = ["BaseNormalizer"]

@@ -109,7 +109,8 @@ from ._rules import (
     ReasoningTable,
     capabilities_for,
 )
-from ._rules.crossing import crossing, renumbered
+from ._rules.crossing import crossing
+from ._rules.empty import renumbered
 from ._rules.parameters import object_root
 
 __all__ = [

@@ -27,7 +27,7 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from ...conversation import Conversation
-from .empty import renumbered, without_empty_text
+from .empty import without_empty_text
 from .ids import check_result_names, fit_ids
 from .kept import carry_kept
 from .outcomes import Outcomes
@@ -35,7 +35,7 @@ from .outcomes import Outcomes
 if TYPE_CHECKING:
     from .._common import Options
 
-__all__ = ["crossing", "foreign", "mark", "renumbered"]
+__all__ = ["crossing", "foreign", "mark"]
 
 _LAST: dict[str, weakref.ref[Conversation]] = {}
 # The conversation each format's parser returned last, not kept alive: what a
@@ -77,7 +77,7 @@ def crossing(
 ) -> tuple[Conversation, list[int] | None]:
     """``conversation`` as the rules send it to ``provider`` (see the module),
     with where each canister kept stood (``None``: all stood where they stand;
-    give it to :func:`renumbered` for the events the renderer adds). Of a
+    give it to :func:`.empty.renumbered` for the events the renderer adds). Of a
     request read from ``provider`` (``native``), the ids and empty text go as
     they came."""
     conversation = carry_kept(conversation, provider, Outcomes(options, provider))
