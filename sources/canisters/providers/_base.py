@@ -24,6 +24,7 @@ call costs what calling the function under its net costs.
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -34,7 +35,7 @@ from . import _common as common
 from ._errors import Dialect, ErrorReply, from_exception
 from ._options import Report, Unsupported
 from ._requests import RequestSettings, WholeRequests
-from ._rules.crossing import crossing, foreign, mark
+from ._rules.crossing import crossing, foreign, slot
 from ._rules.empty import renumbered
 from .streams import Accumulator, Streaming
 
@@ -181,6 +182,9 @@ class BaseNormalizer(Streaming, WholeRequests):
         return f"<normalizer {self.name}>"
 
 
+_weak = weakref.ref
+
+
 def _alone(
     function: Callable[[Any], Conversation], name: str
 ) -> Callable[[Any], Conversation]:
@@ -189,8 +193,12 @@ def _alone(
     conversation it returns marked as read by ``name`` (so it goes back to
     ``name`` as it came: :mod:`._rules.crossing`)."""
 
+    last = slot(name)
+
     def parse_request(body: Any) -> Conversation:
-        return mark(function(body), name)
+        conversation = function(body)
+        last[0] = _weak(conversation)
+        return conversation
 
     parse_request.__doc__ = function.__doc__
     return parse_request
@@ -201,9 +209,13 @@ def _keeping(
 ) -> Callable[[Any, list[Any]], Conversation]:
     """:func:`_alone`, for a parser taking the list of what it keeps."""
 
+    last = slot(name)
+
     @functools.wraps(function)
     def parse_request(body: Any, kept: list[Any]) -> Conversation:
-        return mark(function(body, kept), name)
+        conversation = function(body, kept)
+        last[0] = _weak(conversation)
+        return conversation
 
     return parse_request
 
@@ -227,7 +239,12 @@ def _rendering(
         renumbered(opts.report, since, kept)
         return body
 
+    last = slot(name)
+
     def render_request(conversation: Conversation, **options: Any) -> dict[str, Any]:
+        read = last[0]
+        if read is not None and read() is conversation:  # read here: as it came
+            return _paused(function, conversation, options)
         return _paused(crossed, conversation, options)
 
     render_request.__doc__ = BaseNormalizer.render_request.__doc__

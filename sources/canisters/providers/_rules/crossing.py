@@ -13,7 +13,7 @@ What is of the target's own format goes back as it came (only the first two
 rules apply to it): a whole request whose extras name the format. A whole
 request built by hand gets every rule. A conversation alone gets the rules
 when it is of another format (:func:`foreign`): not one the target's parser
-returned last (marked by identity, :func:`mark`, without keeping it alive),
+returned last (told by identity, :func:`slot`, without keeping it alive),
 and holding another format's extras and none of the target's (a conversation
 read from the target and stored keeps its extras). A conversation holding no
 format's extras (built by hand, or read from a format that kept nothing for
@@ -35,31 +35,67 @@ from .outcomes import Outcomes
 if TYPE_CHECKING:
     from .._common import Options
 
-__all__ = ["crossing", "foreign", "mark"]
+__all__ = ["crossing", "foreign", "note", "seen", "slot"]
 
-_LAST: dict[str, weakref.ref[Conversation]] = {}
-# The conversation each format's parser returned last, not kept alive: what a
-# relay renders next, told by identity without a look at its canisters.
+# id of a conversation -> (a weak reference to it, whether it is foreign)
+_SEEN: dict[str, dict[int, tuple[weakref.ref[Conversation], bool]]] = {}
+_BOUND = 1024  # conversations told per format before the table starts anew
 
 
-def mark(conversation: Conversation, provider: str) -> Conversation:
-    """Note that ``provider``'s parser returned ``conversation``; return it."""
-    _LAST[provider] = weakref.ref(conversation)
-    return conversation
+def seen(provider: str) -> dict[int, Any]:
+    """The conversations told of for ``provider`` lately, by identity, each
+    with whether it is foreign: a conversation rendered again is told without
+    a look at its canisters. Its keys are ids, checked against the weak
+    reference."""
+    found = _SEEN.get(provider)
+    if found is None:
+        found = _SEEN.setdefault(provider, {})
+    return found
+
+
+# one item: a weak reference to a conversation, or None
+_SLOTS: dict[str, list[weakref.ref[Conversation] | None]] = {}
+
+
+def slot(provider: str) -> list[Any]:
+    """The slot holding a weak reference to the conversation ``provider``'s
+    parser returned last (what a relay renders next): its parser's wrapper
+    stores into it, its renderer tells that conversation by identity, without
+    a look at its canisters or a table."""
+    found = _SLOTS.get(provider)
+    if found is None:
+        found = _SLOTS.setdefault(provider, [None])
+    return found
+
+
+def note(
+    told: dict[int, Any],
+    conversation: Conversation,
+    is_foreign: bool,
+) -> None:
+    """Record in ``told`` (a :func:`seen` table) what ``conversation`` is."""
+    if len(told) >= _BOUND:
+        told.clear()
+    told[id(conversation)] = (weakref.ref(conversation), is_foreign)
 
 
 def foreign(conversation: Conversation, provider: str) -> bool:
     """Whether ``conversation`` is of another format than ``provider``'s:
     not returned by ``provider``'s parser, and holding another format's extras
-    and none of ``provider``'s."""
-    last = _LAST.get(provider)
+    and none of ``provider``'s (told once per conversation: :func:`seen`)."""
+    last = slot(provider)[0]
     if last is not None and last() is conversation:
         return False
+    told = seen(provider)
+    entry = told.get(id(conversation))
+    if entry is not None and entry[0]() is conversation:
+        return bool(entry[1])
     other = False
     for canister in conversation.canisters:
         extras = canister.extras
         if extras:
             if provider in extras:
+                note(told, conversation, False)
                 return False
             other = True
         parts: Any = getattr(canister, "content", None) or ()
@@ -67,8 +103,10 @@ def foreign(conversation: Conversation, provider: str) -> bool:
             extras = part.extras
             if extras:
                 if provider in extras:
+                    note(told, conversation, False)
                     return False
                 other = True
+    note(told, conversation, other)
     return other
 
 
