@@ -57,6 +57,7 @@ from ..content import Audio, File, Image, Media, Reasoning, Text, Video
 from ..conversation import Conversation, canisters_in
 from ..exceptions import MalformedPayload, SerializationError, _excerpt
 from ..protocols import Canister, Content, Role
+from ..provided import Compaction, ProviderToolCall, ProviderToolResult
 from ..providers.kit import (
     Report,
     b64decode_exact,
@@ -441,6 +442,8 @@ def _read_response(message: Mapping[str, Any], path: str, out: list[Canister]) -
             if rest:
                 media = _evolve_part(media, {**mine(media, NAME), "part": rest})
             pending.append(media)
+        elif kind in _PROVIDED_KINDS:
+            pending.append(_read_provided(part))
         elif "tool_name" in part and "args" in part:
             flush()
             out.append(_read_call(part, stamp))
@@ -466,6 +469,45 @@ def _read_response(message: Mapping[str, Any], path: str, out: list[Canister]) -
         out[start] = _evolve(
             first, metadata=metadata if metadata != Metadata() else None, extras=extras
         )
+
+
+_PROVIDED_KINDS = frozenset(("builtin-tool-call", "builtin-tool-return", "compaction"))
+
+
+def _read_provided(part: Mapping[str, Any]) -> Content:
+    """A built-in tool call, its return, or a compaction: the provider's own
+    parts, typed; what has no neutral field rides in extras."""
+    kind = part["part_kind"]
+    provider = part.get("provider_name")
+    if kind == "compaction":
+        content = part.get("content")
+        rest = _rest(part, ("content", "id", "provider_name", "part_kind"))
+        if content is None:
+            rest["content"] = None
+        return Compaction(
+            content or "", provider=provider, id=part.get("id"), extras=_extras(rest)
+        )
+    if kind == "builtin-tool-call":
+        args = part.get("args")
+        rest = _rest(part, ("tool_name", "args", "tool_call_id", "id", "provider_name"))
+        if not isinstance(args, Mapping):
+            rest["args"] = args  # a string as the model sent it, or null
+        return ProviderToolCall(
+            part["tool_name"],
+            args if isinstance(args, Mapping) else {},
+            call_id=part.get("tool_call_id"),
+            provider=provider,
+            id=part.get("id"),
+            extras=_extras(rest),
+        )
+    rest = _rest(part, ("tool_name", "content", "tool_call_id", "provider_name"))
+    return ProviderToolResult(
+        part["tool_name"],
+        call_id=part.get("tool_call_id"),
+        provider=provider,
+        output=part.get("content"),
+        extras=_extras(rest),
+    )
 
 
 def _evolve_part(part: Content, own: Mapping[str, Any]) -> Content:
@@ -707,12 +749,14 @@ def _write_item(part: Content) -> Any:
     own = mine(part, NAME)
     if "item" in own:
         return dict(own["item"])
-    if part.type == "text":
+    if part.type in ("text", "cited_text"):  # citations: reported as lost
         if own:
             return {"kind": "text-content", **own, "content": part.text}  # type: ignore[attr-defined]
         return part.text  # type: ignore[attr-defined]
     if part.type == "reasoning":
         return part.text or None  # type: ignore[attr-defined]
+    if not isinstance(part, Media):
+        return None  # what a provider added has no place in a prompt: reported
     media: Any = part
     rest = {k: v for k, v in own.items() if k != "part"}
     if media.data is not None:
@@ -754,14 +798,54 @@ def _write_response_part(
         message["parts"].append(part)
         return
     for content in canister.content:  # type: ignore[attr-defined]
-        message["parts"].extend(_write_response_content(content))
+        if isinstance(content, (ProviderToolCall, ProviderToolResult, Compaction)):
+            message["parts"].append(_write_provided(content, canister))
+        else:
+            message["parts"].extend(_write_response_content(content))
+
+
+def _write_provided(part: Content, canister: Canister) -> dict[str, Any]:
+    """A provider's own part as pydantic-ai's built-in tool call or return, or
+    its compaction (what it has no field for is reported, not kept)."""
+    own = dict(mine(part, NAME))
+    value: Any = part
+    out: dict[str, Any]
+    if isinstance(part, Compaction):
+        out = {"part_kind": "compaction", "content": part.summary, **own}
+        if part.id is not None:
+            out["id"] = part.id
+    elif isinstance(part, ProviderToolCall):
+        out = {"part_kind": "builtin-tool-call", "tool_name": part.name}
+        out["args"] = dict(part.input)
+        out["tool_call_id"] = part.call_id or ""
+        if part.id is not None:
+            out["id"] = part.id
+        out.update(own)
+    else:
+        out = {"part_kind": "builtin-tool-return", "tool_name": value.name}
+        out["content"] = _thawed(value.output)
+        out["tool_call_id"] = value.call_id or ""
+        out["timestamp"] = canister.timestamp.isoformat()
+        out.update(own)
+    if value.provider is not None:
+        out["provider_name"] = value.provider
+    return out
+
+
+def _thawed(value: Any) -> Any:
+    """A read-only JSON value as plain dicts and lists."""
+    if isinstance(value, Mapping):
+        return {key: _thawed(item) for key, item in value.items()}
+    if isinstance(value, tuple):
+        return [_thawed(item) for item in value]
+    return value
 
 
 def _write_response_content(part: Content) -> list[dict[str, Any]]:
     own = mine(part, NAME)
     if "part" in own and part.type == "text":
         return [dict(own["part"])]
-    if part.type == "text":
+    if part.type in ("text", "cited_text"):  # citations: reported as lost
         text: Any = part
         item = {**own, "content": text.text, "part_kind": "text"}
         if text.id is not None:
