@@ -94,11 +94,14 @@ def _settled(
         text = Text(part.text, part.mime_type, id=part.id, extras=part.extras)
         if not part.citations:
             return [text]
+        kinds = ", ".join(
+            dict.fromkeys(_wire(c.opaque) or "citation" for c in part.citations)
+        )
         listed = apply_policy(
             options,
             provider,
             where,
-            f"citations have no place in a {provider} request",
+            f"citations ({kinds}) have no place in a {provider} request",
             placeholder=True,
             stacklevel=4,
         )
@@ -116,12 +119,19 @@ def _settled(
         )
         return [Text(part.summary, id=part.id)]
     ran = getattr(part, "provider", None) or "a provider"
+    held: Any = part
+    wire = _wire(held.opaque)
+    spelled = f" ({wire})" if wire else ""
     if isinstance(part, Compaction):
-        reason = f"{ran} compaction without a summary not sent to {provider}"
+        reason = f"{ran} compaction{spelled} without a summary not sent to {provider}"
     else:
-        name = part.name  # type: ignore[attr-defined]
-        reason = f"{name} ran by {ran}: never sent to {provider} as a client tool " + (
-            "call" if isinstance(part, ProviderToolCall) else "result"
+        failed = f", failed: {held.error}" if getattr(held, "error", None) else ""
+        if isinstance(part, ProviderToolCall) and part.input:
+            failed = f" with {_json(part.input)}"  # what it was asked, in full
+        what = "call" if isinstance(part, ProviderToolCall) else "result"
+        reason = (
+            f"{held.name} ran by {ran}{spelled}{failed}: never sent to {provider} "
+            f"as a client tool {what}"
         )
     placeholder = apply_policy(
         options, provider, where, reason, placeholder=True, stacklevel=4
@@ -133,6 +143,16 @@ def _settled(
     if isinstance(part, ProviderToolResult):
         return [Text(_result_text(part, ran))]
     return [Text(placeholder)]
+
+
+def _wire(opaque: Any) -> str | None:
+    """The provider's name for the element a part was read from, where its
+    opaque fields give it (a block's ``type``, an item's type)."""
+    for key in ("type", "item"):
+        value = opaque.get(key)
+        if isinstance(value, str):
+            return value
+    return None
 
 
 def _json(value: Any) -> str:

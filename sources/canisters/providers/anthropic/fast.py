@@ -166,7 +166,7 @@ def _parse_plain(
             elif kind == "document" and user:
                 kept.append(block)
                 canister = _parse_document(block, "", moment)
-            elif kind in provided.BLOCKS and provided.fits(block):
+            elif type(kind) is str and kind in provided.BLOCKS and provided.fits(block):
                 kept.append(block)
                 parts.append(provided.parse_block(block, ""))
                 continue

@@ -240,7 +240,7 @@ def _parse_source(
 
 
 def _parse_text(block: Mapping[str, Any], path: str) -> Text:
-    if block.get("citations"):
+    if block.get("citations") and provided.cites(block):
         return provided.parse_cited(block, path, common.rest(block, _CITED_KEYS))
     text = expect_str(block.get("text"), f"{path}.text")
     if text:
@@ -515,7 +515,7 @@ def _parse_blocks(
             message.add(invocation)
         elif kind == "tool_result":
             message.add(_parse_result(block, where, names, moment))
-        elif kind in provided.BLOCKS and provided.fits(block):
+        elif type(kind) is str and kind in provided.BLOCKS and provided.fits(block):
             message.parts.append(provided.parse_block(block, where))
         elif type(kind) is str:  # kept whole, known (_OPAQUE) or not
             message.opaque.append((len(message.parts), dict(block)))
@@ -684,7 +684,9 @@ def _plain_image(block: Mapping[str, Any]) -> Image | None:
     if kind != "base64" or len(source) != 3:
         return None
     encoded, mime = source.get("data"), source.get("media_type")
-    if type(encoded) is not str or mime not in _SOURCE_TYPES["image"]:
+    if type(encoded) is not str or type(mime) is not str:
+        return None
+    if mime not in _SOURCE_TYPES["image"]:
         return None
     try:
         data, exact = common.b64read_exact(encoded)

@@ -43,6 +43,7 @@ __all__ = [
     "fits",
     "native",
     "parse_block",
+    "cites",
     "parse_cited",
     "render",
 ]
@@ -72,10 +73,13 @@ def _int(value: Any) -> int | None:
     return value if type(value) is int and value >= 0 else None
 
 
-def _source(raw: Mapping[str, Any]) -> Source:
+def _source(raw: Mapping[str, Any], path: str) -> Source:
     kind = raw.get("type")
     if kind == "web_search_result_location":
-        return UrlSource(_text(raw.get("url")) or "", _text(raw.get("title")))
+        url = raw.get("url")
+        if not isinstance(url, str) or not url:
+            raise MalformedPayload("a web search citation needs its url", f"{path}.url")
+        return UrlSource(url, _text(raw.get("title")))
     if kind == "search_result_location":
         return SearchResultSource(
             _text(raw.get("source")) or "",
@@ -106,11 +110,27 @@ def _source(raw: Mapping[str, Any]) -> Source:
 def _citation(raw: Any, path: str) -> Citation:
     citation = expect_mapping(raw, path)
     expect_str(citation.get("type"), f"{path}.type")
-    return Citation(
-        _source(citation),
-        _text(citation.get("cited_text")),
-        provider=NAME,
-        opaque=citation,
+    source = _source(citation, path)
+    try:
+        return Citation(
+            source, _text(citation.get("cited_text")), provider=NAME, opaque=citation
+        )
+    except ModelError as error:
+        raise MalformedPayload(str(error), path) from None
+
+
+def cites(block: Mapping[str, Any]) -> bool:
+    """Whether a text block's ``citations`` are citations this module reads (a
+    list of objects with a type); others stay on the block, kept."""
+    citations = block.get("citations")
+    return (
+        isinstance(citations, list)
+        and bool(citations)
+        and isinstance(block.get("text"), str)
+        and all(
+            isinstance(item, Mapping) and isinstance(item.get("type"), str)
+            for item in citations
+        )
     )
 
 
@@ -166,8 +186,7 @@ def _call(block: Mapping[str, Any], path: str) -> ProviderToolCall:
     if block["type"] == "mcp_tool_use":
         server = _text(block.get("server_name"))
     rest = {key: value for key, value in block.items() if key not in known}
-    if block["type"] != "server_tool_use":
-        rest["type"] = block["type"]
+    rest["type"] = block["type"]
     return ProviderToolCall(name, arguments, call_id, NAME, server=server, opaque=rest)
 
 
@@ -182,6 +201,11 @@ def _result(block: Mapping[str, Any], path: str) -> ProviderToolResult:
         if isinstance(content.get("type"), str) and content["type"].endswith("error"):
             fields["error"] = _text(error) or content["type"]
         fields.update(_code(content))
+        if "error" not in fields and not fields and content.get("type") != (
+            "web_fetch_result"
+        ):
+            # A file operation's result (view, create, str_replace): as given.
+            fields["output"] = {k: v for k, v in content.items() if k != "type"}
         if content.get("type") == "web_fetch_result":
             fields["hits"] = (_fetched(content),)
             document = content.get("content")
@@ -230,9 +254,10 @@ def _code(content: Mapping[str, Any]) -> dict[str, Any]:
         and content["type"].endswith("execution_result")
     ):
         return {}
+    held = content.get("content")
     files = [
         item["file_id"]
-        for item in content.get("content") or ()
+        for item in (held if isinstance(held, list) else ())
         if isinstance(item, Mapping) and isinstance(item.get("file_id"), str)
     ]
     code = content.get("return_code")
