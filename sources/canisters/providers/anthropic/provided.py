@@ -201,8 +201,10 @@ def _result(block: Mapping[str, Any], path: str) -> ProviderToolResult:
         if isinstance(content.get("type"), str) and content["type"].endswith("error"):
             fields["error"] = _text(error) or content["type"]
         fields.update(_code(content))
-        if "error" not in fields and not fields and content.get("type") != (
-            "web_fetch_result"
+        if (
+            "error" not in fields
+            and not fields
+            and content.get("type") != ("web_fetch_result")
         ):
             # A file operation's result (view, create, str_replace): as given.
             fields["output"] = {k: v for k, v in content.items() if k != "type"}
