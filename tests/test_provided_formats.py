@@ -107,9 +107,9 @@ BODIES = {
     ],
     ("openai-responses", "compaction"): [
         "compaction-item-history-request.json",
-        "compaction-compact-endpoint-response.json",
-        "compaction-compact-instructions-response.json",
-        "compaction-compact-direct-response.json",
+        "compaction-item-stateful-history-request.json",
+        "compaction-item-chain-request.json",
+        "compaction-item-chain-second-request.json",
     ],
 }
 CASES = sorted({(p, n) for (p, _), names in BODIES.items() for n in names})
@@ -152,8 +152,6 @@ def test_another_format_never_gets_a_provider_run_call_as_a_client_call(
         return
     conversation = parsed(provider, name)
     kind = load(provider, name)["kind"]
-    if any(x.role not in (c.Role.Assistant, c.Role.Invocation) for x in conversation):
-        kind = "request"  # a compact endpoint's body holds the kept user turns
     normalizer = providers.get(target)
     render = (
         normalizer.render_request if kind == "request" else normalizer.render_response
