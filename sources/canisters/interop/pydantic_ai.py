@@ -67,24 +67,24 @@ from ..providers.kit import (
     mine,
 )
 from ._common import refused, report_losses, require
+from ._pydantic_parts import (
+    NAME,
+    PROVIDED_KINDS,
+    read_provided,
+    write_provided,
+)
+from ._pydantic_parts import (
+    extras_of as _extras,
+)
+from ._pydantic_parts import (
+    rest_of as _rest,
+)
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
 
 __all__ = ["NAME", "from_canisters", "from_json", "to_canisters", "to_json"]
 
-NAME = "pydantic-ai"
-"""The key of ``extras`` this module keeps pydantic-ai's own fields under."""
-
-# Values pydantic-ai fills in by default: left out of extras, restored by pydantic.
-_DEFAULTS: Mapping[str, Any] = {
-    "force_download": False,
-    "scope": "conversation",
-    "state": "complete",
-    "outcome": "success",
-    "details": {},
-    "audio_seconds": 0.0,
-}
 _USAGE = {
     "input_tokens": "input_tokens",
     "output_tokens": "output_tokens",
@@ -145,23 +145,6 @@ def _has_retried_outcome() -> bool:
 def _message_types() -> tuple[type, ...]:
     messages = require("pydantic_ai.messages", "pydantic-ai")
     return (messages.ModelRequest, messages.ModelResponse)
-
-
-def _rest(source: Mapping[str, Any], known: Iterable[str]) -> dict[str, Any]:
-    skip = set(known)
-    return {
-        key: value
-        for key, value in source.items()
-        if key not in skip
-        and key != "content_file_digests"  # bookkeeping pydantic-ai recomputes
-        and value is not None
-        and _DEFAULTS.get(key, ...) != value
-        and not (value == 0 and key.endswith("_tokens"))
-    }
-
-
-def _extras(rest: Mapping[str, Any]) -> dict[str, Any]:
-    return {NAME: dict(rest)} if rest else {}
 
 
 def _time(value: object, path: str) -> datetime:
@@ -442,8 +425,8 @@ def _read_response(message: Mapping[str, Any], path: str, out: list[Canister]) -
             if rest:
                 media = _evolve_part(media, {**mine(media, NAME), "part": rest})
             pending.append(media)
-        elif kind in _PROVIDED_KINDS:
-            pending.append(_read_provided(part))
+        elif kind in PROVIDED_KINDS:
+            pending.append(read_provided(part))
         elif "tool_name" in part and "args" in part:
             flush()
             out.append(_read_call(part, stamp))
@@ -469,45 +452,6 @@ def _read_response(message: Mapping[str, Any], path: str, out: list[Canister]) -
         out[start] = _evolve(
             first, metadata=metadata if metadata != Metadata() else None, extras=extras
         )
-
-
-_PROVIDED_KINDS = frozenset(("builtin-tool-call", "builtin-tool-return", "compaction"))
-
-
-def _read_provided(part: Mapping[str, Any]) -> Content:
-    """A built-in tool call, its return, or a compaction: the provider's own
-    parts, typed; what has no neutral field rides in extras."""
-    kind = part["part_kind"]
-    provider = part.get("provider_name")
-    if kind == "compaction":
-        content = part.get("content")
-        rest = _rest(part, ("content", "id", "provider_name", "part_kind"))
-        if content is None:
-            rest["content"] = None
-        return Compaction(
-            content or "", provider=provider, id=part.get("id"), extras=_extras(rest)
-        )
-    if kind == "builtin-tool-call":
-        args = part.get("args")
-        rest = _rest(part, ("tool_name", "args", "tool_call_id", "id", "provider_name"))
-        if not isinstance(args, Mapping):
-            rest["args"] = args  # a string as the model sent it, or null
-        return ProviderToolCall(
-            part["tool_name"],
-            args if isinstance(args, Mapping) else {},
-            call_id=part.get("tool_call_id"),
-            provider=provider,
-            id=part.get("id"),
-            extras=_extras(rest),
-        )
-    rest = _rest(part, ("tool_name", "content", "tool_call_id", "provider_name"))
-    return ProviderToolResult(
-        part["tool_name"],
-        call_id=part.get("tool_call_id"),
-        provider=provider,
-        output=part.get("content"),
-        extras=_extras(rest),
-    )
 
 
 def _evolve_part(part: Content, own: Mapping[str, Any]) -> Content:
@@ -799,46 +743,9 @@ def _write_response_part(
         return
     for content in canister.content:  # type: ignore[attr-defined]
         if isinstance(content, (ProviderToolCall, ProviderToolResult, Compaction)):
-            message["parts"].append(_write_provided(content, canister))
+            message["parts"].append(write_provided(content, canister))
         else:
             message["parts"].extend(_write_response_content(content))
-
-
-def _write_provided(part: Content, canister: Canister) -> dict[str, Any]:
-    """A provider's own part as pydantic-ai's built-in tool call or return, or
-    its compaction (what it has no field for is reported, not kept)."""
-    own = dict(mine(part, NAME))
-    value: Any = part
-    out: dict[str, Any]
-    if isinstance(part, Compaction):
-        out = {"part_kind": "compaction", "content": part.summary, **own}
-        if part.id is not None:
-            out["id"] = part.id
-    elif isinstance(part, ProviderToolCall):
-        out = {"part_kind": "builtin-tool-call", "tool_name": part.name}
-        out["args"] = dict(part.input)
-        out["tool_call_id"] = part.call_id or ""
-        if part.id is not None:
-            out["id"] = part.id
-        out.update(own)
-    else:
-        out = {"part_kind": "builtin-tool-return", "tool_name": value.name}
-        out["content"] = _thawed(value.output)
-        out["tool_call_id"] = value.call_id or ""
-        out["timestamp"] = canister.timestamp.isoformat()
-        out.update(own)
-    if value.provider is not None:
-        out["provider_name"] = value.provider
-    return out
-
-
-def _thawed(value: Any) -> Any:
-    """A read-only JSON value as plain dicts and lists."""
-    if isinstance(value, Mapping):
-        return {key: _thawed(item) for key, item in value.items()}
-    if isinstance(value, tuple):
-        return [_thawed(item) for item in value]
-    return value
 
 
 def _write_response_content(part: Content) -> list[dict[str, Any]]:
