@@ -70,6 +70,11 @@ BODIES = {
         "compaction-block-round-trip-history-request.json",
         "compaction-block-cache-usage-response.json",
     ],
+    ("gemini", "code_execution"): [
+        "code-execution-response.json",
+        "code-execution-history-request.json",
+        "code-execution-three-runs-response.json",
+    ],
     ("openai-responses", "citations"): [
         "web-search-call-url-citations-response.json",
         "web-search-call-raw-annotations-response.json",

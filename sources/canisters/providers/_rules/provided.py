@@ -148,7 +148,7 @@ def _settled(
 def _wire(opaque: Any) -> str | None:
     """The provider's name for the element a part was read from, where its
     opaque fields give it (a block's ``type``, an item's type)."""
-    for key in ("type", "item"):
+    for key in ("type", "item", "part"):
         value = opaque.get(key)
         if isinstance(value, str):
             return value
