@@ -390,7 +390,7 @@ def reply_canisters(
     in a request (:data:`BOUND`); every canister stays, as the first holds the
     reply's metadata."""
     given = canisters_given(conversation, provider)
-    canisters = settle_provided(given, options, provider)
+    canisters = settle_provided(given, options, provider, reply=True)
     foreign = [
         index
         for index, canister in enumerate(canisters)

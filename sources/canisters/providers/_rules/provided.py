@@ -61,10 +61,16 @@ def _never(part: Content) -> bool:
 
 
 def settle(
-    canisters: Sequence[Canister], options: Options, provider: str
+    canisters: Sequence[Canister],
+    options: Options,
+    provider: str,
+    *,
+    reply: bool = False,
 ) -> Sequence[Canister]:
     """``canisters`` with the provided parts ``provider`` does not write as its
-    own settled as the module says (``canisters`` itself when there is none)."""
+    own settled as the module says (``canisters`` itself when there is none).
+    In a ``reply``, a compaction is left out (reported): its summary is the
+    conversation's context, not part of the answer."""
     native = _NATIVE.get(provider, _never)
     out: list[Canister] | None = None
     for index, canister in enumerate(canisters):
@@ -79,6 +85,15 @@ def settle(
                 continue
             changed = True
             where = describe(index, canister, number, part)
+            if reply and isinstance(part, Compaction):
+                apply_policy(  # refused, or left out (warned, reported)
+                    options,
+                    provider,
+                    where,
+                    f"{part.provider or 'a'} compaction has no place in a reply to "
+                    f"{provider}: its summary is context, not answer",
+                )
+                continue
             parts.extend(_settled(part, where, options, provider))
         if changed:
             if out is None:
