@@ -720,7 +720,7 @@ class _Renderer:
             snake = extras.get("snake", ())
             kind = part.type
             if kind in _PROVIDED:  # read from a part, kept whole (see .provided)
-                parts.append(dict(extras["raw"]))
+                parts.append(provided.render(part))
                 continue
             if kind == "text":
                 raw = extras.get("raw")

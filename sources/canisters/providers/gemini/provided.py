@@ -18,7 +18,7 @@ from ...exceptions import ModelError
 from ...protocols import Content
 from ...provided import ProviderToolCall, ProviderToolResult
 
-__all__ = ["KINDS", "native", "part_of"]
+__all__ = ["KINDS", "native", "part_of", "render"]
 
 NAME: Final = "gemini"
 KINDS: Final = ("executableCode", "codeExecutionResult")
@@ -80,3 +80,20 @@ def native(part: Content) -> bool:
         and held.provider == NAME
         and "part" in held.opaque
     )
+
+
+def render(part: Content) -> dict[str, Any]:
+    """The Gemini part of a part :func:`native` accepts: the part it was read
+    from, or (its extras gone) the part its typed fields say."""
+    held: Any = part
+    raw = held.extras.get(NAME, {}).get("raw")
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    if isinstance(part, ProviderToolCall):
+        return {"executableCode": {k: v for k, v in part.input.items()}}
+    result: dict[str, Any] = {}
+    if held.status is not None:
+        result["outcome"] = held.status
+    if held.stdout is not None:
+        result["output"] = held.stdout
+    return {"codeExecutionResult": result}
