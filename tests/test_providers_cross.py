@@ -270,9 +270,12 @@ def test_gemini_bound_artifacts_are_reported_elsewhere() -> None:
                 conversation, report=report, unsupported="drop"
             )
         assert "executableCode" not in json.dumps(body)
-        assert [e.detail for e in report.events] == [
-            f"gemini-only executableCode, codeExecutionResult not sent to {target}"
-        ]
+        # One event per part, naming the part Gemini wrote; never a client call.
+        details = [e.detail for e in report.events]
+        assert len(details) == 2
+        assert "(executableCode) with {" in details[0]
+        assert f"never sent to {target} as a client tool call" in details[0]
+        assert "(codeExecutionResult)" in details[1]
     signed = json.loads(
         (data / "text-with-thought-signature-response.json").read_text()
     )
