@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -15,6 +16,13 @@ import pytest
 from canisters import Conversation, providers
 
 EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)
+
+KEPT_KEY = re.compile(
+    r"canister \d+ \([a-z]+\)(, part \d+ \([a-z_]+\))?\.[A-Za-z_][\w-]*"
+)
+"""The report path of another format's wire key kept on a canister or part
+(``canister 1 (user), part 0 (text).cache_control``): what the target cannot
+say is refused, or dropped and reported, there."""
 
 
 @functools.cache

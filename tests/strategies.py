@@ -118,6 +118,70 @@ reasoning = st.one_of(
         st.just("openai-responses"),
     ),
 )
+_small = st.none() | st.integers(min_value=0, max_value=500)
+_opaque = st.dictionaries(names, json_values, min_size=1, max_size=2)
+sources = st.one_of(
+    st.builds(c.UrlSource, st.just("https://example.com/") | ids, st.none() | texts),
+    st.builds(
+        c.DocumentSource,
+        st.none() | st.integers(min_value=0, max_value=5) | ids,
+        st.none() | texts,
+        st.none() | st.sampled_from(["page", "char", "block"]),
+        st.none() | st.just(0),
+        _small,
+    ),
+    st.builds(c.SearchResultSource, texts, st.none() | texts, _small),
+)
+citations = st.one_of(
+    st.builds(c.Citation, sources, st.none() | texts, st.none() | st.just(0), _small),
+    st.builds(
+        c.Citation,
+        sources,
+        st.none() | texts,
+        provider=st.sampled_from(["anthropic", "openai-responses", "gemini"]),
+        opaque=_opaque,
+    ),
+)
+cited_texts = st.builds(
+    c.CitedText,
+    texts,
+    id=st.none() | ids,
+    citations=st.lists(citations, min_size=1, max_size=3),
+)
+_providers = st.sampled_from(["anthropic", "openai-responses", "gemini"])
+provider_calls = st.builds(
+    c.ProviderToolCall,
+    names.filter(bool),
+    arguments,
+    st.none() | ids,
+    _providers,
+    st.none() | names,
+    st.none() | st.sampled_from(["completed", "failed"]),
+)
+provider_results = st.builds(
+    c.ProviderToolResult,
+    names.filter(bool),
+    st.none() | ids,
+    _providers,
+    st.none() | st.sampled_from(["completed", "failed"]),
+    st.none() | texts,
+    st.lists(
+        st.builds(c.SearchHit, st.none() | texts, st.none() | texts, st.none() | texts),
+        max_size=2,
+    ),
+    st.none() | texts,
+    st.none() | texts,
+    st.none() | texts,
+    st.none() | st.integers(min_value=-1, max_value=255),
+    st.lists(ids, max_size=2),
+    st.none() | json_values,
+)
+compactions = st.one_of(
+    st.builds(c.Compaction, texts),
+    st.builds(c.Compaction, texts, _providers, _opaque),
+)
+provided = st.one_of(cited_texts, provider_calls, provider_results, compactions)
+"""What providers add to replies: citations, provider-run tools, compaction."""
 parts = st.one_of(
     texts_parts,
     _media(c.Image),
@@ -125,6 +189,7 @@ parts = st.one_of(
     _media(c.Video),
     _media(c.File),
     reasoning,
+    provided,
 )
 content = st.lists(parts, max_size=4).map(tuple)
 

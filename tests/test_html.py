@@ -311,6 +311,8 @@ _TAGS = {
     "video",
     "a",
     "code",
+    "ol",
+    "li",
 }
 
 

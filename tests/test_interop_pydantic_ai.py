@@ -413,3 +413,56 @@ def test_retry_feedback_without_a_tool_is_the_users_word(content: Any) -> None:
     # Back as pydantic-ai itself reads the part back (its newer form, if any).
     again = Adapter.validate_python(Adapter.dump_python(history))
     assert interop.from_canisters(read) == again
+
+
+def test_built_in_tool_parts_and_compaction_are_typed_and_round_trip() -> None:
+    """pydantic-ai's built-in tool call and return parts and its compaction part
+    read as the provider's own typed parts, and come back exactly."""
+    from pydantic_ai.messages import (
+        CompactionPart,
+        ModelResponse,
+        NativeToolCallPart,
+        NativeToolReturnPart,
+        TextPart,
+    )
+
+    stamp = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    history = [
+        ModelResponse(
+            parts=[
+                CompactionPart(
+                    content="Earlier: the user asked about Iceland.",
+                    provider_name="anthropic",
+                ),
+                NativeToolCallPart(
+                    "web_search",
+                    {"query": "iceland"},
+                    "srvtoolu_1",
+                    provider_name="anthropic",
+                ),
+                NativeToolReturnPart(
+                    "web_search",
+                    [{"url": "https://example.com", "title": "E"}],
+                    "srvtoolu_1",
+                    timestamp=stamp,
+                    provider_name="anthropic",
+                ),
+                TextPart("Sunny."),
+            ],
+            timestamp=stamp,
+        )
+    ]
+    conversation = interop.to_canisters(history)
+    content = conversation[0].content  # type: ignore[attr-defined]
+    compaction, call, result = content[0], content[1], content[2]
+    assert compaction == c.Compaction(
+        "Earlier: the user asked about Iceland.", "anthropic"
+    )
+    assert (call.name, dict(call.input), call.call_id, call.provider) == (
+        "web_search",
+        {"query": "iceland"},
+        "srvtoolu_1",
+        "anthropic",
+    )
+    assert isinstance(result, c.ProviderToolResult) and result.call_id == "srvtoolu_1"
+    assert interop.from_canisters(conversation) == history

@@ -23,7 +23,7 @@ from canisters import (
     providers,
 )
 
-from .providers_support import adapter
+from .providers_support import KEPT_KEY, adapter
 
 DATA = Path(__file__).parent / "data" / "providers"
 REQUESTS = sorted(
@@ -77,12 +77,21 @@ def test_requests_cross(path: Path, policy: str) -> None:
     if failure is not None:
         assert policy == "error"
         assert failure.provider == target
-        # A part, or an element of a type the source's normalizer kept whole.
-        assert "part" in failure.part or "element" in failure.part
+        # A part, or an element of a type the source's normalizer kept whole,
+        # or a wire key the source kept on a canister or part.
+        assert (
+            "part" in failure.part
+            or "element" in failure.part
+            or KEPT_KEY.fullmatch(failure.part)
+        )
         return
     warned = [w for w in caught if issubclass(w.category, providers.FidelityWarning)]
     if policy != "drop":
-        assert not warned
+        # A kept wire key has no place for a placeholder: dropped, warned.
+        kept = {e.where for e in report.events if KEPT_KEY.fullmatch(e.where)}
+        assert all(
+            str(w.message).split(": ")[1][len("dropped ") :] in kept for w in warned
+        )
     assert len(warned) <= len(report.events)
     validate(target, body)
     # What the target cannot take is reported, never lost silently.
@@ -94,6 +103,9 @@ def test_requests_cross(path: Path, policy: str) -> None:
             # Provider-bound artifacts and empty text have nothing to replace.
             or "-only " in event.detail
             or event.detail in ("empty text block", "message with no content")
+            or event.detail
+            in ("empty text", "a message of empty text only", "an empty message")
+            or KEPT_KEY.fullmatch(event.where)
             for event in report.events
         )
     # And the target parses its own rendering back.
@@ -258,9 +270,12 @@ def test_gemini_bound_artifacts_are_reported_elsewhere() -> None:
                 conversation, report=report, unsupported="drop"
             )
         assert "executableCode" not in json.dumps(body)
-        assert [e.detail for e in report.events] == [
-            f"gemini-only executableCode, codeExecutionResult not sent to {target}"
-        ]
+        # One event per part, naming the part Gemini wrote; never a client call.
+        details = [e.detail for e in report.events]
+        assert len(details) == 2
+        assert "(executableCode) with {" in details[0]
+        assert f"never sent to {target} as a client tool call" in details[0]
+        assert "(codeExecutionResult)" in details[1]
     signed = json.loads(
         (data / "text-with-thought-signature-response.json").read_text()
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -380,10 +381,24 @@ def test_keys_a_role_does_not_model_are_kept_opaque() -> None:
         {"thinking": "t"},
     ]
     assert normalizer().render_request(conversation, incomplete="keep") == body
-    # Other providers get the modeled content only.
-    openai = providers.get("openai-chat").render_request(conversation)
+    # Other providers get the modeled content only; the kept keys are
+    # reported where they are, and refused under the default policy.
+    report = providers.Report()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", providers.FidelityWarning)
+        openai = providers.get("openai-chat").render_request(
+            conversation, unsupported="drop", report=report
+        )
     assert "tool_calls" not in openai["messages"][0]
     assert "thinking" not in json.dumps(openai)
+    assert {
+        "canister 0 (supervisor).tool_calls",
+        "canister 1 (user).thinking",
+        "canister 1 (user).tool_name",
+        "canister 3 (result).thinking",
+    } <= {event.where for event in report.events}
+    with pytest.raises(canisters.UnsupportedContent, match="tool_calls"):
+        providers.get("openai-chat").render_request(conversation)
 
 
 def test_images_on_every_role_are_images() -> None:

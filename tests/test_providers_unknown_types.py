@@ -365,7 +365,7 @@ def test_an_anthropic_block_and_delta_of_unknown_types_are_kept() -> None:
 @pytest.mark.parametrize(
     ("provider", "name", "shown"),
     [
-        ("anthropic", "compaction-block-history-request.json", "[compaction"),
+        ("anthropic", "peer-langchain-search-result-request.json", "[search_result"),
         ("openai-chat", "qwen-video-url-part-request.json", "[video_url"),
         (
             "openai-responses",

@@ -14,6 +14,15 @@ import canisters
 from .surface_support import needs_docstring
 
 TOP_LEVEL = {
+    "Citation",
+    "CitedText",
+    "Compaction",
+    "DocumentSource",
+    "ProviderToolCall",
+    "ProviderToolResult",
+    "SearchHit",
+    "SearchResultSource",
+    "UrlSource",
     "Assistant",
     "Audio",
     "BuilderError",

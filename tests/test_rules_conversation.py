@@ -15,11 +15,12 @@ from canisters import (
     ProviderError,
     Reasoning,
     Text,
+    UnsupportedContent,
     User,
     providers,
 )
 
-from .requests_support import SDK_ACCEPTS, render
+from .requests_support import SDK_ACCEPTS, corpus_requests, payload, render
 
 TARGETS = ["anthropic", "gemini", "ollama", "openai-responses", "openai-chat"]
 
@@ -311,3 +312,131 @@ def test_every_event_names_its_place_by_one_grammar() -> None:
             assert GRAMMAR.fullmatch(event.where), (target, event)
             seen.add(event.where.split(" ", 1)[0].split(".")[0])
     assert {"canister", "extras"} <= seen
+
+
+# The same rules for a conversation alone (render_request) ---------------------------
+
+
+def chat_of_every_rule() -> dict[str, Any]:
+    """A Chat conversation each conversation rule acts on: a call id too long
+    for OpenAI and unfit for Anthropic, empty text, kept keys."""
+    long = "call." + "z" * 50
+    call = {
+        "id": long,
+        "type": "function",
+        "function": {"name": "f", "arguments": "{}"},
+    }
+    return {
+        "messages": [
+            {"role": "system", "content": ""},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": ""},
+                    {
+                        "type": "text",
+                        "text": "hi",
+                        "cache_control": {"type": "ephemeral"},
+                    },
+                ],
+                "name": "bob",
+            },
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": long, "content": "r"},
+        ]
+    }
+
+
+@pytest.mark.parametrize("target", [t for t in TARGETS if t != "openai-chat"])
+def test_a_conversation_alone_gets_the_rules_of_whole_requests(target: str) -> None:
+    conversation = providers.get("openai-chat").parse_request(chat_of_every_rule())
+    report = providers.Report()
+    body = providers.get(target).render_request(
+        conversation, unsupported="drop", report=report
+    )
+    assert "" not in texts(body) or target == "ollama"  # Ollama: content "" of calls
+    assert "bob" not in str(body)
+    left_out = {(event.where, event.detail) for event in report.events}
+    assert {
+        ("canister 0 (supervisor)", "a message of empty text only"),
+        ("canister 1 (user), part 0 (text)", "empty text"),
+        (
+            "canister 1 (user).name",
+            "openai-chat's key 'name' has no equivalent in " + target,
+        ),
+    } <= left_out
+    if target == "anthropic":
+        calls, results = call_ids(body, target)
+        assert calls == results and re.fullmatch(r"[A-Za-z0-9_-]+", calls[0])
+        assert body["messages"][0]["content"][0]["cache_control"] == {
+            "type": "ephemeral"
+        }
+    else:
+        assert "canister 1 (user), part 1 (text).cache_control" in {
+            where for where, _ in left_out
+        }
+    limit = {"max_tokens": 10} if target == "anthropic" else {}
+    SDK_ACCEPTS[target]({"model": "m", **limit, **body})
+    # Refused where it is under the default policy, as in whole requests.
+    with pytest.raises(UnsupportedContent, match=r"canister 1 \(user\)\.name"):
+        providers.get(target).render_request(conversation)
+
+
+def test_a_conversation_alone_from_elsewhere_gets_ids_fitted_for_openai() -> None:
+    first, second = "fn.call/" + "x" * 40, "fn_call_" + "x" * 40
+    gemini = gemini_calls(first, second)
+    # A signature kept on each call marks the conversation as Gemini's.
+    for part in gemini["contents"][1]["parts"]:
+        part["thoughtSignature"] = "c2ln"
+    conversation = providers.get("gemini").parse_request(gemini)
+    report = providers.Report()
+    body = providers.get("openai-chat").render_request(
+        conversation, unsupported="drop", report=report
+    )
+    calls, results = call_ids(body, "openai-chat")
+    assert len(set(calls)) == 2 and sorted(results) == sorted(calls)
+    assert all(len(identifier) <= 40 for identifier in calls)
+    assert any("tool-call id" in event.detail for event in report.events)
+    again = providers.get("openai-chat").render_request(
+        conversation, unsupported="drop"
+    )
+    assert call_ids(again, "openai-chat") == (calls, results)
+
+
+def corpus() -> list[tuple[str, Any]]:
+    return [(source, path) for source in TARGETS for path in corpus_requests(source)]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_conversation_alone_renders_as_in_its_whole_request(target: str) -> None:
+    # Every corpus request read elsewhere and holding that format's extras:
+    # render_request sends what render_full_request sends of the conversation,
+    # with the same conversation events.
+    checked = 0
+    for source, path in corpus():
+        if source == target:
+            continue
+        body = payload(path)
+        conversation = providers.get(source).parse_request(body)
+        if not any(
+            source in c.extras
+            or any(source in p.extras for p in getattr(c, "content", None) or ())
+            for c in conversation
+        ):
+            continue  # nothing tells where it came from: the format's own rules
+        alone, whole = providers.Report(), providers.Report()
+        try:
+            messages = providers.get(target).render_request(
+                conversation, unsupported="drop", report=alone
+            )
+            request = providers.get(source).parse_full_request(body)
+            full = providers.get(target).render_full_request(
+                request, unsupported="drop", report=whole, max_tokens=10
+            )
+        except (UnsupportedContent, ProviderError):
+            continue  # refused, for the conversation or for a setting
+        assert {key: full.get(key) for key in messages} == messages, path.name
+        events = {(e.kind, e.where) for e in whole.events}
+        assert {(e.kind, e.where) for e in alone.events} <= events, path.name
+        checked += 1
+    assert checked >= 10

@@ -178,14 +178,22 @@ SEARCHED = {
 def test_anthropic_server_tool_blocks_are_reported_in_other_replies(
     target: str,
 ) -> None:
-    with pytest.raises(UnsupportedContent, match="server_tool_use"):
+    with pytest.raises(UnsupportedContent, match="web_search ran by anthropic"):
         render("anthropic", SEARCHED, target, unsupported="error")
     body, events = render("anthropic", SEARCHED, target)
     assert "Sunny." in str(body) and "srvtoolu_1" not in str(body)
     dropped = [e for e in events if e.kind == "dropped"]
-    assert len(dropped) == 1
-    assert "server_tool_use" in dropped[0].detail
-    assert "web_search_tool_result" in dropped[0].detail
+    assert [e.where for e in dropped] == [
+        "canister 0 (assistant), part 0 (provider_tool_call)",
+        "canister 0 (assistant), part 1 (provider_tool_result)",
+    ]
+    assert all("never sent to" in e.detail for e in dropped)
+    # As text, by the placeholder policy: what ran and what it found, and
+    # never a client tool call.
+    body, events = render("anthropic", SEARCHED, target, unsupported="placeholder")
+    assert "srvtoolu_1" not in str(body)
+    assert "https://example.com" in str(body) and "weather" in str(body)
+    assert [e.kind for e in events].count("placeholder") == 2
     assert (
         providers.get("anthropic").render_response(
             providers.get("anthropic").parse_response(SEARCHED)

@@ -127,6 +127,23 @@ def test_no_effort_to_a_gemini_level_profile_is_its_least_level() -> None:
     SDK_ACCEPTS["gemini"](body)
 
 
+@pytest.mark.parametrize("target", ["gemini", "anthropic"])
+def test_no_effort_to_a_budget_profile_turns_thinking_off(target: str) -> None:
+    # The default profiles take budgets: effort "none" is reasoning off there
+    # (a budget of 0, thinking disabled), never left out unsaid.
+    body, events = render(
+        "openai-chat", chat_effort("none"), target, max_tokens=10, unsupported="drop"
+    )
+    if target == "gemini":
+        assert body["generationConfig"]["thinkingConfig"] == {"thinkingBudget": 0}
+    else:
+        assert body["thinking"] == {"type": "disabled"}
+    assert "reasoning.effort" in where(events, "approximated")
+    SDK_ACCEPTS[target]({"model": "m", **body})
+    with pytest.raises(UnsupportedContent, match=r"reasoning\.effort"):
+        render("openai-chat", chat_effort("none"), target, max_tokens=10)
+
+
 def test_an_effort_above_a_gemini_level_profile_is_its_highest() -> None:
     caps = effort_profile("gemini")
     anthropic = {

@@ -50,6 +50,17 @@ from .exceptions import (
     UnsupportedContent,
 )
 from .protocols import Modality, Role
+from .provided import (
+    Citation,
+    CitedText,
+    Compaction,
+    DocumentSource,
+    ProviderToolCall,
+    ProviderToolResult,
+    SearchHit,
+    SearchResultSource,
+    UrlSource,
+)
 
 if TYPE_CHECKING:
     from .builders import MessageBuilder, ResultBuilder
@@ -128,11 +139,15 @@ __all__ = [
     "CacheConfig",
     "CanisterNotFound",
     "CanistersError",
+    "Citation",
+    "CitedText",
+    "Compaction",
     "ContentNotFound",
     "Conversation",
     "ConversationNotFound",
     "DuplicateCanister",
     "Document",
+    "DocumentSource",
     "ErrorCode",
     "ErrorInfo",
     "File",
@@ -154,6 +169,8 @@ __all__ = [
     "PromptMismatch",
     "ProviderError",
     "ProviderTool",
+    "ProviderToolCall",
+    "ProviderToolResult",
     "Reasoning",
     "ReasoningConfig",
     "RecordingError",
@@ -163,6 +180,8 @@ __all__ = [
     "ResultBuilder",
     "Role",
     "Sanitized",
+    "SearchHit",
+    "SearchResultSource",
     "SerializationError",
     "SnapshotRestoreError",
     "StorageError",
@@ -172,6 +191,7 @@ __all__ = [
     "ToolChoice",
     "UnknownProvider",
     "UnsupportedContent",
+    "UrlSource",
     "Usage",
     "User",
     "Video",

@@ -6,12 +6,13 @@ with it) on the first read, so that ``import canisters`` stays cheap.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Annotated, Any, Final, Literal
 
 import attrs
 
+from . import _provided_records
 from ._base64 import check
 from ._formats import (
     CANISTER_FORMAT,
@@ -270,6 +271,27 @@ def _error_from_wire(wire: Any, memo: dict[Any, Any]) -> ErrorInfo:
     return ErrorInfo(wire.code, wire.message, wire.retryable, details)
 
 
+def _hooked(
+    names: list[str], read: Callable[[Mapping[str, Any]], Any], unset: object
+) -> Callable[..., Any]:
+    """A wire builder that hands the fields present to a part's structure hook
+    (``unset`` marks an absent one, ``null`` is handed on): the parts of
+    :mod:`canisters.provided` are read by their hooks, inside the fast path's
+    single decoding of the document."""
+
+    def build(wire: Any, memo: Any) -> Any:
+        record: dict[str, Any] = {}
+        for name in names:
+            value = getattr(wire, name)
+            if value is not unset:
+                record[name] = value
+                if isinstance(value, (dict, list)):
+                    memo[HELD].append(value)
+        return read(record)
+
+    return build
+
+
 class _Fast:
     """The decoders of the fast path (built on first use: msgspec loads then)."""
 
@@ -349,6 +371,15 @@ class _Fast:
             **content_tag,
         )
         part: Any = text_part | reasoning
+        for cls, tag, _out, read in _provided_records.HOOKS:
+            names = [field.name for field in attrs.fields(cls)]
+            part = part | struct(
+                cls.__name__,
+                [(name, Any, msgspec.UNSET) for name in names],
+                _hooked(names, read, msgspec.UNSET),
+                tag=tag,
+                **content_tag,
+            )
         for kind in media:
             part = part | kind
         usage = struct(

@@ -38,7 +38,7 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn
 
-from . import _base64, _formats
+from . import _base64, _formats, _provided_records
 from ._compat import fromisoformat
 from ._frozen import EMPTY, FrozenDict, freeze
 from ._trusted import _trusted
@@ -1042,6 +1042,8 @@ _register_content(Text, "text", _text_out, _text_in)
 for _media in (Image, Audio, Video, File):
     _register_content(_media, _media.type, _media_out(_media.type), _media_in(_media))
 _register_content(Reasoning, "reasoning", _reasoning_out, _reasoning_in)
+for _provided, _tag, _out, _in in _provided_records.HOOKS:
+    _register_content(_provided, _tag, _out, _in)
 for _cls, _role in (
     (User, Role.User),
     (Assistant, Role.Assistant),

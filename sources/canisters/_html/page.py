@@ -21,7 +21,14 @@ from ..content import File, Media, Reasoning, Text
 from ..conversation import Conversation
 from ..exceptions import CanistersError
 from ..protocols import Canister, Content, Modality, Role
+from ..provided import (
+    CitedText,
+    Compaction,
+    ProviderToolCall,
+    ProviderToolResult,
+)
 from . import media as _media
+from . import provided as _provided
 from .style import CSS, PAGE_CSS
 
 BlobUrl = Callable[[str, Modality, str, bool], str]
@@ -224,6 +231,26 @@ class Writer:
             self.out.append(
                 f'<div class="cv-card">content of type <b>{escape(kind)}</b></div>'
             )
+
+    def provided(self, part: Content, following: tuple[Content, ...], at: int) -> int:
+        """Write what a provider added (see :mod:`._html.provided`); the index
+        of the next part when it is the result folded with this call."""
+        if isinstance(part, CitedText):
+            _provided.cited(self, part)
+        elif isinstance(part, Compaction):
+            _provided.compaction(self, part)
+        elif isinstance(part, ProviderToolCall):
+            result = following[0] if following else None
+            if (
+                isinstance(result, ProviderToolResult)
+                and result.call_id == part.call_id
+            ):
+                _provided.tool(self, part, result)
+                return at + 1
+            _provided.tool(self, part, None)
+        else:
+            _provided.tool(self, None, part)  # type: ignore[arg-type]
+        return -1
 
     def reasoning(self, part: Reasoning) -> None:
         bits = ["reasoning"]
@@ -454,13 +481,19 @@ class Writer:
             if document_id:
                 extra.append(("document_id", _text(document_id)))
         parts = tuple(getattr(canister, "content", ()))
+        folded = -1  # a provider's tool result written with its call
         for number, part in enumerate(parts):
+            if number == folded:
+                continue
             if self.full():
                 out.append(
                     f'<p class="cv-note">{len(parts) - number:,} more parts not '
                     "shown: the page reached its size limit</p>"
                 )
                 break
+            if isinstance(part, _provided.PROVIDED):
+                folded = self.provided(part, parts[number + 1 : number + 2], number)
+                continue
             self.part(part)
         self.envelope(canister, extra)
         out.append("</article>")

@@ -59,6 +59,10 @@ color:var(--error);padding:6px 10px}
 .canisters-view details.cv-reasoning{border:1px dashed #9aa0a6;border-radius:6px;
 padding:2px 8px;margin:4px 0;background:#fafafa}
 .canisters-view details.cv-reasoning[open]>summary{margin-bottom:4px}
+.canisters-view details.cv-provided{border:1px solid #9aa0a6;border-radius:6px;
+padding:4px 8px;margin:4px 0}
+.canisters-view ol.cv-sources{margin:4px 0;padding-left:22px;font-size:13px}
+.canisters-view .cv-quote{color:var(--muted)}
 .canisters-view details.cv-envelope{font-size:12px}
 .canisters-view details.cv-envelope dl{display:grid;grid-template-columns:
 max-content 1fr;gap:2px 10px;margin:4px 0}

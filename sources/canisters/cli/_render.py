@@ -16,6 +16,14 @@ import click
 from ..content import Media, Reasoning, Text, _element_type, _opaque
 from ..conversation import Conversation
 from ..protocols import Canister, Content, Role
+from ..provided import (
+    CitedText,
+    Compaction,
+    DocumentSource,
+    ProviderToolCall,
+    ProviderToolResult,
+    UrlSource,
+)
 
 _ROLE_COLOURS: Final = {
     Role.Supervisor: "magenta",
@@ -103,7 +111,7 @@ def _content_lines(canister: Any) -> list[tuple[str, dict[str, Any]]]:
         if not isinstance(marks, Mapping):
             continue
         raw = marks.get("raw")
-        if isinstance(raw, Mapping):
+        if isinstance(raw, Mapping) and not content:  # (else its parts say it)
             kept.append((0, _kept_line(provider, dict(raw))))
         for entry in marks.get("opaque") or ():
             position, element = entry
@@ -123,6 +131,8 @@ def _part_lines(part: Content) -> list[tuple[str, dict[str, Any]]]:
     held = _opaque(part)
     if held is not None:
         return [_kept_line(*held)]
+    if isinstance(part, _PROVIDED):
+        return _provided_lines(part)
     if isinstance(part, Text):
         lines = part.text.splitlines() or [""]
         if part.mime_type != "text/plain":
@@ -141,6 +151,53 @@ def _part_lines(part: Content) -> list[tuple[str, dict[str, Any]]]:
         return [(head, dim)] + [(line, dim) for line in part.text.splitlines()]
     kind = getattr(part, "type", type(part).__name__)
     return [(f"[{kind}]", {"dim": True})]
+
+
+_PROVIDED = (CitedText, ProviderToolCall, ProviderToolResult, Compaction)
+
+
+def _source_text(source: Any) -> str:
+    if isinstance(source, UrlSource):
+        return f"{source.title or source.url} <{source.url}>"
+    if isinstance(source, DocumentSource):
+        name = source.title or f"document {source.document}"
+        if source.unit is not None and source.start is not None:
+            name += f" ({source.unit}s {source.start}-{source.end})"
+        return name
+    return f"{source.title or source.source} <{source.source}>"
+
+
+def _provided_lines(part: Any) -> list[tuple[str, dict[str, Any]]]:
+    """A cited text with its sources numbered under it; a tool the provider ran
+    (its result indented under its call); a compaction and its summary."""
+    dim = {"dim": True}
+    if isinstance(part, CitedText):
+        lines: list[tuple[str, dict[str, Any]]] = [
+            (line, {}) for line in part.text.splitlines() or [""]
+        ]
+        for number, citation in enumerate(part.citations, 1):
+            lines.append((f"  [{number}] {_source_text(citation.source)}", dim))
+        return lines
+    if isinstance(part, Compaction):
+        head = f"[compaction by {part.provider or 'a provider'}]"
+        return [(head, dim)] + [(line, dim) for line in part.summary.splitlines()]
+    by = part.provider or "the provider"
+    if isinstance(part, ProviderToolCall):
+        asked = f" {_arguments(part.input)}" if part.input else ""
+        return [(f"[{part.name} · run by {by}]{asked}", {"fg": "magenta"})]
+    if part.is_error:
+        return [(f"  └ {part.name} failed: {part.error or part.status}", dim)]
+    lines = [(f"  └ {part.name} gave:", dim)]
+    for hit in part.hits:
+        age = f" · {hit.page_age}" if hit.page_age else ""
+        lines.append((f"      {hit.title or ''} <{hit.url or ''}>{age}", dim))
+    for text in (part.stdout, part.stderr):
+        lines.extend((f"      {line}", dim) for line in (text or "").splitlines())
+    if part.exit_code is not None:
+        lines.append((f"      exit code {part.exit_code}", dim))
+    if isinstance(part.output, str):
+        lines.extend((f"      {line}", dim) for line in part.output.splitlines()[:20])
+    return lines
 
 
 def _echo_block(

@@ -51,6 +51,7 @@ from ..content import Audio, File, Image, Media, Reasoning, Text, Video
 from ..conversation import Conversation, canisters_in
 from ..exceptions import MalformedPayload, _excerpt
 from ..protocols import Canister, Content, Role
+from ..provided import CitedText, ProviderToolCall, ProviderToolResult, UrlSource
 from ..providers.kit import (
     Report,
     b64decode_exact,
@@ -480,8 +481,10 @@ def _write_block(part: Content) -> Any:
     if "block" in own:
         return dict(own["block"])
     kind = part.type
-    if kind == "text":
+    if kind in ("text", "cited_text"):
         text: Any = part
+        if kind == "cited_text":
+            return _cited_block(text)
         if own.get("string"):
             return text.text
         block = {"type": "text", "text": text.text, **own}
@@ -500,6 +503,10 @@ def _write_block(part: Content) -> Any:
         if reasoning.id is not None:
             block["id"] = reasoning.id
         return block
+    if isinstance(part, (ProviderToolCall, ProviderToolResult)):
+        return _server_block(part)
+    if not isinstance(part, Media):
+        return None  # a compaction has no standard block: reported
     media: Any = part
     block = {"type": _type_of(media)}
     if media.id is not None:
@@ -518,6 +525,68 @@ def _write_block(part: Content) -> Any:
         block["mime_type"] = media.mime_type
     block.update({k: v for k, v in own.items() if k != "base64"})
     return block
+
+
+def _cited_block(text: CitedText) -> dict[str, Any]:
+    """A cited text as a standard text block with ``citation`` annotations (read
+    back as a text block kept whole: what it loses is reported)."""
+    annotations: list[dict[str, Any]] = []
+    for citation in text.citations:
+        source: Any = citation.source
+        note: dict[str, Any] = {"type": "citation"}
+        if isinstance(source, UrlSource):
+            note["url"] = source.url
+        if source.title is not None:
+            note["title"] = source.title
+        if citation.start is not None:
+            note["start_index"] = citation.start
+        if citation.end is not None:
+            note["end_index"] = citation.end
+        if citation.cited_text is not None:
+            note["cited_text"] = citation.cited_text
+        annotations.append(note)
+    block: dict[str, Any] = {"type": "text", "text": text.text}
+    if text.id is not None:
+        block["id"] = text.id
+    block["annotations"] = annotations
+    return block
+
+
+def _server_block(part: ProviderToolCall | ProviderToolResult) -> dict[str, Any]:
+    """A tool the provider ran as LangChain's standard server tool blocks."""
+    if isinstance(part, ProviderToolCall):
+        call: dict[str, Any] = {"type": "server_tool_call", "name": part.name}
+        call["args"] = _plain(part.input)
+        if part.call_id is not None:
+            call["id"] = part.call_id
+        return call
+    result: dict[str, Any] = {"type": "server_tool_result"}
+    if part.call_id is not None:
+        result["tool_call_id"] = part.call_id
+    result["status"] = "error" if part.is_error else "success"
+    output: dict[str, Any] = {}
+    if part.hits:
+        output["results"] = [
+            {k: v for k, v in (("url", h.url), ("title", h.title)) if v is not None}
+            for h in part.hits
+        ]
+    for field in ("code", "stdout", "stderr", "exit_code", "error"):
+        if (value := getattr(part, field)) is not None:
+            output[field] = value
+    if part.output is not None:
+        output["output"] = _plain(part.output)
+    if output:
+        result["output"] = output
+    return result
+
+
+def _plain(value: Any) -> Any:
+    """A read-only JSON value as plain dicts and lists."""
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    return value
 
 
 def _type_of(media: Media) -> str:

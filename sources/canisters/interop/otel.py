@@ -59,6 +59,7 @@ from ..content import Audio, File, Image, Media, Reasoning, Text, Video
 from ..conversation import Conversation, canisters_in
 from ..exceptions import MalformedPayload
 from ..protocols import Canister, Content, Role
+from ..provided import ProviderToolCall, ProviderToolResult, SearchHit
 from ..providers.kit import (
     Report,
     b64decode_exact,
@@ -247,10 +248,14 @@ def _response(result: Any) -> Any:
 
 def _part(part: Content) -> dict[str, Any] | None:
     kind = part.type
-    if kind == "text":
+    if kind in ("text", "cited_text"):  # citations have no part: reported
         return {"type": "text", "content": part.text}  # type: ignore[attr-defined]
     if kind == "reasoning":
         return {"type": "reasoning", "content": part.text}  # type: ignore[attr-defined]
+    if isinstance(part, (ProviderToolCall, ProviderToolResult)):
+        return _server_part(part)
+    if not isinstance(part, Media):
+        return None  # a compaction has no part: reported
     media: Any = part
     modality = _MODALITY.get(type(media), getattr(media, "modality", "document"))
     modality = getattr(modality, "value", modality)
@@ -266,6 +271,44 @@ def _part(part: Content) -> dict[str, Any] | None:
     if media.mime_type is not None:
         out["mime_type"] = media.mime_type
     return out
+
+
+def _server_part(part: ProviderToolCall | ProviderToolResult) -> dict[str, Any]:
+    """A tool the provider ran, as the conventions' server tool call parts
+    (read back as generic parts: what they lose is reported)."""
+    if isinstance(part, ProviderToolCall):
+        call = {"type": part.name, **_plain(part.input)}
+        return {
+            "type": "server_tool_call",
+            "id": part.call_id,
+            "name": part.name,
+            "server_tool_call": call,
+        }
+    response: dict[str, Any] = {"type": part.name}
+    if part.hits:
+        response["results"] = [
+            {k: v for k, v in (("url", h.url), ("title", h.title)) if v is not None}
+            for h in part.hits
+        ]
+    for field in ("code", "stdout", "stderr", "exit_code", "error"):
+        if (value := getattr(part, field)) is not None:
+            response[field] = value
+    if part.output is not None:
+        response["output"] = _plain(part.output)
+    return {
+        "type": "server_tool_call_response",
+        "id": part.call_id,
+        "server_tool_call_response": response,
+    }
+
+
+def _plain(value: Any) -> Any:
+    """A read-only JSON value as plain dicts and lists."""
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    return value
 
 
 # OpenTelemetry -> canisters ----------------------------------------------------------
@@ -469,8 +512,63 @@ def _read_part(raw: Any, path: str) -> Content | None:
             return cls(url=expect_str(part.get("uri"), f"{path}.uri"), mime_type=mime)
         file_id = expect_str(part.get("file_id"), f"{path}.file_id")
         return cls(refs={NAME: file_id}, mime_type=mime)
-    # Server tool calls and generic parts have no neutral meaning.
+    if kind in ("server_tool_call", "server_tool_call_response"):
+        provided = _read_server_part(part)
+        if provided is not None:
+            return provided
+    # Generic parts have no neutral meaning.
     return Text("", extras={NAME: {"part": dict(part)}})
+
+
+def _read_server_part(
+    part: Mapping[str, Any],
+) -> ProviderToolCall | ProviderToolResult | None:
+    """A server tool call part as :func:`_server_part` writes it, or ``None``
+    for one of another shape (kept as a generic part)."""
+    call_id = part.get("id")
+    if call_id is not None and not isinstance(call_id, str):
+        return None
+    if part["type"] == "server_tool_call":
+        call = part.get("server_tool_call")
+        name = part.get("name")
+        if not (isinstance(call, Mapping) and isinstance(name, str) and name):
+            return None
+        if call.get("type") != name:
+            return None
+        arguments = {k: v for k, v in call.items() if k != "type"}
+        return ProviderToolCall(name, arguments, call_id)
+    response = part.get("server_tool_call_response")
+    if not isinstance(response, Mapping):
+        return None
+    name = response.get("type")
+    if not isinstance(name, str) or not name:
+        return None
+    fields: dict[str, Any] = {}
+    for field in ("code", "stdout", "stderr", "error"):
+        value = response.get(field)
+        if value is not None and not isinstance(value, str):
+            return None
+        fields[field] = value
+    exit_code = response.get("exit_code")
+    if exit_code is not None and type(exit_code) is not int:
+        return None
+    hits = []
+    for hit in response.get("results") or ():
+        if not isinstance(hit, Mapping) or set(hit) - {"url", "title"}:
+            return None
+        if not all(isinstance(v, str) for v in hit.values()):
+            return None
+        hits.append(SearchHit(hit.get("url"), hit.get("title")))
+    if set(response) - {"type", "results", "output", "exit_code", *fields}:
+        return None
+    return ProviderToolResult(
+        name,
+        call_id,
+        hits=tuple(hits),
+        exit_code=exit_code,
+        output=response.get("output"),
+        **fields,
+    )
 
 
 def _media_class(modality: Any, mime: Any) -> type[Media]:

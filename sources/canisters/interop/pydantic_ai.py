@@ -57,6 +57,7 @@ from ..content import Audio, File, Image, Media, Reasoning, Text, Video
 from ..conversation import Conversation, canisters_in
 from ..exceptions import MalformedPayload, SerializationError, _excerpt
 from ..protocols import Canister, Content, Role
+from ..provided import Compaction, ProviderToolCall, ProviderToolResult
 from ..providers.kit import (
     Report,
     b64decode_exact,
@@ -66,24 +67,24 @@ from ..providers.kit import (
     mine,
 )
 from ._common import refused, report_losses, require
+from ._pydantic_parts import (
+    NAME,
+    PROVIDED_KINDS,
+    read_provided,
+    write_provided,
+)
+from ._pydantic_parts import (
+    extras_of as _extras,
+)
+from ._pydantic_parts import (
+    rest_of as _rest,
+)
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
 
 __all__ = ["NAME", "from_canisters", "from_json", "to_canisters", "to_json"]
 
-NAME = "pydantic-ai"
-"""The key of ``extras`` this module keeps pydantic-ai's own fields under."""
-
-# Values pydantic-ai fills in by default: left out of extras, restored by pydantic.
-_DEFAULTS: Mapping[str, Any] = {
-    "force_download": False,
-    "scope": "conversation",
-    "state": "complete",
-    "outcome": "success",
-    "details": {},
-    "audio_seconds": 0.0,
-}
 _USAGE = {
     "input_tokens": "input_tokens",
     "output_tokens": "output_tokens",
@@ -144,23 +145,6 @@ def _has_retried_outcome() -> bool:
 def _message_types() -> tuple[type, ...]:
     messages = require("pydantic_ai.messages", "pydantic-ai")
     return (messages.ModelRequest, messages.ModelResponse)
-
-
-def _rest(source: Mapping[str, Any], known: Iterable[str]) -> dict[str, Any]:
-    skip = set(known)
-    return {
-        key: value
-        for key, value in source.items()
-        if key not in skip
-        and key != "content_file_digests"  # bookkeeping pydantic-ai recomputes
-        and value is not None
-        and _DEFAULTS.get(key, ...) != value
-        and not (value == 0 and key.endswith("_tokens"))
-    }
-
-
-def _extras(rest: Mapping[str, Any]) -> dict[str, Any]:
-    return {NAME: dict(rest)} if rest else {}
 
 
 def _time(value: object, path: str) -> datetime:
@@ -441,6 +425,8 @@ def _read_response(message: Mapping[str, Any], path: str, out: list[Canister]) -
             if rest:
                 media = _evolve_part(media, {**mine(media, NAME), "part": rest})
             pending.append(media)
+        elif kind in PROVIDED_KINDS:
+            pending.append(read_provided(part))
         elif "tool_name" in part and "args" in part:
             flush()
             out.append(_read_call(part, stamp))
@@ -707,12 +693,14 @@ def _write_item(part: Content) -> Any:
     own = mine(part, NAME)
     if "item" in own:
         return dict(own["item"])
-    if part.type == "text":
+    if part.type in ("text", "cited_text"):  # citations: reported as lost
         if own:
             return {"kind": "text-content", **own, "content": part.text}  # type: ignore[attr-defined]
         return part.text  # type: ignore[attr-defined]
     if part.type == "reasoning":
         return part.text or None  # type: ignore[attr-defined]
+    if not isinstance(part, Media):
+        return None  # what a provider added has no place in a prompt: reported
     media: Any = part
     rest = {k: v for k, v in own.items() if k != "part"}
     if media.data is not None:
@@ -754,14 +742,17 @@ def _write_response_part(
         message["parts"].append(part)
         return
     for content in canister.content:  # type: ignore[attr-defined]
-        message["parts"].extend(_write_response_content(content))
+        if isinstance(content, (ProviderToolCall, ProviderToolResult, Compaction)):
+            message["parts"].append(write_provided(content, canister))
+        else:
+            message["parts"].extend(_write_response_content(content))
 
 
 def _write_response_content(part: Content) -> list[dict[str, Any]]:
     own = mine(part, NAME)
     if "part" in own and part.type == "text":
         return [dict(own["part"])]
-    if part.type == "text":
+    if part.type in ("text", "cited_text"):  # citations: reported as lost
         text: Any = part
         item = {**own, "content": text.text, "part_kind": "text"}
         if text.id is not None:

@@ -23,6 +23,8 @@ call costs what calling the function under its net costs.
 
 from __future__ import annotations
 
+import functools
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -33,6 +35,8 @@ from . import _common as common
 from ._errors import Dialect, ErrorReply, from_exception
 from ._options import Report, Unsupported
 from ._requests import RequestSettings, WholeRequests
+from ._rules.crossing import crossing, foreign, slot
+from ._rules.empty import renumbered
 from ._rules.envelope import report_envelope
 from .streams import Accumulator, Streaming
 
@@ -83,18 +87,24 @@ class BaseNormalizer(Streaming, WholeRequests):
     request_settings: RequestSettings
     stream: type[Accumulator] | None = None
     dialect: Dialect | None = None
+    _render_as_read: Callable[..., dict[str, Any]] | None = None
+    """``render_request`` without the cross-format rules (what
+    ``render_full_request`` calls once it applied them)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         space = vars(cls)
         if "messages" in space:
+            # Marked within the net, the collector paused.
             read = cls.messages.parse_request
             if cls.keeps:
-                guarded = common.guarded_keeping(*cls.reads)(read)
+                guarded = common.guarded_keeping(*cls.reads)(_keeping(read, cls.name))
             else:
-                guarded = common.guarded_reading(*cls.reads)(_alone(read))
+                guarded = common.guarded_reading(*cls.reads)(_alone(read, cls.name))
             cls.parse_request = staticmethod(guarded)  # type: ignore[method-assign,assignment]
-            cls.render_request = staticmethod(_rendering(cls.messages.render_request))  # type: ignore[method-assign]
+            render = cls.messages.render_request
+            cls.render_request = staticmethod(_rendering(render, cls.name))  # type: ignore[method-assign]
+            cls._render_as_read = staticmethod(_as_read(render))
         if "response" in space:
             cls.parse_response = staticmethod(  # type: ignore[method-assign]
                 common.guarded(cls.response.parse_response)
@@ -173,27 +183,84 @@ class BaseNormalizer(Streaming, WholeRequests):
         return f"<normalizer {self.name}>"
 
 
+_weak = weakref.ref
+
+
 def _alone(
-    function: Callable[[Any], Conversation],
+    function: Callable[[Any], Conversation], name: str
 ) -> Callable[[Any], Conversation]:
     """``function`` of the body alone (a parser may take options beside it, such
-    as ``fast=``): what the net wraps without packing arguments."""
+    as ``fast=``): what the net wraps without packing arguments; each
+    conversation it returns marked as read by ``name`` (so it goes back to
+    ``name`` as it came: :mod:`._rules.crossing`)."""
+
+    last = slot(name)
 
     def parse_request(body: Any) -> Conversation:
-        return function(body)
+        conversation = function(body)
+        last[0] = _weak(conversation)
+        return conversation
 
     parse_request.__doc__ = function.__doc__
     return parse_request
 
 
+def _keeping(
+    function: Callable[[Any, list[Any]], Conversation], name: str
+) -> Callable[[Any, list[Any]], Conversation]:
+    """:func:`_alone`, for a parser taking the list of what it keeps."""
+
+    last = slot(name)
+
+    @functools.wraps(function)
+    def parse_request(body: Any, kept: list[Any]) -> Conversation:
+        conversation = function(body, kept)
+        last[0] = _weak(conversation)
+        return conversation
+
+    return parse_request
+
+
 def _rendering(
     function: Callable[[Conversation, Mapping[str, Any]], dict[str, Any]],
+    name: str,
 ) -> Callable[..., dict[str, Any]]:
+    options_from = common.options_from
+
+    def crossed(conversation: Conversation, options: Mapping[str, Any]) -> Any:
+        if not isinstance(conversation, Conversation) or not foreign(
+            conversation, name
+        ):
+            return function(conversation, options)
+        # Of another format: the cross-format rules first.
+        opts = options_from(options)
+        conversation, kept = crossing(conversation, name, opts, native=False)
+        since = len(opts.report.events) if opts.report is not None else 0
+        body = function(conversation, options)
+        renumbered(opts.report, since, kept)
+        return body
+
+    last = slot(name)
+
     def render_request(conversation: Conversation, **options: Any) -> dict[str, Any]:
-        return _paused(function, conversation, options)
+        read = last[0]
+        if read is not None and read() is conversation:  # read here: as it came
+            return _paused(function, conversation, options)
+        return _paused(crossed, conversation, options)
 
     render_request.__doc__ = BaseNormalizer.render_request.__doc__
     return render_request
+
+
+def _as_read(
+    function: Callable[[Conversation, Mapping[str, Any]], dict[str, Any]],
+) -> Callable[..., dict[str, Any]]:
+    """``function`` without the cross-format rules."""
+
+    def render_as_read(conversation: Conversation, **options: Any) -> dict[str, Any]:
+        return _paused(function, conversation, options)
+
+    return render_as_read
 
 
 def _responding(

@@ -118,6 +118,7 @@ from ._pairing import (
     trial_options,
 )
 from ._rules.ids import SAFE_CHARACTERS, fit_id
+from ._rules.provided import settle as settle_provided
 from ._rules.warning import FidelityWarning
 
 __all__ = [
@@ -148,6 +149,7 @@ __all__ = [
     "bind_parts",
     "built",
     "canisters_given",
+    "settle_provided",
     "canisters_of",
     "check_depth",
     "complete_pairs",

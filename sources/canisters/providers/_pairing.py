@@ -23,6 +23,7 @@ from ..exceptions import (
 from ..protocols import Canister, Role
 from ._guards import mine
 from ._options import Options, Report, describe, unsupported
+from ._rules.provided import settle as settle_provided
 
 # The roles as globals (see _common).
 USER = Role.User
@@ -232,7 +233,10 @@ def _complete_pairs(
     fresh: list[Canister] | None = None,
 ) -> Request:
     """:func:`complete_pairs` as a :class:`Request`; ``canisters`` is returned as
-    is when it is ``fresh``, a list of the caller's."""
+    is when it is ``fresh``, a list of the caller's. Provided parts the
+    provider does not write as its own are settled first
+    (:mod:`._rules.provided`)."""
+    canisters = settle_provided(canisters, options, provider)
     invoked: dict[str, int] = {}
     answered: set[str] = set()
     orphans: list[int] = []
@@ -385,14 +389,15 @@ def reply_canisters(
     (server-tool blocks, items of unknown types) left out, each reported as
     in a request (:data:`BOUND`); every canister stays, as the first holds the
     reply's metadata."""
-    canisters = canisters_given(conversation, provider)
+    given = canisters_given(conversation, provider)
+    canisters = settle_provided(given, options, provider, reply=True)
     foreign = [
         index
         for index, canister in enumerate(canisters)
         if canister.extras and _bound_elsewhere(canister, provider)
     ]
     if not foreign:
-        return conversation
+        return conversation if canisters is given else Conversation(tuple(canisters))
     return Conversation(
         tuple(_without_bound(canisters, foreign, options, provider, keep=True))
     )

@@ -19,6 +19,8 @@
 - :mod:`.levels`: reasoning levels, the nearest one the model takes;
 - :mod:`.empty`: empty text left out for another format;
 - :mod:`.ids`: each format's rule for call ids, one stable mapping;
+- :mod:`.crossing`: the rules of a conversation sent to another format, in
+  their order (kept keys, result names, ids, empty text);
 - :mod:`.documents`: documents as titled user content where a format has none;
 - :mod:`.thinking`: reasoning sent as text;
 - :mod:`.finish`: the neutral finish reasons and each format's spelling;
@@ -39,6 +41,7 @@ from .generation import (
     budget_for,
     clamped,
     effort_for,
+    effort_off,
     effort_within,
     json_with_tools,
     sampling_with_reasoning,
@@ -79,6 +82,7 @@ __all__ = [
     "budget_for",
     "clamped",
     "effort_for",
+    "effort_off",
     "effort_within",
     "service_tier",
     "stops",

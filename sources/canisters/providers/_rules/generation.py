@@ -24,6 +24,7 @@ __all__ = [
     "budget_for",
     "clamped",
     "effort_for",
+    "effort_off",
     "effort_within",
     "service_tier",
     "stops",
@@ -175,6 +176,25 @@ def effort_within(
         table.rule(level),
     )
     return level
+
+
+def effort_off(reasoning: ReasoningConfig, outcomes: Outcomes, sent: str) -> bool:
+    """Whether ``reasoning`` turns reasoning off by its effort alone (effort
+    ``"none"``, no budget, not switched off already), for a format that turns
+    reasoning off by a switch or a budget rather than a level: then noted as
+    approximated, ``sent`` saying how the target spells off."""
+    if (
+        reasoning.effort != "none"
+        or reasoning.enabled is False
+        or reasoning.budget_tokens is not None
+    ):
+        return False
+    outcomes.approximated(
+        "reasoning.effort",
+        f"effort 'none' sent as {sent}",
+        "effort 'none' is reasoning off",
+    )
+    return True
 
 
 def budget_for(

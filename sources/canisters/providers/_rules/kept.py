@@ -40,6 +40,7 @@ from ...conversation import Conversation
 from ...protocols import Canister
 from .outcomes import Outcomes
 from .paths import location
+from .policy import apply_policy
 
 # The canisters are those of a conversation already: built without its checks.
 _new_conversation = _trusted(Conversation)
@@ -356,7 +357,13 @@ def _lost(
             f"{owner}-only reference {key} {_short(value)} not sent to {provider}",
         )
         return
-    outcomes.dropped(where, _reason(owner, key, value, provider, spelling))
+    # A key of a canister or part: refused as where it is, as content is.
+    apply_policy(
+        outcomes.options,
+        provider,
+        where,
+        _reason(owner, key, value, provider, spelling),
+    )
 
 
 def _neutral(spelling: Spelling | None, value: Any) -> Any:

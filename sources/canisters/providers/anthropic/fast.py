@@ -32,6 +32,7 @@ from .._common import (
     new_user,
     plain_text,
 )
+from . import provided
 from .messages import (
     _IMAGE_TYPES,
     _LISTED,
@@ -165,6 +166,10 @@ def _parse_plain(
             elif kind == "document" and user:
                 kept.append(block)
                 canister = _parse_document(block, "", moment)
+            elif type(kind) is str and kind in provided.BLOCKS and provided.fits(block):
+                kept.append(block)
+                parts.append(provided.parse_block(block, ""))
+                continue
             elif type(kind) is str and kind != "document":
                 kept.append(block)
                 opaque.append((len(parts), dict(block)))

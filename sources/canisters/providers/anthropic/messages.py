@@ -39,6 +39,8 @@ from .._common import (
     plain_text,
 )
 from .._rules import ids, kept, thinking
+from .._rules.provided import register
+from . import provided
 
 __all__ = ["NAME", "parse_request", "render_request"]
 
@@ -92,6 +94,10 @@ _OPAQUE = frozenset(
         "search_result",
     }
 )
+_PROVIDED = frozenset(
+    {"cited_text", "provider_tool_call", "provider_tool_result", "compaction"}
+)
+register(NAME, provided.native)
 _IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 _extras = common.marker(NAME)
 
@@ -234,6 +240,8 @@ def _parse_source(
 
 
 def _parse_text(block: Mapping[str, Any], path: str) -> Text:
+    if block.get("citations") and provided.cites(block):
+        return provided.parse_cited(block, path, common.rest(block, _CITED_KEYS))
     text = expect_str(block.get("text"), f"{path}.text")
     if text:
         cached = _cached(block)  # type and text, and cache_control or not
@@ -255,6 +263,7 @@ def _parse_text(block: Mapping[str, Any], path: str) -> Text:
 
 
 _PLAIN: Final = "text/plain"
+_CITED_KEYS = frozenset({"type", "text", "citations"})
 
 
 def _parse_document(block: Mapping[str, Any], path: str, moment: datetime) -> Document:
@@ -506,6 +515,8 @@ def _parse_blocks(
             message.add(invocation)
         elif kind == "tool_result":
             message.add(_parse_result(block, where, names, moment))
+        elif type(kind) is str and kind in provided.BLOCKS and provided.fits(block):
+            message.parts.append(provided.parse_block(block, where))
         elif type(kind) is str:  # kept whole, known (_OPAQUE) or not
             message.opaque.append((len(message.parts), dict(block)))
         else:
@@ -756,6 +767,9 @@ class _Renderer:
     def part(
         self, part: Content, where: str, wire: str, in_result: bool
     ) -> dict[str, Any] | None:
+        if part.type in _PROVIDED:
+            # Another provider's, or made by hand: settled before rendering.
+            return provided.render(part)
         extras = mine(part, NAME)
         block = dict(extras.get("block") or {})
         kind = part.type
@@ -1031,7 +1045,10 @@ def render_request(
     renders every message the general way (what the fast way must give,
     exactly)."""
     opts = common.options_from(options)
-    given = common.canisters_given(conversation, NAME)
+    # Provided parts settled once, before a trial (whose notes it would lose).
+    given = common.settle_provided(
+        common.canisters_given(conversation, NAME), opts, NAME
+    )
     # A trial (see OpenAI chat) renders the messages before the system prompt:
     # not with media labels, which are numbered in the order they are written.
     one_pass = _one_pass[0] if fast and _one_pass else None

@@ -59,6 +59,8 @@ from .._requests import (
     new_tool,
     new_tool_choice,
     own_extras,
+)
+from .._requests_shared import (
     render_service_tier,
     tool_choice_names,
 )
@@ -495,14 +497,10 @@ def _foreign_reasoning(
     caps = rendering.capabilities
     table = rendering.reasoning_table
     if not rules.reasoning_on(reasoning):
-        if reasoning.enabled is False or reasoning.effort == "none":
+        if reasoning.enabled is False or rules.effort_off(
+            reasoning, outcomes, "thinking disabled"
+        ):
             out["thinking"] = {"type": "disabled"}
-            if reasoning.enabled is not False:
-                outcomes.approximated(
-                    "reasoning.effort",
-                    "effort 'none' sent as thinking disabled",
-                    "none = disabled",
-                )
         for name in ("summary", "include_thoughts"):
             if getattr(reasoning, name) is not None:
                 outcomes.dropped(f"reasoning.{name}", "thinking is not turned on")

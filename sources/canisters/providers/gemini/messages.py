@@ -42,6 +42,8 @@ from .._common import (
     synthesize_id,
 )
 from .._rules import documents, kept, media, thinking
+from .._rules.provided import register
+from . import provided
 
 __all__ = ["NAME", "REQUEST_FIELDS", "parse_request", "render_request"]
 
@@ -289,6 +291,8 @@ def _parse_response_value(
 
 
 _KNOWN_BOUND = frozenset({"thoughtSignature", "executableCode", "codeExecutionResult"})
+_PROVIDED = frozenset({"provider_tool_call", "provider_tool_result"})
+register(NAME, provided.native)
 """What Gemini parts carry that goes back to Gemini only, known here."""
 
 # A thought signature holds no content: elsewhere it is dropped, as reasoning
@@ -492,8 +496,10 @@ def _parse_turn(
             canisters.append(
                 new_result(moment, _wrap(extras), answered, name, values, error)
             )
+        elif (typed := provided.part_of(part)) is not None:
+            content.append(typed)  # executed code or its result, typed
         else:
-            # Parts without a neutral meaning (executableCode, ...) ride as empty
+            # Parts without a neutral meaning (a toolCall, ...) ride as empty
             # text so that their position in the turn survives.
             raw_part = FrozenDict({NAME: {"raw": dict(part)}})
             content.append(common.new_text("", "text/plain", None, raw_part))
@@ -713,6 +719,9 @@ class _Renderer:
             extras = mine(part, NAME)
             snake = extras.get("snake", ())
             kind = part.type
+            if kind in _PROVIDED:  # read from a part, kept whole (see .provided)
+                parts.append(provided.render(part))
+                continue
             if kind == "text":
                 raw = extras.get("raw")
                 if isinstance(raw, Mapping):

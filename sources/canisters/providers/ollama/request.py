@@ -50,8 +50,6 @@ from .._requests import (
     NO_GENERATION,
     Fields,
     Rendering,
-    chat_function,
-    chat_tool_entries,
     is_bool,
     is_int,
     is_mapping,
@@ -64,6 +62,10 @@ from .._requests import (
     new_reasoning,
     new_request,
     own_extras,
+)
+from .._requests_shared import (
+    chat_function,
+    chat_tool_entries,
 )
 
 __all__ = ["CONVERSATION_KEYS", "NAME", "parse_settings", "render_settings"]

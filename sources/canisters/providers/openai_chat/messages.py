@@ -800,7 +800,10 @@ def render_request(
     ``fast=False`` renders every message the general way
     (what the fast way must give, exactly)."""
     opts = common.options_from(options)
-    given = common.canisters_given(conversation, NAME)
+    # Provided parts settled once, before a trial (whose notes it would lose).
+    given = common.settle_provided(
+        common.canisters_given(conversation, NAME), opts, NAME
+    )
     one_pass = _one_pass[0] if fast else None
     if one_pass is not None:
         trial = common.trial_options(opts)

@@ -52,6 +52,8 @@ from .._common import (
     synthesize_id,
 )
 from .._rules import documents, ids, kept, media, thinking
+from .._rules.provided import register
+from . import provided
 
 __all__ = [
     "NAME",
@@ -114,6 +116,8 @@ _AUDIO_BACK = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3"}
 # A request's message role for a canister holding one plain text.
 _PLAIN_ROLE = {USER: "user", SUPERVISOR: "developer", ASSISTANT: "assistant"}
 _SERVER_ITEM_SUFFIXES = ("_call", "_call_output", "_output")
+_TEXTS = frozenset({"text", "cited_text"})  # a cited text: annotations kept
+register(NAME, provided.native)
 
 
 _wrap = common.holder(NAME)
@@ -160,6 +164,9 @@ def _parse_part(raw: Any, path: str) -> Any:
             extras["part"] = other
         if kind == "output_text":
             extras["output"] = True
+            if part.get("annotations"):
+                made = new_text(text, "text/plain", None, _wrap(extras))
+                return provided.cited(made, part["annotations"]) or made
         return new_text(text, "text/plain", None, _wrap(extras))
     if kind == "refusal":
         text = expect_str(part.get("refusal"), f"{path}.refusal")
@@ -394,6 +401,13 @@ class _Parser:
         of a type not known here."""
         self.flush()
         extras = {"raw": dict(item)}
+        if name in provided.ITEMS and item.get("type") == name:
+            parts = provided.item_parts(item)
+            if parts:
+                # The item goes back whole; its parts say what it is, and
+                # settle it for another provider (never as a client call).
+                self.canisters.append(new_assistant(self.moment, _wrap(extras), parts))
+                return
         known = name.endswith(_SERVER_ITEM_SUFFIXES) or name.startswith(
             ("mcp_", "compaction")
         )
@@ -588,7 +602,7 @@ class _Renderer:
         rendered: list[dict[str, Any]] = []
         for number, part in parts:
             extras = mine(part, NAME)
-            if part.type == "text":
+            if part.type in _TEXTS:
                 if "raw" in extras and not part.text:
                     rendered.append(dict(extras["raw"]))  # a part kept whole
                     continue
