@@ -79,7 +79,11 @@ envelope.declare(
             "response.usage.cache_read_input_tokens": envelope.CACHED,
             "response.usage.cache_creation_input_tokens": envelope.CACHE_WRITE,
         },
-        quiet={"response.type": "message", "response.role": "assistant"},
+        quiet={
+            "response.type": "message",
+            "response.role": "assistant",
+            "response.usage.service_tier": "standard",
+        },
     ),
 )
 

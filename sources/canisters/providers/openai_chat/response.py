@@ -63,7 +63,10 @@ envelope.declare(
             ),
             "choice.finish_reason": envelope.FINISH,
         },
-        quiet={"response.object": "chat.completion"},
+        quiet={
+            "response.object": "chat.completion",
+            "response.service_tier": "default",
+        },
         derived={
             "response.usage.total_tokens": envelope.total(
                 "usage", "prompt_tokens", "completion_tokens"
