@@ -353,12 +353,23 @@ SQLITE_SCHEMA: Final = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS search USING fts5(text, "
     "content='search_rows', content_rowid='id', "
     "tokenize='unicode61 remove_diacritics 0', detail=none, columnsize=0)",
-    "CREATE TRIGGER IF NOT EXISTS search_rows_added AFTER INSERT ON search_rows "
-    "BEGIN INSERT INTO search (rowid, text) VALUES (new.id, new.text); END",
-    "CREATE TRIGGER IF NOT EXISTS search_rows_removed AFTER DELETE ON search_rows "
-    "BEGIN INSERT INTO search (search, rowid, text) "
-    "VALUES ('delete', old.id, old.text); END",
+    # The rows up to the meta key ``search_indexed`` are in the FTS table; those
+    # past it are added in batches (see _search_sqlite.catch_up). A deleted row
+    # leaves the FTS table only if it was in it, and the mark never stays above
+    # the last row, so that a new row (whose id follows the last) is past it.
+    "INSERT OR IGNORE INTO meta (key, value) VALUES ('search_indexed', '0')",
+    "DROP TRIGGER IF EXISTS search_rows_added",
+    "DROP TRIGGER IF EXISTS search_rows_removed",
+    "CREATE TRIGGER IF NOT EXISTS search_rows_unindexed AFTER DELETE ON search_rows "
+    "BEGIN INSERT INTO search (search, rowid, text) SELECT 'delete', old.id, "
+    "old.text WHERE old.id <= "
+    "(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'search_indexed'); "
+    "UPDATE meta SET value = CAST(min(CAST(value AS INTEGER), "
+    "(SELECT coalesce(max(id), 0) FROM search_rows)) AS TEXT) "
+    "WHERE key = 'search_indexed'; END",
 )
+"""The search tables; run again on a store made with an older form (whose
+triggers indexed each row as it was written) when first opened for writing."""
 
 
 def fts5_query(terms: tuple[Term, ...]) -> str:
