@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from canisters import ModelError, ProviderError, providers
+from canisters import ModelError, ProviderError, UnsupportedContent, providers
 from canisters.providers import ERROR_KINDS, ErrorKind, ErrorReply, ErrorResponse
 
 from .budget import examples
@@ -675,3 +675,79 @@ def test_recorded_error_bodies_mutated_read_or_are_refused(
     except ProviderError as refused:
         problem = str(refused)
     assert "\n" not in problem
+
+
+# What a relay leaves out: reported, refused under unsupported="error" -----------------
+
+
+def _gemini_key_error() -> ErrorReply:
+    case = load(DATA / "gemini" / "errors" / "authentication-400.json")
+    reply: ErrorReply = normalizer("gemini").parse_error(
+        case["payload"], status=case["status"]
+    )
+    return reply
+
+
+def test_a_relay_reports_each_field_it_does_not_write_as_it_is() -> None:
+    report = providers.Report()
+    with pytest.warns(providers.FidelityWarning, match="details"):
+        status, body = normalizer("openai-chat").render_error(
+            _gemini_key_error(), report=report
+        )
+    assert (status, body["error"]["code"]) == (401, "invalid_api_key")
+    said = {(event.kind, event.where): event for event in report.events}
+    assert set(said) == {
+        ("approximated", "error.code"),
+        ("approximated", "error.status"),
+        ("dropped", "error.details"),
+    }
+    assert "'INVALID_ARGUMENT'" in said["approximated", "error.code"].detail
+    assert said["approximated", "error.status"].rule == (
+        "openai-chat's error table, kind authentication"
+    )
+
+
+def test_a_shape_without_a_parameter_reports_the_one_it_leaves_out() -> None:
+    reply = ErrorReply(
+        "invalid_request",
+        "bad",
+        provider="openai-chat",
+        type="invalid_request_error",
+        param="messages[0].content",
+    )
+    report = providers.Report()
+    with pytest.warns(providers.FidelityWarning):
+        normalizer("anthropic").render_error(reply, report=report)
+    assert [(e.kind, e.where) for e in report.events] == [("dropped", "error.param")]
+    assert "'messages[0].content'" in report.events[0].detail
+    quiet = providers.Report()
+    normalizer("openai-responses").render_error(reply, report=quiet)
+    assert not quiet.events  # the same type, code and param, written as they are
+
+
+def test_unsupported_error_refuses_a_relay_that_is_not_exact() -> None:
+    with pytest.raises(UnsupportedContent, match=r"error field error\.code"):
+        normalizer("anthropic").render_error(_gemini_key_error(), unsupported="error")
+
+
+@pytest.mark.parametrize("path", CASES, ids=case_id)
+def test_a_reply_of_the_same_provider_goes_back_exactly_with_nothing_reported(
+    path: Path,
+) -> None:
+    case = load(path)
+    reader = normalizer(case["provider"])
+    reply = reader.parse_error(case["payload"], status=case["status"])
+    report = providers.Report()
+    assert reader.render_error(reply, report=report, unsupported="error") == (
+        reader.render_error(reply)
+    )
+    assert not report.events
+
+
+def test_render_error_options_are_keyword_only_and_checked() -> None:
+    reply = ErrorReply("overloaded", "busy")
+    writer = normalizer("anthropic")
+    with pytest.raises(TypeError):
+        writer.render_error(reply, providers.Report())
+    with pytest.raises(ProviderError, match="option unsupported"):
+        writer.render_error(reply, unsupported="ignore")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from canisters import UnsupportedContent
+from canisters import MalformedPayload, UnsupportedContent, providers
 
 from .requests_support import SDK_ACCEPTS, render
 
@@ -212,3 +212,130 @@ def test_anthropic_markers_are_reported_for_chat() -> None:
     }
     _, events = render("anthropic", anthropic, "openai-chat", unsupported="drop")
     assert dropped(events) == {"canister 0 (user), part 0 (text).cache_control"}
+
+
+# Keys of Gemini, Ollama and Responses items no field models ---------------------------
+
+
+def responses_with_ids(status: str = "completed") -> dict[str, Any]:
+    return {
+        "model": "m",
+        "input": [
+            {"type": "message", "role": "user", "content": "weather?"},
+            {
+                "type": "function_call",
+                "id": "fc_1",
+                "status": status,
+                "call_id": "call_1",
+                "name": "weather",
+                "arguments": "{}",
+            },
+            {"type": "function_call_output", "call_id": "call_1", "output": "sun"},
+        ],
+    }
+
+
+def test_a_responses_item_id_is_reported_as_not_sent_never_refused() -> None:
+    body = responses_with_ids()
+    request = providers.get("openai-responses").parse_full_request(body)
+    assert providers.get("openai-responses").render_full_request(request) == body
+    _, events = render("openai-responses", body, "anthropic", unsupported="error")
+    said = [event for event in events if event.where.endswith(".id")]
+    assert [(e.kind, e.where) for e in said] == [
+        ("dropped", "canister 1 (invocation).id")
+    ]
+    assert "'fc_1'" in said[0].detail
+    assert not [e for e in events if e.where.endswith(".status")]  # "completed"
+
+
+def test_a_responses_item_status_that_says_something_is_refused() -> None:
+    body = responses_with_ids("in_progress")
+    with pytest.raises(UnsupportedContent, match="status"):
+        render("openai-responses", body, "anthropic")
+    _, events = render("openai-responses", body, "anthropic", unsupported="drop")
+    assert "canister 1 (invocation).status" in dropped(events)
+
+
+def test_a_gemini_system_role_other_than_user_is_reported() -> None:
+    def body(role: str) -> dict[str, Any]:
+        return {
+            "systemInstruction": {"role": role, "parts": [{"text": "rules"}]},
+            "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+        }
+
+    gemini = providers.get("gemini")
+    for role in ("user", "system"):
+        assert gemini.render_full_request(gemini.parse_full_request(body(role))) == (
+            body(role)
+        )
+    _, events = render("gemini", body("user"), "openai-chat", unsupported="error")
+    assert not lost(events)
+    with pytest.raises(UnsupportedContent, match="role"):
+        render("gemini", body("system"), "openai-chat")
+
+
+def test_a_gemini_function_response_key_no_field_models_is_reported() -> None:
+    body = {
+        "contents": [
+            {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}}}]},
+            {
+                "role": "user",
+                "parts": [
+                    {
+                        "functionResponse": {
+                            "name": "f",
+                            "response": {"output": "x"},
+                            "scheduling": "WHEN_IDLE",
+                        }
+                    }
+                ],
+            },
+        ]
+    }
+    _, events = render("gemini", body, "anthropic", unsupported="drop")
+    assert "canister 1 (result).scheduling" in dropped(events)
+    with pytest.raises(UnsupportedContent, match="scheduling"):
+        render("gemini", body, "anthropic")
+
+
+def ollama_calls(first: int, kind: str = "function") -> dict[str, Any]:
+    def call(name: str, index: int) -> dict[str, Any]:
+        return {
+            "type": kind,
+            "function": {"index": index, "name": name, "arguments": {}},
+        }
+
+    return {
+        "model": "m",
+        "messages": [
+            {"role": "user", "content": "go"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [call("a", first), call("b", 1)],
+            },
+            {"role": "tool", "tool_name": "a", "content": "1"},
+            {"role": "tool", "tool_name": "b", "content": "2"},
+        ],
+    }
+
+
+def test_an_ollama_call_index_at_its_place_says_nothing_elsewhere() -> None:
+    body = ollama_calls(0)
+    ollama = providers.get("ollama")
+    assert ollama.render_full_request(ollama.parse_full_request(body)) == body
+    _, events = render("ollama", body, "openai-chat", unsupported="error")
+    assert not lost(events)
+
+
+def test_an_ollama_call_index_elsewhere_is_kept_and_reported() -> None:
+    body = ollama_calls(5)
+    ollama = providers.get("ollama")
+    assert ollama.render_full_request(ollama.parse_full_request(body)) == body
+    with pytest.raises(UnsupportedContent, match="index"):
+        render("ollama", body, "openai-chat")
+
+
+def test_an_ollama_call_type_other_than_function_is_refused_where_it_is() -> None:
+    with pytest.raises(MalformedPayload, match=r"messages\[1\]\.tool_calls\[0\]\.type"):
+        providers.get("ollama").parse_full_request(ollama_calls(0, "tool"))

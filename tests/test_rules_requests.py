@@ -9,7 +9,14 @@ from typing import Any
 import attrs
 import pytest
 
-from canisters import CacheConfig, Request, UnsupportedContent, User, providers
+from canisters import (
+    CacheConfig,
+    MalformedPayload,
+    Request,
+    UnsupportedContent,
+    User,
+    providers,
+)
 
 from .requests_support import SDK_ACCEPTS, render
 
@@ -224,3 +231,103 @@ def test_gemini_property_ordering_is_carried_or_reported() -> None:
     assert "tools[0].parameters.propertyOrdering" in where(
         report.events, "approximated"
     )
+
+
+# A result's name where results carry none ---------------------------------------------
+
+
+def _gemini_round(result_name: str) -> dict[str, Any]:
+    return {
+        "contents": [
+            {"role": "user", "parts": [{"text": "weather?"}]},
+            {
+                "role": "model",
+                "parts": [
+                    {"functionCall": {"id": "c1", "name": "weather", "args": {}}}
+                ],
+            },
+            {
+                "role": "user",
+                "parts": [
+                    {
+                        "functionResponse": {
+                            "id": "c1",
+                            "name": result_name,
+                            "response": {"output": "sun"},
+                        }
+                    }
+                ],
+            },
+        ]
+    }
+
+
+@pytest.mark.parametrize("target", ["anthropic", "openai-chat", "openai-responses"])
+def test_a_result_named_unlike_its_call_is_refused_where_results_carry_no_name(
+    target: str,
+) -> None:
+    request = providers.get("gemini").parse_full_request(_gemini_round("weather"))
+    report = providers.Report()
+    providers.get(target).render_full_request(request, report=report)
+    assert not [e for e in report.events if e.where.endswith(".name")]
+    request = providers.get("gemini").parse_full_request(_gemini_round("forecast"))
+    with pytest.raises(UnsupportedContent, match=r"canister 2 \(result\)\.name"):
+        providers.get(target).render_full_request(request)
+    report = providers.Report()
+    with pytest.warns(providers.FidelityWarning):
+        providers.get(target).render_full_request(
+            request, report=report, unsupported="drop"
+        )
+    assert [e.where for e in report.events if e.where.endswith(".name")] == [
+        "canister 2 (result).name"
+    ]
+
+
+def test_a_result_name_goes_to_a_format_whose_results_carry_one() -> None:
+    request = providers.get("gemini").parse_full_request(_gemini_round("forecast"))
+    body = providers.get("ollama").render_full_request(request)
+    assert body["messages"][-1]["tool_name"] == "forecast"
+
+
+@pytest.mark.parametrize(
+    ("block", "where"),
+    [
+        (
+            {
+                "type": "image",
+                "source": {
+                    "type": "base64",
+                    "media_type": "image/svg+xml",
+                    "data": "PHN2Zz4=",
+                },
+            },
+            r"\$\.messages\[0\]\.content\[0\]\.source\.media_type",
+        ),
+        (
+            {
+                "type": "document",
+                "source": {"type": "base64", "media_type": "text/html", "data": "PGI+"},
+            },
+            r"\$\.messages\[0\]\.content\[0\]\.source\.media_type",
+        ),
+        (
+            {
+                "type": "document",
+                "source": {"type": "text", "media_type": "text/html", "data": "<b>"},
+            },
+            r"\$\.messages\[0\]\.content\[0\]\.source\.media_type",
+        ),
+    ],
+)
+def test_an_anthropic_media_type_outside_the_api_enumeration_is_refused_where_it_is(
+    block: dict[str, Any], where: str
+) -> None:
+    body = {
+        "model": "m",
+        "max_tokens": 5,
+        "messages": [{"role": "user", "content": [block]}],
+    }
+    with pytest.raises(MalformedPayload, match=where):
+        providers.get("anthropic").parse_full_request(body)
+    with pytest.raises(MalformedPayload, match=where):
+        providers.get("anthropic").parse_request(body)

@@ -350,12 +350,16 @@ def _media_out(tag: str) -> _OutHook:
     def unstructure(part: Media, add: _Add | None = None) -> Record:
         record: Record = {"type": tag}
         data = inline(part)
-        if isinstance(data, _base64.Encoded):
+        if add is not None:
+            # Written by to_json or to_jsonl (``add``): a mark, which the base64
+            # replaces in the text (see canisters._base64.Splicer): as it was
+            # read, or encoded once.
+            if data is not None:
+                record["data"] = _base64.Spliced(data)
+        elif isinstance(data, _base64.Encoded):
             record["data"] = data.text  # as it was read: no copy
         elif data is not None:
-            # Written by to_json or to_jsonl (``add``): the JSON of the base64,
-            # which orjson copies as it is (see canisters._base64).
-            record["data"] = _b64(data) if add is None else _base64.fragment(data)
+            record["data"] = _b64(data)
         if part.url is not None:
             record["url"] = part.url
         if part.content_id is not None:
@@ -1623,14 +1627,19 @@ _ORJSON_REFUSALS: Final = ("64-bit", "surrogates", "Recursion limit")
 
 
 def _encode_json(
-    value: Any, limit: int = MAX_DEPTH, floats: list[Any] | None = None
+    value: Any,
+    limit: int = MAX_DEPTH,
+    floats: list[Any] | None = None,
+    default: Callable[[Any], Any] | None = None,
 ) -> tuple[bytes, bool]:
     """Return the JSON bytes of ``value``, and whether the standard library wrote
     them; a value nesting more than ``limit`` levels (which the readers would
     refuse) raises :class:`SerializationError`. ``floats``: every value within
     ``value`` that may be or hold a float, where the search for NaN and the
     infinities then looks instead of the whole output (see
-    :data:`_COLLECTING`).
+    :data:`_COLLECTING`). ``default``: orjson's (a
+    :class:`~canisters._base64.Splicer`, for the media of to_json and
+    to_jsonl); the standard library writes such media's base64 in place.
 
     orjson writes almost everything; the standard library takes over where
     orjson cannot be exact (see "Inputs" on the reliability page): integers
@@ -1642,7 +1651,7 @@ def _encode_json(
     import orjson  # on first use: it takes a fair share of `import canisters`
 
     try:
-        encoded = orjson.dumps(value)
+        encoded = orjson.dumps(value, default=default)
     except TypeError as error:
         message = str(error)
         if not any(refusal in message for refusal in _ORJSON_REFUSALS):
@@ -1812,7 +1821,9 @@ def _json_default(value: object) -> str:
         return value.isoformat()
     import orjson
 
-    if type(value) is orjson.Fragment:  # media's base64: see _media_out
+    if type(value) is _base64.Spliced:  # media's base64: see _media_out
+        return _base64.text_of(value.data)
+    if type(value) is orjson.Fragment:
         text: str = orjson.loads(orjson.dumps(value))
         return text
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
@@ -1883,11 +1894,22 @@ def _to_json(value: Conversation | Canister | Content | Request) -> str:
         return _encode_json(written, MAX_DEPTH - _SHIFTS[REQUEST_FORMAT])[0].decode()
     floats: list[Any] = []
     document = _document(value, floats.append)
-    encoded = _encode_json(document, MAX_DEPTH - _SHIFTS[document["format"]], floats)[0]
-    # The document, and the base64 of its media, go before the bytes become
-    # text: see "Memory" on the reliability page.
+    splicer = _base64.Splicer()
+    encoded, standard = _encode_json(
+        document, MAX_DEPTH - _SHIFTS[document["format"]], floats, splicer
+    )
+    # The document goes before the bytes become text: see "Memory" on the
+    # reliability page.
     del document, floats
-    return encoded.decode()
+    return encoded.decode() if standard else _spliced(splicer, encoded)
+
+
+def _spliced(splicer: _base64.Splicer, encoded: bytes) -> str:
+    """The text of ``encoded``, the base64 of its media in place."""
+    try:
+        return splicer.text(encoded)
+    except ValueError as error:  # a raw NUL: a fragment in extras
+        raise SerializationError(f"value is not JSON: {error}") from None
 
 
 def _document(
@@ -1978,17 +2000,24 @@ def _to_jsonl(conversation: Iterable[Canister]) -> str:
     # through _encode_json, which writes them as the standard library does.
     exact = not _collected_non_finite(floats)
     del floats
-    encoded = _lines(_JSONL_HEADER, records, MAX_DEPTH - _LINE_SHIFT, exact)
+    splicer = _base64.Splicer()
+    encoded = _lines(_JSONL_HEADER, records, MAX_DEPTH - _LINE_SHIFT, exact, splicer)
     # _lines emptied the records as it wrote them: only the bytes are left to
     # become text (see "Memory" on the reliability page).
     del records
-    return encoded.decode()
+    return _spliced(splicer, encoded)
 
 
 _BATCH: Final = 64
 
 
-def _lines(header: bytes, records: list[Record], limit: int, exact: bool) -> bytes:
+def _lines(
+    header: bytes,
+    records: list[Record],
+    limit: int,
+    exact: bool,
+    splicer: _base64.Splicer | None = None,
+) -> bytes:
     """``header`` and the JSON of each record, each on a line of its own.
 
     ``records`` is emptied as the lines are written: a record holding a large
@@ -1996,7 +2025,9 @@ def _lines(header: bytes, records: list[Record], limit: int, exact: bool) -> byt
     joined. One orjson call per line (``exact``: no record holds a NaN or an
     infinity); a batch orjson refuses, or every line when not ``exact``, goes
     line by line through :func:`_encode_json`, which writes it as it always
-    did (``limit``: the depth a line's record may nest).
+    did (``limit``: the depth a line's record may nest). ``splicer``: as
+    :func:`_encode_json` takes it (a line the standard library writes holds
+    its media's base64, the others marks).
 
     orjson holds about 4 KB for each text it returns, however short: thousands
     of lines alive at once cost far more in memory traffic than writing them.
@@ -2011,10 +2042,10 @@ def _lines(header: bytes, records: list[Record], limit: int, exact: bool) -> byt
     def write(batch: list[Record]) -> list[bytes]:
         if exact:
             try:
-                return [dumps(record) for record in batch]
+                return [dumps(record, default=splicer) for record in batch]
             except TypeError:  # what orjson refuses or cannot write exactly
                 pass
-        return [_encode_json(record, limit)[0] for record in batch]
+        return [_encode_json(record, limit, None, splicer)[0] for record in batch]
 
     if len(records) <= _BATCH:
         written = write(records)

@@ -53,7 +53,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from ..conversation import Conversation
 from ..exceptions import MalformedPayload, ProviderError, UnknownProvider
 from ..requests import Request
-from ._common import Event, FidelityWarning, Options, Report
+from ._common import Event, FidelityWarning, Options, Report, Unsupported
 from ._errors import ERROR_KINDS, ErrorKind, ErrorReply, ErrorResponse
 from ._rules import (
     DEFAULT_CAPABILITIES,
@@ -183,8 +183,16 @@ class ErrorNormalizer(Normalizer, Protocol):
         """Read an error body (or the exception the provider's SDK raised) with
         the HTTP status it came with, when known."""
 
-    def render_error(self, reply: ErrorReply) -> tuple[int, dict[str, Any]]:
-        """Write ``reply`` as the provider's error body: ``(HTTP status, body)``."""
+    def render_error(
+        self,
+        reply: ErrorReply,
+        *,
+        report: Report | None = None,
+        unsupported: Unsupported = "drop",
+    ) -> tuple[int, dict[str, Any]]:
+        """Write ``reply`` as the provider's error body: ``(HTTP status, body)``;
+        what of another provider's reply is not written as it is goes in
+        ``report``, and is refused under ``unsupported="error"``."""
 
 
 @runtime_checkable

@@ -31,6 +31,7 @@ from ..exceptions import ProviderError
 from ..serialization import _paused
 from . import _common as common
 from ._errors import Dialect, ErrorReply, from_exception
+from ._options import Report, Unsupported
 from ._requests import RequestSettings, WholeRequests
 from .streams import Accumulator, Streaming
 
@@ -142,14 +143,25 @@ class BaseNormalizer(Streaming, WholeRequests):
             body = common.as_mapping(body, received=True)
         return self._dialect().parse(body, status)
 
-    def render_error(self, reply: ErrorReply) -> tuple[int, dict[str, Any]]:
+    def render_error(
+        self,
+        reply: ErrorReply,
+        *,
+        report: Report | None = None,
+        unsupported: Unsupported = "drop",
+    ) -> tuple[int, dict[str, Any]]:
         """Write ``reply`` as the provider's error body: ``(HTTP status, body)``.
 
         A reply read from this provider comes back as it was read; one from
         another provider (or made by hand) gets this provider's status, type and
-        code for its kind, with its message and parameter.
+        code for its kind, with its message and parameter. What of it is not
+        written as it is (its type, code or status rewritten for the kind, a
+        parameter, extras or envelope key the shape has no place for) is an
+        :class:`~canisters.providers.Event` in ``report``, and refused with
+        :class:`~canisters.UnsupportedContent` under ``unsupported="error"``;
+        the default, ``"drop"``, relays the refusal.
         """
-        return self._dialect().render(reply)
+        return self._dialect().render(reply, report=report, unsupported=unsupported)
 
     def _dialect(self) -> Dialect:
         if self.dialect is None:

@@ -28,6 +28,8 @@ import attrs
 
 from .._frozen import EMPTY, freeze
 from ..exceptions import MalformedPayload, ModelError, ProviderError
+from ._options import Options, Report, Unsupported
+from ._rules.policy import apply_policy
 
 __all__ = [
     "ERROR_KINDS",
@@ -135,6 +137,11 @@ def _status_of(value: object) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool) and 100 <= value < 600:
         return value
     return None
+
+
+def _excerpt(value: object, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."
 
 
 def _one_line(text: str, limit: int = 300) -> str:
@@ -322,6 +329,10 @@ class Dialect:
     """
 
     __slots__ = ("kinds", "provider", "renders")
+
+    writes_param: bool = True
+    """Whether the shape has a place for the request parameter an error is
+    about (OpenAI's ``param``)."""
 
     def __init__(
         self,
@@ -517,8 +528,25 @@ class Dialect:
             event = self.wrap(inner, event)  # type: ignore[assignment]
         return ErrorResponse(self.parse(event), path)
 
-    def render(self, reply: ErrorReply) -> tuple[int, dict[str, Any]]:
-        """Write ``reply`` as this provider's error body, with its HTTP status."""
+    def render(
+        self,
+        reply: ErrorReply,
+        *,
+        report: Report | None = None,
+        unsupported: Unsupported = "drop",
+    ) -> tuple[int, dict[str, Any]]:
+        """Write ``reply`` as this provider's error body, with its HTTP status.
+
+        A reply of this provider goes back exactly. For one of another
+        provider (or made by hand), each of its fields not written as it is
+        goes through the unsupported policy: a ``type``, ``code`` or
+        ``status`` written as this provider's word for the kind is
+        *approximated*, one this shape has no place for (its ``param``, each
+        key of ``extras`` and ``envelope``) is *dropped*; each is an event in
+        ``report`` naming the field and its value, and ``unsupported="error"``
+        refuses the reply with :class:`~canisters.UnsupportedContent`
+        instead. The default, ``"drop"``, relays the refusal.
+        """
         if not isinstance(reply, ErrorReply):
             raise ProviderError(
                 f"render_error takes an ErrorReply, got {type(reply).__name__}"
@@ -532,7 +560,72 @@ class Dialect:
             extras, envelope = dict(reply.extras), dict(reply.envelope)
         if reply.status is not None and (same or reply.provider is None):
             status = reply.status
+        if not same:
+            options = Options(unsupported=unsupported, report=report)
+            self._account(reply, status, (error_type, code), options)
         return status, self.write(reply, status, (error_type, code), extras, envelope)
+
+    def _account(
+        self,
+        reply: ErrorReply,
+        status: int,
+        written: tuple[str | None, str | int | None],
+        options: Options,
+    ) -> None:
+        """Put each field of another provider's ``reply`` that is not written
+        as it is through the policy (see :meth:`render`)."""
+
+        def dropped(where: str, reason: str) -> None:
+            apply_policy(
+                options,
+                self.provider,
+                where,
+                reason,
+                refused_as=f"error field {where}",
+                stacklevel=5,
+            )
+
+        who = f"{reply.provider}'s" if reply.provider is not None else "the reply's"
+        rule = f"{self.provider}'s error table, kind {reply.kind}"
+        said: tuple[tuple[str, object, object], ...] = (
+            ("type", reply.type, written[0]),
+            ("code", reply.code, written[1]),
+            ("status", reply.status, status),
+        )
+        for field, value, new in said:
+            if value is None or value == new:
+                continue
+            where = f"error.{field}"
+            if new is None:
+                dropped(
+                    where,
+                    f"{who} {field} {value!r} not written: {self.provider} "
+                    f"writes none for kind {reply.kind}",
+                )
+            else:
+                detail = f"{who} {field} {value!r} written as {new!r}"
+                apply_policy(
+                    options,
+                    self.provider,
+                    where,
+                    f"{detail} ({rule})",
+                    kind="approximated",
+                    detail=detail,
+                    rule=rule,
+                    refused_as=f"error field {where}",
+                )
+        if reply.param is not None and not self.writes_param:
+            dropped(
+                "error.param",
+                f"{who} param {reply.param!r} has no place in {self.provider}",
+            )
+        for prefix, kept in (("error.", reply.extras), ("", reply.envelope)):
+            for key, value in kept.items():
+                dropped(
+                    f"{prefix}{key}",
+                    f"{who} key {key!r} ({_excerpt(value)}) has no place in "
+                    f"{self.provider}",
+                )
 
 
 def generic_error(error: object, path: str, provider: str | None) -> ErrorResponse:

@@ -101,20 +101,31 @@ def parse_data_url(url: str) -> tuple[str, bytes] | None:
     mime = url[5 : start - 8]
     if url[start - 8 : start] != ";base64," or not mime or ";" in mime:
         return None
-    encoded = url[start:]
     try:
-        data = _base64.check(encoded)  # kept as base64, not decoded
+        # Kept as base64, not decoded: the part holds the URL itself.
+        data = _base64.check(url, start)
     except (binascii.Error, ValueError):
         return None
     # data_url() rebuilds the head as matched: only the base64 may differ.
-    if not _exact(encoded, data):
-        return None
+    if type(data) is bytes:
+        if not _canonical(url[start:], data):
+            return None
+    else:
+        size = len(url) - start
+        if size % 4 or (size and not _exact(url[-4:], data)):
+            return None
     return mime, data  # type: ignore[return-value]
 
 
 def data_url(mime_type: str, data: bytes | _base64.Encoded) -> str:
-    """Build a base64 ``data:`` URL."""
-    return f"data:{mime_type};base64,{b64encode(data)}"
+    """Build a base64 ``data:`` URL (the one a part was read from, where it
+    holds it and its media type is the same: no copy)."""
+    head = f"data:{mime_type};base64,"
+    if type(data) is _base64.Encoded:
+        kept = data.url(head)
+        if kept is not None:
+            return kept
+    return head + b64encode(data)
 
 
 _MAGIC: tuple[tuple[bytes, int, str], ...] = (

@@ -110,7 +110,7 @@ from ._rules import (
     capabilities_for,
 )
 from ._rules.empty import renumbered, without_empty_text
-from ._rules.ids import fit_ids
+from ._rules.ids import check_result_names, fit_ids
 from ._rules.kept import carry_kept
 from ._rules.parameters import object_root
 
@@ -702,6 +702,7 @@ class WholeRequests:
         opts = common.options_from(options)
         outcomes = Outcomes(opts, self.name)
         conversation = carry_kept(request.conversation, self.name, outcomes)
+        check_result_names(conversation, self.name, opts)
         kept = None
         if self.name not in request.extras:  # a request of another format
             conversation = fit_ids(conversation, self.name, opts)

@@ -10,6 +10,12 @@ the same one, and two ids that would fit to the same one are told apart. The
 call and its result get the same id, so they still pair; each rewrite is
 reported as synthesized. A request of the target's own format keeps its ids
 (the provider decides).
+
+A format whose results carry no tool name (they pair by id alone) declares
+so too (``named_results=False``): a result whose name differs from its
+call's (Gemini's ``functionResponse.name``, Ollama's ``tool_name``) says
+something such a format cannot, and is reported at the result's ``name``
+(:func:`check_result_names`), refused under ``unsupported="error"``.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from ..._trusted import _trusted
 from ...conversation import Conversation
 from ...protocols import Role
 from .paths import location
+from .policy import apply_policy
 
 if TYPE_CHECKING:
     from .._common import Options
@@ -31,7 +38,15 @@ if TYPE_CHECKING:
 # The canisters are those of a conversation already: built without its checks.
 _new_conversation = _trusted(Conversation)
 
-__all__ = ["SAFE_CHARACTERS", "IdRule", "declare", "fit_id", "fit_ids", "rule_of"]
+__all__ = [
+    "SAFE_CHARACTERS",
+    "IdRule",
+    "check_result_names",
+    "declare",
+    "fit_id",
+    "fit_ids",
+    "rule_of",
+]
 
 
 @attrs.frozen
@@ -49,11 +64,45 @@ SAFE_CHARACTERS = IdRule(unsafe=r"[^A-Za-z0-9_-]")
 """Ids of letters, digits, ``_`` and ``-`` only (Anthropic's rule)."""
 
 _RULES: dict[str, IdRule] = {}
+_NAMELESS: set[str] = set()
 
 
-def declare(provider: str, rule: IdRule) -> None:
-    """Declare ``provider``'s rule for call ids."""
-    _RULES[provider] = rule
+def declare(
+    provider: str, rule: IdRule | None = None, *, named_results: bool = True
+) -> None:
+    """Declare ``provider``'s rule for call ids (``None``: any id), and
+    whether its results carry the tool's name."""
+    if rule is not None:
+        _RULES[provider] = rule
+    if named_results:
+        _NAMELESS.discard(provider)
+    else:
+        _NAMELESS.add(provider)
+
+
+def check_result_names(
+    conversation: Conversation, provider: str, options: Options
+) -> None:
+    """Put each result whose name differs from its call's through the
+    policy, when ``provider``'s results carry no name (see the module)."""
+    if provider not in _NAMELESS:
+        return
+    names: dict[str, str] = {}
+    for index, canister in enumerate(conversation.canisters):
+        role = canister.role
+        if role is Role.Invocation:
+            names[canister.invocation_id] = canister.name  # type: ignore[attr-defined]
+        elif role is Role.Result:
+            name = canister.name  # type: ignore[attr-defined]
+            called = names.get(canister.invocation_id)  # type: ignore[attr-defined]
+            if name and called is not None and name != called:
+                apply_policy(
+                    options,
+                    provider,
+                    location(index, canister, key="name"),
+                    f"the result names {name!r}, its call {called!r}: "
+                    f"{provider}'s results carry no name",
+                )
 
 
 def rule_of(provider: str) -> IdRule | None:

@@ -13,6 +13,10 @@ such key is, by this one rule:
   ``detail`` becomes Gemini's ``mediaResolution``);
 - *nothing lost* when its value says nothing (``null``, an empty list or
   object, or the concept's default such as ``detail: "auto"``);
+- *not sent*, reported as dropped but never refused, when it is a reference
+  only its own format resolves (an OpenAI Responses item ``id``): another
+  format has nothing to resolve it against, as it has nothing to check
+  another's signature against;
 - otherwise *dropped*, reported at the path of the key
   (``canister 1 (user), part 0 (text).cache_control``, :mod:`.paths`) and
   refused under
@@ -95,6 +99,9 @@ class Declaration:
     quiet: Mapping[str, Any] = attrs.field(factory=dict)
     """Kept keys whose value here says nothing another format needs (a
     default spelled out, such as Anthropic's ``is_error: false``)."""
+    references: frozenset[str] = frozenset()
+    """Kept keys holding references only this format resolves (an item
+    ``id``): reported elsewhere as not sent, never refused."""
 
     def reading(self, level: Level, entry: str, key: str) -> Spelling | None:
         """The spelling of ``key`` kept in ``entry``, if it is a concept's."""
@@ -133,10 +140,13 @@ def declare(
     part: tuple[str, ...] = (),
     spellings: tuple[Spelling, ...] = (),
     quiet: Mapping[str, Any] | None = None,
+    references: frozenset[str] = frozenset(),
 ) -> None:
     """Declare ``provider``'s extras entries holding wire keys, and how it
     spells shared concepts (see the module's description)."""
-    _DECLARED[provider] = Declaration(canister, part, spellings, dict(quiet or {}))
+    _DECLARED[provider] = Declaration(
+        canister, part, spellings, dict(quiet or {}), references
+    )
 
 
 def declared(provider: str) -> Declaration | None:
@@ -258,7 +268,7 @@ def _canister(
                 if wire is not None:
                     slot.setdefault(written.entry, {})[written.key] = wire
                     continue
-        outcomes.dropped(where, _reason(owner, key, value, provider, spelling))
+        _lost(outcomes, where, owner, key, value, provider, spelling, declaration)
     new_parts = list(parts)
     for number, part in enumerate(parts):
         plain = not part.extras or len(part.extras) == (provider in part.extras)
@@ -311,12 +321,42 @@ def _part(
                 if wire is not None:
                     adopted.setdefault(written.entry, {})[written.key] = wire
                     continue
-        outcomes.dropped(
-            f"{where}.{key}", _reason(owner, key, value, provider, spelling)
+        _lost(
+            outcomes,
+            f"{where}.{key}",
+            owner,
+            key,
+            value,
+            provider,
+            spelling,
+            declaration,
         )
     if not adopted:
         return part
     return attrs.evolve(part, extras=_merged(part.extras, provider, adopted))
+
+
+def _lost(
+    outcomes: Outcomes,
+    where: str,
+    owner: str,
+    key: str,
+    value: Any,
+    provider: str,
+    spelling: Spelling | None,
+    declaration: Declaration,
+) -> None:
+    """Report a kept key not carried: a reference as not sent, any other
+    through the policy."""
+    if spelling is None and key in declaration.references:
+        outcomes.options.note(
+            "dropped",
+            provider,
+            where,
+            f"{owner}-only reference {key} {_short(value)} not sent to {provider}",
+        )
+        return
+    outcomes.dropped(where, _reason(owner, key, value, provider, spelling))
 
 
 def _neutral(spelling: Spelling | None, value: Any) -> Any:

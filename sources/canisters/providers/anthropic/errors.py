@@ -46,6 +46,8 @@ class AnthropicDialect(Dialect):
 
     __slots__ = ()
 
+    writes_param = False
+
     def __init__(self, provider: str) -> None:
         super().__init__(provider, KINDS, RENDERS)
 

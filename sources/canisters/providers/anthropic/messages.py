@@ -46,7 +46,7 @@ NAME = "anthropic"
 
 # Rule of the API: tool ids match ^[a-zA-Z0-9_-]+$ (render_tool_id applies it
 # to a conversation alone too).
-ids.declare(NAME, ids.SAFE_CHARACTERS)
+ids.declare(NAME, ids.SAFE_CHARACTERS, named_results=False)
 
 # The wire keys kept verbatim; cache markers from another format go where
 # Anthropic reads them: on a block.
@@ -126,6 +126,24 @@ _TOOL_RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error"})
 _THINKING_KEYS = frozenset({"type", "thinking", "signature"})
 _REDACTED_KEYS = frozenset({"type", "data"})
 _BASE64_KEYS = frozenset({"type", "data", "media_type"})
+# The media types each source takes (the API's enumerations): another is
+# refused where it is, not carried to a format that would not say it.
+_SOURCE_TYPES: Final = {
+    "image": frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"}),
+    "document": frozenset({"application/pdf"}),
+    "text": frozenset({"text/plain"}),
+}
+
+
+def _media_type(value: object, kind: str, where: str) -> str:
+    """``value``, a media type the ``kind`` of source takes."""
+    mime = expect_str(value, where)
+    allowed = _SOURCE_TYPES[kind]
+    if mime not in allowed:
+        raise MalformedPayload(f"expected one of {', '.join(sorted(allowed))}", where)
+    return mime
+
+
 _URL_KEYS = frozenset({"type", "url"})
 _FILE_KEYS = frozenset({"type", "file_id"})
 _CONTENT_KEYS = frozenset({"type", "content"})
@@ -178,7 +196,8 @@ def _parse_source(
     if source_type == "base64":
         encoded = expect_str(source.get("data"), f"{spath}.data")
         mime = source.get("media_type")
-        mime = expect_str(mime, f"{spath}.media_type") if mime is not None else None
+        if mime is not None:
+            mime = _media_type(mime, kind, f"{spath}.media_type")
         data, exact = common.b64read_exact(encoded, f"{spath}.data")
         extras = _extras(
             block=rest,
@@ -199,7 +218,7 @@ def _parse_source(
         mime = source.get("media_type", "text/plain")
         part: Text = new_text(
             text,
-            expect_str(mime, f"{spath}.media_type"),
+            _media_type(mime, "text", f"{spath}.media_type"),
             None,
             _extras(
                 block=rest,
@@ -654,7 +673,7 @@ def _plain_image(block: Mapping[str, Any]) -> Image | None:
     if kind != "base64" or len(source) != 3:
         return None
     encoded, mime = source.get("data"), source.get("media_type")
-    if type(encoded) is not str or type(mime) is not str:
+    if type(encoded) is not str or mime not in _SOURCE_TYPES["image"]:
         return None
     try:
         data, exact = common.b64read_exact(encoded)

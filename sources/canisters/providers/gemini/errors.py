@@ -50,6 +50,8 @@ class GoogleDialect(Dialect):
 
     __slots__ = ()
 
+    writes_param = False
+
     def __init__(self, provider: str) -> None:
         super().__init__(provider, KINDS, RENDERS)
 

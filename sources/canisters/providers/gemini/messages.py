@@ -50,7 +50,11 @@ NAME = "gemini"
 # A part's other keys are kept verbatim; its mediaResolution is an image's detail.
 kept.declare(
     NAME,
-    part=("part",),
+    # The keys of a turn, call, result, system instruction, part or blob no
+    # field models, kept as sent ("instruction": the system's own role).
+    canister=("turn", "call", "result", "system", "part", "instruction"),
+    part=("part", "blob"),
+    quiet={"role": "user"},  # what google-genai writes as the system's role
     spellings=(
         kept.Spelling(
             "detail",
@@ -570,7 +574,7 @@ def _parse_system(raw: Any, key: str, moment: datetime) -> Supervisor:
         marks["key"] = key
     role = reader.get(system, "role")
     if role is not None:
-        marks["role"] = role
+        marks["instruction"] = {"role": role}
     raw_parts = reader.get(system, "parts")
     if isinstance(raw_parts, Mapping):
         marks["parts_object"] = True
@@ -863,8 +867,9 @@ class _Renderer:
         if extras.get("parts_object") and len(parts) == 1:
             parts = parts[0]
         system: dict[str, Any] = {}
-        if "role" in extras:
-            system["role"] = extras["role"]
+        said = extras.get("instruction") or extras  # "role": as stored before
+        if "role" in said:
+            system["role"] = said["role"]
         system["parts"] = parts
         system.update(extras.get("system", {}))
         return key, system

@@ -20,6 +20,8 @@ class OllamaDialect(Dialect):
 
     __slots__ = ()
 
+    writes_param = False
+
     def __init__(self, provider: str) -> None:
         super().__init__(provider, {}, _RENDERS)
 

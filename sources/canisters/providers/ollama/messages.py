@@ -29,6 +29,7 @@ from ..._frozen import EMPTY, FrozenDict, freeze
 from ...canisters import ErrorInfo, Result, now
 from ...content import Image, Text
 from ...conversation import Conversation
+from ...exceptions import MalformedPayload
 from ...protocols import Canister, Role
 from .. import _common as common
 from .._common import (
@@ -53,7 +54,7 @@ from .._common import (
     rest,
     synthesize_id,
 )
-from .._rules import documents
+from .._rules import documents, kept
 from .._rules.thinking import as_text as thinking_text
 
 __all__ = ["NAME", "REQUEST_FIELDS", "parse_request", "render_request"]
@@ -73,6 +74,10 @@ _MESSAGE_KEYS = {
 """The keys each role's messages model; any other key (``thinking`` on a user
 message, say) rides in ``extras["ollama"]["message"]`` as it was sent."""
 _CALL_KEYS = frozenset({"function", "id"})
+
+# The keys of a message, call or function no field models, kept as sent. A
+# call's "type" can only be "function" (the parser refuses another).
+kept.declare(NAME, canister=("message", "function", "call"), quiet={"type": "function"})
 _FUNCTION_KEYS = frozenset({"name", "arguments"})
 _WIRE_ROLE = {
     Role.Supervisor: "system",
@@ -228,9 +233,17 @@ class _Parser:
             else:
                 invocation_id = expect_str(given, f"{call_path}.id")
             other = rest(function, _FUNCTION_KEYS)
+            if other.get("index", None) == number and type(number) is type(
+                other["index"]
+            ):
+                # The call's place in the message, which the renderer writes.
+                del other["index"]
+                call_extras["index"] = True
             if other:
                 call_extras["function"] = other
             other = rest(call, _CALL_KEYS)
+            if other.get("type", "function") != "function":
+                raise MalformedPayload('expected "function"', f"{call_path}.type")
             if other:
                 call_extras["call"] = other
             if lead and not number:
@@ -537,11 +550,15 @@ class _Renderer:
                 )
                 if joins:
                     joined = rendered[-1].get("tool_calls")
+                    if extras.get("index"):
+                        call["function"]["index"] = len(joined or ())
                     if joined is None:  # none yet, or kept as null
                         rendered[-1]["tool_calls"] = [call]
                     else:
                         joined.append(call)
                 else:
+                    if extras.get("index"):
+                        call["function"]["index"] = 0
                     message: dict[str, Any] = {"role": "assistant", "content": ""}
                     message["tool_calls"] = [call]
                     rendered.append(message)

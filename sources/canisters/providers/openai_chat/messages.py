@@ -40,7 +40,7 @@ NAME = "openai-chat"
 """The provider name."""
 
 # Rule of the API: a call id is at most 40 characters.
-ids.declare(NAME, ids.IdRule(max_length=40))
+ids.declare(NAME, ids.IdRule(max_length=40), named_results=False)
 
 # The wire keys kept verbatim, and the shared concepts among them: cache_control
 # (sent by clients aiming at Anthropic through a Chat gateway; OpenAI takes none)

@@ -51,7 +51,7 @@ from .._common import (
     rest,
     synthesize_id,
 )
-from .._rules import documents, kept, media, thinking
+from .._rules import documents, ids, kept, media, thinking
 
 __all__ = [
     "NAME",
@@ -65,9 +65,16 @@ NAME = "openai-responses"
 """The provider name."""
 
 # A part's other keys are kept verbatim; its detail is an image's detail.
+ids.declare(NAME, named_results=False)  # results pair by call_id alone
+
+# An item's keys no field models ride in "keys" as sent: an item's id is a
+# reference only OpenAI resolves, and "status": "completed" says nothing.
 kept.declare(
     NAME,
-    part=("part",),
+    canister=("keys",),
+    part=("part", "keys"),
+    quiet={"status": "completed"},
+    references=frozenset({"id"}),
     spellings=(
         kept.Spelling(
             "detail",
@@ -301,7 +308,7 @@ class _Parser:
                     extras["arguments"] = kept
             other = rest(item, _CALL_KNOWN)
             if other:
-                extras["item"] = other
+                extras["keys"] = other
             self.names[call_id] = name
             self.canisters.append(
                 new_invocation(self.moment, _wrap(extras), name, arguments, call_id)
@@ -321,7 +328,7 @@ class _Parser:
                     content = []
             other = rest(item, _OUTPUT_KNOWN)
             if other:
-                extras["item"] = other
+                extras["keys"] = other
             bind_parts(extras, content)
             result: Result = new_result(
                 self.moment,
@@ -405,13 +412,19 @@ class _Parser:
             info["list"] = True
         other = rest(item, _MESSAGE_KNOWN)
         if other:
-            info["rest"] = other
-        self.place(role, content, info, path)
+            info["keyed"] = True
+        self.place(role, content, info, path, other)
 
     def place(
-        self, role: str, content: list[Any], info: dict[str, Any], path: str
+        self,
+        role: str,
+        content: list[Any],
+        info: dict[str, Any],
+        path: str,
+        keys: Mapping[str, Any] | None = None,
     ) -> None:
-        """Place the parts of a message item of ``role``, its marks ``info``."""
+        """Place the parts of a message item of ``role``, its marks ``info``
+        and the item's keys no field models."""
         if role == "assistant":
             if not content:
                 content = [new_text("", "text/plain", None, _wrap({"empty": True}))]
@@ -419,7 +432,8 @@ class _Parser:
                 # Marks where this message item starts within the assistant turn.
                 info["new"] = True
             if info:
-                content[0] = _marked(content[0], {"item": info})
+                marks = {"item": info, "keys": keys} if keys else {"item": info}
+                content[0] = _marked(content[0], marks)
             bind_parts(self.assistant_extras, content)
             self.assistant.extend(content)
             return
@@ -427,6 +441,8 @@ class _Parser:
         extras: dict[str, Any] = {}
         if info:
             extras["item"] = info
+        if keys:
+            extras["keys"] = keys
         bind_parts(extras, content)
         if role == "user":
             self.canisters.append(new_user(self.moment, _wrap(extras), tuple(content)))
@@ -614,7 +630,13 @@ class _Renderer:
         return rendered
 
     def message(
-        self, role: str, canister: Any, index: int, parts: Any, info: Mapping[str, Any]
+        self,
+        role: str,
+        canister: Any,
+        index: int,
+        parts: Any,
+        info: Mapping[str, Any],
+        keys: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         output = role == "assistant"
         rendered = self.parts(canister, index, parts, output=output)
@@ -635,8 +657,10 @@ class _Renderer:
             message["type"] = "message"
         message["role"] = role
         message["content"] = content
-        if "rest" in info:
-            message.update(info["rest"])
+        if keys is None:
+            keys = info.get("rest")  # where the keys were stored before
+        if keys is not None:
+            message.update(keys)
         elif self.response and output:
             message["id"] = synthesize_id("msg_", index, canister.id)
             message["status"] = "completed"
@@ -665,11 +689,12 @@ class _Renderer:
         items: list[dict[str, Any]] = []
         run: list[tuple[int, Any]] = []
         info: Mapping[str, Any] = {}
+        keys: Mapping[str, Any] | None = None
 
         def close() -> None:
             if run:
                 items.append(
-                    self.message("assistant", canister, index, list(run), info)
+                    self.message("assistant", canister, index, list(run), info, keys)
                 )
                 run.clear()
 
@@ -683,14 +708,14 @@ class _Renderer:
                     continue
                 action = reasoning_action(part, NAME, self.options, where, native=False)
                 if action == "text":
-                    info = {}
+                    info, keys = {}, None
                     run.append((number, Text(thinking.as_text(part))))
                 continue
             if "item" in part_extras:
                 close()
-                info = part_extras["item"]
+                info, keys = part_extras["item"], part_extras.get("keys")
             elif not run:
-                info = {}
+                info, keys = {}, None
             run.append((number, part))
             if not info and not self.response:
                 # A request's assistant message takes one output_text only, unless
@@ -711,8 +736,9 @@ class _Renderer:
             "name": canister.name,
             "arguments": render_arguments(canister.arguments, extras.get("arguments")),
         }
-        if "item" in extras:
-            item.update(extras["item"])
+        keys = extras.get("keys", extras.get("item"))  # "item": stored before
+        if keys is not None:
+            item.update(keys)
         elif self.response:
             item["id"] = synthesize_id("fc_", index, canister.invocation_id)
             item["status"] = "completed"
@@ -744,7 +770,7 @@ class _Renderer:
             "call_id": canister.invocation_id,
             "output": output,
         }
-        item.update(extras.get("item", {}))
+        item.update(extras.get("keys", extras.get("item", {})))
         return item
 
     def items(self, canisters: list[tuple[int, Canister]]) -> list[dict[str, Any]]:
@@ -767,6 +793,7 @@ class _Renderer:
                             index,
                             list(enumerate(canister.content)),  # type: ignore[attr-defined]
                             extras.get("item", {}),
+                            extras.get("keys"),
                         )
                     )
                 case Role.Supervisor:
@@ -777,6 +804,7 @@ class _Renderer:
                             index,
                             list(enumerate(canister.content)),  # type: ignore[attr-defined]
                             extras.get("item", {}),
+                            extras.get("keys"),
                         )
                     )
                 case Role.Document:
