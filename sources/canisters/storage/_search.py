@@ -37,6 +37,8 @@ _KINDS: Final = frozenset(role.value for role in Role)
 # The longest word a PostgreSQL lexeme holds (2 KiB less one byte); a longer
 # one is left out of the index by every backend.
 MAX_WORD_BYTES: Final = 2046
+# Characters within which a word is within MAX_WORD_BYTES whatever they are.
+_SURELY_SHORT: Final = MAX_WORD_BYTES // 4
 # Snippets: characters shown around the first match.
 SNIPPET_WIDTH: Final = 160
 _LEAD: Final = 48
@@ -188,10 +190,12 @@ def record_text(record: Mapping[str, Any], fetch: Callable[[str], bytes]) -> str
 
 def words(text: str) -> list[str]:
     """Return the distinct words of ``text``, lower-cased, in order of appearance."""
+    # Each spelling is lower-cased once (the first of a lower-cased word stays
+    # first), and only a word that could be too long is measured in bytes.
     return [
         word
-        for word in dict.fromkeys(match[0].lower() for match in _WORD.finditer(text))
-        if len(word.encode("utf-8")) <= MAX_WORD_BYTES
+        for word in dict.fromkeys(map(str.lower, dict.fromkeys(_WORD.findall(text))))
+        if len(word) <= _SURELY_SHORT or len(word.encode("utf-8")) <= MAX_WORD_BYTES
     ]
 
 
