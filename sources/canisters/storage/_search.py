@@ -39,6 +39,10 @@ _KINDS: Final = frozenset(role.value for role in Role)
 MAX_WORD_BYTES: Final = 2046
 # Characters within which a word is within MAX_WORD_BYTES whatever they are.
 _SURELY_SHORT: Final = MAX_WORD_BYTES // 4
+# Every ASCII character that is not a letter or digit, mapped to a space.
+_ASCII_GAPS: Final = str.maketrans(
+    {code: " " for code in range(128) if not chr(code).isalnum()}
+)
 # Snippets: characters shown around the first match.
 SNIPPET_WIDTH: Final = 160
 _LEAD: Final = 48
@@ -190,6 +194,14 @@ def record_text(record: Mapping[str, Any], fetch: Callable[[str], bytes]) -> str
 
 def words(text: str) -> list[str]:
     """Return the distinct words of ``text``, lower-cased, in order of appearance."""
+    if text.isascii():
+        # _WORD's words are the runs of ASCII letters and digits: the others
+        # become spaces, and the whole text is lower-cased and split at once.
+        return [
+            word
+            for word in dict.fromkeys(text.lower().translate(_ASCII_GAPS).split())
+            if len(word) <= MAX_WORD_BYTES
+        ]
     # Each spelling is lower-cased once (the first of a lower-cased word stays
     # first), and only a word that could be too long is measured in bytes.
     return [
