@@ -1021,7 +1021,7 @@ def main(argv: list[str] | None = None) -> int:
     if "scaling" in sections:
         measure_scaling(sizes, timer, results)
     report["operations"] = results.operations
-    if "core" in sections:
+    if "core" in sections or "store" in sections:  # the store's floors too
         report["targets"], report["reported"] = targets(
             results, labels, memory, imports.get("import"), requests
         )

@@ -37,6 +37,12 @@ _KINDS: Final = frozenset(role.value for role in Role)
 # The longest word a PostgreSQL lexeme holds (2 KiB less one byte); a longer
 # one is left out of the index by every backend.
 MAX_WORD_BYTES: Final = 2046
+# Characters within which a word is within MAX_WORD_BYTES whatever they are.
+_SURELY_SHORT: Final = MAX_WORD_BYTES // 4
+# Every ASCII character that is not a letter or digit, mapped to a space.
+_ASCII_GAPS: Final = str.maketrans(
+    {code: " " for code in range(128) if not chr(code).isalnum()}
+)
 # Snippets: characters shown around the first match.
 SNIPPET_WIDTH: Final = 160
 _LEAD: Final = 48
@@ -188,10 +194,20 @@ def record_text(record: Mapping[str, Any], fetch: Callable[[str], bytes]) -> str
 
 def words(text: str) -> list[str]:
     """Return the distinct words of ``text``, lower-cased, in order of appearance."""
+    if text.isascii():
+        # _WORD's words are the runs of ASCII letters and digits: the others
+        # become spaces, and the whole text is lower-cased and split at once.
+        return [
+            word
+            for word in dict.fromkeys(text.lower().translate(_ASCII_GAPS).split())
+            if len(word) <= MAX_WORD_BYTES
+        ]
+    # Each spelling is lower-cased once (the first of a lower-cased word stays
+    # first), and only a word that could be too long is measured in bytes.
     return [
         word
-        for word in dict.fromkeys(match[0].lower() for match in _WORD.finditer(text))
-        if len(word.encode("utf-8")) <= MAX_WORD_BYTES
+        for word in dict.fromkeys(map(str.lower, dict.fromkeys(_WORD.findall(text))))
+        if len(word) <= _SURELY_SHORT or len(word.encode("utf-8")) <= MAX_WORD_BYTES
     ]
 
 
@@ -353,12 +369,23 @@ SQLITE_SCHEMA: Final = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS search USING fts5(text, "
     "content='search_rows', content_rowid='id', "
     "tokenize='unicode61 remove_diacritics 0', detail=none, columnsize=0)",
-    "CREATE TRIGGER IF NOT EXISTS search_rows_added AFTER INSERT ON search_rows "
-    "BEGIN INSERT INTO search (rowid, text) VALUES (new.id, new.text); END",
-    "CREATE TRIGGER IF NOT EXISTS search_rows_removed AFTER DELETE ON search_rows "
-    "BEGIN INSERT INTO search (search, rowid, text) "
-    "VALUES ('delete', old.id, old.text); END",
+    # The rows up to the meta key ``search_indexed`` are in the FTS table; those
+    # past it are added in batches (see _search_sqlite.catch_up). A deleted row
+    # leaves the FTS table only if it was in it, and the mark never stays above
+    # the last row, so that a new row (whose id follows the last) is past it.
+    "INSERT OR IGNORE INTO meta (key, value) VALUES ('search_indexed', '0')",
+    "DROP TRIGGER IF EXISTS search_rows_added",
+    "DROP TRIGGER IF EXISTS search_rows_removed",
+    "CREATE TRIGGER IF NOT EXISTS search_rows_unindexed AFTER DELETE ON search_rows "
+    "BEGIN INSERT INTO search (search, rowid, text) SELECT 'delete', old.id, "
+    "old.text WHERE old.id <= "
+    "(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'search_indexed'); "
+    "UPDATE meta SET value = CAST(min(CAST(value AS INTEGER), "
+    "(SELECT coalesce(max(id), 0) FROM search_rows)) AS TEXT) "
+    "WHERE key = 'search_indexed'; END",
 )
+"""The search tables; run again on a store made with an older form (whose
+triggers indexed each row as it was written) when first opened for writing."""
 
 
 def fts5_query(terms: tuple[Term, ...]) -> str:

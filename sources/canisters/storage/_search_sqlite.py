@@ -6,11 +6,16 @@ Tables (beside those of :mod:`.sqlite`)::
                 canister TEXT, kind TEXT, text TEXT)     -- one row per canister
     search                                               -- FTS5 over its text
 
-``search`` is an external-content FTS5 table over ``search_rows``; triggers keep
-it in step, so a row written or deleted in a transaction changes the index in
-that same transaction. The meta key ``search`` records that every record is in
-the index (a store made before search is indexed once, when first opened for
-writing).
+``search`` is an external-content FTS5 table over ``search_rows``. An append
+writes its rows to ``search_rows`` in its own transaction; the FTS table takes
+them in batches (one statement for many rows, where one FTS write per append
+cost more than the append): the rows up to the meta key ``search_indexed`` are
+in it, and a search reads the rows past it directly. Each batch moves the mark
+in the transaction that fills the FTS table, and a trigger takes a deleted row
+out of the FTS table in the transaction that deletes it, so a crash leaves the
+two in step. The meta key ``search`` records that every record is in
+``search_rows`` (a store made before search is indexed once, when first opened
+for writing).
 """
 
 from __future__ import annotations
@@ -29,6 +34,13 @@ __all__ = ["SQLiteSearch", "lineage_stops"]
 
 # Rows written per statement while rebuilding.
 _BATCH: Final = 1000
+# Rows past the mark after which an append fills the FTS table.
+_PENDING: Final = 256
+_MARK: Final = "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'search_indexed'"
+_PENDING_ROWS: Final = (
+    "SELECT r.conversation, r.seq, r.canister, r.kind, r.text "
+    "FROM search_rows AS r WHERE r.id > ?"
+)
 # Matches past which a search walks the rows in order instead of sorting them.
 _MANY: Final = 2000
 _BY_MATCH: Final = (
@@ -75,9 +87,16 @@ class SQLiteSearch:
             connection = self._database.connection
             # Deleted and redacted records leave no bytes in freed pages.
             connection.execute("PRAGMA secure_delete = ON")
-            if _ready(connection):
+            if _ready(connection) and not _older(connection):
                 return
         with self._database.write() as connection:
+            if _older(connection):  # its triggers indexed every row
+                connection.execute(
+                    "INSERT INTO meta (key, value) VALUES ('search_indexed', "
+                    "(SELECT CAST(coalesce(max(id), 0) AS TEXT) FROM search_rows)) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+                )
+                _create(connection)
             if not _ready(connection):  # another process may have indexed it
                 _create(connection)
                 self._index_all(connection, None)
@@ -105,6 +124,7 @@ class SQLiteSearch:
                 if progress is not None:
                     progress(done, total)
         count += _insert(connection, batch)
+        catch_up(connection)
         connection.execute(
             "INSERT INTO meta (key, value) VALUES ('search', '1') "
             "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
@@ -128,7 +148,13 @@ class SQLiteSearch:
             found = _search.entry(start + offset, record, fetch)
             if found is not None:
                 rows.append((conversation_id, *found))
-        _insert(connection, rows)
+        if _insert(connection, rows):
+            pending = connection.execute(
+                "SELECT (SELECT coalesce(max(id), 0) FROM search_rows) - "
+                "CAST(value AS INTEGER) FROM meta WHERE key = 'search_indexed'"
+            ).fetchone()
+            if pending is None or pending[0] >= _PENDING:
+                catch_up(connection)
 
     def search(
         self,
@@ -148,25 +174,46 @@ class SQLiteSearch:
             sql += f" AND r.kind IN ({', '.join('?' * len(wanted))})"
             params.extend(wanted)
         try:
+            if not self._read_only:
+                with self._database.lock:
+                    waiting = _waiting(self._database.connection)
+                if waiting:
+                    with self._database.write() as connection:
+                        catch_up(connection)
             with self._database.lock:
                 connection = self._database.connection
                 _check_ready(connection)
+                row = connection.execute(_MARK).fetchone()
+                mark = row[0] if row is not None else 0
+
+                def pending(clause: str, extra: tuple[Any, ...]) -> list[Any]:
+                    """The rows past the mark that hold every term."""
+                    found = connection.execute(
+                        _PENDING_ROWS + sql + clause, (mark, *params[1:], *extra)
+                    ).fetchall()
+                    return [row for row in found if _search.matches(terms, row[4])]
+
                 if within is None:
                     rows = connection.execute(
                         _first(connection, params[0]) + sql + _ORDER,
                         (*params, limit),
                     ).fetchall()
+                    rows = _merged(rows, pending("", ()))
+                    rows.sort(key=lambda row: (row[0], row[1]))
                     return [
                         _search.hit(terms, row[0], row[2], row[3], row[4])
-                        for row in rows
+                        for row in rows[:limit]
                     ]
                 return _within(
                     terms,
                     within,
                     lineage_stops(self._lineage(connection, within)),
-                    lambda clause, extra: connection.execute(
-                        _BY_MATCH + sql + clause, (*params, *extra)
-                    ).fetchall(),
+                    lambda clause, extra: _merged(
+                        connection.execute(
+                            _BY_MATCH + sql + clause, (*params, *extra)
+                        ).fetchall(),
+                        pending(clause, extra),
+                    ),
                     limit,
                 )
         except sqlite3.Error as error:
@@ -179,6 +226,7 @@ class SQLiteSearch:
             with self._database.write() as connection:
                 for table in ("search", "search_rows"):
                     connection.execute(f"DROP TABLE IF EXISTS {table}")
+                connection.execute("DELETE FROM meta WHERE key = 'search_indexed'")
                 _create(connection)
                 count = self._index_all(connection, progress)
                 connection.execute("INSERT INTO search (search) VALUES ('optimize')")
@@ -196,6 +244,51 @@ def _first(connection: sqlite3.Connection, match: str) -> str:
         (match, _MANY),
     ).fetchone()[0]
     return _BY_MATCH if many < _MANY else _BY_PLACE
+
+
+def catch_up(connection: sqlite3.Connection) -> None:
+    """Put the rows past the mark into the FTS table, in one statement, and move
+    the mark to the last row (in the caller's transaction)."""
+    row = connection.execute(_MARK).fetchone()
+    mark = row[0] if row is not None else 0
+    connection.execute(
+        "INSERT INTO search (rowid, text) SELECT id, text FROM search_rows "
+        "WHERE id > ?",
+        (mark,),
+    )
+    connection.execute(
+        "INSERT INTO meta (key, value) VALUES ('search_indexed', "
+        "(SELECT CAST(max(?, coalesce(max(id), 0)) AS TEXT) FROM search_rows)) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (mark,),
+    )
+
+
+def _waiting(connection: sqlite3.Connection) -> bool:
+    """Whether rows past the mark wait for the FTS table."""
+    row = connection.execute(
+        "SELECT EXISTS (SELECT 1 FROM search_rows WHERE id > "
+        "coalesce((" + _MARK + "), 0))"
+    ).fetchone()
+    return bool(row[0])
+
+
+def _older(connection: sqlite3.Connection) -> bool:
+    """Whether the search tables have the older form, a trigger per written row."""
+    return (
+        connection.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'trigger' "
+            "AND name = 'search_rows_added'"
+        ).fetchone()
+        is not None
+    )
+
+
+def _merged(indexed: list[Any], pending: list[Any]) -> list[Any]:
+    """The rows of both lists, each once (a batch may have moved rows from one
+    to the other between the two reads)."""
+    seen = {(row[0], row[1]) for row in indexed}
+    return indexed + [row for row in pending if (row[0], row[1]) not in seen]
 
 
 def _create(connection: sqlite3.Connection) -> None:
