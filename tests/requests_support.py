@@ -136,12 +136,35 @@ def ollama_accepts(body: dict[str, Any]) -> None:
     ChatRequest.model_validate(body)
 
 
+@functools.cache
+def _converse_input() -> Any:
+    import botocore.session
+
+    service = botocore.session.get_session().get_service_model("bedrock-runtime")
+    return service.operation_model("Converse").input_shape
+
+
+def bedrock_converse_accepts(body: dict[str, Any]) -> None:
+    """botocore's parameter validation for ``Converse`` (the body's bytes as the
+    SDK takes them; the model, which the REST API takes in the URL, as
+    ``modelId``)."""
+    from botocore.validate import ParamValidator
+
+    from canisters.providers.bedrock_converse import to_sdk
+
+    params = {**to_sdk(body)}
+    params["modelId"] = params.pop("model", None) or "model-in-the-url"
+    report = ParamValidator().validate(params, _converse_input())
+    assert not report.has_errors(), report.generate_report()
+
+
 SDK_ACCEPTS: dict[str, Callable[[dict[str, Any]], None]] = {
     "openai-chat": openai_chat_accepts,
     "openai-responses": openai_responses_accepts,
     "anthropic": anthropic_accepts,
     "gemini": gemini_accepts,
     "ollama": ollama_accepts,
+    "bedrock-converse": bedrock_converse_accepts,
 }
 
 

@@ -27,6 +27,7 @@ from canisters import (
     Result,
     SerializationError,
     Text,
+    UnsupportedContent,
     User,
     providers,
     recording,
@@ -485,7 +486,8 @@ def test_ollama_counts_and_durations_of_any_value_are_kept(
 ) -> None:
     """Huge, negative, fractional or non-finite: the reply parses, its envelope
     keeps the value, and it is written, read back and rendered to every provider
-    (never OverflowError)."""
+    (never OverflowError): carried where the target has a place for it, else
+    reported, and refused under ``unsupported="error"``."""
     body = {
         "model": "m",
         "message": {"role": "assistant", "content": "hi"},
@@ -498,7 +500,14 @@ def test_ollama_counts_and_durations_of_any_value_are_kept(
     rendered = providers.get("ollama").render_response(reply)
     assert json.dumps(rendered[field]) == json.dumps(value)
     for name in providers.names():
-        providers.get(name).render_response(reply)
+        report = providers.Report()
+        target = providers.get(name)
+        target.render_response(reply, unsupported="drop", report=report)
+        if report.events:
+            with pytest.raises(UnsupportedContent):
+                target.render_response(reply, unsupported="error")
+        else:
+            target.render_response(reply, unsupported="error")
 
 
 @pytest.mark.parametrize(

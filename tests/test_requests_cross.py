@@ -120,4 +120,5 @@ KEYS = {
     "anthropic": {"model", "max_tokens", "messages"},
     "gemini": {"contents"},
     "ollama": {"model", "messages"},
+    "bedrock-converse": {"messages"},
 }
