@@ -259,6 +259,7 @@ def test_the_page_links_sources_and_folds_a_tool_with_its_result() -> None:
     page = str(getattr(html.render(conversation), "data", html.render(conversation)))
     folded = page.index(
         '<details class="cv-provided"><summary>web_search · run by anthropic'
+        " · 1 result</summary>"
     )
     assert page.count('<details class="cv-provided">') == 1  # call and result together
     link = page.index('<a href="https://en.wikipedia.org/wiki/Claude_Shannon"', folded)
