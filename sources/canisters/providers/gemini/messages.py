@@ -722,7 +722,7 @@ class _Renderer:
             if kind in _PROVIDED:  # read from a part, kept whole (see .provided)
                 parts.append(provided.render(part))
                 continue
-            if kind == "text":
+            if kind == "text" or kind == "cited_text":  # cited: see .provided
                 raw = extras.get("raw")
                 if isinstance(raw, Mapping):
                     parts.append(dict(raw))
