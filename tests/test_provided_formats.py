@@ -77,6 +77,11 @@ BODIES = {
         "file-search-grounding-response.json",
         "file-search-grounding-two-chunks-response.json",
     ],
+    ("gemini", "google_search"): [
+        "google-search-grounding-response.json",
+        "google-search-grounding-followup-response.json",
+        "google-search-grounding-citations-response.json",
+    ],
     ("gemini", "code_execution"): [
         "code-execution-response.json",
         "code-execution-history-request.json",
@@ -292,6 +297,16 @@ def test_gemini_grounding_cites_each_span_of_the_answer(name: str) -> None:
             assert isinstance(citation.source, c.DocumentSource)
             assert citation.cited_text == retrieved["text"]
         assert citation.provider == "gemini"
+    # Google's searches: a call run by Gemini, its hits the web chunks.
+    searched = [p for p in parts(parsed("gemini", name)) if holds(p, "google_search")]
+    if "webSearchQueries" in metadata:
+        call, result = searched
+        assert call.input == {"queries": metadata["webSearchQueries"]}
+        assert [hit.url for hit in result.hits] == [
+            chunk["web"]["uri"] for chunk in metadata["groundingChunks"]
+        ]
+    else:
+        assert searched == []
 
 
 def test_the_page_links_sources_and_folds_a_tool_with_its_result() -> None:

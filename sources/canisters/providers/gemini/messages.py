@@ -720,7 +720,9 @@ class _Renderer:
             snake = extras.get("snake", ())
             kind = part.type
             if kind in _PROVIDED:  # read from a part, kept whole (see .provided)
-                parts.append(provided.render(part))
+                written = provided.render(part)
+                if written is not None:  # else the envelope's grounding holds it
+                    parts.append(written)
                 continue
             if kind == "text" or kind == "cited_text":  # cited: see .provided
                 raw = extras.get("raw")

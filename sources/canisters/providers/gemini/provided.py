@@ -15,9 +15,12 @@ support names, its source the chunk (a web page or a map place as a
 :class:`~canisters.UrlSource`; a retrieved passage as a
 :class:`~canisters.DocumentSource`, the passage as the quoted text), its span
 the support's segment in characters of the part's text (Gemini counts bytes of
-its UTF-8). The metadata itself stays whole in the reply's envelope and goes
-back to Gemini as it came, so that the citations' opaque fields only say which
-support and chunk each came from.
+its UTF-8). Its ``webSearchQueries`` make a ``google_search``
+:class:`~canisters.ProviderToolCall` run by Gemini, first in the reply, and its
+:class:`~canisters.ProviderToolResult`, the web chunks as its hits. The metadata
+itself stays whole in the reply's envelope and goes back to Gemini as it came,
+so these parts write nothing to Gemini, and their opaque fields only say where
+in the metadata each came from.
 """
 
 from __future__ import annotations
@@ -29,18 +32,19 @@ import attrs
 
 from ..._frozen import FrozenDict
 from ...exceptions import ModelError
-from ...protocols import Content
+from ...protocols import Content, Role
 from ...provided import (
     Citation,
     CitedText,
     DocumentSource,
     ProviderToolCall,
     ProviderToolResult,
+    SearchHit,
     Source,
     UrlSource,
 )
 
-__all__ = ["KINDS", "cite", "native", "part_of", "render"]
+__all__ = ["KINDS", "cite", "grounded", "native", "part_of", "render", "searched"]
 
 NAME: Final = "gemini"
 KINDS: Final = ("executableCode", "codeExecutionResult")
@@ -106,7 +110,7 @@ def native(part: Content) -> bool:
     return (
         isinstance(part, ProviderToolCall | ProviderToolResult)
         and held.provider == NAME
-        and "part" in held.opaque
+        and ("part" in held.opaque or "grounding" in held.opaque)
     )
 
 
@@ -147,12 +151,61 @@ def _characters(encoded: bytes, offset: int) -> int:
     return len(encoded[:offset].decode("utf-8", "ignore"))
 
 
-def cite(canisters: list[Any], metadata: Any, raw_parts: Any) -> list[Any]:
-    """``canisters`` (a reply's, read from ``raw_parts``) with each text part
-    that ``metadata``'s supports point at made a cited text; as they are
-    where the metadata holds no support of a known shape."""
+def grounded(canisters: list[Any], metadata: Any, raw_parts: Any) -> list[Any]:
+    """``canisters`` (a reply's, read from ``raw_parts``) with what a
+    candidate's grounding ``metadata`` says: the searches Google ran (see
+    :func:`searched`), and each text part its supports point at made a cited
+    text (see :func:`cite`)."""
     if not isinstance(metadata, Mapping) or not isinstance(raw_parts, list):
         return canisters
+    return searched(cite(canisters, metadata, raw_parts), metadata)
+
+
+def searched(canisters: list[Any], metadata: Mapping[str, Any]) -> list[Any]:
+    """``canisters`` with, first in the reply's first assistant canister, the
+    Google Search the metadata's ``webSearchQueries`` name as a
+    ``google_search`` call run by Gemini and its result, the web chunks as its
+    hits."""
+    queries = _field(metadata, "webSearchQueries", "web_search_queries")
+    if not isinstance(queries, list) or not all(isinstance(q, str) for q in queries):
+        return canisters
+    chunks = _field(metadata, "groundingChunks", "grounding_chunks")
+    hits = [
+        SearchHit(web["uri"], _text(web.get("title")))
+        for chunk in (chunks if isinstance(chunks, list) else ())
+        if isinstance(chunk, Mapping)
+        for web in [chunk.get("web")]
+        if isinstance(web, Mapping) and isinstance(web.get("uri"), str)
+    ]
+    for index, canister in enumerate(canisters):
+        if canister.role is Role.Assistant:
+            call = ProviderToolCall(
+                "google_search",
+                {"queries": list(queries)},
+                None,
+                NAME,
+                opaque={"grounding": "webSearchQueries"},
+            )
+            result = ProviderToolResult(
+                "google_search",
+                None,
+                NAME,
+                hits=hits,
+                opaque={"grounding": "groundingChunks"},
+            )
+            out = list(canisters)
+            content = (call, result, *canister.content)
+            out[index] = attrs.evolve(canister, content=content)
+            return out
+    return canisters
+
+
+def cite(
+    canisters: list[Any], metadata: Mapping[str, Any], raw_parts: list[Any]
+) -> list[Any]:
+    """``canisters`` with each text part that ``metadata``'s supports point
+    at made a cited text; as they are where the metadata holds no support of
+    a known shape."""
     chunks = _field(metadata, "groundingChunks", "grounding_chunks")
     supports = _field(metadata, "groundingSupports", "grounding_supports")
     if not isinstance(chunks, list) or not isinstance(supports, list):
@@ -238,10 +291,13 @@ def _text_part(
     return None
 
 
-def render(part: Content) -> dict[str, Any]:
+def render(part: Content) -> dict[str, Any] | None:
     """The Gemini part of a part :func:`native` accepts: the part it was read
-    from, or (its extras gone) the part its typed fields say."""
+    from, or (its extras gone) the part its typed fields say; ``None`` for a
+    search read from grounding metadata (the envelope holds it)."""
     held: Any = part
+    if "grounding" in held.opaque:
+        return None
     raw = held.extras.get(NAME, {}).get("raw")
     if isinstance(raw, Mapping):
         return dict(raw)

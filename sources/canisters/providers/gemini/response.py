@@ -147,7 +147,7 @@ def parse_response(body: Any) -> Conversation:
                         _Pairing(),
                         now(),
                     )
-                    canisters = provided.cite(
+                    canisters = provided.grounded(
                         canisters,
                         candidate.get("groundingMetadata")
                         or candidate.get("grounding_metadata"),
