@@ -207,11 +207,12 @@ def test_empty_user_message_from_elsewhere_still_left_out_for_anthropic() -> Non
     conversation = providers.get("openai-chat").parse_request(body)
     report = providers.Report()
     rendered = providers.get("anthropic").render_request(conversation, report=report)
-    assert rendered == {
-        "messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}]
-    }
-    assert [(e.kind, e.detail) for e in report.events] == [
-        ("dropped", "empty text block")
+    # Read by OpenAI Chat's parser just before: another format's, so the empty
+    # text rule leaves the empty message out (see test_rules_conversation).
+    assert rendered == {"messages": [{"role": "user", "content": "Hi"}]}
+    assert [(e.kind, e.where, e.detail) for e in report.events] == [
+        ("dropped", "canister 1 (user), part 0 (text)", "empty text"),
+        ("dropped", "canister 1 (user)", "a message of empty text only"),
     ]
 
 

@@ -12,9 +12,10 @@ are translated alike.
 What is of the target's own format goes back as it came (only the first two
 rules apply to it): a whole request whose extras name the format. A whole
 request built by hand gets every rule. A conversation alone gets the rules
-when it is of another format (:func:`foreign`): not one the target's parser
-returned last (told by identity, :func:`slot`, without keeping it alive),
-and holding another format's extras and none of the target's (a conversation
+when it is of another format (:func:`foreign`): the one another format's
+parser returned last, or not one the target's parser returned last (told by
+identity, :func:`slot`, without keeping it alive) and holding another format's
+extras and none of the target's (a conversation
 read from the target and stored keeps its extras). A conversation holding no
 format's extras (built by hand, or read from a format that kept nothing for
 it) tells nothing of where it came from: the format renders it by its own
@@ -86,6 +87,10 @@ def foreign(conversation: Conversation, provider: str) -> bool:
     last = slot(provider)[0]
     if last is not None and last() is conversation:
         return False
+    for owner, other_slot in _SLOTS.items():  # what another parser returned last
+        read = other_slot[0]
+        if owner != provider and read is not None and read() is conversation:
+            return True
     told = seen(provider)
     entry = told.get(id(conversation))
     if entry is not None and entry[0]() is conversation:

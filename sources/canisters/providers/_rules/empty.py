@@ -7,9 +7,9 @@ becomes ``"\\ngo"``), Responses sends an empty assistant message. The rule,
 for a request rendered for another format than its own: every empty text part
 is left out (reported as dropped: nothing is lost, but the body differs from
 the source's), and a user, assistant or system message left with nothing is
-left out too, as is an assistant message with no content at all (a message
-of tool calls alone reads as one). A request read from the target's own
-format goes back as it came. A part standing for an element of a type the
+left out too, as is a message with no content at all (a message of tool calls
+alone reads as one, Anthropic's ``"system": []`` too). A request read from the
+target's own format goes back as it came. A part standing for an element of a type the
 library does not know (an empty text holding the element) is not empty text.
 """
 
@@ -46,11 +46,11 @@ def _empty(part: Any) -> bool:
 
 
 def _hollow(canister: Any, provider: str) -> bool:
-    """An assistant message with no content, holding nothing bound to a
-    format (what a message of tool calls alone, or a server-tool item, reads
-    as)."""
+    """A message with no content, holding nothing bound to a format (what a
+    message of tool calls alone, a server-tool item, or Anthropic's
+    ``"system": []`` reads as)."""
     return (
-        canister.role is Role.Assistant
+        canister.role in _MESSAGES
         and not canister.content
         and not any(
             isinstance(own, Mapping) and "bound" in own
