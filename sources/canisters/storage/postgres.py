@@ -8,12 +8,13 @@ with other applications' tables through the ``canisters_`` prefix)::
     canisters_meta(key TEXT PRIMARY KEY, value TEXT)          -- schema version
     canisters_blobs(id TEXT PRIMARY KEY, data BYTEA, created DOUBLE PRECISION)
     canisters_conversations(id TEXT PRIMARY KEY, parent TEXT, fork_seq BIGINT,
-                            fork_head TEXT, fork_at TEXT,
-                            length BIGINT, head TEXT)         -- the pinned head
+                            fork_head TEXT, fork_at TEXT, length BIGINT,
+                            head TEXT, indexed BIGINT)  -- the pinned head
     canisters_records(conversation TEXT, seq BIGINT, line BYTEA)
     canisters_ids(conversation TEXT, canister TEXT, seq BIGINT)  -- canister ids
     canisters_sidecars(n BIGSERIAL, conversation TEXT, name TEXT, line TEXT)
-    canisters_append_v1(...)    -- a function: one append in one statement
+    canisters_search(...)       -- the search index (see _search_postgres)
+    canisters_append_v3(...)    -- a function: one append in one statement
 
 ``canisters_records.line`` holds exactly the record a line of the file
 backend's ``messages.jsonl`` holds, so every backend shares one record format
@@ -25,9 +26,11 @@ are serialized, writers of different conversations run in parallel. Writers hold
 a shared advisory lock that garbage collection takes exclusively. Most appends
 are one statement, a round trip with its commit: the store remembers the head
 its last append left and encodes the records against it, and the function
-checks it, the canister ids and the lock, and writes everything; a head
-another writer moved costs one more round trip, a fork's append the general
-plan. Loads stream
+checks it, the canister ids and the lock, and writes everything (the records
+sent as one byte string, their ids and search rows as JSON, which the server
+splits); a head another writer moved costs one more round trip, a fork's append
+the general plan. Opening a store made by an earlier version adds the function
+(an earlier one is left for the libraries that still call it). Loads stream
 the log through a server-side cursor, fetching the blobs it names a few dozen
 per round trip.
 
