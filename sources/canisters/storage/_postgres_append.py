@@ -82,15 +82,18 @@ BEGIN
     IF ids IS NOT NULL THEN
         -- Indexing the ids is the check: one the conversation holds is not
         -- inserted again. The n-th id is that of the n-th line.
-        INSERT INTO canisters_ids (conversation, canister, seq)
-            SELECT conv, i.canister, expected + i.n - 1
-            FROM json_array_elements_text(ids::json) WITH ORDINALITY
-                AS i(canister, n)
+        WITH i AS (
+            SELECT i.canister, i.n FROM json_array_elements_text(ids::json)
+                WITH ORDINALITY AS i(canister, n)
             WHERE i.canister IS NOT NULL
-            ON CONFLICT DO NOTHING;
-        GET DIAGNOSTICS added = ROW_COUNT;
-        SELECT count(*) INTO wanted FROM json_array_elements_text(ids::json) AS i(c)
-            WHERE i.c IS NOT NULL;
+        ), indexing AS (
+            INSERT INTO canisters_ids (conversation, canister, seq)
+                SELECT conv, i.canister, expected + i.n - 1 FROM i
+                ON CONFLICT DO NOTHING
+                RETURNING 1
+        )
+        SELECT (SELECT count(*) FROM indexing), (SELECT count(*) FROM i)
+            INTO added, wanted;
         IF added < wanted THEN
             -- Nothing is written: the ids just indexed go again, each
             -- through the primary key.
