@@ -29,9 +29,9 @@ from ..exceptions import (
     StorageError,
 )
 from ..protocols import Canister
+from ._chain import Chain, encode_record
 from ._common import (
     STORED_MARK,
-    Chain,
     Codec,
     GarbageReport,
     Progress,
@@ -44,14 +44,11 @@ from ._common import (
     check_line,
     content_id_of,
     earlier,
-    encode_record,
-    line_id,
-    record_id,
     references,
-    screen,
     sweep,
 )
 from ._forks import Fork, fork_stops, make_fork
+from ._retries import line_id, record_id, screen
 from ._search import postgres_appended
 from .s3 import S3ContentStore
 
@@ -322,7 +319,7 @@ def _lines(
     found: list[tuple[str, str, int]],
 ) -> Plan[dict[str, tuple[str, bytes]]]:
     """The records of the ``(conversation, canister id, seq)`` found in the
-    index, as :func:`~canisters.storage._common.screen` takes them."""
+    index, as :func:`~canisters.storage._retries.screen` takes them."""
     held: dict[str, tuple[str, bytes]] = {}
     by_conversation: dict[str, dict[int, str]] = {}
     for conversation_id, canister_id, seq in found:

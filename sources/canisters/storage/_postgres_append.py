@@ -31,8 +31,10 @@ import orjson
 
 from ..protocols import Canister
 from . import _postgres as plans
-from ._common import check_id, encode_record, record_id, screen
+from ._chain import encode_record
+from ._common import check_id
 from ._postgres import Backend, Plan, Query
+from ._retries import record_id, screen
 from ._search import postgres_rows
 
 FUNCTION: Final = "canisters_append_v3"

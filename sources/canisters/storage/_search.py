@@ -27,7 +27,8 @@ import orjson
 from ..exceptions import StorageError
 from ..protocols import Role
 from ..serialization import FORMAT_VERSION, migrate
-from ._common import STORED, STORED_MARK, check_id, index_key
+from ._common import STORED, STORED_MARK, check_id
+from ._retries import index_key
 
 __all__ = ["InvalidQuery", "SearchHit"]
 
@@ -266,7 +267,7 @@ def hit(
 
 
 def canister_id(key: str) -> str:
-    """The canister id an index key (:func:`~._common.index_key`) stands for."""
+    """The canister id an index key (:func:`~._retries.index_key`) stands for."""
     if key.startswith("\x01"):
         value = json.loads(key[1:])
         return value if type(value) is str else key

@@ -58,8 +58,16 @@ from ..exceptions import (
     _excerpt,
 )
 from ..protocols import Canister
-from ._common import (
+from ._chain import (
     Chain,
+    decode_head,
+    decode_lines,
+    encode_head,
+    encode_record,
+    follows,
+    record_link,
+)
+from ._common import (
     Codec,
     GarbageReport,
     Progress,
@@ -73,22 +81,15 @@ from ._common import (
     check_id,
     check_line,
     content_id_of,
-    decode_head,
-    decode_lines,
-    encode_head,
-    encode_record,
-    follows,
     link_error,
     logger,
-    record_id,
-    record_link,
     references,
-    screen,
     sweep,
 )
 from ._forks import Fork, fork_stops, make_fork
 from ._logindex import INDEX_NAME, IdIndex, prefix_ids
 from ._redaction import Expiry, FileRedaction
+from ._retries import record_id, screen
 from ._search_files import FileSearch
 from .s3 import S3ContentStore, open_blobs
 

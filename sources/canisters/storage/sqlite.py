@@ -45,8 +45,8 @@ from ..exceptions import (
     _excerpt,
 )
 from ..protocols import Canister
+from ._chain import Chain, decode_lines, encode_record, record_link
 from ._common import (
-    Chain,
     Codec,
     GarbageReport,
     Progress,
@@ -60,18 +60,13 @@ from ._common import (
     check_id,
     check_line,
     content_id_of,
-    decode_lines,
     earlier,
-    encode_record,
-    line_id,
-    record_id,
-    record_link,
     references,
-    screen,
     sweep,
 )
 from ._forks import Fork, fork_stops, make_fork
 from ._redaction import Expiry, SQLiteRedaction
+from ._retries import line_id, record_id, screen
 from ._search_sqlite import SQLiteSearch
 from ._sqlite_paths import check_companions
 from .s3 import S3ContentStore, open_blobs
