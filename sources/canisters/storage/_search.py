@@ -148,6 +148,8 @@ def clean(text: str) -> str:
     """``text`` as every database holds it: no NUL, no lone surrogate."""
     if "\x00" in text:
         text = text.replace("\x00", " ")
+    if text.isascii():  # no surrogate: nothing to replace
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
