@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import canisters as c
 from canisters import storage
 from canisters.storage import InvalidIdentifier, Store, open_store
-from canisters.storage._common import line_digest
+from canisters.storage._chain import line_digest
 from canisters.storage.s3 import S3ContentStore
 from canisters.storage.testing import StoreConformance
 

@@ -129,7 +129,7 @@ def test_a_source_recording_a_canister_twice_is_refused_clearly(
     """A log that holds one canister twice (written before stores recorded an
     id once) cannot be copied to a store, which would record it once."""
     from canisters.serialization import unstructure_canister
-    from canisters.storage._common import encode_record
+    from canisters.storage._chain import encode_record
 
     source, target = tmp_path / "source", tmp_path / "target"
     retried = c.User("sent twice")

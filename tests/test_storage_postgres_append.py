@@ -155,14 +155,49 @@ def test_a_log_indexed_in_part_goes_through_the_general_plan(
         assert _verified(store, "chat") == canisters
 
 
-def test_a_store_made_before_the_function_gets_it(postgres_location: str) -> None:
+def test_a_store_made_before_the_function_gets_it(
+    postgres_location: str, statements: list[str]
+) -> None:
     with open_store(postgres_location) as store:
         store.append("chat", c.User("before"))
     with psycopg.connect(postgres_location, autocommit=True) as connection:
         connection.execute(f"DROP FUNCTION {FUNCTION}")
+        # What the previous version created: an older library still running
+        # against the database goes on calling it.
+        connection.execute(
+            "CREATE FUNCTION canisters_append_v2(conv TEXT) RETURNS BOOLEAN "
+            "LANGUAGE sql AS 'SELECT false'"
+        )
     with open_store(postgres_location) as store:
-        store.append("chat", c.User("after"))
-        assert _texts(_verified(store, "chat")) == ["before", "after"]
+        statements.clear()  # opening's
+        store.append("chat", c.User("after"))  # the head learnt: two statements
+        store.append("chat", c.User("again"))
+        assert statements == ["alone", "alone", "alone"]
+        assert _texts(_verified(store, "chat")) == ["before", "after", "again"]
+    with psycopg.connect(postgres_location) as connection:
+        found = connection.execute(
+            "SELECT p.proname FROM pg_proc p JOIN pg_namespace n "
+            "ON n.oid = p.pronamespace WHERE n.nspname = current_schema() "
+            "AND p.proname LIKE 'canisters_append_%' ORDER BY p.proname"
+        ).fetchall()
+    assert [name for (name,) in found] == ["canisters_append_v2", FUNCTION]
+
+
+def test_what_the_server_splits_comes_back_whole(postgres_location: str) -> None:
+    # The records travel as one byte string and their ids and search rows as
+    # JSON: ids and texts that JSON escapes, and records of many sizes.
+    canisters = [
+        c.User("x" * size + ' "quoted" \\ back\nslash, comma é 😀', id=f"id,{size}")
+        for size in (0, 1, 200, 5000)
+    ] + [c.Assistant("\x01 control \u2028", id="\x01odd")]
+    with open_store(postgres_location) as store:
+        store.extend("chat", canisters[:2])
+        store.extend("chat", canisters[2:])
+        store.extend("chat", canisters)  # a retry: held, nothing written
+        assert _verified(store, "chat") == canisters
+        assert [hit.canister_id for hit in store.search("comma", limit=10)] == [
+            canister.id for canister in canisters[:4]
+        ]
 
 
 def test_the_asyncio_store_appends_in_one_statement(

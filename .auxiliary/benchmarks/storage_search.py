@@ -118,7 +118,7 @@ def _without_index() -> Iterator[None]:
     saved = (
         _search_sqlite.SQLiteSearch._index_search,
         _postgres.postgres_appended,
-        _postgres_append.postgres_appended,
+        _postgres_append.postgres_rows,
     )
 
     def nothing(*_args: Any) -> None:
@@ -126,13 +126,13 @@ def _without_index() -> Iterator[None]:
 
     _search_sqlite.SQLiteSearch._index_search = nothing  # type: ignore[method-assign]
     _postgres.postgres_appended = nothing  # type: ignore[assignment]
-    _postgres_append.postgres_appended = nothing  # type: ignore[assignment]
+    _postgres_append.postgres_rows = nothing  # type: ignore[assignment]
     try:
         yield
     finally:
         _search_sqlite.SQLiteSearch._index_search = saved[0]  # type: ignore[method-assign]
         _postgres.postgres_appended = saved[1]  # type: ignore[assignment]
-        _postgres_append.postgres_appended = saved[2]  # type: ignore[assignment]
+        _postgres_append.postgres_rows = saved[2]  # type: ignore[assignment]
 
 
 def append_cost(location_of: Callable[[str], str]) -> str:

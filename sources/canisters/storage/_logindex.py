@@ -24,7 +24,8 @@ from typing import Final
 
 import orjson
 
-from ._common import line_id, record_link
+from ._chain import record_link
+from ._retries import line_id
 
 INDEX_NAME: Final = "ids.jsonl"
 _BLOCK: Final = 1 << 20

@@ -7,7 +7,10 @@ returns the operation's value. The synchronous store (:class:`PostgresStore`)
 and the asyncio one (:class:`AsyncPostgresStore`) drive the same plans over one
 pooled connection each, a plain one or an asyncio one, so both faces share every
 statement, the hash chain, the kept head, forks, salvage and the hybrid policy;
-they differ only in how they wait. Nothing here touches a connection.
+they differ only in how they wait. Nothing here touches a connection. Here are
+the statements, the schema, blobs, side files, the general append plan and
+reading; forks, deletion and maintenance are in :mod:`._postgres_manage`, the
+one-statement append in :mod:`._postgres_append`.
 """
 
 from __future__ import annotations
@@ -19,24 +22,19 @@ from typing import Any, Final, TypeAlias, TypeVar
 
 import attrs
 
-from ..canisters import new_id
 from ..conversation import Conversation
 from ..exceptions import (
-    CanisterNotFound,
     ContentNotFound,
     ConversationNotFound,
     IntegrityError,
     StorageError,
 )
 from ..protocols import Canister
+from ._chain import Chain, encode_record
 from ._common import (
     STORED_MARK,
-    Chain,
     Codec,
-    GarbageReport,
-    Progress,
     StoragePolicy,
-    StoreStats,
     Verification,
     check_bytes,
     check_content_id,
@@ -44,14 +42,10 @@ from ._common import (
     check_line,
     content_id_of,
     earlier,
-    encode_record,
-    line_id,
-    record_id,
     references,
-    screen,
-    sweep,
 )
-from ._forks import Fork, fork_stops, make_fork
+from ._forks import fork_stops
+from ._retries import line_id, record_id, screen
 from ._search import postgres_appended
 from .s3 import S3ContentStore
 
@@ -322,7 +316,7 @@ def _lines(
     found: list[tuple[str, str, int]],
 ) -> Plan[dict[str, tuple[str, bytes]]]:
     """The records of the ``(conversation, canister id, seq)`` found in the
-    index, as :func:`~canisters.storage._common.screen` takes them."""
+    index, as :func:`~canisters.storage._retries.screen` takes them."""
     held: dict[str, tuple[str, bytes]] = {}
     by_conversation: dict[str, dict[int, str]] = {}
     for conversation_id, canister_id, seq in found:
@@ -490,6 +484,16 @@ def extend(
         )
     )
     yield Pipeline(tuple(writes))
+
+
+def _declare(cursor: str, sql: str, params: tuple[Any, ...] | None = None) -> Query:
+    """Declare a cursor over ``sql`` (in the running transaction)."""
+    return Query(f"DECLARE {cursor} NO SCROLL CURSOR FOR {sql}", params)
+
+
+def _next(cursor: str) -> Query:
+    """Fetch the next rows of a declared cursor (none once it is exhausted)."""
+    return Query(f"FETCH FORWARD {STREAM_ROWS} FROM {cursor}", binary=True)
 
 
 # --------------------------------------------------------------------------- #
@@ -726,218 +730,3 @@ def exists(conversation_id: str) -> Plan[bool]:
 def conversations() -> Plan[list[str]]:
     rows = yield Query('SELECT id FROM canisters_conversations ORDER BY id COLLATE "C"')
     return [conversation_id for (conversation_id,) in rows]
-
-
-# --------------------------------------------------------------------------- #
-# Forks, deletion, side files
-
-
-def fork(backend: Backend, conversation_id: str, at: str) -> Plan[str]:
-    chain = Chain(check_id(conversation_id), backend.codec, "strict")
-    if not (yield from _walk(backend, chain, conversation_id, lambda x: x.id == at)):
-        raise CanisterNotFound(at)
-    child = new_id()
-    yield Query(
-        "INSERT INTO canisters_conversations (id, parent, fork_seq, fork_head, "
-        "fork_at, length, head, indexed) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-        (
-            child,
-            conversation_id,
-            chain.seq,
-            chain.prev,
-            at,
-            chain.seq,
-            chain.prev,
-            chain.seq,
-        ),
-    )
-    return child
-
-
-def origin(conversation_id: str) -> Plan[Fork | None]:
-    check_id(conversation_id)
-    rows = yield Query(
-        "SELECT parent, fork_at, fork_seq FROM canisters_conversations WHERE id = %s",
-        (conversation_id,),
-    )
-    if not rows:
-        raise ConversationNotFound(conversation_id)
-    parent, at, seq = rows[0]
-    return None if parent is None else make_fork(conversation_id, parent, at, seq)
-
-
-def forks(conversation_id: str) -> Plan[list[Fork]]:
-    check_id(conversation_id)
-    results = yield Pipeline(
-        (
-            Query(
-                "SELECT 1 FROM canisters_conversations WHERE id = %s",
-                (conversation_id,),
-            ),
-            Query(
-                "SELECT id, fork_at, fork_seq FROM canisters_conversations "
-                'WHERE parent = %s ORDER BY id COLLATE "C"',
-                (conversation_id,),
-            ),
-        )
-    )
-    if not results[0]:
-        raise ConversationNotFound(conversation_id)
-    return [make_fork(child, conversation_id, at, seq) for child, at, seq in results[1]]
-
-
-def delete(conversation_id: str) -> Plan[None]:
-    check_id(conversation_id)
-    rows = yield Query(
-        "SELECT 1 FROM canisters_conversations WHERE id = %s FOR UPDATE",
-        (conversation_id,),
-    )
-    if not rows:
-        raise ConversationNotFound(conversation_id)
-    rows = yield Query(
-        "SELECT id FROM canisters_conversations WHERE parent = %s ORDER BY id",
-        (conversation_id,),
-    )
-    if rows:
-        raise StorageError(
-            f"conversation {conversation_id!r} has forks "
-            f"({', '.join(child for (child,) in rows)}); delete them first"
-        )
-    yield Pipeline(
-        tuple(
-            Query(f"DELETE FROM {table} WHERE {column} = %s", (conversation_id,))
-            for table, column in (
-                ("canisters_records", "conversation"),
-                ("canisters_ids", "conversation"),
-                ("canisters_sidecars", "conversation"),
-                ("canisters_search", "conversation"),
-                ("canisters_conversations", "id"),
-            )
-        )
-    )
-
-
-def sidecar_names(conversation_id: str) -> Plan[list[str]]:
-    check_id(conversation_id)
-    rows = yield Query(
-        'SELECT DISTINCT name COLLATE "C" FROM canisters_sidecars '
-        "WHERE conversation = %s ORDER BY 1",
-        (conversation_id,),
-    )
-    return [name for (name,) in rows]
-
-
-# --------------------------------------------------------------------------- #
-# Maintenance
-
-
-def _declare(cursor: str, sql: str, params: tuple[Any, ...] | None = None) -> Query:
-    """Declare a cursor over ``sql`` (in the running transaction)."""
-    return Query(f"DECLARE {cursor} NO SCROLL CURSOR FOR {sql}", params)
-
-
-def _next(cursor: str) -> Query:
-    """Fetch the next rows of a declared cursor (none once it is exhausted)."""
-    return Query(f"FETCH FORWARD {STREAM_ROWS} FROM {cursor}", binary=True)
-
-
-def referenced_content() -> Plan[set[str]]:
-    found: set[str] = set()
-    yield _declare("refs", _REFERENCING)
-    while rows := (yield _next("refs")):
-        for (line,) in rows:
-            found |= references(bytes(line))
-    rows = yield Query(
-        "SELECT line FROM canisters_sidecars WHERE strpos(line, 'sha256:') > 0"
-    )
-    for (line,) in rows:
-        found |= references(line.encode("utf-8"))
-    return found
-
-
-def collect_garbage(
-    backend: Backend, dry_run: bool, older_than: float, progress: Progress | None
-) -> Plan[GarbageReport]:
-    """Sweep while holding the lock every writer takes shared, exclusively."""
-    if progress is not None:
-        progress(0, 2)
-    yield Query("SELECT pg_advisory_xact_lock(%s)", (_GC_LOCK,))
-    external = backend.external
-    referenced = yield from referenced_content()
-    if progress is not None:
-        progress(1, 2)
-    entries = yield (
-        Call(external.entries)
-        if external is not None
-        else Query("SELECT id, length(data), created FROM canisters_blobs")
-    )
-    removed: list[str] = []
-    report = sweep(
-        entries,
-        referenced,
-        older_than=older_than,
-        dry_run=dry_run,
-        delete=removed.extend,
-    )
-    if removed:
-        yield (
-            Call(external.delete, (removed,))
-            if external is not None
-            else Query("DELETE FROM canisters_blobs WHERE id = ANY(%s)", (removed,))
-        )
-        if external is not None:
-            # Writers upload blobs before they take the lock this one holds:
-            # those whose upload began before this time store theirs again.
-            yield Query(
-                "INSERT INTO canisters_meta (key, value) VALUES ('gc', %s) "
-                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (repr(time.time()),),
-            )
-    if progress is not None:
-        progress(2, 2)
-    return report
-
-
-def stats(backend: Backend, progress: Progress | None) -> Plan[StoreStats]:
-    if progress is not None:
-        progress(0, 2)
-    results = yield Pipeline(
-        (
-            Query("SELECT count(*) FROM canisters_conversations"),
-            Query(
-                "SELECT count(*), coalesce(sum(length(line)) + count(*), 0) "
-                "FROM canisters_records"
-            ),
-        )
-    )
-    conversations = results[0][0][0]
-    records, log_bytes = results[1][0]
-    external = backend.external
-    if external is not None:
-        entries = yield Call(external.entries)
-        sizes: dict[str, int] = {key: size for key, size, _ in entries}
-    else:
-        sizes = dict((yield Query("SELECT id, length(data) FROM canisters_blobs")))
-    blobs, blob_bytes = len(sizes), sum(sizes.values())
-    if progress is not None:
-        progress(1, 2)
-    count = referenced = 0
-    yield _declare("stats", _REFERENCING)
-    while rows := (yield _next("stats")):
-        for (line,) in rows:
-            for content_id in references(bytes(line)):
-                size = sizes.get(content_id)
-                if size is not None:
-                    count += 1
-                    referenced += size
-    if progress is not None:
-        progress(2, 2)
-    return StoreStats(
-        int(conversations),
-        int(records),
-        int(log_bytes),
-        int(blobs),
-        int(blob_bytes),
-        count,
-        referenced,
-    )

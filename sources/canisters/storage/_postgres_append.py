@@ -3,8 +3,9 @@
 An append needs the conversation's head (its length and last digest) before it
 can encode its records, since each record carries the digest of the one before.
 The store remembers the head each of its appends left (:class:`Heads`) and
-encodes the records against it; the function ``canisters_append_v2``, created
-with the schema, then does the whole append in the one statement that calls it,
+encodes the records against it; the function ``canisters_append_v3``, created
+with the schema (and added to a store made before it), then does the whole
+append in the one statement that calls it,
 committed with it: it takes the lock that writers share, locks the
 conversation's row, checks that the head is still the one the records were
 encoded against, that the conversation is no fork and its canister-id index is
@@ -26,30 +27,41 @@ import time
 from collections.abc import Iterable
 from typing import Final
 
+import orjson
+
 from ..protocols import Canister
 from . import _postgres as plans
-from ._common import check_id, encode_record, record_id, screen
+from ._chain import encode_record
+from ._common import check_id
 from ._postgres import Backend, Plan, Query
-from ._search import postgres_appended
+from ._retries import record_id, screen
+from ._search import postgres_rows
 
-FUNCTION: Final = "canisters_append_v2"
+FUNCTION: Final = "canisters_append_v3"
 # Conversations whose head a store remembers; the oldest is forgotten first.
 _REMEMBERED: Final = 4096
 _ATTEMPTS: Final = 2
 _GC_LOCK: Final = 0x63616E6973746572 + 1
 
+# The records come as one byte string (``lines``, their lengths in ``sizes``,
+# comma-separated), their ids and search rows as JSON: the server splits them,
+# where the driver would adapt each element of an array in Python. ``ids`` is
+# a JSON array, ``null`` for a record without one; ``search`` a JSON array of
+# ``{"a": place in the append, "c": canister key, "k": kind, "t": text, "w":
+# words joined by spaces}``.
 _CREATE: Final = f"""
 CREATE OR REPLACE FUNCTION {FUNCTION}(
-    conv TEXT, expected BIGINT, expected_head TEXT, lines BYTEA[], new_head TEXT,
-    ids TEXT[], blob_ids TEXT[], blob_data BYTEA[], created DOUBLE PRECISION,
-    s_at BIGINT[], s_canister TEXT[], s_kind TEXT[], s_text TEXT[], s_words TEXT[],
+    conv TEXT, expected BIGINT, expected_head TEXT, lines BYTEA, sizes TEXT,
+    new_head TEXT, ids TEXT, blob_ids TEXT[], blob_data BYTEA[],
+    created DOUBLE PRECISION, search TEXT,
     OUT written BOOLEAN, OUT length BIGINT, OUT head TEXT, OUT parent TEXT,
     OUT indexed BIGINT, OUT held_ids TEXT[], OUT held_seqs BIGINT[],
     OUT held_lines BYTEA[])
 LANGUAGE plpgsql AS $body$
 DECLARE
     added BIGINT;
-    n BIGINT;
+    wanted BIGINT;
+    count BIGINT;
 BEGIN
     written := false;
     -- The lock writers share (garbage collection takes it alone), and the row.
@@ -71,33 +83,41 @@ BEGIN
     END IF;
     IF ids IS NOT NULL THEN
         -- Indexing the ids is the check: one the conversation holds is not
-        -- inserted again. ids[n] is the id of lines[n] (NULL for none).
-        INSERT INTO canisters_ids (conversation, canister, seq)
-            SELECT conv, i.canister, expected + i.n - 1
-            FROM unnest(ids) WITH ORDINALITY AS i(canister, n)
+        -- inserted again. The n-th id is that of the n-th line.
+        WITH i AS (
+            SELECT i.canister, i.n FROM json_array_elements_text(ids::json)
+                WITH ORDINALITY AS i(canister, n)
             WHERE i.canister IS NOT NULL
-            ON CONFLICT DO NOTHING;
-        GET DIAGNOSTICS added = ROW_COUNT;
-        IF added < cardinality(array_remove(ids, NULL)) THEN
+        ), indexing AS (
+            INSERT INTO canisters_ids (conversation, canister, seq)
+                SELECT conv, i.canister, expected + i.n - 1 FROM i
+                ON CONFLICT DO NOTHING
+                RETURNING 1
+        )
+        SELECT (SELECT count(*) FROM indexing), (SELECT count(*) FROM i)
+            INTO added, wanted;
+        IF added < wanted THEN
             -- Nothing is written: the ids just indexed go again, each
             -- through the primary key.
-            FOR n IN 1 .. cardinality(ids) LOOP
-                DELETE FROM canisters_ids d WHERE d.conversation = conv
-                    AND d.canister = ids[n] AND d.seq = expected + n - 1;
-            END LOOP;
+            DELETE FROM canisters_ids d
+                USING json_array_elements_text(ids::json) WITH ORDINALITY
+                    AS i(canister, n)
+                WHERE d.conversation = conv AND d.canister = i.canister
+                    AND d.seq = expected + i.n - 1;
             -- Each held id looked up through the primary keys (LIMIT keeps
             -- the planner from joining the conversation's whole index, as a
             -- plan kept from when the tables were small would).
             SELECT array_agg(w.canister), array_agg(h.seq), array_agg(h.line)
                 INTO held_ids, held_seqs, held_lines
-                FROM unnest(array_remove(ids, NULL)) AS w(canister)
+                FROM json_array_elements_text(ids::json) AS w(canister)
                 CROSS JOIN LATERAL (
                     SELECT i.seq, r.line FROM canisters_ids i
                     JOIN canisters_records r
                         ON r.conversation = conv AND r.seq = i.seq
                     WHERE i.conversation = conv AND i.canister = w.canister
                     LIMIT 1
-                ) AS h;
+                ) AS h
+                WHERE w.canister IS NOT NULL;
             RETURN;
         END IF;
     END IF;
@@ -109,30 +129,36 @@ BEGIN
             ON CONFLICT (id) DO NOTHING;
     END IF;
     INSERT INTO canisters_records (conversation, seq, line)
-        SELECT conv, expected + l.n - 1, l.line
-        FROM unnest(lines) WITH ORDINALITY AS l(line, n);
-    IF s_at IS NOT NULL THEN
-        -- The search index (canisters_search), s_at[n] being a line's place.
+        SELECT conv, expected + l.n - 1, substring(lines FROM l.stop - l.size + 1
+            FOR l.size)
+        FROM (
+            SELECT u.n, u.size::int AS size,
+                (sum(u.size::int) OVER (ORDER BY u.n))::int AS stop
+            FROM unnest(string_to_array(sizes, ',')) WITH ORDINALITY AS u(size, n)
+        ) AS l;
+    GET DIAGNOSTICS count = ROW_COUNT;
+    IF search IS NOT NULL THEN
+        -- The search index (canisters_search), a being a line's place.
         INSERT INTO canisters_search (conversation, seq, canister, kind, text, words)
             SELECT conv, expected + s.a, s.c, s.k, s.t,
                 array_to_tsvector(string_to_array(s.w, ' '))
-            FROM unnest(s_at, s_canister, s_kind, s_text, s_words) AS s(a, c, k, t, w)
+            FROM json_to_recordset(search::json)
+                AS s(a BIGINT, c TEXT, k TEXT, t TEXT, w TEXT)
             ON CONFLICT DO NOTHING;
     END IF;
-    length := expected + cardinality(lines);
+    length := expected + count;
     indexed := length;
     head := new_head;
-    UPDATE canisters_conversations c SET length = expected + cardinality(lines),
-        head = new_head, indexed = expected + cardinality(lines)
+    UPDATE canisters_conversations c SET length = expected + count,
+        head = new_head, indexed = expected + count
         WHERE c.id = conv;
     written := true;
 END
 $body$
 """
 _CALL: Final = (
-    f"SELECT * FROM {FUNCTION}(%s, %s, %s, %s::bytea[], %s, %s::text[], "
-    "%s::text[], %s::bytea[], %s, %s::bigint[], %s::text[], %s::text[], "
-    "%s::text[], %s::text[])"
+    f"SELECT * FROM {FUNCTION}(%s, %s, %s, %b, %s, %s, %s, %s::text[], "
+    "%s::bytea[], %s, %s)"
 )
 
 
@@ -172,6 +198,11 @@ def create_schema() -> Plan[None]:
     )
     if not found:
         yield Query(_CREATE)
+
+
+def _json(ids: list[str | None]) -> str:
+    """``ids`` as the function takes them: a JSON array."""
+    return orjson.dumps(ids).decode()
 
 
 def _not_held(_wanted: list[str]) -> dict[str, tuple[str, bytes]]:
@@ -226,27 +257,27 @@ def _at_once(
     blob_ids = sorted(blobs) if blobs else None
     blob_data = [blobs[key] for key in blob_ids] if blob_ids else None
     created = time.time() if blobs else 0.0
+    search = postgres_rows(records, blobs)
     for _attempt in range(_ATTEMPTS):
         length, prev = known
         lines = []
         for seq, record in enumerate(records, length):
             line, prev = encode_record(seq, prev, record)
             lines.append(line[:-1])
-        indexed_text = postgres_appended(conversation_id, 0, records, blobs)
-        searched = indexed_text[1][1:] if indexed_text is not None else (None,) * 5
         rows = yield Query(
             _CALL,
             (
                 conversation_id,
                 length,
                 known[1],
-                lines,
+                b"".join(lines),
+                ",".join([str(len(line)) for line in lines]),
                 prev,
-                ids if named else None,
+                _json(ids) if named else None,
                 blob_ids,
                 blob_data,
                 created,
-                *searched,
+                search,
             ),
             binary=True,
             alone=True,
@@ -275,5 +306,6 @@ def _at_once(
                 return True
             ids = [record_id(record) for record in records]
             named = [canister_id for canister_id in ids if canister_id is not None]
+            search = postgres_rows(records, blobs)
     heads.forget(conversation_id)
     return False

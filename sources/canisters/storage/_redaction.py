@@ -27,7 +27,9 @@ import orjson
 
 from ..canisters import new_id
 from ..exceptions import CanisterNotFound, StorageError
-from ._common import Progress, index_key, line_id, record_link
+from ._chain import record_link
+from ._common import Progress
+from ._retries import index_key, line_id
 from ._search_sqlite import lineage_stops
 from ._tombstone import (
     REDACTED,

@@ -12,9 +12,9 @@ from typing import TypeVar
 
 from ..exceptions import CanisterNotFound
 from . import _postgres as plans
-from ._common import index_key, line_id
 from ._postgres import Plan, Query
 from ._redaction import AUDIT, _now, audit_line, check_reason, redact_line
+from ._retries import index_key, line_id
 from ._search_sqlite import lineage_stops
 from ._tombstone import REDACTED
 from ._values import Redaction

@@ -27,7 +27,8 @@ import orjson
 from ..exceptions import StorageError
 from ..protocols import Role
 from ..serialization import FORMAT_VERSION, migrate
-from ._common import STORED, STORED_MARK, check_id, index_key
+from ._common import STORED, STORED_MARK, check_id
+from ._retries import index_key
 
 __all__ = ["InvalidQuery", "SearchHit"]
 
@@ -39,10 +40,13 @@ _KINDS: Final = frozenset(role.value for role in Role)
 MAX_WORD_BYTES: Final = 2046
 # Characters within which a word is within MAX_WORD_BYTES whatever they are.
 _SURELY_SHORT: Final = MAX_WORD_BYTES // 4
-# Every ASCII character that is not a letter or digit, mapped to a space.
-_ASCII_GAPS: Final = str.maketrans(
-    {code: " " for code in range(128) if not chr(code).isalnum()}
-)
+# Every ASCII character that is not a letter or digit mapped to a space, and
+# every capital to its small letter (a table for bytes.translate, which runs
+# without a lookup per character).
+_ASCII_GAPS: Final = bytes(
+    (code | 0x20 if chr(code).isupper() else code) if chr(code).isalnum() else 32
+    for code in range(128)
+) + bytes(range(128, 256))
 # Snippets: characters shown around the first match.
 SNIPPET_WIDTH: Final = 160
 _LEAD: Final = 48
@@ -144,6 +148,8 @@ def clean(text: str) -> str:
     """``text`` as every database holds it: no NUL, no lone surrogate."""
     if "\x00" in text:
         text = text.replace("\x00", " ")
+    if text.isascii():  # no surrogate: nothing to replace
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -197,10 +203,9 @@ def words(text: str) -> list[str]:
     if text.isascii():
         # _WORD's words are the runs of ASCII letters and digits: the others
         # become spaces, and the whole text is lower-cased and split at once.
+        gaps = text.encode("ascii").translate(_ASCII_GAPS).decode("ascii")
         return [
-            word
-            for word in dict.fromkeys(text.lower().translate(_ASCII_GAPS).split())
-            if len(word) <= MAX_WORD_BYTES
+            word for word in dict.fromkeys(gaps.split()) if len(word) <= MAX_WORD_BYTES
         ]
     # Each spelling is lower-cased once (the first of a lower-cased word stays
     # first), and only a word that could be too long is measured in bytes.
@@ -264,7 +269,7 @@ def hit(
 
 
 def canister_id(key: str) -> str:
-    """The canister id an index key (:func:`~._common.index_key`) stands for."""
+    """The canister id an index key (:func:`~._retries.index_key`) stands for."""
     if key.startswith("\x01"):
         value = json.loads(key[1:])
         return value if type(value) is str else key
@@ -442,3 +447,19 @@ def postgres_appended(
 
 def _not_appended(content_id: str) -> bytes:
     raise StorageError(f"blob {content_id} is not among the append's blobs")
+
+
+def postgres_rows(
+    records: list[dict[str, Any]], blobs: Mapping[str, bytes]
+) -> str | None:
+    """The index rows of an append's records as the append function takes them
+    (a JSON array of ``{"a": place in the append, "c": canister key, "k": kind,
+    "t": text, "w": words}``), or ``None`` when none has text."""
+    fetch = fetcher(blobs.items(), _not_appended)
+    rows = [
+        {"a": seq, "c": key, "k": kind, "t": text, "w": " ".join(words(text))}
+        for offset, record in enumerate(records)
+        if (found := entry(offset, record, fetch)) is not None
+        for seq, key, kind, text in (found,)
+    ]
+    return orjson.dumps(rows).decode() if rows else None

@@ -17,7 +17,8 @@ from typing import Any
 
 from ..exceptions import ConversationNotFound
 from . import _search
-from ._common import STORED_MARK, Progress, record_link
+from ._chain import record_link
+from ._common import STORED_MARK, Progress
 from ._search import SearchHit
 from ._search_sqlite import lineage_stops
 

@@ -29,19 +29,15 @@ directory may be a link.
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import fcntl
 import functools
 import os
 import shutil
 import stat
-import threading
-import time
 from collections import OrderedDict
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
-from typing import Any, Final, Literal, ParamSpec, TypeVar
+from typing import Any, Literal, ParamSpec, TypeVar
 
 import orjson
 
@@ -51,44 +47,52 @@ from ..canisters import new_id
 from ..conversation import Conversation
 from ..exceptions import (
     CanisterNotFound,
-    ContentNotFound,
     ConversationNotFound,
     IntegrityError,
     StorageError,
     _excerpt,
 )
 from ..protocols import Canister
-from ._common import (
+from ._chain import (
     Chain,
-    Codec,
-    GarbageReport,
-    Progress,
-    SidecarBase,
-    StoragePolicy,
-    StoreStats,
-    Verification,
-    check_bytes,
-    check_content_id,
-    check_durability,
-    check_id,
-    check_line,
-    content_id_of,
     decode_head,
-    decode_lines,
     encode_head,
     encode_record,
-    follows,
-    link_error,
-    logger,
-    record_id,
     record_link,
-    references,
-    screen,
-    sweep,
+)
+from ._common import (
+    Codec,
+    StoragePolicy,
+    Verification,
+    check_durability,
+    check_id,
+    link_error,
+)
+from ._files_logs import FileLogs
+from ._files_maintenance import FileMaintenance
+from ._files_parts import (
+    FORK_NAME,
+    HEAD_NAME,
+    LOG_NAME,
+    STORE_FORMAT,
+    STORE_VERSION,
+    FileContentStore,
+    FileSidecar,
+    Locks,
+    _check_directory,
+    _Log,
+    _make_directory,
+    _os_errors,
+    _read,
+    _sync,
+    _sync_directory,
+    _write_all,
+    _write_atomically,
 )
 from ._forks import Fork, fork_stops, make_fork
 from ._logindex import INDEX_NAME, IdIndex, prefix_ids
 from ._redaction import Expiry, FileRedaction
+from ._retries import record_id, screen
 from ._search_files import FileSearch
 from .s3 import S3ContentStore, open_blobs
 
@@ -97,415 +101,8 @@ __all__ = ["FileContentStore", "FileSidecar", "FileStore", "Locks"]
 P = ParamSpec("P")
 T = TypeVar("T")
 
-STORE_FORMAT: Final = "canisters.store"
-STORE_VERSION: Final = 1
-LOG_NAME: Final = "messages.jsonl"
-FORK_NAME: Final = "fork.json"
-HEAD_NAME: Final = "head.json"
-_OPEN_LOGS: Final = 64
-_BLOCK: Final = 65536
-_sync: Callable[[int], None] = getattr(os, "fdatasync", os.fsync)
 
-
-def _os_errors(method: Callable[P, T]) -> Callable[P, T]:
-    """Turn a bare ``OSError`` of the filesystem into a :class:`StorageError`."""
-
-    @functools.wraps(method)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
-        try:
-            return method(*args, **kwargs)
-        except StorageError:
-            raise
-        except OSError as error:
-            raise StorageError(f"{method.__name__} failed: {error}") from error
-
-    return wrapper
-
-
-def _read(path: str | Path) -> bytes:
-    """Return the bytes of the file at ``path`` (not a link)."""
-    fd = _open(path, os.O_RDONLY)
-    try:
-        with open(fd, "rb", closefd=False) as handle:
-            return handle.read()
-    finally:
-        os.close(fd)
-
-
-def _check_directory(path: str | Path) -> None:
-    """Refuse ``path`` when it is a symbolic link (a missing path is fine)."""
-    try:
-        mode = os.lstat(path).st_mode
-    except (FileNotFoundError, NotADirectoryError):
-        return
-    if stat.S_ISLNK(mode):
-        raise link_error(path)
-
-
-def _check_directories(paths: Iterable[str | Path]) -> None:
-    """Refuse the first of ``paths`` that is a symbolic link (given top down)."""
-    for path in paths:
-        _check_directory(path)
-
-
-def _make_directory(path: Path) -> Path:
-    """Create the directory ``path`` if missing; refuse it when it is a link."""
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(path)
-    _check_directory(path)
-    return path
-
-
-def _sync_directory(path: str | Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError as error:
-        if error.errno == errno.ELOOP:
-            raise link_error(path) from None
-        raise
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-def _write_atomically(path: Path, data: bytes, durable: bool) -> None:
-    temporary = path.with_name(f".{path.name}.{new_id()}.tmp")
-    fd = _open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
-    try:
-        _write_all(fd, data)
-        if durable:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(temporary, path)
-    if durable:
-        _sync_directory(path.parent)
-
-
-class Locks:
-    """The locks a file store shares with its content store.
-
-    ``thread`` serializes writers of one process; ``gc_fd`` is ``gc.lock``, held
-    shared by writers storing blobs and exclusively by garbage collection.
-    """
-
-    __slots__ = ("gc_fd", "read_only", "thread")
-
-    def __init__(self, path: Path, read_only: bool = False) -> None:
-        self.thread = threading.RLock()
-        self.read_only = read_only
-        if not read_only:
-            self.gc_fd = _open(path, os.O_RDWR | os.O_CREAT)
-            return
-        try:
-            self.gc_fd = _open(path, os.O_RDONLY)  # flock needs no write access
-        except FileNotFoundError:
-            self.gc_fd = -1
-
-    def writing(self) -> None:
-        """Refuse to go on when the store was opened read-only."""
-        if self.read_only:
-            raise StorageError("the store was opened read-only")
-
-    def lock(self, operation: int) -> None:
-        """``flock`` the gc lock (nothing to lock when read-only without one)."""
-        if self.gc_fd >= 0:
-            fcntl.flock(self.gc_fd, operation)
-
-
-# --------------------------------------------------------------------------- #
-# Content store
-
-
-class FileContentStore:
-    """Blobs as files ``blobs/sha256/<2 hex>/<64 hex>``, verified on every read.
-
-    Opened in either mode, and again before each read or write, it refuses a
-    symbolic link in place of ``blobs``, ``blobs/sha256``, the shard directory
-    or the blob file.
-    """
-
-    __slots__ = (
-        "_durable",
-        "_locks",
-        "_parents",
-        "_root",
-        "_shards",
-        "_temporary",
-        "_tmp",
-    )
-
-    def __init__(
-        self, root: Path, locks: Locks, durability: Literal["fsync", "flush"]
-    ) -> None:
-        self._root = root / "sha256"
-        self._temporary = root / "tmp"
-        self._locks = locks
-        self._durable = durability == "fsync"
-        # The directories above every shard, top down.
-        self._parents = (os.fspath(root), os.fspath(self._root))
-        if locks.read_only:
-            _check_directories((root, self._root, self._temporary))
-        else:
-            _make_directory(root)
-            _make_directory(self._root)
-            _make_directory(self._temporary)
-        # Appends build blob paths as strings: pathlib costs more than the rest
-        # of storing a blob already present.
-        self._shards = os.fspath(self._root) + os.sep
-        self._tmp = os.fspath(self._temporary) + os.sep
-
-    def path(self, content_id: str) -> Path:
-        """Return the file of ``content_id`` (checked; it need not exist)."""
-        digest = check_content_id(content_id)[7:]
-        return self._root / digest[:2] / digest
-
-    @_os_errors
-    def put(self, data: bytes) -> str:
-        """Store ``data`` once and return its ``sha256:`` id."""
-        data = check_bytes(data)
-        self._locks.writing()
-        content_id = content_id_of(data)
-        with self._locks.thread:
-            fcntl.flock(self._locks.gc_fd, fcntl.LOCK_SH)
-            try:
-                if not self.store(content_id, data):
-                    os.utime(self.path(content_id), follow_symlinks=False)
-            finally:
-                fcntl.flock(self._locks.gc_fd, fcntl.LOCK_UN)
-        return content_id
-
-    def store(self, content_id: str, data: bytes) -> bool:
-        """Write ``data`` under ``content_id`` unless present; tell if it wrote.
-
-        The caller holds the garbage-collection lock (shared).
-        """
-        digest = check_content_id(content_id)[7:]
-        shard = self._shards + digest[:2]
-        target = f"{shard}{os.sep}{digest}"
-        _check_directories(self._parents)
-        _check_directory(shard)
-        try:
-            if stat.S_ISLNK(os.lstat(target).st_mode):
-                raise link_error(target)
-            return False
-        except (FileNotFoundError, NotADirectoryError):
-            pass
-        _check_directories((self._parents[0], self._temporary))
-        temporary = f"{self._tmp}{digest}.{new_id()}"
-        fd = _open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
-        try:
-            _write_all(fd, data)
-            if self._durable:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
-        try:
-            os.replace(temporary, target)
-        except FileNotFoundError:
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(shard)
-            _check_directory(shard)
-            os.replace(temporary, target)
-            if self._durable:
-                _sync_directory(self._root)
-        if self._durable:
-            _sync_directory(shard)
-        return True
-
-    @_os_errors
-    def get(self, content_id: str) -> bytes:
-        """Return the bytes of ``content_id``, checking them against the id."""
-        path = self.path(content_id)
-        _check_directories(self._parents)
-        _check_directory(path.parent)
-        try:
-            data = _read(path)
-        except FileNotFoundError:
-            raise ContentNotFound(content_id) from None
-        if content_id_of(data) != content_id:
-            raise IntegrityError(
-                f"blob {content_id} no longer matches its id (tampered or corrupt)"
-            )
-        return data
-
-    def has(self, content_id: str) -> bool:
-        """Tell whether the blob is stored."""
-        path = self.path(content_id)
-        _check_directories(self._parents)
-        _check_directory(path.parent)
-        try:
-            mode = os.lstat(path).st_mode
-        except (FileNotFoundError, NotADirectoryError):
-            return False
-        if stat.S_ISLNK(mode):
-            raise link_error(path)
-        if not stat.S_ISREG(mode):
-            raise _not_a_file(path)
-        return True
-
-    def ids(self) -> Iterator[str]:
-        """Yield the id of every stored blob (refusing links among them)."""
-        _check_directories(self._parents)
-        if not self._root.is_dir():  # a store opened read-only before any blob
-            return
-        for shard in sorted(self._root.iterdir()):
-            if shard.is_symlink():
-                raise link_error(shard)
-            if not shard.is_dir():
-                continue
-            for blob in shard.iterdir():
-                if len(blob.name) == 64 and blob.name.startswith(shard.name):
-                    if blob.is_symlink():
-                        raise link_error(blob)
-                    yield "sha256:" + blob.name
-
-
-# --------------------------------------------------------------------------- #
-# Side files
-
-
-class FileSidecar(SidecarBase):
-    """A side file: ``conversations/<id>/sidecars/<name>.log``."""
-
-    __slots__ = ("_durable", "_locks", "_path")
-
-    def __init__(
-        self, path: Path, conversation_id: str, name: str, durable: bool, locks: Locks
-    ) -> None:
-        super().__init__(conversation_id, name)
-        self._path = path
-        self._locks = locks
-        self._durable = durable
-
-    def _check(self) -> None:
-        """Refuse links among the directories above the side file."""
-        sidecars = self._path.parent
-        _check_directory(sidecars.parent.parent)
-        _check_directory(sidecars.parent)
-        _check_directory(sidecars)
-
-    @_os_errors
-    def append_line(self, line: str) -> None:
-        """Append one line durably, under an exclusive lock."""
-        data = check_line(line).encode("utf-8") + b"\n"
-        self._locks.writing()
-        self._check()
-        try:
-            fd = _open(self._path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
-        except FileNotFoundError:
-            _make_directory(self._path.parent.parent)
-            _make_directory(self._path.parent)
-            fd = _open(self._path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            size = os.fstat(fd).st_size
-            if size:
-                end = _complete_end(fd, size)
-                if end != size:
-                    logger.warning(
-                        "dropping an unfinished final line of side file %s of %s",
-                        self._name,
-                        self._conversation_id,
-                    )
-                    os.ftruncate(fd, end)
-            _write_all(fd, data)
-            if self._durable:
-                _sync(fd)
-        finally:
-            os.close(fd)
-
-    @_os_errors
-    def read_lines(self) -> list[str]:
-        """Return every complete line, oldest first."""
-        self._check()
-        try:
-            fd = _open(self._path, os.O_RDONLY)
-        except FileNotFoundError:
-            return []
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH)
-            with open(fd, "rb", closefd=False) as handle:
-                data = handle.read()
-        finally:
-            os.close(fd)
-        lines = data.split(b"\n")
-        if lines[-1]:
-            logger.warning(
-                "ignoring an unfinished final line of side file %s of %s",
-                self._name,
-                self._conversation_id,
-            )
-        return decode_lines(lines[:-1], os.fspath(self._path))
-
-
-# --------------------------------------------------------------------------- #
-# Logs
-
-
-def _complete_end(fd: int, size: int) -> int:
-    """Return the offset just after the last newline of the file (0 if none)."""
-    position = size
-    while position > 0:
-        start = max(0, position - _BLOCK)
-        block = os.pread(fd, position - start, start)
-        index = block.rfind(b"\n")
-        if index >= 0:
-            return start + index + 1
-        position = start
-    return 0
-
-
-def _last_line(fd: int, end: int) -> bytes:
-    """Return the complete line that ends at ``end`` (just after its newline)."""
-    start = _complete_end(fd, end - 1)
-    return os.pread(fd, end - start, start)
-
-
-class _Log:
-    """An open conversation log and what this process knows of its end."""
-
-    __slots__ = (
-        "directory",
-        "fd",
-        "index",
-        "inode",
-        "path",
-        "prefix",
-        "prev",
-        "seq",
-        "size",
-    )
-
-    def __init__(self, fd: int, directory: Path, path: str) -> None:
-        self.fd = fd
-        self.directory = directory
-        self.path = path
-        self.inode = os.fstat(fd).st_ino
-        self.size = -1
-        self.seq = 0
-        self.prev = ""
-        # The canister ids of the log (opened by the first append) and, for a
-        # fork, of the prefix it shares (read once: it never changes).
-        self.index: IdIndex | None = None
-        self.prefix: dict[str, tuple[str, tuple[int, int, int]]] | None = None
-
-    def close(self) -> None:
-        """Close the log and its index."""
-        os.close(self.fd)
-        if self.index is not None:
-            self.index.close()
-
-
-class FileStore(FileSearch, FileRedaction, Expiry):
+class FileStore(FileLogs, FileMaintenance, FileSearch, FileRedaction, Expiry):
     """The file backend (see the module documentation for the layout)."""
 
     def __init__(
@@ -750,120 +347,6 @@ class FileStore(FileSearch, FileRedaction, Expiry):
                 return self._held_above(conversation_id, log, wanted, found, True)
             above[canister_id] = (_record(ancestor, seq), line)
         return above
-
-    def _open_file(self, conversation_id: str, name: str) -> int | None:
-        """Open a file of a conversation's directory read-only (``None``: missing)."""
-        try:
-            return _open(self._directory(conversation_id) / name, os.O_RDONLY)
-        except FileNotFoundError:
-            return None
-
-    def _open_log(self, conversation_id: str) -> _Log:
-        """Return the open log of a (checked) conversation id, opening it if needed."""
-        logs = self._logs
-        log = logs.get(conversation_id)
-        if log is not None:
-            logs.move_to_end(conversation_id)
-            return log
-        directory = self._directory(conversation_id)
-        path = directory / LOG_NAME
-        try:
-            fd = _open(path, os.O_RDWR | os.O_APPEND)
-        except FileNotFoundError:
-            _make_directory(directory)
-            # The kept head first: a log never exists without one.
-            with contextlib.suppress(FileExistsError):
-                head = _open(
-                    directory / HEAD_NAME, os.O_WRONLY | os.O_CREAT | os.O_EXCL
-                )
-                try:
-                    _write_all(head, encode_head(0, ""))
-                    if self._durable:
-                        os.fsync(head)
-                finally:
-                    os.close(head)
-            fd = _open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
-            if self._durable:
-                _sync_directory(directory)
-                _sync_directory(self._conversations)
-        log = _Log(fd, directory, os.fspath(path))
-        logs[conversation_id] = log
-        while len(logs) > _OPEN_LOGS:
-            _id, oldest = logs.popitem(last=False)
-            oldest.close()
-        return log
-
-    def _current(self, conversation_id: str, log: _Log) -> _Log:
-        """Return ``log`` locked, reopened first if the file was replaced."""
-        while True:
-            try:
-                inode = os.lstat(log.path).st_ino
-            except FileNotFoundError:
-                inode = -1
-            if inode == log.inode:
-                return log
-            # Deleted (and maybe recreated) by another process: start over.
-            fcntl.flock(log.fd, fcntl.LOCK_UN)
-            self._forget(conversation_id)
-            log = self._open_log(conversation_id)
-            fcntl.flock(log.fd, fcntl.LOCK_EX)
-
-    def _refresh(self, conversation_id: str, log: _Log, size: int) -> None:
-        """Learn the end of a log another writer (or a crash) changed."""
-        fd = log.fd
-        end, seq, prev, whole = self._end(conversation_id, fd, size, log.directory)
-        if whole:
-            logger.warning(
-                "adding the newline the last record of %s lacks", conversation_id
-            )
-            _write_all(fd, b"\n")
-            if self._durable:
-                _sync(fd)
-            end = size + 1
-        elif end != size:
-            logger.warning(
-                "removing an unfinished final record of %s (a crash during an "
-                "append) before appending",
-                conversation_id,
-            )
-            os.ftruncate(fd, end)
-        log.seq, log.prev = seq, prev
-        log.size = end
-
-    def _end(
-        self, conversation_id: str, fd: int, size: int, directory: Path
-    ) -> tuple[int, int, str, bool]:
-        """Return where a log's records end and the chain's state there.
-
-        ``(end, seq, prev, whole)``: the offset after the last complete line, the
-        next record's number and the last digest; ``whole`` tells that the bytes
-        after ``end`` are an intact record lacking only its newline, which
-        ``seq`` and ``prev`` then count.
-        """
-        end = _complete_end(fd, size) if size else 0
-        if end == 0:
-            fork = self._fork_info(directory)
-            seq, prev = (0, "") if fork is None else (fork[1], fork[2])
-        else:
-            link = record_link(_last_line(fd, end))
-            if link is None:
-                raise IntegrityError(
-                    f"the last record of {conversation_id!r} is unreadable; "
-                    "verify the conversation"
-                )
-            seq, prev = link[0] + 1, link[2]
-        if end != size:
-            digest = follows(os.pread(fd, size - end, end), seq, prev)
-            if digest is not None:
-                return end, seq + 1, digest, True
-        return end, seq, prev, False
-
-    def _forget(self, conversation_id: str) -> None:
-        log = self._logs.pop(conversation_id, None)
-        if log is not None:
-            log.close()
-
-    # Reading -------------------------------------------------------------------
 
     def _fork_document(self, directory: Path) -> dict[str, Any] | None:
         """Return a conversation's ``fork.json`` (``None``: not a fork)."""
@@ -1199,127 +682,6 @@ class FileStore(FileSearch, FileRedaction, Expiry):
 
     # Maintenance ---------------------------------------------------------------
 
-    def _log_paths(self) -> Iterator[Path]:
-        for conversation_id in self.conversations():
-            directory = self._directory(conversation_id)
-            yield directory / LOG_NAME
-            sidecars = directory / "sidecars"
-            _check_directory(sidecars)
-            if sidecars.is_dir():
-                yield from sidecars.iterdir()
-
-    @_os_errors
-    def referenced_content(self) -> set[str]:
-        """Return every content id a conversation log or side file mentions."""
-        return self._references(list(self._log_paths()), lambda: None)
-
-    @staticmethod
-    def _references(paths: list[Path], tick: Callable[[], None]) -> set[str]:
-        found: set[str] = set()
-        for path in paths:
-            with open(_open(path, os.O_RDONLY), "rb") as handle:
-                for line in handle:
-                    if b"sha256:" in line:
-                        found |= references(line)
-            tick()
-        return found
-
-    @_os_errors
-    def collect_garbage(
-        self,
-        *,
-        dry_run: bool = False,
-        older_than: float = 0.0,
-        progress: Progress | None = None,
-    ) -> GarbageReport:
-        """Remove unreferenced blobs while holding the store's exclusive gc lock."""
-        locks = self._locks
-        if not dry_run:
-            locks.writing()
-        removed: list[str] = []
-        freed = kept = 0
-        with locks.thread:
-            locks.lock(fcntl.LOCK_EX)
-            try:
-                paths = list(self._log_paths())
-                if self._external is not None:
-                    referenced = self._references(paths, _ticker(progress, len(paths)))
-                    return sweep(
-                        self._external.entries(),
-                        referenced,
-                        older_than=older_than,
-                        dry_run=dry_run,
-                        delete=self._external.delete,
-                    )
-                content = self._content
-                assert isinstance(content, FileContentStore)
-                blobs = list(content.ids())
-                tick = _ticker(progress, len(paths) + len(blobs))
-                referenced = self._references(paths, tick)
-                limit = time.time() - older_than
-                for content_id in blobs:
-                    tick()
-                    path = content.path(content_id)
-                    status = path.lstat()
-                    if content_id in referenced or (
-                        older_than > 0 and status.st_mtime > limit
-                    ):
-                        kept += 1
-                        continue
-                    removed.append(content_id)
-                    freed += status.st_size
-                    if not dry_run:
-                        path.unlink()
-                if not dry_run:
-                    temporary = self._root / "blobs" / "tmp"
-                    _check_directory(self._root / "blobs")
-                    _check_directory(temporary)
-                    for leftover in temporary.iterdir():
-                        leftover.unlink(missing_ok=True)
-            finally:
-                locks.lock(fcntl.LOCK_UN)
-        return GarbageReport(tuple(sorted(removed)), freed, kept)
-
-    @_os_errors
-    def stats(self, *, progress: Progress | None = None) -> StoreStats:
-        """Count conversations, records, blobs and references, and their bytes."""
-        conversations = self.conversations()
-        content = self._content
-        if isinstance(content, FileContentStore):
-            ids = list(content.ids())
-            tick = _ticker(progress, len(ids) + len(conversations))
-            sizes: dict[str, int] = {}
-            for content_id in ids:
-                with contextlib.suppress(FileNotFoundError):  # removed by a gc
-                    sizes[content_id] = content.path(content_id).lstat().st_size
-                tick()
-        else:
-            sizes = {key: size for key, size, _ in content.entries()}
-            tick = _ticker(progress, len(conversations))
-        records = log_bytes = count = referenced = 0
-        for conversation_id in conversations:
-            path = self._directory(conversation_id) / LOG_NAME
-            with open(_open(path, os.O_RDONLY), "rb") as handle:
-                for line in handle:
-                    records += line.endswith(b"\n")
-                    log_bytes += len(line)
-                    if b"sha256:" in line:
-                        for content_id in references(line):
-                            size = sizes.get(content_id)
-                            if size is not None:
-                                count += 1
-                                referenced += size
-            tick()
-        return StoreStats(
-            len(conversations),
-            records,
-            log_bytes,
-            len(sizes),
-            sum(sizes.values()),
-            count,
-            referenced,
-        )
-
     def close(self) -> None:
         """Close every open log and the lock file."""
         with self._locks.thread:
@@ -1346,18 +708,3 @@ def _label(conversation_id: str, number: int) -> str:
 
 def _record(conversation_id: str, seq: int) -> str:
     return f"record {seq} of {conversation_id}"
-
-
-def _ticker(progress: Progress | None, total: int) -> Callable[[], None]:
-    """Return a function reporting one more unit of ``total`` done to ``progress``."""
-    if progress is None:
-        return lambda: None
-    done = 0
-    progress(0, total)
-
-    def tick() -> None:
-        nonlocal done
-        done += 1
-        progress(done, total)
-
-    return tick

@@ -8,12 +8,13 @@ with other applications' tables through the ``canisters_`` prefix)::
     canisters_meta(key TEXT PRIMARY KEY, value TEXT)          -- schema version
     canisters_blobs(id TEXT PRIMARY KEY, data BYTEA, created DOUBLE PRECISION)
     canisters_conversations(id TEXT PRIMARY KEY, parent TEXT, fork_seq BIGINT,
-                            fork_head TEXT, fork_at TEXT,
-                            length BIGINT, head TEXT)         -- the pinned head
+                            fork_head TEXT, fork_at TEXT, length BIGINT,
+                            head TEXT, indexed BIGINT)  -- the pinned head
     canisters_records(conversation TEXT, seq BIGINT, line BYTEA)
     canisters_ids(conversation TEXT, canister TEXT, seq BIGINT)  -- canister ids
     canisters_sidecars(n BIGSERIAL, conversation TEXT, name TEXT, line TEXT)
-    canisters_append_v1(...)    -- a function: one append in one statement
+    canisters_search(...)       -- the search index (see _search_postgres)
+    canisters_append_v3(...)    -- a function: one append in one statement
 
 ``canisters_records.line`` holds exactly the record a line of the file
 backend's ``messages.jsonl`` holds, so every backend shares one record format
@@ -25,9 +26,11 @@ are serialized, writers of different conversations run in parallel. Writers hold
 a shared advisory lock that garbage collection takes exclusively. Most appends
 are one statement, a round trip with its commit: the store remembers the head
 its last append left and encodes the records against it, and the function
-checks it, the canister ids and the lock, and writes everything; a head
-another writer moved costs one more round trip, a fork's append the general
-plan. Loads stream
+checks it, the canister ids and the lock, and writes everything (the records
+sent as one byte string, their ids and search rows as JSON, which the server
+splits); a head another writer moved costs one more round trip, a fork's append
+the general plan. Opening a store made by an earlier version adds the function
+(an earlier one is left for the libraries that still call it). Loads stream
 the log through a server-side cursor, fetching the blobs it names a few dozen
 per round trip.
 
@@ -49,6 +52,7 @@ from ..exceptions import StorageError
 from ..protocols import Canister
 from . import _postgres as plans
 from . import _postgres_append as appending
+from . import _postgres_manage as manage
 from . import _search_postgres as search_plans
 from ._common import (
     GarbageReport,
@@ -505,19 +509,19 @@ class PostgresStore(PostgresSearch, PostgresRedaction, Expiry, _Settings):
 
     def fork(self, conversation_id: str, at: str) -> str:
         """Start a new conversation sharing the prefix up to canister ``at``."""
-        return _run(self._pool, plans.fork(self._plans, conversation_id, at))
+        return _run(self._pool, manage.fork(self._plans, conversation_id, at))
 
     def origin(self, conversation_id: str) -> Fork | None:
         """Return where the conversation was forked (``None``: not a fork)."""
-        return _run(self._pool, plans.origin(conversation_id))
+        return _run(self._pool, manage.origin(conversation_id))
 
     def forks(self, conversation_id: str) -> list[Fork]:
         """Return the forks made of the conversation, sorted by id."""
-        return _run(self._pool, plans.forks(conversation_id))
+        return _run(self._pool, manage.forks(conversation_id))
 
     def delete(self, conversation_id: str) -> None:
         """Delete the conversation and its side files; refused while forks exist."""
-        _run(self._pool, plans.delete(conversation_id))
+        _run(self._pool, manage.delete(conversation_id))
 
     def sidecar(self, conversation_id: str, name: str) -> PostgresSidecar:
         """Return the side file ``name`` of the conversation."""
@@ -527,11 +531,11 @@ class PostgresStore(PostgresSearch, PostgresRedaction, Expiry, _Settings):
 
     def sidecar_names(self, conversation_id: str) -> list[str]:
         """Return the name of every side file of the conversation, sorted."""
-        return _run(self._pool, plans.sidecar_names(conversation_id))
+        return _run(self._pool, manage.sidecar_names(conversation_id))
 
     def referenced_content(self) -> set[str]:
         """Return every content id a conversation log or side file mentions."""
-        return _run(self._pool, plans.referenced_content())
+        return _run(self._pool, manage.referenced_content())
 
     def collect_garbage(
         self,
@@ -543,12 +547,12 @@ class PostgresStore(PostgresSearch, PostgresRedaction, Expiry, _Settings):
         """Remove unreferenced blobs while no writer runs (an exclusive lock)."""
         return _run(
             self._pool,
-            plans.collect_garbage(self._plans, dry_run, older_than, progress),
+            manage.collect_garbage(self._plans, dry_run, older_than, progress),
         )
 
     def stats(self, *, progress: Progress | None = None) -> StoreStats:
         """Count conversations, records, blobs and references, and their bytes."""
-        return _run(self._pool, plans.stats(self._plans, progress))
+        return _run(self._pool, manage.stats(self._plans, progress))
 
     def close(self) -> None:
         """Close every connection of the pool."""
@@ -728,20 +732,20 @@ class AsyncPostgresStore(
     async def fork(self, conversation_id: str, at: str) -> str:
         """Start a new conversation sharing the prefix up to canister ``at``."""
         return await _run_async(
-            self._opened, plans.fork(self._plans, conversation_id, at)
+            self._opened, manage.fork(self._plans, conversation_id, at)
         )
 
     async def origin(self, conversation_id: str) -> Fork | None:
         """Return where the conversation was forked (``None``: not a fork)."""
-        return await _run_async(self._opened, plans.origin(conversation_id))
+        return await _run_async(self._opened, manage.origin(conversation_id))
 
     async def forks(self, conversation_id: str) -> list[Fork]:
         """Return the forks made of the conversation, sorted by id."""
-        return await _run_async(self._opened, plans.forks(conversation_id))
+        return await _run_async(self._opened, manage.forks(conversation_id))
 
     async def delete(self, conversation_id: str) -> None:
         """Delete the conversation and its side files; refused while forks exist."""
-        await _run_async(self._opened, plans.delete(conversation_id))
+        await _run_async(self._opened, manage.delete(conversation_id))
 
     def sidecar(self, conversation_id: str, name: str) -> AsyncPostgresSidecar:
         """Return the side file ``name`` of the conversation, as coroutines."""
@@ -751,11 +755,11 @@ class AsyncPostgresStore(
 
     async def sidecar_names(self, conversation_id: str) -> list[str]:
         """Return the name of every side file of the conversation, sorted."""
-        return await _run_async(self._opened, plans.sidecar_names(conversation_id))
+        return await _run_async(self._opened, manage.sidecar_names(conversation_id))
 
     async def referenced_content(self) -> set[str]:
         """Return every content id a conversation log or side file mentions."""
-        return await _run_async(self._opened, plans.referenced_content())
+        return await _run_async(self._opened, manage.referenced_content())
 
     async def collect_garbage(
         self,
@@ -767,12 +771,12 @@ class AsyncPostgresStore(
         """Remove unreferenced blobs while no writer runs (an exclusive lock)."""
         return await _run_async(
             self._opened,
-            plans.collect_garbage(self._plans, dry_run, older_than, progress),
+            manage.collect_garbage(self._plans, dry_run, older_than, progress),
         )
 
     async def stats(self, *, progress: Progress | None = None) -> StoreStats:
         """Count conversations, records, blobs and references, and their bytes."""
-        return await _run_async(self._opened, plans.stats(self._plans, progress))
+        return await _run_async(self._opened, manage.stats(self._plans, progress))
 
     async def close(self) -> None:
         """Close every connection of the pool."""

@@ -28,51 +28,44 @@ from __future__ import annotations
 import functools
 import os
 import sqlite3
-import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Generator, Iterable, Iterator
-from typing import Any, Final, Literal, ParamSpec, TypeVar
+from collections.abc import Generator, Iterable
+from typing import Final, Literal, ParamSpec, TypeVar
 
 from ..canisters import new_id
 from ..conversation import Conversation
 from ..exceptions import (
     CanisterNotFound,
-    ContentNotFound,
     ConversationNotFound,
     IntegrityError,
     StorageError,
     _excerpt,
 )
 from ..protocols import Canister
+from ._chain import Chain, encode_record, record_link
 from ._common import (
-    Chain,
     Codec,
-    GarbageReport,
-    Progress,
-    SidecarBase,
     StoragePolicy,
-    StoreStats,
     Verification,
-    check_bytes,
-    check_content_id,
     check_durability,
     check_id,
-    check_line,
-    content_id_of,
-    decode_lines,
     earlier,
-    encode_record,
-    line_id,
-    record_id,
-    record_link,
-    references,
-    screen,
-    sweep,
 )
 from ._forks import Fork, fork_stops, make_fork
 from ._redaction import Expiry, SQLiteRedaction
+from ._retries import line_id, record_id, screen
 from ._search_sqlite import SQLiteSearch
+from ._sqlite_maintenance import SQLiteMaintenance
+from ._sqlite_parts import (
+    Database,
+    SQLiteContentStore,
+    SQLiteSidecar,
+    Transaction,
+    _bytes,
+    _insert_blob,
+    _sqlite_errors,
+)
 from ._sqlite_paths import check_companions
 from .s3 import S3ContentStore, open_blobs
 
@@ -117,181 +110,7 @@ CREATE TABLE IF NOT EXISTS sidecars (
 """
 
 
-def _sqlite_errors(method: Callable[P, T]) -> Callable[P, T]:
-    """Turn a ``sqlite3.Error`` into a :class:`StorageError`."""
-
-    @functools.wraps(method)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
-        try:
-            return method(*args, **kwargs)
-        except sqlite3.Error as error:
-            raise StorageError(f"{method.__name__} failed: {error}") from error
-
-    return wrapper
-
-
-class Database:
-    """A connection and the lock that serializes its use by threads."""
-
-    __slots__ = ("connection", "lock", "read_only")
-
-    def __init__(self, connection: sqlite3.Connection, read_only: bool = False) -> None:
-        self.connection = connection
-        self.lock = threading.RLock()
-        self.read_only = read_only
-
-    def writing(self) -> None:
-        """Refuse to go on when the store was opened read-only."""
-        if self.read_only:
-            raise StorageError("the store was opened read-only")
-
-    def write(self) -> Transaction:
-        """Return a write transaction (``BEGIN IMMEDIATE``) to use with ``with``."""
-        self.writing()
-        return Transaction(self, "BEGIN IMMEDIATE")
-
-    def read(self) -> Transaction:
-        """Return a read transaction (one snapshot) to use with ``with``."""
-        return Transaction(self, "BEGIN")
-
-
-class Transaction:
-    """A write transaction: committed on success, rolled back on an exception."""
-
-    __slots__ = ("_begin", "_database")
-
-    def __init__(self, database: Database, begin: str) -> None:
-        self._database = database
-        self._begin = begin
-
-    def __enter__(self) -> sqlite3.Connection:
-        self._database.lock.acquire()
-        try:
-            self._database.connection.execute(self._begin)
-        except BaseException:
-            self._database.lock.release()
-            raise
-        return self._database.connection
-
-    def __exit__(self, kind: object, *rest: object) -> None:
-        try:
-            self._database.connection.execute("COMMIT" if kind is None else "ROLLBACK")
-        finally:
-            self._database.lock.release()
-
-
-class SQLiteContentStore:
-    """Blobs in the ``blobs`` table, verified on every read."""
-
-    __slots__ = ("_database",)
-
-    def __init__(self, database: Database) -> None:
-        self._database = database
-
-    @_sqlite_errors
-    def put(self, data: bytes) -> str:
-        """Store ``data`` once and return its ``sha256:`` id."""
-        data = check_bytes(data)
-        content_id = content_id_of(data)
-        now = time.time()
-        with self._database.write() as connection:
-            if not _insert_blob(connection, content_id, data, now):
-                connection.execute(
-                    "UPDATE blobs SET created = ? WHERE id = ?", (now, content_id)
-                )
-        return content_id
-
-    @_sqlite_errors
-    def get(self, content_id: str) -> bytes:
-        """Return the bytes of ``content_id``, checking them against the id."""
-        check_content_id(content_id)
-        with self._database.lock:
-            connection = self._database.connection
-            row = connection.execute(
-                "SELECT rowid, typeof(data) = 'blob' FROM blobs WHERE id = ?",
-                (content_id,),
-            ).fetchone()
-            if row is None:
-                raise ContentNotFound(content_id)
-            if row[1] and _BLOB_IO:
-                # Read straight into one bytes object: a plain SELECT holds the
-                # value twice (SQLite's copy and Python's).
-                with _blob(connection, row[0], readonly=True) as blob:
-                    data = bytes(blob.read())
-            else:
-                data = _bytes(
-                    connection.execute(
-                        "SELECT CAST(data AS BLOB) FROM blobs WHERE rowid = ?",
-                        (row[0],),
-                    ).fetchone()[0]
-                )
-        if content_id_of(data) != content_id:
-            raise IntegrityError(
-                f"blob {content_id} no longer matches its id (tampered or corrupt)"
-            )
-        return data
-
-    @_sqlite_errors
-    def has(self, content_id: str) -> bool:
-        """Tell whether the blob is stored."""
-        check_content_id(content_id)
-        with self._database.lock:
-            row = self._database.connection.execute(
-                "SELECT 1 FROM blobs WHERE id = ?", (content_id,)
-            ).fetchone()
-        return row is not None
-
-    def ids(self) -> Iterator[str]:
-        """Yield the id of every stored blob."""
-        with self._database.lock:
-            rows = self._database.connection.execute("SELECT id FROM blobs").fetchall()
-        for (content_id,) in rows:
-            yield content_id
-
-
-class SQLiteSidecar(SidecarBase):
-    """A side file: rows of the ``sidecars`` table."""
-
-    __slots__ = ("_database",)
-
-    def __init__(self, database: Database, conversation_id: str, name: str) -> None:
-        super().__init__(conversation_id, name)
-        self._database = database
-
-    @_sqlite_errors
-    def append_line(self, line: str) -> None:
-        """Append one line in its own transaction."""
-        check_line(line)
-        with self._database.write() as connection:
-            connection.execute(
-                "INSERT INTO sidecars (conversation, name, n, line) VALUES (?, ?, "
-                "(SELECT coalesce(max(n) + 1, 0) FROM sidecars "
-                "WHERE conversation = ? AND name = ?), ?)",
-                (
-                    self._conversation_id,
-                    self._name,
-                    self._conversation_id,
-                    self._name,
-                    line,
-                ),
-            )
-
-    @_sqlite_errors
-    def read_lines(self) -> list[str]:
-        """Return every line, oldest first."""
-        with self._database.lock:
-            rows = self._database.connection.execute(
-                "SELECT CAST(line AS BLOB) FROM sidecars "
-                "WHERE conversation = ? AND name = ? ORDER BY n",
-                (self._conversation_id, self._name),
-            ).fetchall()
-        return decode_lines(
-            (_bytes(line) for (line,) in rows),
-            f"side file {self._name} of {self._conversation_id}",
-        )
-
-
-class SQLiteStore(SQLiteSearch, SQLiteRedaction, Expiry):
+class SQLiteStore(SQLiteSearch, SQLiteRedaction, SQLiteMaintenance, Expiry):
     """The SQLite backend: every conversation and blob in one database file."""
 
     def __init__(
@@ -851,113 +670,6 @@ class SQLiteStore(SQLiteSearch, SQLiteRedaction, Expiry):
 
     # Maintenance ---------------------------------------------------------------
 
-    def _references(self, connection: sqlite3.Connection) -> set[str]:
-        found: set[str] = set()
-        for (line,) in connection.execute("SELECT CAST(line AS BLOB) FROM records"):
-            data = _bytes(line)
-            if b"sha256:" in data:
-                found |= references(data)
-        for (line,) in connection.execute("SELECT CAST(line AS BLOB) FROM sidecars"):
-            data = _bytes(line)
-            if b"sha256:" in data:
-                found |= references(data)
-        return found
-
-    @_sqlite_errors
-    def referenced_content(self) -> set[str]:
-        """Return every content id a conversation log or side file mentions."""
-        with self._database.lock:
-            return self._references(self._database.connection)
-
-    @_sqlite_errors
-    def collect_garbage(
-        self,
-        *,
-        dry_run: bool = False,
-        older_than: float = 0.0,
-        progress: Progress | None = None,
-    ) -> GarbageReport:
-        """Remove unreferenced blobs inside one write transaction."""
-        if progress is not None:
-            progress(0, 2)
-        database = self._database
-        with (
-            database.read() if dry_run and database.read_only else database.write()
-        ) as connection:
-            referenced = self._references(connection)
-            if progress is not None:
-                progress(1, 2)
-            delete: Callable[[list[str]], None]
-            if self._external is not None:
-                entries = self._external.entries()
-                delete = self._external.delete
-            else:
-                entries = connection.execute(
-                    "SELECT id, length(data), created FROM blobs"
-                ).fetchall()
-
-                def delete(removed: list[str]) -> None:
-                    connection.executemany(
-                        "DELETE FROM blobs WHERE id = ?", [(i,) for i in removed]
-                    )
-
-            report = sweep(
-                entries,
-                referenced,
-                older_than=older_than,
-                dry_run=dry_run,
-                delete=delete,
-            )
-            if self._external is not None and report.removed and not dry_run:
-                # Appends upload blobs before they take the write lock: those
-                # whose upload began before this time store theirs again.
-                connection.execute(
-                    "INSERT INTO meta (key, value) VALUES ('gc', ?) "
-                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                    (repr(time.time()),),
-                )
-        if progress is not None:
-            progress(2, 2)
-        return report
-
-    @_sqlite_errors
-    def stats(self, *, progress: Progress | None = None) -> StoreStats:
-        """Count conversations, records, blobs and references, and their bytes."""
-        if progress is not None:
-            progress(0, 2)
-        with self._database.lock:
-            connection = self._database.connection
-            conversations = connection.execute(
-                "SELECT count(*) FROM conversations"
-            ).fetchone()[0]
-            records, log_bytes = connection.execute(
-                "SELECT count(*), coalesce(sum(length(line)) + count(*), 0) "
-                "FROM records"
-            ).fetchone()
-            sizes: dict[str, int] = (
-                {key: size for key, size, _ in self._external.entries()}
-                if self._external is not None
-                else dict(connection.execute("SELECT id, length(data) FROM blobs"))
-            )
-            blobs, blob_bytes = len(sizes), sum(sizes.values())
-            if progress is not None:
-                progress(1, 2)
-            count = referenced = 0
-            for (line,) in connection.execute(
-                "SELECT CAST(line AS BLOB) FROM records WHERE instr(line, ?) > 0",
-                (b"sha256:",),
-            ):
-                for content_id in references(_bytes(line)):
-                    size = sizes.get(content_id)
-                    if size is not None:
-                        count += 1
-                        referenced += size
-        if progress is not None:
-            progress(2, 2)
-        return StoreStats(
-            conversations, records, log_bytes, blobs, blob_bytes, count, referenced
-        )
-
     def close(self) -> None:
         """Close the connection."""
         with self._database.lock:
@@ -973,28 +685,9 @@ class SQLiteStore(SQLiteSearch, SQLiteRedaction, Expiry):
         return f"SQLiteStore({self._path!r}, durability={self._durability!r})"
 
 
-_BLOB_IO: Final = hasattr(sqlite3.Connection, "blobopen")  # Python 3.11+
 # A garbage collection that removed blobs from the bucket and ended after an
 # upload began, less this margin, makes the append store its blobs again.
 _GC_MARGIN: Final = 300.0
-
-
-def _insert_blob(
-    connection: sqlite3.Connection, content_id: str, data: bytes, now: float
-) -> bool:
-    """Insert a blob unless present; tell whether it was inserted."""
-    cursor = connection.execute(
-        "INSERT OR IGNORE INTO blobs (id, data, created) VALUES (?, ?, ?)",
-        (content_id, data, now),
-    )
-    return cursor.rowcount > 0
-
-
-def _blob(connection: sqlite3.Connection, rowid: object, readonly: bool) -> Any:
-    """Open ``blobs.data`` of row ``rowid`` for blob I/O (Python 3.11+)."""
-    return connection.blobopen(  # type: ignore[attr-defined,unused-ignore]
-        "blobs", "data", rowid, readonly=readonly
-    )
 
 
 def _connect(uri: str, timeout: float) -> sqlite3.Connection:
@@ -1005,8 +698,3 @@ def _connect(uri: str, timeout: float) -> sqlite3.Connection:
 
 def _label(conversation_id: str, number: int) -> str:
     return f"{conversation_id} record {number}"
-
-
-def _bytes(value: object) -> bytes:
-    """A value read through ``CAST(... AS BLOB)`` as bytes (NULL as empty)."""
-    return value if type(value) is bytes else b""
