@@ -22,12 +22,9 @@ from .messages import (
     _form,
     _parse_part,
     _register_one_pass,
-    _render_assistant,
-    _render_plain,
-    _render_result,
-    _Renderer,
     _result,
 )
+from .rendering import _render_assistant, _render_plain, _render_result, _Renderer
 
 _ERROR_START = '{"error"'  # what an error encoded in text starts with
 _SPLIT = FrozenDict({NAME: {"split": True}})

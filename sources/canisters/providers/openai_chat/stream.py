@@ -10,8 +10,8 @@ from ...exceptions import MalformedPayload, _excerpt
 from .. import _common, streams
 from .._common import expect_list, expect_mapping, expect_str
 from .errors import DIALECT
-from .messages import NAME
 from .response import parse_response
+from .wire import NAME
 
 # The reply of a finished stream, under the parsers' net.
 _parse_response = _common.guarded(parse_response)
@@ -108,6 +108,9 @@ class OpenAIChatAccumulator(streams.Accumulator):
     """
 
     provider = NAME
+    reply: Any = staticmethod(_parse_response)
+    """The reply of a finished stream, read under the parsers' net (a dialect's
+    accumulator names its own)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -123,7 +126,7 @@ class OpenAIChatAccumulator(streams.Accumulator):
         return "a finish_reason for every choice"
 
     def _parse(self, body: Mapping[str, Any]) -> Conversation:
-        return _parse_response(body)
+        return self.reply(body)  # type: ignore[no-any-return]
 
     def _ended(self) -> bool:
         if self._announced and self._usage is None:
