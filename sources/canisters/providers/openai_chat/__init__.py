@@ -33,8 +33,8 @@ from . import (
     response,
 )
 from .errors import DIALECT
-from .messages import NAME
 from .stream import OpenAIChatAccumulator
+from .wire import NAME
 
 __all__ = ["NAME", "NORMALIZER", "OpenAIChat", "OpenAIChatAccumulator"]
 
