@@ -101,8 +101,11 @@ _BUILTIN = {
     "bedrock-converse": "canisters.providers.bedrock_converse",
     "gemini": "canisters.providers.gemini",
     "ollama": "canisters.providers.ollama",
+    "open-responses": "canisters.providers.openai_responses.open_responses",
     "openai-chat": "canisters.providers.openai_chat",
+    "openai-chat-reasoning": "canisters.providers.openai_chat.reasoning",
     "openai-responses": "canisters.providers.openai_responses",
+    "openrouter": "canisters.providers.openai_chat.openrouter",
 }
 
 _lock = threading.Lock()

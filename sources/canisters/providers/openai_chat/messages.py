@@ -48,32 +48,40 @@ from .wire import (
     default_form,
 )
 
-# Rule of the API: a call id is at most 40 characters.
-ids.declare(NAME, ids.IdRule(max_length=40), named_results=False)
 
-# The wire keys kept verbatim, and the shared concepts among them: cache_control
-# (sent by clients aiming at Anthropic through a Chat gateway; OpenAI takes none)
-# and an image's detail.
-kept.declare(
-    NAME,
-    canister=("message", "call", "function"),
-    part=("outer", "inner"),
-    spellings=(
-        kept.Spelling("cache_control", "part", "outer", "cache_control", sends=False),
-        kept.Spelling(
-            "cache_control", "canister", "message", "cache_control", sends=False
+def declare(name: str, *, max_id: int | None = 40) -> None:
+    """Declare the rules of the OpenAI Chat format ``name`` (the base or a
+    dialect): its call ids (at most ``max_id`` characters: OpenAI's rule; a
+    dialect's server may take any) and the wire keys it keeps verbatim, with
+    the shared concepts among them: cache_control (sent by clients aiming at
+    Anthropic through a Chat gateway; OpenAI takes none) and an image's
+    detail."""
+    ids.declare(name, ids.IdRule(max_length=max_id), named_results=False)
+    kept.declare(
+        name,
+        canister=("message", "call", "function"),
+        part=("outer", "inner"),
+        spellings=(
+            kept.Spelling(
+                "cache_control", "part", "outer", "cache_control", sends=False
+            ),
+            kept.Spelling(
+                "cache_control", "canister", "message", "cache_control", sends=False
+            ),
+            kept.Spelling(
+                "detail",
+                "part",
+                "inner",
+                "detail",
+                read=media.detail_of,
+                default=media.DETAIL_DEFAULT,
+                kinds=frozenset({"image"}),
+            ),
         ),
-        kept.Spelling(
-            "detail",
-            "part",
-            "inner",
-            "detail",
-            read=media.detail_of,
-            default=media.DETAIL_DEFAULT,
-            kinds=frozenset({"image"}),
-        ),
-    ),
-)
+    )
+
+
+declare(NAME)
 
 _REF = BASE.ref
 _WIRE_ROLE = WIRE_ROLE
