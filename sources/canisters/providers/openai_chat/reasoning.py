@@ -24,10 +24,9 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from ..._frozen import EMPTY
+from ...content import Reasoning
 from ...protocols import Content
 from ..kit import BaseNormalizer, Dialect, guarded
-from .._common import new_reasoning
 from .messages import Messages, declare
 from .request import Settings
 from .response import Response, declare_envelope, parse_response
@@ -47,8 +46,7 @@ def _read(extra: dict[str, Any], path: str) -> list[Content]:
     if type(text) is not str:
         return []  # absent, null or of another shape: kept as it came
     del extra[_KEY]
-    part: Content = new_reasoning(text, None, None, NAME, None, EMPTY)
-    return [part]
+    return [Reasoning(text, provider=NAME)]
 
 
 def _takes(part: Any) -> bool:
