@@ -169,7 +169,7 @@ def _parse_file(part: Mapping[str, Any], path: str, wire: Wire) -> File:
             {wire.ref: expect_str(inner["file_id"], f"{path}.file.file_id")}
         )
     file_data = inner.get("file_data")
-    data = url = mime = raw = None
+    data = url = mime = raw = linked = None
     if file_data is None:
         if not refs:
             raise MalformedPayload("a file part needs file_data or file_id", path)
@@ -181,13 +181,15 @@ def _parse_file(part: Mapping[str, Any], path: str, wire: Wire) -> File:
             mime, data = decoded
         elif file_data.startswith("data:"):
             url = file_data
+        elif file_data.startswith(("http:", "https:")):
+            url = linked = file_data  # a URL, as OpenRouter takes one
         else:
             # Raw base64 without a data: prefix is what some clients send.
             data = common.b64decode_exact(file_data, f"{path}.file.file_data")[0]
             raw = file_data
     extras = (
-        wire.extras(outer=outer, inner=inner_rest, raw=raw)
-        if outer or inner_rest or raw
+        wire.extras(outer=outer, inner=inner_rest, raw=raw, url=linked is not None)
+        if outer or inner_rest or raw or linked
         else EMPTY
     )
     built: File = new_file(data, url, None, refs, mime, None, None, extras, filename)
@@ -488,7 +490,16 @@ def _parse_call(raw: object, path: str, names: dict[str, str]) -> _Call:
     # Compact JSON (what OpenAI writes) is read in one step, as the fast way reads it.
     arguments = compact_arguments(text) if type(text) is str else None
     kept = None
-    if arguments is None:
+    other = common.rest(function, _FUNCTION_KEYS)
+    absent = None
+    if text is None:
+        # null or left out, as OpenRouter sends a call without arguments
+        arguments = EMPTY
+        if "arguments" in function:
+            other["arguments"] = None
+        else:
+            absent = True
+    elif arguments is None:
         value, kept = common.parse_arguments(text, f"{path}.function.arguments")
         arguments = FrozenDict(value) if value else EMPTY
     names[call_id] = name
@@ -496,7 +507,8 @@ def _parse_call(raw: object, path: str, names: dict[str, str]) -> _Call:
         "arguments": kept,
         "blank": kept == "",
         "call": common.rest(call, _CALL_KEYS) if "type" in call else {"type": None},
-        "function": common.rest(function, _FUNCTION_KEYS),
+        "function": other,
+        "absent": absent,
     }
     return name, arguments, call_id, marks
 

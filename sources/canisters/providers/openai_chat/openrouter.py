@@ -40,7 +40,15 @@ import attrs
 from ...content import Reasoning
 from ...protocols import Content
 from ...requests import ReasoningConfig, Request
-from ..kit import BaseNormalizer, Dialect, Fields, Rendering, guarded, mine
+from ..kit import (
+    GENERIC_RENDERS,
+    BaseNormalizer,
+    Dialect,
+    Fields,
+    Rendering,
+    guarded,
+    mine,
+)
 from .messages import Messages, declare
 from .request import Settings
 from .response import Response, declare_envelope, parse_response
@@ -221,6 +229,24 @@ class OpenRouterAccumulator(OpenAIChatAccumulator):
             raw = {**raw, "delta": {k: v for k, v in delta.items() if k != _DETAILS}}
         super()._choice(raw, path)
 
+    def _absorb(self, event: Mapping[str, Any], path: str) -> bool:
+        if isinstance(event.get("error"), Mapping):  # a stream failing midway
+            raise _ERRORS.stream_error(event, path)
+        return super()._absorb(event, path)
+
+    def _after_end(self, event: Mapping[str, Any], path: str) -> bool:
+        # OpenRouter's last chunks, after the finish reason, carry the usage or
+        # an error beside an empty delta, or say the finish reason again.
+        choices = event.get("choices")
+        if (
+            event.get("usage")
+            or event.get("error")
+            or (isinstance(choices, list) and all(_empty(choice) for choice in choices))
+        ):
+            self._absorb(event, path)
+            return True
+        return super()._after_end(event, path)
+
     def _body(self, mode: str, note: Any) -> tuple[Mapping[str, Any], dict[str, str]]:
         body, partial = super()._body(mode, note)
         for choice in body.get("choices", ()):
@@ -228,6 +254,15 @@ class OpenRouterAccumulator(OpenAIChatAccumulator):
             if entries:
                 choice["message"][_DETAILS] = [dict(entry) for entry in entries]
         return body, partial
+
+
+_GROWING = ("content", "refusal", "tool_calls", "reasoning", _DETAILS)
+
+
+def _empty(choice: object) -> bool:
+    """Whether a chunk's choice adds nothing to the reply."""
+    delta = choice.get("delta") if isinstance(choice, Mapping) else None
+    return isinstance(delta, Mapping) and not any(delta.get(k) for k in _GROWING)
 
 
 def _grow_entry(entries: list[dict[str, Any]], entry: Mapping[str, Any]) -> None:
@@ -247,6 +282,51 @@ def _grow_entry(entries: list[dict[str, Any]], entry: Mapping[str, Any]) -> None
             last[key] = value
 
 
+class OpenRouterErrors(Dialect):
+    """OpenRouter's error shape: ``{"error": {"code", "message", "metadata"}}``,
+    the code the HTTP status (a number), with neither ``type`` nor ``param``."""
+
+    __slots__ = ()
+
+    writes_param = False
+
+    def is_error(self, body: object) -> bool:
+        """An error body, or a stream's chunk carrying an error beside its
+        choices (how OpenRouter ends a stream that failed midway)."""
+        return isinstance(body, Mapping) and isinstance(body.get("error"), Mapping)
+
+    def read(self, body: Mapping[str, Any], status: int | None) -> Any:
+        """The reply of an error body; without a status, the code is one."""
+        code = body.get("error", {}).get("code")
+        if status is None and type(code) is int and 400 <= code < 600:
+            status = code
+        return super().read(body, status)
+
+    def write(
+        self,
+        reply: Any,
+        status: int,
+        kind: tuple[str | None, str | int | None],
+        extras: dict[str, Any],
+        envelope: dict[str, Any],
+    ) -> dict[str, Any]:
+        """The error body of ``reply``: its code, message and other keys."""
+        code = kind[1] if kind[1] is not None else status
+        inner: dict[str, Any] = {"code": code, "message": reply.message}
+        if kind[0] is not None:
+            inner["type"] = kind[0]
+        inner.update(extras)
+        return {"error": inner, **envelope}
+
+
+_RENDERS = {
+    kind: (status, None, status) for kind, (status, _, _) in GENERIC_RENDERS.items()
+}
+
+
+_ERRORS = OpenRouterErrors(NAME, renders=_RENDERS)
+
+
 class OpenRouter(BaseNormalizer):
     """The ``openrouter`` normalizer: OpenAI Chat with OpenRouter's
     ``reasoning`` and ``reasoning_details`` and its request fields."""
@@ -260,7 +340,7 @@ class OpenRouter(BaseNormalizer):
     response = Response(WIRE)
     request_settings = Settings(NAME, _read_settings, _write_settings)
     stream = OpenRouterAccumulator
-    dialect = Dialect(NAME)
+    dialect = _ERRORS
 
 
 NORMALIZER = OpenRouter()

@@ -109,6 +109,8 @@ class _Renderer:
             url = part.url  # type: ignore[attr-defined]
             if url is not None and url.startswith("data:"):
                 file["file_data"] = url
+            elif url is not None and mine(part, self.name).get("url"):
+                file["file_data"] = url  # a URL, read as file_data
             elif reference is None or common.inline_data(part) is not None:
                 data = common.media_bytes(part, self.options)
                 if data is None:
@@ -178,6 +180,8 @@ def _render_call(invocation: Canister, name: str = NAME) -> dict[str, Any]:
         ),
         **(extras.get("function") or {}),
     }
+    if extras.get("absent"):
+        del function["arguments"]
     call: dict[str, Any] = {
         "id": invocation.invocation_id,  # type: ignore[attr-defined]
         "type": "function",
