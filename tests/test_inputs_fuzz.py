@@ -361,7 +361,9 @@ def test_the_fuzzed_streams_cover_every_streaming_provider() -> None:
         "gemini",
         "ollama",
         "openai-chat",
+        "openai-chat-reasoning",
         "openai-responses",
+        "openrouter",
     }
     assert all(events for _name, events in STREAMS)
 

@@ -25,7 +25,9 @@ NAMES = (
     "gemini",
     "ollama",
     "openai-chat",
+    "openai-chat-reasoning",
     "openai-responses",
+    "openrouter",
 )
 CASES = sorted(DATA.glob("*/errors/*.json"))
 
