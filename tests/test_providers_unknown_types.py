@@ -207,9 +207,7 @@ def test_unknown_elements_follow_the_unsupported_option(
     body = {
         "anthropic": {"messages": [{"role": "user", "content": [TYPED]}]},
         "openai-chat": {"messages": [{"role": "user", "content": [TYPED]}]},
-        "openai-chat-reasoning": {
-            "messages": [{"role": "user", "content": [TYPED]}]
-        },
+        "openai-chat-reasoning": {"messages": [{"role": "user", "content": [TYPED]}]},
         "openrouter": {"messages": [{"role": "user", "content": [TYPED]}]},
         "openai-responses": {"input": [{"role": "user", "content": [TYPED]}]},
         "gemini": {"contents": [{"role": "user", "parts": [GEMINI_PART]}]},

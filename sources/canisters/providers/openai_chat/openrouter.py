@@ -205,6 +205,58 @@ def _write_settings(
     return True
 
 
+class OpenRouterErrors(Dialect):
+    """OpenRouter's error shape: ``{"error": {"code", "message", "metadata"}}``,
+    the code the HTTP status (a number), with neither ``type`` nor ``param``."""
+
+    __slots__ = ()
+
+    writes_param = False
+
+    def is_error(self, body: object) -> bool:
+        """An error body, or a stream's chunk carrying an error beside its
+        choices (how OpenRouter ends a stream that failed midway)."""
+        return isinstance(body, Mapping) and isinstance(body.get("error"), Mapping)
+
+    def classify(
+        self,
+        type: object,
+        code: object,
+        status: int | None,
+        message: str,
+        reason: object = None,
+    ) -> Any:
+        """The kind of an error; without a status (a stream's), its code is one."""
+        if status is None and isinstance(code, int) and 400 <= code < 600:
+            status = code
+        return super().classify(type, code, status, message, reason)
+
+    def write(
+        self,
+        reply: Any,
+        status: int,
+        kind: tuple[str | None, str | int | None],
+        extras: dict[str, Any],
+        envelope: dict[str, Any],
+    ) -> dict[str, Any]:
+        """The error body of ``reply``: its code, message and other keys."""
+        code = kind[1] if kind[1] is not None else status
+        inner: dict[str, Any] = {"code": code, "message": reply.message}
+        if kind[0] is not None:
+            inner["type"] = kind[0]
+        inner.update(extras)
+        return {"error": inner, **envelope}
+
+
+_RENDERS = {
+    kind: (status, None, status) for kind, (status, _, _) in GENERIC_RENDERS.items()
+}
+_RENDERS["quota_exceeded"] = (402, None, 402)  # out of credits
+
+
+_ERRORS = OpenRouterErrors(NAME, renders=_RENDERS)
+
+
 class OpenRouterAccumulator(OpenAIChatAccumulator):
     """Accumulates an OpenRouter stream: ``reasoning`` grows as ``content``
     does; the ``reasoning_details`` entries of one ``index`` (and type) grow
@@ -212,7 +264,10 @@ class OpenRouterAccumulator(OpenAIChatAccumulator):
     when they come."""
 
     provider = NAME
-    reply = staticmethod(guarded(functools.partial(parse_response, wire=WIRE)))
+    reply = staticmethod(
+        guarded(functools.partial(parse_response, wire=WIRE, dialect=_ERRORS))
+    )
+    errors = _ERRORS
 
     def __init__(self) -> None:
         super().__init__()
@@ -282,51 +337,6 @@ def _grow_entry(entries: list[dict[str, Any]], entry: Mapping[str, Any]) -> None
             last[key] = value
 
 
-class OpenRouterErrors(Dialect):
-    """OpenRouter's error shape: ``{"error": {"code", "message", "metadata"}}``,
-    the code the HTTP status (a number), with neither ``type`` nor ``param``."""
-
-    __slots__ = ()
-
-    writes_param = False
-
-    def is_error(self, body: object) -> bool:
-        """An error body, or a stream's chunk carrying an error beside its
-        choices (how OpenRouter ends a stream that failed midway)."""
-        return isinstance(body, Mapping) and isinstance(body.get("error"), Mapping)
-
-    def read(self, body: Mapping[str, Any], status: int | None) -> Any:
-        """The reply of an error body; without a status, the code is one."""
-        code = body.get("error", {}).get("code")
-        if status is None and type(code) is int and 400 <= code < 600:
-            status = code
-        return super().read(body, status)
-
-    def write(
-        self,
-        reply: Any,
-        status: int,
-        kind: tuple[str | None, str | int | None],
-        extras: dict[str, Any],
-        envelope: dict[str, Any],
-    ) -> dict[str, Any]:
-        """The error body of ``reply``: its code, message and other keys."""
-        code = kind[1] if kind[1] is not None else status
-        inner: dict[str, Any] = {"code": code, "message": reply.message}
-        if kind[0] is not None:
-            inner["type"] = kind[0]
-        inner.update(extras)
-        return {"error": inner, **envelope}
-
-
-_RENDERS = {
-    kind: (status, None, status) for kind, (status, _, _) in GENERIC_RENDERS.items()
-}
-
-
-_ERRORS = OpenRouterErrors(NAME, renders=_RENDERS)
-
-
 class OpenRouter(BaseNormalizer):
     """The ``openrouter`` normalizer: OpenAI Chat with OpenRouter's
     ``reasoning`` and ``reasoning_details`` and its request fields."""
@@ -337,7 +347,7 @@ class OpenRouter(BaseNormalizer):
     reads = ("messages",)
     keeps = True
     messages = Messages(WIRE)
-    response = Response(WIRE)
+    response = Response(WIRE, _ERRORS)
     request_settings = Settings(NAME, _read_settings, _write_settings)
     stream = OpenRouterAccumulator
     dialect = _ERRORS

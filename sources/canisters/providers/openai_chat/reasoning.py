@@ -12,6 +12,8 @@ requests (where clients send it back on the next turn), into a
 it came. Reasoning without a signature or redacted blob read from any format
 goes into ``reasoning_content`` too; signed reasoning of another provider is
 dropped or sent as text (the ``reasoning`` option), as for OpenAI Chat.
+Error bodies are OpenAI's shape, or vLLM's older flat one (``{"object":
+"error", "message", "type", "param", "code"}``), each written back as it came.
 ``reasoning_content: null`` and any other key (``reasoning``, as newer vLLM
 names it; ``prefix``, DeepSeek's prefix completion) are kept verbatim.
 Everything else is OpenAI Chat's (:mod:`canisters.providers.openai_chat`),
@@ -22,6 +24,7 @@ read by the same modules with this dialect's name: its extras are under
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from typing import Any
 
 from ...content import Reasoning
@@ -65,12 +68,85 @@ declare(NAME, max_id=None)
 declare_envelope(NAME)
 
 
+class ReasoningErrors(Dialect):
+    """OpenAI's error shape, and vLLM's older flat one: ``{"object": "error",
+    "message", "type", "param", "code"}`` (the code a number, the status)."""
+
+    __slots__ = ()
+
+    def check(self, body: object) -> None:
+        """Raise :class:`~canisters.providers.ErrorResponse` on an error body."""
+        flat = isinstance(body, Mapping) and body.get("object") == "error"
+        if flat and self.is_error(body):
+            raise self.refuse(body)
+        super().check(body)
+
+    def is_error(self, body: object) -> bool:
+        """An error body of either shape."""
+        if isinstance(body, Mapping) and body.get("object") == "error":
+            return isinstance(body.get("message"), str)
+        return super().is_error(body)
+
+    def read(self, body: Mapping[str, Any], status: int | None) -> Any:
+        """The reply of an error body."""
+        if body.get("object") != "error":
+            return super().read(body, status)
+        code = body.get("code")
+        return self.reply(
+            body,
+            status,
+            {"object": "error"},
+            "$",
+            own=("object", "message", "type", "param", "code"),
+            type=body.get("type"),
+            code=code,
+            param=body.get("param"),
+        )
+
+    def write(
+        self,
+        reply: Any,
+        status: int,
+        kind: tuple[str | None, str | int | None],
+        extras: dict[str, Any],
+        envelope: dict[str, Any],
+    ) -> dict[str, Any]:
+        """The error body of ``reply``, in the shape it was read in."""
+        if envelope.get("object") != "error":
+            return super().write(reply, status, kind, extras, envelope)
+        body = {"object": "error", "message": reply.message, "type": kind[0]}
+        body.update(param=reply.param, code=kind[1], **extras)
+        return body
+
+    def classify(
+        self,
+        type: object,
+        code: object,
+        status: int | None,
+        message: str,
+        reason: object = None,
+    ) -> Any:
+        """The kind of an error; without a status, a numeric code is one, and
+        DeepSeek's message for its 402 tells it."""
+        if status is None and isinstance(code, int) and 400 <= code < 600:
+            status = code
+        if message == "Insufficient Balance":
+            return "quota_exceeded"
+        return super().classify(type, code, status, message, reason)
+
+
+_ERRORS = ReasoningErrors(NAME)
+
+
 class ReasoningAccumulator(OpenAIChatAccumulator):
     """Accumulates a Chat Completions stream whose deltas carry
     ``reasoning_content`` (concatenated, as ``content`` is)."""
 
     provider = NAME
-    reply = staticmethod(guarded(functools.partial(parse_response, wire=WIRE)))
+    reply = staticmethod(
+        guarded(functools.partial(parse_response, wire=WIRE, dialect=_ERRORS))
+    )
+    errors = _ERRORS
 
 
 class OpenAIChatReasoning(BaseNormalizer):
@@ -83,10 +159,10 @@ class OpenAIChatReasoning(BaseNormalizer):
     reads = ("messages",)
     keeps = True
     messages = Messages(WIRE)
-    response = Response(WIRE)
+    response = Response(WIRE, _ERRORS)
     request_settings = Settings(NAME)
     stream = ReasoningAccumulator
-    dialect = Dialect(NAME)
+    dialect = _ERRORS
 
 
 NORMALIZER = OpenAIChatReasoning()

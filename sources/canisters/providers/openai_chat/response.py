@@ -12,6 +12,7 @@ from ...exceptions import MalformedPayload, _excerpt
 from ...protocols import Canister, Role
 from .. import _common as common
 from .._common import Options, expect_list, expect_mapping, expect_str, mine
+from .._errors import Dialect
 from .._rules import envelope
 from .._rules.finish import finish_of, render_finish
 from .errors import DIALECT
@@ -87,7 +88,9 @@ def declare_envelope(
 declare_envelope(NAME)
 
 
-def parse_response(body: object, wire: Wire = BASE) -> Conversation:
+def parse_response(
+    body: object, wire: Wire = BASE, dialect: Dialect = DIALECT
+) -> Conversation:
     """Read a Chat Completions response (or ``ChatCompletion`` object) of the
     format of ``wire``.
 
@@ -95,7 +98,7 @@ def parse_response(body: object, wire: Wire = BASE) -> Conversation:
     followed by its invocations.
     """
     mapping = common.as_mapping(body)
-    DIALECT.check(mapping)
+    dialect.check(mapping)
     name = wire.name
     choices = expect_list(mapping.get("choices"), "$.choices")
     model = mapping.get("model")
@@ -279,16 +282,17 @@ class Response:
     """The replies of one OpenAI Chat format, as
     :class:`~canisters.providers.kit.BaseNormalizer` takes them (its
     ``response``): :func:`parse_response` and :func:`render_response` for
-    ``wire``."""
+    ``wire``, an error body read by ``dialect``."""
 
-    __slots__ = ("wire",)
+    __slots__ = ("dialect", "wire")
 
-    def __init__(self, wire: Wire) -> None:
+    def __init__(self, wire: Wire, dialect: Dialect) -> None:
         self.wire = wire
+        self.dialect = dialect
 
     def parse_response(self, body: object) -> Conversation:
         """Read a reply of the format."""
-        return parse_response(body, self.wire)
+        return parse_response(body, self.wire, self.dialect)
 
     def render_response(
         self, conversation: Conversation, opts: Options

@@ -111,6 +111,8 @@ class OpenAIChatAccumulator(streams.Accumulator):
     reply: Any = staticmethod(_parse_response)
     """The reply of a finished stream, read under the parsers' net (a dialect's
     accumulator names its own)."""
+    errors: Any = DIALECT
+    """The error dialect of a stream's error events (a dialect's, its own)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -162,7 +164,7 @@ class OpenAIChatAccumulator(streams.Accumulator):
 
     def _absorb(self, event: Mapping[str, Any], path: str) -> bool:
         if "error" in event and "choices" not in event:
-            raise DIALECT.stream_error(event, path)
+            raise self.errors.stream_error(event, path)
         if "type" in event and "choices" not in event:
             kind = event["type"]
             if isinstance(kind, str) and (
@@ -171,7 +173,7 @@ class OpenAIChatAccumulator(streams.Accumulator):
                 return self._ended()  # an SDK helper's event (see _mapping)
             if kind == "error" or isinstance(event.get("message"), str):
                 # An SSE "event: error" whose data is the error itself.
-                raise DIALECT.stream_error(event, path)
+                raise self.errors.stream_error(event, path)
             raise MalformedPayload(
                 f"not a chat.completion.chunk: an event of type {_excerpt(kind)}"
                 " (the stream of another API?)",
