@@ -101,7 +101,6 @@ _BUILTIN = {
     "bedrock-converse": "canisters.providers.bedrock_converse",
     "gemini": "canisters.providers.gemini",
     "ollama": "canisters.providers.ollama",
-    "open-responses": "canisters.providers.openai_responses.open_responses",
     "openai-chat": "canisters.providers.openai_chat",
     "openai-chat-reasoning": "canisters.providers.openai_chat.reasoning",
     "openai-responses": "canisters.providers.openai_responses",
