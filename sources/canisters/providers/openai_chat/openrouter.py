@@ -25,7 +25,7 @@ Whole requests: OpenRouter's ``reasoning`` object (``effort``,
 :class:`~canisters.ReasoningConfig` (``exclude`` kept beside it);
 ``provider``, ``models``, ``transforms``, ``usage`` and the other keys are
 kept verbatim. Everything else is OpenAI Chat's
-(:mod:`canisters.providers.openai_chat`), read by the same modules with this
+(``canisters.providers.openai_chat``), read by the same modules with this
 dialect's name.
 """
 

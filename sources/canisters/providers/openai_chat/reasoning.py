@@ -16,7 +16,7 @@ Error bodies are OpenAI's shape, or vLLM's older flat one (``{"object":
 "error", "message", "type", "param", "code"}``), each written back as it came.
 ``reasoning_content: null`` and any other key (``reasoning``, as newer vLLM
 names it; ``prefix``, DeepSeek's prefix completion) are kept verbatim.
-Everything else is OpenAI Chat's (:mod:`canisters.providers.openai_chat`),
+Everything else is OpenAI Chat's (``canisters.providers.openai_chat``),
 read by the same modules with this dialect's name: its extras are under
 ``extras["openai-chat-reasoning"]``.
 """

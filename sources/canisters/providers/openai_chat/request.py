@@ -118,17 +118,10 @@ _GENERATION = {
 }
 
 
-ReadSettings = Callable[[Fields, dict[str, Any]], ReasoningConfig | None]
-"""A dialect's reader of its own request fields: ``read(fields, marks)`` takes
-(:meth:`~canisters.providers.kit.Fields.take`) what it reads, notes its
-spellings in ``marks`` and gives the reasoning configuration it read, if any."""
-WriteSettings = Callable[[Request, Rendering, dict[str, Any]], bool]
-"""A dialect's writer of its own request fields: ``write(request, rendering,
-out)`` writes the request's reasoning configuration its way, true when it did."""
-
-
 def parse_settings(
-    body: Mapping[str, Any], name: str = NAME, read: ReadSettings | None = None
+    body: Mapping[str, Any],
+    name: str = NAME,
+    read: Callable[[Fields, dict[str, Any]], ReasoningConfig | None] | None = None,
 ) -> Request:
     """The fields of a Chat Completions request body other than ``messages``,
     for the format ``name`` (a dialect's ``read`` reads its own fields first)."""
@@ -325,7 +318,9 @@ def _parse_generation(fields: Fields, marks: dict[str, Any]) -> Generation:
 
 
 def render_settings(
-    request: Request, rendering: Rendering, write: WriteSettings | None = None
+    request: Request,
+    rendering: Rendering,
+    write: Callable[[Request, Rendering, dict[str, Any]], bool] | None = None,
 ) -> dict[str, Any]:
     """The body's keys other than ``messages``, for ``request`` (a dialect's
     ``write`` writes the reasoning configuration its way)."""
@@ -495,7 +490,7 @@ def _render_reasoning(
 
 class Settings:
     """The request settings of one OpenAI Chat format (the
-    :class:`~canisters.providers.kit.RequestSettings` a normalizer names):
+    :class:`~canisters.providers._requests.RequestSettings` a normalizer names):
     :func:`parse_settings` and :func:`render_settings` for the format ``name``,
     with a dialect's reader and writer of its own fields."""
 
@@ -504,8 +499,8 @@ class Settings:
     def __init__(
         self,
         name: str,
-        read: ReadSettings | None = None,
-        write: WriteSettings | None = None,
+        read: Callable[[Fields, dict[str, Any]], ReasoningConfig | None] | None = None,
+        write: Callable[[Request, Rendering, dict[str, Any]], bool] | None = None,
     ) -> None:
         self.NAME = name
         self.CONVERSATION_KEYS = CONVERSATION_KEYS

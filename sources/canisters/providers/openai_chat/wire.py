@@ -22,19 +22,13 @@ __all__ = ["BASE", "NAME", "Wire"]
 NAME = "openai-chat"
 """The provider name of OpenAI Chat itself."""
 
-ReadReasoning = Callable[[dict[str, Any], str], list[Content]]
-"""``read(extra, path)``: the reasoning parts of an assistant message, taken
-(popped) from ``extra``, its keys not read otherwise."""
-WriteReasoning = Callable[[list[Any], dict[str, Any]], None]
-"""``write(parts, message)``: put the reasoning parts into the message."""
-TakesReasoning = Callable[[Any], bool]
-"""``takes(part)``: whether the format takes a reasoning part back natively."""
-
 
 class Wire:
     """One OpenAI Chat format: its ``name`` and, for a dialect that carries
-    reasoning in assistant messages, how it reads (``read``), takes back
-    (``takes``) and writes (``write``) it. The base format has none of the
+    reasoning in assistant messages, how it reads it (``read(extra, path)``:
+    the reasoning parts, taken from ``extra``, the message's keys not read
+    otherwise), which parts it takes back (``takes(part)``) and how it writes
+    them (``write(parts, message)``). The base format has none of the
     three: reasoning it reads nowhere, and sends back only as text."""
 
     __slots__ = ("extras", "name", "read", "ref", "refusal_field", "takes", "write")
@@ -43,9 +37,9 @@ class Wire:
         self,
         name: str,
         *,
-        read: ReadReasoning | None = None,
-        takes: TakesReasoning | None = None,
-        write: WriteReasoning | None = None,
+        read: Callable[[dict[str, Any], str], list[Content]] | None = None,
+        takes: Callable[[Any], bool] | None = None,
+        write: Callable[[list[Any], dict[str, Any]], None] | None = None,
     ) -> None:
         self.name = name
         """The provider name: the key of the extras this format keeps."""
