@@ -267,3 +267,93 @@ def test_histories_without_optional_fields_validate_and_round_trip(
         getattr(x, "name", None) for x in conversation
     ]
     assert interop.from_canisters(read) == messages
+
+
+def test_standard_citation_and_server_tool_blocks_read_as_typed_parts() -> None:
+    """LangChain's standard blocks for a search the provider ran and for a
+    cited answer read as the typed parts, and write back as they came."""
+    content = [
+        {
+            "type": "server_tool_call",
+            "name": "web_search",
+            "args": {"query": "claude shannon birth date"},
+            "id": "srvtoolu_1",
+        },
+        {
+            "type": "server_tool_result",
+            "tool_call_id": "srvtoolu_1",
+            "status": "success",
+            "output": {
+                "results": [
+                    {
+                        "url": "https://en.wikipedia.org/wiki/Claude_Shannon",
+                        "title": "Claude Shannon - Wikipedia",
+                    }
+                ]
+            },
+        },
+        {
+            "type": "text",
+            "text": "Claude Shannon was born on April 30, 1916.",
+            "annotations": [
+                {
+                    "type": "citation",
+                    "url": "https://en.wikipedia.org/wiki/Claude_Shannon",
+                    "title": "Claude Shannon - Wikipedia",
+                    "start_index": 0,
+                    "end_index": 41,
+                    "cited_text": "Claude Elwood Shannon (April 30, 1916 ...",
+                },
+                {"type": "citation", "title": "A document"},
+            ],
+        },
+        {"type": "server_tool_result", "tool_call_id": "x", "status": "error"},
+    ]
+    history = [lc.HumanMessage("When?"), lc.AIMessage(content=content)]
+    conversation = interop.to_canisters(history)
+    call, result, cited, failed = conversation[1].content  # type: ignore[attr-defined]
+    assert call == c.ProviderToolCall(
+        "web_search", {"query": "claude shannon birth date"}, "srvtoolu_1"
+    )
+    assert (result.name, result.call_id, result.is_error) == (
+        "web_search",
+        "srvtoolu_1",
+        False,
+    )
+    assert result.hits == (
+        c.SearchHit(
+            "https://en.wikipedia.org/wiki/Claude_Shannon",
+            "Claude Shannon - Wikipedia",
+        ),
+    )
+    assert isinstance(cited, c.CitedText)
+    first, second = cited.citations
+    assert first.source == c.UrlSource(
+        "https://en.wikipedia.org/wiki/Claude_Shannon", "Claude Shannon - Wikipedia"
+    )
+    assert (first.start, first.end) == (0, 41)
+    assert second.source == c.DocumentSource(None, "A document")
+    assert failed.is_error and failed.name == "server_tool"
+    assert interop.from_canisters(conversation) == history
+    json_form = c.from_json(c.to_json(conversation))
+    assert interop.from_canisters(json_form) == history
+
+
+def test_blocks_the_typed_parts_cannot_hold_are_kept_whole() -> None:
+    odd = [
+        {"type": "text", "text": "x", "annotations": [{"type": "citation", "k": 1}]},
+        {
+            "type": "text",
+            "text": "y",
+            "annotations": [{"type": "citation", "end_index": -1}],
+        },
+        {"type": "server_tool_call", "name": "s", "args": {}, "extra": True},
+        {"type": "server_tool_result", "tool_call_id": "c", "status": "weird"},
+    ]
+    history = [lc.HumanMessage("q"), lc.AIMessage(content=odd)]
+    conversation = interop.to_canisters(history)
+    assert all(
+        type(part) is c.Text
+        for part in conversation[1].content  # type: ignore[attr-defined]
+    )
+    assert interop.from_canisters(conversation) == history

@@ -70,6 +70,18 @@ BODIES = {
         "compaction-block-round-trip-history-request.json",
         "compaction-block-cache-usage-response.json",
     ],
+    ("gemini", "citations"): [
+        "google-search-grounding-response.json",
+        "google-search-grounding-followup-response.json",
+        "google-search-grounding-citations-response.json",
+        "file-search-grounding-response.json",
+        "file-search-grounding-two-chunks-response.json",
+    ],
+    ("gemini", "google_search"): [
+        "google-search-grounding-response.json",
+        "google-search-grounding-followup-response.json",
+        "google-search-grounding-citations-response.json",
+    ],
     ("gemini", "code_execution"): [
         "code-execution-response.json",
         "code-execution-history-request.json",
@@ -254,11 +266,55 @@ def test_show_prints_sources_under_the_answer_and_results_under_calls(
     assert call < result < source
 
 
+@pytest.mark.parametrize("name", BODIES["gemini", "citations"])
+def test_gemini_grounding_cites_each_span_of_the_answer(name: str) -> None:
+    """Each support of a candidate's grounding metadata cites its chunks on the
+    span of the text it names (Gemini counts UTF-8 bytes; the span is in
+    characters), the chunk a web page or a retrieved passage."""
+    body = load("gemini", name)["payload"]
+    candidate = body["candidates"][0]
+    metadata = candidate["groundingMetadata"]
+    text = candidate["content"]["parts"][0]["text"]
+    (cited,) = [p for p in parts(parsed("gemini", name)) if holds(p, "citations")]
+    assert cited.text == text
+    expected = [
+        (segment.get("text"), chunk)
+        for support in metadata["groundingSupports"]
+        for segment in [support["segment"]]
+        for chunk in support["groundingChunkIndices"]
+    ]
+    assert len(cited.citations) == len(expected)
+    for citation, (span, chunk) in zip(cited.citations, expected, strict=True):
+        assert citation.start is not None and citation.end is not None
+        assert text[citation.start : citation.end] == span
+        source = metadata["groundingChunks"][chunk]
+        if "web" in source:
+            assert citation.source == c.UrlSource(
+                source["web"]["uri"], source["web"]["title"]
+            )
+        else:
+            retrieved = source["retrievedContext"]
+            assert isinstance(citation.source, c.DocumentSource)
+            assert citation.cited_text == retrieved["text"]
+        assert citation.provider == "gemini"
+    # Google's searches: a call run by Gemini, its hits the web chunks.
+    searched = [p for p in parts(parsed("gemini", name)) if holds(p, "google_search")]
+    if "webSearchQueries" in metadata:
+        call, result = searched
+        assert call.input == {"queries": metadata["webSearchQueries"]}
+        assert [hit.url for hit in result.hits] == [
+            chunk["web"]["uri"] for chunk in metadata["groundingChunks"]
+        ]
+    else:
+        assert searched == []
+
+
 def test_the_page_links_sources_and_folds_a_tool_with_its_result() -> None:
     conversation = parsed("anthropic", "docs-web-search-history-request.json")
     page = str(getattr(html.render(conversation), "data", html.render(conversation)))
     folded = page.index(
         '<details class="cv-provided"><summary>web_search · run by anthropic'
+        " · 1 result</summary>"
     )
     assert page.count('<details class="cv-provided">') == 1  # call and result together
     link = page.index('<a href="https://en.wikipedia.org/wiki/Claude_Shannon"', folded)

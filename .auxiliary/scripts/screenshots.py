@@ -10,11 +10,16 @@ photographs, into ``documentation/_static/``:
   reasoning unfolded (the postcard, the tool call beside its result);
 - ``viewing-list.png``: ``canisters view``'s list of conversations;
 - ``viewing-conversation.png``: ``canisters view``'s page of the conversation,
-  with its verification and its fork.
+  with its verification and its fork;
+- ``viewing-citations.png``: the page of Anthropic's documented web search
+  answer (``tests/data/providers/anthropic/docs-web-search-history-request.json``),
+  the search the provider ran unfolded beside what it found, the answer's
+  citation numbered under it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -25,6 +30,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 STATIC = ROOT / "documentation" / "_static"
+CITED = ROOT / "tests/data/providers/anthropic/docs-web-search-history-request.json"
+SHOTS = (
+    "viewing-page.png",
+    "viewing-list.png",
+    "viewing-conversation.png",
+    "viewing-citations.png",
+)
 ARGS = [
     "--headless",
     "--no-sandbox",
@@ -80,6 +92,15 @@ def main() -> None:
         check=True,
         cwd=work,
     )
+    cited = work / "web-search.json"
+    cited.write_text(json.dumps(json.loads(CITED.read_text())["payload"]))
+    cited_page = work / "web-search.html"
+    show = [*canisters, "show", "--html", "--from", "anthropic"]
+    subprocess.run(
+        [*show, cited.name, "-o", cited_page.name],  # relative: the page's title
+        check=True,
+        cwd=work,
+    )
     port = free_port()
     server = subprocess.Popen(
         [*canisters, "view", store, "--port", str(port)],
@@ -108,12 +129,15 @@ def main() -> None:
             )
             page.goto(base + "/c/postcard")
             whole(page, STATIC / "viewing-conversation.png")
+            page.goto(cited_page.as_uri())
+            page.click("details.cv-provided > summary")
+            whole(page, STATIC / "viewing-citations.png")
             browser.close()
     finally:
         server.terminate()
         server.wait(timeout=20)
         shutil.rmtree(work)
-    for name in ("viewing-page.png", "viewing-list.png", "viewing-conversation.png"):
+    for name in SHOTS:
         print(STATIC / name, f"{(STATIC / name).stat().st_size:,} bytes")
 
 

@@ -90,7 +90,8 @@ def tool(
     elif head.status:
         bits.append(head.status)
     if result is not None and result.hits:
-        bits.append(f"{len(result.hits):,} results")
+        count = len(result.hits)
+        bits.append(f"{count:,} result{'' if count == 1 else 's'}")
     out = writer.out
     summary = escape(writer.cut(" · ".join(bits)))
     out.append(f'<details class="cv-provided"><summary>{summary}</summary>')

@@ -49,9 +49,17 @@ from ..canisters import (
 )
 from ..content import Audio, File, Image, Media, Reasoning, Text, Video
 from ..conversation import Conversation, canisters_in
-from ..exceptions import MalformedPayload, _excerpt
+from ..exceptions import MalformedPayload, ModelError, _excerpt
 from ..protocols import Canister, Content, Role
-from ..provided import CitedText, ProviderToolCall, ProviderToolResult, UrlSource
+from ..provided import (
+    Citation,
+    CitedText,
+    DocumentSource,
+    ProviderToolCall,
+    ProviderToolResult,
+    SearchHit,
+    UrlSource,
+)
 from ..providers.kit import (
     Report,
     b64decode_exact,
@@ -259,7 +267,7 @@ def _read_content(value: Any, path: str) -> tuple[tuple[Content, ...], str | Non
         if isinstance(block, str):
             parts.append(Text(block, extras={NAME: {"string": True}}))
         else:
-            parts.append(_read_block(expect_mapping(block, where), where))
+            parts.append(_read_block(expect_mapping(block, where), where, parts))
     return tuple(parts), "list"
 
 
@@ -277,8 +285,13 @@ def _id(block: Mapping[str, Any], path: str) -> str | None:
     return expect_optional_str(block.get("id"), f"{path}.id")
 
 
-def _read_block(block: Mapping[str, Any], path: str) -> Content:
+def _read_block(
+    block: Mapping[str, Any], path: str, before: Sequence[Content] = ()
+) -> Content:
     kind: Any = block.get("type")
+    provided = _read_provided(block, kind, before)
+    if provided is not None:
+        return provided
     if kind == "text" and isinstance(block.get("text"), str):
         rest = _rest(block, ("type", "text", "id"))
         return Text(block["text"], id=_id(block, path), extras=_extras(rest))
@@ -329,6 +342,115 @@ def _read_block(block: Mapping[str, Any], path: str) -> Content:
     # Anything else (citations, server tool blocks, provider-specific blocks):
     # an empty text standing for the block, kept whole.
     return Text("", extras={NAME: {"block": dict(block)}})
+
+
+_CITATION = frozenset(
+    {"type", "url", "title", "start_index", "end_index", "cited_text"}
+)
+_OUTPUT = frozenset(
+    {"results", "code", "stdout", "stderr", "exit_code", "error", "output"}
+)
+
+
+def _read_provided(
+    block: Mapping[str, Any], kind: Any, before: Sequence[Content]
+) -> Content | None:
+    """The typed part of a text block with ``citation`` annotations or of a
+    standard server tool block, where :func:`_write_block` writes that same
+    block back; ``None`` otherwise (the block is then kept whole)."""
+    try:
+        if kind == "text" and "annotations" in block:
+            return _cited(block)
+        if kind == "server_tool_call":
+            if not set(block) <= {"type", "name", "args", "id"}:
+                return None
+            name, args, call_id = (
+                block.get("name"),
+                block.get("args", {}),
+                block.get("id"),
+            )
+            if not isinstance(name, str) or not isinstance(args, Mapping):
+                return None
+            return ProviderToolCall(name, args, call_id)
+        if kind == "server_tool_result":
+            return _tool_result(block, before)
+    except ModelError:  # a value the typed part refuses: kept whole instead
+        return None
+    return None
+
+
+def _cited(block: Mapping[str, Any]) -> CitedText | None:
+    notes = block.get("annotations")
+    if (
+        not set(block) <= {"type", "text", "id", "annotations"}
+        or not isinstance(block.get("text"), str)
+        or not isinstance(notes, list)
+        or not notes
+    ):
+        return None
+    citations = []
+    for note in notes:
+        if (
+            not isinstance(note, Mapping)
+            or note.get("type") != "citation"
+            or not set(note) <= _CITATION
+        ):
+            return None
+        url, title = note.get("url"), note.get("title")
+        source = (
+            UrlSource(url, title) if url is not None else DocumentSource(None, title)
+        )
+        citations.append(
+            Citation(
+                source,
+                note.get("cited_text"),
+                note.get("start_index"),
+                note.get("end_index"),
+            )
+        )
+    return CitedText(block["text"], id=block.get("id"), citations=citations)
+
+
+def _tool_result(
+    block: Mapping[str, Any], before: Sequence[Content]
+) -> ProviderToolResult | None:
+    status, output = block.get("status"), block.get("output", None)
+    call_id = block.get("tool_call_id")
+    if (
+        not set(block) <= {"type", "tool_call_id", "status", "output"}
+        or status not in ("success", "error")
+        or not (output is None or (isinstance(output, Mapping) and output))
+        or (output is not None and not set(output) <= _OUTPUT)
+    ):
+        return None
+    fields: dict[str, Any] = dict(output or {})
+    results = fields.pop("results", None)
+    hits = []
+    if results is not None:
+        if not isinstance(results, list) or not results:
+            return None
+        for result in results:
+            if not isinstance(result, Mapping) or not set(result) <= {"url", "title"}:
+                return None
+            hits.append(SearchHit(result.get("url"), result.get("title")))
+    if "output" in fields and fields["output"] is None:
+        return None
+    name = next(
+        (
+            part.name
+            for part in reversed(before)
+            if isinstance(part, ProviderToolCall) and part.call_id == call_id
+        ),
+        "server_tool",
+    )
+    part = ProviderToolResult(
+        name,
+        call_id,
+        status="error" if status == "error" and "error" not in fields else None,
+        hits=hits,
+        **fields,
+    )
+    return part if part.is_error == (status == "error") else None
 
 
 # canisters -> LangChain --------------------------------------------------------------

@@ -54,8 +54,11 @@ holds re-exports only:
   reasoning and generation settings; a format's declarations for them:
   :func:`declare_kept` with :class:`Spelling` (the wire keys it keeps and the
   concepts it spells, such as a cache marker), :func:`declare_ids` with
-  :class:`IdRule` (its rule for call ids), and :func:`render_finish` (a finish
-  reason as the format spells it).
+  :class:`IdRule` (its rule for call ids), :func:`declare_envelope` with
+  :class:`Envelope` (the keys of its reply envelope: read into the neutral
+  model, saying nothing, or derived, as :func:`derived_total`; every other one
+  is reported when the reply goes to another format), and
+  :func:`render_finish` (a finish reason as the format spells it).
 
 See "Writing a plugin" on the providers page for a worked plugin, and
 :mod:`canisters.providers.testing` for the suite it runs.
@@ -168,6 +171,9 @@ from ._rules import (
     stops,
     translate_schema,
 )
+from ._rules.envelope import Envelope
+from ._rules.envelope import declare as declare_envelope
+from ._rules.envelope import total as derived_total
 from ._rules.finish import render_finish
 from ._rules.ids import IdRule
 from ._rules.ids import declare as declare_ids
@@ -190,6 +196,7 @@ __all__ = [
     "BaseNormalizer",
     "Capabilities",
     "Dialect",
+    "Envelope",
     "ErrorKind",
     "ErrorReply",
     "ErrorResponse",
@@ -220,9 +227,11 @@ __all__ = [
     "clamped",
     "complete_pairs",
     "data_url",
+    "declare_envelope",
     "declare_ids",
     "declare_kept",
     "decode_error_text",
+    "derived_total",
     "describe",
     "effort_for",
     "encode_arguments",

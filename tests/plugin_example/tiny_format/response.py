@@ -10,6 +10,22 @@ from canisters.providers import kit
 from .errors import DIALECT
 from .messages import NAME, render_lines
 
+# The envelope: which keys the reply's metadata holds (so another format's
+# reply body can carry them), and what a Tiny reply body can say; every other
+# key of another format's envelope is reported when its reply comes here.
+_ENVELOPE = kit.Envelope
+kit.declare_envelope(
+    NAME,
+    _ENVELOPE(
+        ("response",),
+        writes=frozenset({_ENVELOPE.MODEL, _ENVELOPE.FINISH}),
+        carried={
+            "response.id": _ENVELOPE.ID,
+            "response.model": _ENVELOPE.MODEL,
+            "response.stop": _ENVELOPE.FINISH,
+        },
+    ),
+)
 _FINISH = {"end": "stop", "limit": "length"}
 _STOPS = {neutral: wire for wire, neutral in _FINISH.items()}
 

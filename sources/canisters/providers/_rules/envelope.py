@@ -21,7 +21,7 @@ A parser refuses a value that contradicts one of its format's constants
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
@@ -61,7 +61,21 @@ keys came in snake case), which says nothing to another format."""
 
 @attrs.frozen
 class Envelope:
-    """What a format declares of the envelope keys its replies keep."""
+    """What a format declares of the envelope keys its replies keep.
+
+    The neutral values a key is read into, and a body writes, are named on the
+    class (``Envelope.MODEL``, ``Envelope.USAGE``...; see the module)."""
+
+    ID: ClassVar[str] = ID
+    MODEL: ClassVar[str] = MODEL
+    CREATED: ClassVar[str] = CREATED
+    FINISH: ClassVar[str] = FINISH
+    USAGE: ClassVar[str] = USAGE
+    CACHED: ClassVar[str] = CACHED
+    CACHE_WRITE: ClassVar[str] = CACHE_WRITE
+    REASONING: ClassVar[str] = REASONING
+    LATENCY: ClassVar[str] = LATENCY
+    MARKER: ClassVar[str] = MARKER
 
     entries: tuple[str, ...]
     """The extras entries of a reply's turn holding envelope keys."""
@@ -128,6 +142,28 @@ def report_envelope(
                     walk = _Walk(envelope, value, position, owner, provider, writes)
                     walk.visit(value, entry, options)
             positions[owner] = position + found
+            if found and target is not None and MODEL not in writes:
+                _report_model(canister, envelope, owner, provider, options)
+
+
+def _report_model(
+    canister: Any, envelope: Envelope, owner: str, provider: str, options: Options
+) -> None:
+    """The reply's model, where the owner read it into the metadata alone (not
+    an envelope key) and ``provider``'s reply body has no place for it."""
+    metadata = canister.metadata
+    if metadata is None or metadata.model is None:
+        return
+    if MODEL in envelope.carried.values():
+        return  # an envelope key: the walk has reported it
+    apply_policy(
+        options,
+        provider,
+        f"reply {owner}.model",
+        f"{provider}'s reply has no place for the model ({metadata.model!r})",
+        refused_as="reply model",
+        stacklevel=4,
+    )
 
 
 @attrs.define

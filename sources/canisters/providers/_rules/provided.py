@@ -110,13 +110,16 @@ def _settled(
         if not part.citations:
             return [text]
         kinds = ", ".join(
-            dict.fromkeys(_wire(c.opaque) or "citation" for c in part.citations)
+            dict.fromkeys(
+                _wire(c.opaque) or f"{c.provider or 'a'} citation"
+                for c in part.citations
+            )
         )
         listed = apply_policy(
             options,
             provider,
             where,
-            f"citations ({kinds}) have no place in a {provider} request",
+            f"citations ({kinds}) have no place in {provider}",
             placeholder=True,
             stacklevel=4,
         )

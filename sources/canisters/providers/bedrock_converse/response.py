@@ -62,6 +62,51 @@ def _usage(value: Any) -> Usage | None:
     )
 
 
+_ENVELOPE = kit.Envelope
+kit.declare_envelope(
+    NAME,
+    _ENVELOPE(
+        ("response",),
+        writes=frozenset(
+            {
+                _ENVELOPE.FINISH,
+                _ENVELOPE.USAGE,
+                _ENVELOPE.CACHED,
+                _ENVELOPE.CACHE_WRITE,
+                _ENVELOPE.LATENCY,
+            }
+        ),
+        carried={
+            "response.stopReason": _ENVELOPE.FINISH,
+            "response.usage.inputTokens": _ENVELOPE.USAGE,
+            "response.usage.outputTokens": _ENVELOPE.USAGE,
+            "response.usage.cacheReadInputTokens": _ENVELOPE.CACHED,
+            "response.usage.cacheWriteInputTokens": _ENVELOPE.CACHE_WRITE,
+            "response.metrics.latencyMs": _ENVELOPE.LATENCY,
+        },
+        derived={
+            "response.usage.totalTokens": kit.derived_total(
+                "usage",
+                "inputTokens",
+                "outputTokens",
+                "cacheReadInputTokens",
+                "cacheWriteInputTokens",
+            ),
+            # The same counts again, under the names the service also sends.
+            "response.usage.cacheReadInputTokenCount": kit.derived_total(
+                "usage", "cacheReadInputTokens"
+            ),
+            "response.usage.cacheWriteInputTokenCount": kit.derived_total(
+                "usage", "cacheWriteInputTokens"
+            ),
+        },
+    ),
+)
+"""Converse's reply envelope: the stop reason, token counts and latency are
+read into the reply's metadata; a trace, the model's extra response fields and
+anything else are kept for Converse and reported elsewhere."""
+
+
 def parse_response(body: object) -> Conversation:
     """The reply of a Converse response (the JSON body or boto3's dict)."""
     mapping = kit.as_mapping(body)

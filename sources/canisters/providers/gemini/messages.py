@@ -720,9 +720,11 @@ class _Renderer:
             snake = extras.get("snake", ())
             kind = part.type
             if kind in _PROVIDED:  # read from a part, kept whole (see .provided)
-                parts.append(provided.render(part))
+                written = provided.render(part)
+                if written is not None:  # else the envelope's grounding holds it
+                    parts.append(written)
                 continue
-            if kind == "text":
+            if kind == "text" or kind == "cited_text":  # cited: see .provided
                 raw = extras.get("raw")
                 if isinstance(raw, Mapping):
                     parts.append(dict(raw))

@@ -15,6 +15,7 @@ from .. import _common as common
 from .._common import Options
 from .._rules import envelope
 from .._rules.finish import render_finish
+from . import provided
 from .errors import DIALECT
 from .messages import NAME, _key, _Pairing, _parse_turn, _Reader, _Renderer
 
@@ -145,6 +146,12 @@ def parse_response(body: Any) -> Conversation:
                         "$.candidates[0].content",
                         _Pairing(),
                         now(),
+                    )
+                    canisters = provided.grounded(
+                        canisters,
+                        candidate.get("groundingMetadata")
+                        or candidate.get("grounding_metadata"),
+                        content.get("parts"),
                     )
                 else:
                     extras["content"] = {}
