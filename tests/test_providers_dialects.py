@@ -56,7 +56,6 @@ def sent_back(request: dict[str, Any]) -> dict[str, Any]:
         ("openai-chat-reasoning", "vercel-deepseek-reasoning-response"),
         ("openai-chat-reasoning", "vercel-deepseek-tool-call-response"),
         ("openai-chat-reasoning", "vercel-alibaba-reasoning-response"),
-        ("openai-chat-reasoning", "vercel-moonshotai-reasoning-response"),
         ("openai-chat-reasoning", "pydantic-ai-zai-thinking-mode-response"),
         ("openrouter", "pydantic-ai-openrouter-map-messages-reasoning-response"),
         ("openrouter", "pydantic-ai-openrouter-preserve-reasoning-block-1-response"),
@@ -125,7 +124,6 @@ def _concatenated(events: list[Any], key: str) -> str:
         "pydantic-ai-zai-thinking-stream.sse",
         "vercel-deepseek-reasoning.ndjson",
         "vercel-alibaba-reasoning.ndjson",
-        "vercel-moonshotai-stream.ndjson",
     ],
 )
 def test_reasoning_content_deltas_accumulate_to_the_reply(case: str) -> None:
