@@ -108,6 +108,19 @@ def test_openrouter_entries_are_parts_bound_to_openrouter() -> None:
     assert {summary.provider, encrypted.provider} == {"openrouter"}
 
 
+def test_the_newer_reasoning_field_goes_back_under_its_name() -> None:
+    """vLLM (since 0.10) and Groq name it ``reasoning``."""
+    normalizer = providers.get("openai-chat-reasoning")
+    events = stream("openai-chat-reasoning", "vercel-groq-reasoning.ndjson")
+    reply = normalizer.parse_stream(events)
+    assert reply[0].content[0].text == _concatenated(events, "reasoning")  # type: ignore[attr-defined]
+    back = sent_back(
+        next_turn(name="openai-chat-reasoning", reply=normalizer.render_response(reply))
+    )
+    assert back["reasoning"] == _concatenated(events, "reasoning")
+    assert "reasoning_content" not in back
+
+
 def _concatenated(events: list[Any], key: str) -> str:
     return "".join(
         choice["delta"].get(key) or ""

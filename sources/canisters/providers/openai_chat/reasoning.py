@@ -14,8 +14,10 @@ goes into ``reasoning_content`` too; signed reasoning of another provider is
 dropped or sent as text (the ``reasoning`` option), as for OpenAI Chat.
 Error bodies are OpenAI's shape, or vLLM's older flat one (``{"object":
 "error", "message", "type", "param", "code"}``), each written back as it came.
-``reasoning_content: null`` and any other key (``reasoning``, as newer vLLM
-names it; ``prefix``, DeepSeek's prefix completion) are kept verbatim.
+``reasoning`` (as vLLM names it since 0.10, and Groq) is read the same way
+where ``reasoning_content`` is not given, and written back under its own name.
+``reasoning_content: null`` and any other key (``prefix``, DeepSeek's prefix
+completion) are kept verbatim.
 Everything else is OpenAI Chat's (``canisters.providers.openai_chat``),
 read by the same modules with this dialect's name: its extras are under
 ``extras["openai-chat-reasoning"]``.
@@ -44,12 +46,20 @@ NAME = "openai-chat-reasoning"
 _KEY = "reasoning_content"
 
 
+_NEWER = "reasoning"  # vLLM's name for it since 0.10, and Groq's
+_AS_NEWER = {NAME: {"field": _NEWER}}
+
+
 def _read(extra: dict[str, Any], path: str) -> list[Content]:
     text = extra.get(_KEY)
-    if type(text) is not str:
-        return []  # absent, null or of another shape: kept as it came
-    del extra[_KEY]
-    return [Reasoning(text, provider=NAME)]
+    if type(text) is str:
+        del extra[_KEY]
+        return [Reasoning(text, provider=NAME)]
+    newer = extra.get(_NEWER)
+    if type(newer) is str and _KEY not in extra:
+        del extra[_NEWER]
+        return [Reasoning(newer, provider=NAME, extras=_AS_NEWER)]
+    return []  # absent, null or of another shape: kept as it came
 
 
 def _takes(part: Any) -> bool:
@@ -58,7 +68,8 @@ def _takes(part: Any) -> bool:
 
 
 def _write(parts: list[Any], message: dict[str, Any]) -> None:
-    message[_KEY] = "".join(part.text for part in parts)
+    newer = all(part.extras.get(NAME) == _AS_NEWER[NAME] for part in parts)
+    message[_NEWER if newer else _KEY] = "".join(part.text for part in parts)
 
 
 WIRE = Wire(NAME, read=_read, takes=_takes, write=_write)
