@@ -159,11 +159,18 @@ def keys(value: Any, prefix: Key = ()) -> Iterator[Key]:
 
 def _name(value: Any, step: str | int) -> str | None:
     """What the report would call the key ``step`` of ``value``: its name, or
-    for an element of a list the ``type`` it has (``None``: it has none)."""
+    for an element of a list the ``type`` it has, or its one key (``None``:
+    it has neither)."""
     if isinstance(step, str):
         return step
     item = value[step]
-    kind = item.get("type") if isinstance(item, dict) else None
+    if not isinstance(item, dict):
+        return None
+    kind = item.get("type")
+    if kind is None and len(item) == 1:
+        # A member of a union spelled by its one key (Bedrock's blocks,
+        # Gemini's parts: {"reasoningContent": {...}}).
+        kind = next(iter(item))
     return kind if isinstance(kind, str) else None
 
 
