@@ -158,6 +158,54 @@ def bedrock_converse_accepts(body: dict[str, Any]) -> None:
     assert not report.has_errors(), report.generate_report()
 
 
+# The keys each OpenAI Chat dialect adds: at the top of a request (checked by
+# hand, the SDK's types do not know them) and on an assistant message (the
+# SDK's message types take extra keys; checked here by their own shapes).
+_DIALECT_TOP = {
+    "openai-chat-reasoning": frozenset(),
+    "openrouter": frozenset({"reasoning", "provider", "models", "transforms", "usage"}),
+}
+_DIALECT_MESSAGE = {
+    "openai-chat-reasoning": {"reasoning_content": (str,)},
+    "openrouter": {"reasoning": (str, type(None)), "reasoning_details": (list,)},
+}
+_DETAIL_TYPES = {"reasoning.text", "reasoning.summary", "reasoning.encrypted"}
+
+
+def _openrouter_reasoning(value: Any) -> None:
+    assert isinstance(value, dict), value
+    assert set(value) <= {"effort", "max_tokens", "enabled", "exclude"}, value
+    assert isinstance(value.get("effort", ""), str)
+    assert isinstance(value.get("max_tokens", 0), int)
+    for key in ("enabled", "exclude"):
+        assert isinstance(value.get(key, False), bool)
+
+
+def dialect_accepts(name: str) -> Callable[[dict[str, Any]], None]:
+    """The check of an OpenAI Chat dialect: the openai SDK's, on the body
+    without the dialect's keys, which are checked by their own shapes."""
+
+    def accepts(body: dict[str, Any]) -> None:
+        plain = {k: v for k, v in body.items() if k not in _DIALECT_TOP[name]}
+        if "reasoning" in body and name == "openrouter":
+            _openrouter_reasoning(body["reasoning"])
+        messages = []
+        for message in body.get("messages", []):
+            own = _DIALECT_MESSAGE[name]
+            for key, types in own.items():
+                if key in message:
+                    assert message.get("role") == "assistant", message
+                    assert isinstance(message[key], types), (key, message[key])
+            for detail in message.get("reasoning_details", ()):
+                assert isinstance(detail, dict) and detail.get("type") in _DETAIL_TYPES
+            messages.append({k: v for k, v in message.items() if k not in own})
+        if "messages" in body:
+            plain["messages"] = messages
+        openai_chat_accepts(plain)
+
+    return accepts
+
+
 SDK_ACCEPTS: dict[str, Callable[[dict[str, Any]], None]] = {
     "openai-chat": openai_chat_accepts,
     "openai-responses": openai_responses_accepts,
@@ -165,6 +213,8 @@ SDK_ACCEPTS: dict[str, Callable[[dict[str, Any]], None]] = {
     "gemini": gemini_accepts,
     "ollama": ollama_accepts,
     "bedrock-converse": bedrock_converse_accepts,
+    "openai-chat-reasoning": dialect_accepts("openai-chat-reasoning"),
+    "openrouter": dialect_accepts("openrouter"),
 }
 
 

@@ -61,7 +61,9 @@ FORMATS = (
     "gemini",
     "ollama",
     "openai-chat",
+    "openai-chat-reasoning",
     "openai-responses",
+    "openrouter",
 )
 
 Key = tuple[str | int, ...]

@@ -410,6 +410,8 @@ def test_every_recorded_body_converts_to_every_provider(
         "ollama",
         "openai-responses",
         "bedrock-converse",
+        "openai-chat-reasoning",
+        "openrouter",
     ):
         code = run(
             [

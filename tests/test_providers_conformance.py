@@ -28,6 +28,8 @@ FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...] | None]] = {
     "gemini": (gemini.REQUEST_FIELDS, None),
     "ollama": (ollama.REQUEST_FIELDS, ollama.RESPONSE_FIELDS),
     "openai-chat": (("messages",), None),
+    "openai-chat-reasoning": (("messages",), None),
+    "openrouter": (("messages",), None),
     "openai-responses": (openai_responses.REQUEST_FIELDS, None),
 }
 # An element of a type no provider has (a message of a made-up role, or a block
@@ -43,6 +45,11 @@ UNKNOWN: dict[str, tuple[str, dict[str, Any]]] = {
     "gemini": ("contents", {"role": "madeUpRole", "parts": [{"text": "nobody"}]}),
     "ollama": ("messages", {"role": "made_up_role", "content": "nobody"}),
     "openai-chat": ("messages", {"role": "made_up_role", "content": "nobody"}),
+    "openai-chat-reasoning": (
+        "messages",
+        {"role": "made_up_role", "content": "nobody"},
+    ),
+    "openrouter": ("messages", {"role": "made_up_role", "content": "nobody"}),
     "openai-responses": ("input", TYPED),
 }
 

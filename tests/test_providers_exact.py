@@ -35,6 +35,8 @@ REQUEST_FIELDS = {
     "ollama": ollama.REQUEST_FIELDS,
     "openai-chat": ("messages",),
     "openai-responses": openai_responses.REQUEST_FIELDS,
+    "openai-chat-reasoning": ("messages",),
+    "openrouter": ("messages",),
 }
 RESPONSE_FIELDS: dict[str, tuple[str, ...] | None] = {
     "anthropic": None,
@@ -43,6 +45,8 @@ RESPONSE_FIELDS: dict[str, tuple[str, ...] | None] = {
     "ollama": ollama.RESPONSE_FIELDS,
     "openai-chat": None,
     "openai-responses": None,
+    "openai-chat-reasoning": None,
+    "openrouter": None,
 }
 # The formats whose peer bodies the recording script made (the bedrock-converse
 # ones are pydantic-ai's own cassettes, each named in its source).

@@ -28,6 +28,8 @@ PROVIDERS = (
     "gemini",
     "ollama",
     "bedrock-converse",
+    "openai-chat-reasoning",
+    "openrouter",
 )
 CASES = [
     path
@@ -46,6 +48,10 @@ def validate(provider: str, body: dict[str, Any], *, replay: bool = False) -> No
         from openai.types.chat import ChatCompletionMessageParam
 
         adapter(list[ChatCompletionMessageParam]).validate_python(body["messages"])
+    elif provider in ("openai-chat-reasoning", "openrouter"):
+        from .requests_support import SDK_ACCEPTS
+
+        SDK_ACCEPTS[provider]({"model": "m", "messages": body["messages"]})
     elif provider == "openai-responses":
         from openai.types.responses import ResponseInputParam
 

@@ -33,6 +33,8 @@ NAMES = (
     "gemini",
     "ollama",
     "bedrock-converse",
+    "openai-chat-reasoning",
+    "openrouter",
 )
 
 REQUEST_FIELDS = {
@@ -42,11 +44,15 @@ REQUEST_FIELDS = {
     "openai-responses": openai_responses.REQUEST_FIELDS,
     "gemini": gemini.REQUEST_FIELDS,
     "ollama": ollama.REQUEST_FIELDS,
+    "openai-chat-reasoning": ("messages",),
+    "openrouter": ("messages",),
 }
 RESPONSE_FIELDS: dict[str, tuple[str, ...] | None] = {
     "anthropic": None,
     "bedrock-converse": None,
     "openai-chat": None,
+    "openai-chat-reasoning": None,
+    "openrouter": None,
     "openai-responses": openai_responses.RESPONSE_FIELDS,
     "gemini": gemini.RESPONSE_FIELDS,
     "ollama": ollama.RESPONSE_FIELDS,
@@ -65,6 +71,8 @@ BEDROCK_MESSAGE = {"role": "made_up_role", "content": [{"text": "said by nobody"
 LISTS: dict[str, dict[str, dict[str, Any]]] = {
     "anthropic": {"system": TYPED, "content": TYPED},
     "openai-chat": {"messages": ROLE, "content": TYPED},
+    "openai-chat-reasoning": {"messages": ROLE, "content": TYPED},
+    "openrouter": {"messages": ROLE, "content": TYPED},
     "openai-responses": {"input": TYPED, "output": TYPED, "content": TYPED},
     "gemini": {"contents": GEMINI_TURN, "parts": GEMINI_PART},
     "ollama": {"messages": ROLE},
@@ -199,6 +207,8 @@ def test_unknown_elements_follow_the_unsupported_option(
     body = {
         "anthropic": {"messages": [{"role": "user", "content": [TYPED]}]},
         "openai-chat": {"messages": [{"role": "user", "content": [TYPED]}]},
+        "openai-chat-reasoning": {"messages": [{"role": "user", "content": [TYPED]}]},
+        "openrouter": {"messages": [{"role": "user", "content": [TYPED]}]},
         "openai-responses": {"input": [{"role": "user", "content": [TYPED]}]},
         "gemini": {"contents": [{"role": "user", "parts": [GEMINI_PART]}]},
         "ollama": {"messages": [ROLE]},

@@ -121,4 +121,6 @@ KEYS = {
     "gemini": {"contents"},
     "ollama": {"model", "messages"},
     "bedrock-converse": {"messages"},
+    "openai-chat-reasoning": {"model", "messages"},
+    "openrouter": {"model", "messages"},
 }

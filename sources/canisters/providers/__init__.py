@@ -102,7 +102,9 @@ _BUILTIN = {
     "gemini": "canisters.providers.gemini",
     "ollama": "canisters.providers.ollama",
     "openai-chat": "canisters.providers.openai_chat",
+    "openai-chat-reasoning": "canisters.providers.openai_chat.reasoning",
     "openai-responses": "canisters.providers.openai_responses",
+    "openrouter": "canisters.providers.openai_chat.openrouter",
 }
 
 _lock = threading.Lock()

@@ -232,7 +232,9 @@ def _parameters(function: Callable[..., Any]) -> tuple[str, ...] | None:
         or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
     ):
         return None
-    return tuple(code.co_varnames[: code.co_argcount])
+    names = tuple(code.co_varnames[: code.co_argcount])
+    # A bound method (a dialect's parser, an object's) is called without self.
+    return names[1:] if inspect.ismethod(function) else names
 
 
 def _reraise(error: Exception) -> NoReturn:

@@ -72,7 +72,9 @@ BUILT_IN = (
     "gemini",
     "ollama",
     "openai-chat",
+    "openai-chat-reasoning",
     "openai-responses",
+    "openrouter",
 )
 """The built-in formats, the default targets of the cross-format renders."""
 

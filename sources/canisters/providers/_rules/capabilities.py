@@ -135,6 +135,10 @@ DEFAULT_CAPABILITIES: dict[str, Capabilities] = {
         efforts=(),
         temperature=None,
     ),
+    # The OpenAI-compatible reasoning servers take OpenAI's levels; OpenRouter
+    # its reasoning.effort's (or a budget in reasoning.max_tokens).
+    "openai-chat-reasoning": Capabilities(efforts=("low", "medium", "high")),
+    "openrouter": Capabilities(efforts=("minimal", "low", "medium", "high")),
 }
 """The conservative profile of each built-in format."""
 

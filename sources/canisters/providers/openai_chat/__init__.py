@@ -1,6 +1,13 @@
 """OpenAI Chat Completions (``openai-chat``): ``messages`` in requests, ``choices``
 in responses.
 
+Its modules take the format they read or write as a parameter (a
+:class:`~canisters.providers.openai_chat.wire.Wire`), so the dialects of the
+OpenAI-compatible servers that carry reasoning are these same modules under
+their own names: :mod:`canisters.providers.openai_chat.reasoning`
+(``openai-chat-reasoning``) and :mod:`canisters.providers.openai_chat.openrouter`
+(``openrouter``).
+
 Provider-only fields ride in ``extras["openai-chat"]`` of the canister or part
 they belong to:
 
@@ -33,8 +40,8 @@ from . import (
     response,
 )
 from .errors import DIALECT
-from .messages import NAME
 from .stream import OpenAIChatAccumulator
+from .wire import NAME
 
 __all__ = ["NAME", "NORMALIZER", "OpenAIChat", "OpenAIChatAccumulator"]
 

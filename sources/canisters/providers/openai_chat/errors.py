@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Final
 
 from .._errors import Dialect
-from .messages import NAME
+from .wire import NAME
 
 __all__ = ["DIALECT"]
 

@@ -17,17 +17,14 @@ from .. import _common as common
 from .messages import (
     _MESSAGE_KEYS,
     _TURN,
-    NAME,
     _extras,
     _form,
     _parse_part,
     _register_one_pass,
-    _render_assistant,
-    _render_plain,
-    _render_result,
-    _Renderer,
     _result,
 )
+from .rendering import _render_assistant, _render_plain, _render_result, _Renderer
+from .wire import NAME
 
 _ERROR_START = '{"error"'  # what an error encoded in text starts with
 _SPLIT = FrozenDict({NAME: {"split": True}})

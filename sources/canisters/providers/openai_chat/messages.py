@@ -9,14 +9,12 @@ from typing import Any
 
 from ..._frozen import EMPTY, FrozenDict
 from ...canisters import Result, now
-from ...content import File, Text
+from ...content import File
 from ...conversation import Conversation
 from ...exceptions import CanistersError, MalformedPayload, _excerpt
-from ...protocols import Canister, Content, Role
+from ...protocols import Canister, Content
 from .. import _common as common
 from .._common import (
-    Labeler,
-    Options,
     compact_arguments,
     expect_list,
     expect_mapping,
@@ -34,66 +32,64 @@ from .._common import (
     new_user,
     plain_text,
 )
-from .._rules import documents, ids, kept, media, thinking
-
-NAME = "openai-chat"
-"""The provider name."""
-
-# Rule of the API: a call id is at most 40 characters.
-ids.declare(NAME, ids.IdRule(max_length=40), named_results=False)
-
-# The wire keys kept verbatim, and the shared concepts among them: cache_control
-# (sent by clients aiming at Anthropic through a Chat gateway; OpenAI takes none)
-# and an image's detail.
-kept.declare(
+from .._rules import ids, kept, media
+from .rendering import (
+    _render_messages,
+)
+from .wire import (
+    AUDIO_FORMATS,
+    BASE,
+    MEDIA,
+    MESSAGE_KEYS,
     NAME,
-    canister=("message", "call", "function"),
-    part=("outer", "inner"),
-    spellings=(
-        kept.Spelling("cache_control", "part", "outer", "cache_control", sends=False),
-        kept.Spelling(
-            "cache_control", "canister", "message", "cache_control", sends=False
-        ),
-        kept.Spelling(
-            "detail",
-            "part",
-            "inner",
-            "detail",
-            read=media.detail_of,
-            default=media.DETAIL_DEFAULT,
-            kinds=frozenset({"image"}),
-        ),
-    ),
+    TURN,
+    WIRE_ROLE,
+    Wire,
+    default_form,
 )
 
-_REF = common.ref_key(NAME)
-_WIRE_ROLE = {
-    Role.Supervisor: "system",
-    Role.User: "user",
-    Role.Document: "user",
-    Role.Assistant: "assistant",
-    Role.Invocation: "assistant",
-    Role.Result: "tool",
-}
-_MESSAGE_KEYS = {
-    "system": frozenset({"role", "content"}),
-    "developer": frozenset({"role", "content"}),
-    "user": frozenset({"role", "content"}),
-    "assistant": frozenset({"role", "content", "tool_calls", "function_call"}),
-    "tool": frozenset({"role", "content", "tool_call_id"}),
-    "function": frozenset({"role", "content", "name"}),
-}
-_AUDIO_FORMATS = {
-    "audio/wav": "wav",
-    "audio/x-wav": "wav",
-    "audio/wave": "wav",
-    "audio/mpeg": "mp3",
-    "audio/mp3": "mp3",
-}
+
+def declare(name: str, *, max_id: int | None = 40) -> None:
+    """Declare the rules of the OpenAI Chat format ``name`` (the base or a
+    dialect): its call ids (at most ``max_id`` characters: OpenAI's rule; a
+    dialect's server may take any) and the wire keys it keeps verbatim, with
+    the shared concepts among them: cache_control (sent by clients aiming at
+    Anthropic through a Chat gateway; OpenAI takes none) and an image's
+    detail."""
+    ids.declare(name, ids.IdRule(max_length=max_id), named_results=False)
+    kept.declare(
+        name,
+        canister=("message", "call", "function"),
+        part=("outer", "inner"),
+        spellings=(
+            kept.Spelling(
+                "cache_control", "part", "outer", "cache_control", sends=False
+            ),
+            kept.Spelling(
+                "cache_control", "canister", "message", "cache_control", sends=False
+            ),
+            kept.Spelling(
+                "detail",
+                "part",
+                "inner",
+                "detail",
+                read=media.detail_of,
+                default=media.DETAIL_DEFAULT,
+                kinds=frozenset({"image"}),
+            ),
+        ),
+    )
 
 
-_TURN = (Role.Assistant, Role.Invocation)
-_extras = common.marker(NAME)
+declare(NAME)
+
+_REF = BASE.ref
+_WIRE_ROLE = WIRE_ROLE
+_MESSAGE_KEYS = MESSAGE_KEYS
+_AUDIO_FORMATS = AUDIO_FORMATS
+_TURN = TURN
+_MEDIA = MEDIA
+_extras = BASE.extras
 
 
 # Parsing -----------------------------------------------------------------------------
@@ -103,7 +99,7 @@ _extras = common.marker(NAME)
 # converters and checks would only repeat those checks.
 
 
-def _parse_part(raw: object, path: str) -> Content:
+def _parse_part(raw: object, path: str, wire: Wire = BASE) -> Content:
     part = expect_mapping(raw, path)
     kind = part.get("type")
     if kind == "text":
@@ -112,16 +108,16 @@ def _parse_part(raw: object, path: str) -> Content:
             text = expect_str(text, f"{path}.text")
         outer = common.rest(part, _TEXT_KEYS)
         return new_text(
-            text, "text/plain", None, _extras(outer=outer) if outer else EMPTY
+            text, "text/plain", None, wire.extras(outer=outer) if outer else EMPTY
         )
     if kind == "refusal":
         text = expect_str(part.get("refusal"), f"{path}.refusal")
-        extras = _extras(refusal="part", outer=common.rest(part, _REFUSAL_KEYS))
+        extras = wire.extras(refusal="part", outer=common.rest(part, _REFUSAL_KEYS))
         return new_text(text, "text/plain", None, extras)
     if kind == "image_url":
         inner = expect_mapping(part.get("image_url"), f"{path}.image_url")
         url = common.expect_url(inner.get("url"), f"{path}.image_url.url")
-        extras = _extras(
+        extras = wire.extras(
             outer=common.rest(part, _IMAGE_KEYS), inner=common.rest(inner, _URL_KEYS)
         )
         decoded = common.parse_data_url(url)
@@ -142,22 +138,22 @@ def _parse_part(raw: object, path: str) -> Content:
             fmt = expect_str(fmt, f"{path}.input_audio.format")
         data, exact = common.b64decode_exact(encoded, f"{path}.input_audio.data")
         mime = "audio/mpeg" if fmt == "mp3" else f"audio/{fmt}"
-        extras = _extras(
+        extras = wire.extras(
             outer=common.rest(part, _AUDIO_KEYS),
             inner=common.rest(audio, _AUDIO_INNER_KEYS),
             raw=None if exact else encoded,
         )
         return new_audio(data, None, None, EMPTY, mime, None, None, extras)
     if kind == "file":
-        return _parse_file(part, path)
+        return _parse_file(part, path, wire)
     if isinstance(kind, str):
-        return common.opaque_part(NAME, part)  # a type not known here, kept whole
+        return common.opaque_part(wire.name, part)  # a type not known here, kept whole
     raise MalformedPayload(
         f"unknown content part type {_excerpt(kind)}", f"{path}.type"
     )
 
 
-def _parse_file(part: Mapping[str, Any], path: str) -> File:
+def _parse_file(part: Mapping[str, Any], path: str, wire: Wire) -> File:
     # The paths are made only for an error: this part is most often well formed.
     inner = part.get("file")
     if type(inner) is not dict:
@@ -169,9 +165,11 @@ def _parse_file(part: Mapping[str, Any], path: str) -> File:
     inner_rest = common.rest(inner, _FILE_INNER_KEYS)
     refs: FrozenDict[str, str] = EMPTY
     if inner.get("file_id") is not None:
-        refs = FrozenDict({_REF: expect_str(inner["file_id"], f"{path}.file.file_id")})
+        refs = FrozenDict(
+            {wire.ref: expect_str(inner["file_id"], f"{path}.file.file_id")}
+        )
     file_data = inner.get("file_data")
-    data = url = mime = raw = None
+    data = url = mime = raw = linked = None
     if file_data is None:
         if not refs:
             raise MalformedPayload("a file part needs file_data or file_id", path)
@@ -183,13 +181,15 @@ def _parse_file(part: Mapping[str, Any], path: str) -> File:
             mime, data = decoded
         elif file_data.startswith("data:"):
             url = file_data
+        elif file_data.startswith(("http:", "https:")):
+            url = linked = file_data  # a URL, as OpenRouter takes one
         else:
             # Raw base64 without a data: prefix is what some clients send.
             data = common.b64decode_exact(file_data, f"{path}.file.file_data")[0]
             raw = file_data
     extras = (
-        _extras(outer=outer, inner=inner_rest, raw=raw)
-        if outer or inner_rest or raw
+        wire.extras(outer=outer, inner=inner_rest, raw=raw, url=linked is not None)
+        if outer or inner_rest or raw or linked
         else EMPTY
     )
     built: File = new_file(data, url, None, refs, mime, None, None, extras, filename)
@@ -206,7 +206,9 @@ _FILE_KEYS = frozenset({"type", "file"})
 _FILE_INNER_KEYS = frozenset({"file_data", "file_id", "filename"})
 
 
-def _parse_content(message: Mapping[str, Any], path: str) -> tuple[list[Content], str]:
+def _parse_content(
+    message: Mapping[str, Any], path: str, wire: Wire = BASE
+) -> tuple[list[Content], str]:
     """Return the parts and the wire form: string, list, null or absent."""
     if "content" not in message:
         return [], "absent"
@@ -217,42 +219,44 @@ def _parse_content(message: Mapping[str, Any], path: str) -> tuple[list[Content]
         return [plain_text(value)], "string"
     items = expect_list(value, f"{path}.content")
     return [
-        _parse_part(item, f"{path}.content[{index}]")
+        _parse_part(item, f"{path}.content[{index}]", wire)
         for index, item in enumerate(items)
     ], "list"
 
 
-def _default_form(parts: list[Content] | tuple[Content, ...], role: str) -> str:
-    if not parts:
-        return "null" if role == "assistant" else "list"
-    if len(parts) == 1 and parts[0].type == "text" and not mine(parts[0], NAME):
-        return "string"
-    return "list"
+_default_form = default_form
 
 
-def _form(parts: list[Content], form: str, role: str) -> str | None:
-    return None if form == _default_form(parts, role) else form
+def _form(parts: list[Content], form: str, role: str, wire: Wire = BASE) -> str | None:
+    return None if form == default_form(parts, role, wire) else form
 
 
 def parse_request(
-    body: object, kept: list[Any] | None = None, *, fast: bool = True
+    body: object,
+    kept: list[Any] | None = None,
+    *,
+    fast: bool = True,
+    wire: Wire = BASE,
 ) -> Conversation:
     """Read the ``messages`` of a Chat Completions request body (or SDK params);
     the normalizer guards the call. ``fast=False`` reads every message the
     general way (what the fast way must give, exactly). What it keeps unread
     goes to ``kept`` (see :func:`~canisters.providers._common.guarded_keeping`):
     a message read the general way, whole; from a message read the fast way,
-    its other keys and a part read the general way."""
+    its other keys and a part read the general way. ``wire`` is the format
+    read (a dialect's, see :mod:`.wire`); a dialect's is read the general way."""
     mapping = body if type(body) is dict else common.as_mapping(body)
     messages = mapping.get("messages")
     if type(messages) is not list:
         messages = expect_list(messages, "$.messages")
-    canisters = _parse_messages(messages, [] if kept is None else kept, fast=fast)
+    canisters = _parse_messages(
+        messages, [] if kept is None else kept, fast=fast and wire is BASE, wire=wire
+    )
     return new_conversation(tuple(canisters))
 
 
 def _parse_messages(
-    messages: Any, kept: list[Any], *, fast: bool = True
+    messages: Any, kept: list[Any], *, fast: bool = True, wire: Wire = BASE
 ) -> list[Canister]:
     """The canisters of ``messages``, user turns between calls and their results
     marked (see :func:`common.mark_interposed`); ``fast=False`` reads every
@@ -289,31 +293,43 @@ def _parse_messages(
             # goes back to this provider only.
             marks: dict[str, Any] = {"raw": dict(message)}
             common.bind(marks, [role])
-            append(new_assistant(moment, FrozenDict({NAME: marks}), ()))
+            append(new_assistant(moment, FrozenDict({wire.name: marks}), ()))
             continue
         extra = common.rest(message, known)
         if role == "assistant":
             canisters += _parse_assistant(
-                message, path, extra, canisters, names, legacy, index, moment
+                message, path, extra, canisters, names, legacy, index, moment, wire
             )
             continue
-        parts, form = _parse_content(message, path)
+        parts, form = _parse_content(message, path, wire)
         bound: dict[str, Any] = {}
         common.bind_parts(bound, parts)
         if role in ("system", "developer"):
-            extras = _extras(
+            extras = wire.extras(
                 role="developer" if role == "developer" else None,
-                content=_form(parts, form, "system"),
+                content=_form(parts, form, "system", wire),
                 message=extra,
                 **bound,
             )
             append(new_supervisor(moment, extras, tuple(parts)))
         elif role == "user":
-            extras = _extras(content=_form(parts, form, "user"), message=extra, **bound)
+            extras = wire.extras(
+                content=_form(parts, form, "user", wire), message=extra, **bound
+            )
             append(new_user(moment, extras, tuple(parts)))
         elif role == "tool":
             call_id = expect_str(message.get("tool_call_id"), f"{path}.tool_call_id")
-            append(_result(moment, call_id, names.get(call_id, ""), parts, form, extra))
+            append(
+                _result(
+                    moment,
+                    call_id,
+                    names.get(call_id, ""),
+                    parts,
+                    form,
+                    extra,
+                    wire=wire,
+                )
+            )
         else:  # the deprecated "function" role answers a function_call
             name = expect_str(message.get("name"), f"{path}.name")
             waiting = legacy.get(name)
@@ -322,9 +338,13 @@ def _parse_messages(
                 if waiting
                 else common.synthesize_id("call_", index, name)
             )
-            append(_result(moment, call_id, name, parts, form, extra, legacy=True))
+            append(
+                _result(
+                    moment, call_id, name, parts, form, extra, legacy=True, wire=wire
+                )
+            )
     if names:  # calls were read (each names its id), so results may wait on them
-        common.mark_interposed(canisters, NAME)
+        common.mark_interposed(canisters, wire.name)
     return canisters
 
 
@@ -337,9 +357,10 @@ def _result(
     extra: dict[str, Any],
     *,
     legacy: bool = False,
+    wire: Wire = BASE,
 ) -> Result:
     error = None
-    if parts and parts[0].type == "text" and not mine(parts[0], NAME):
+    if parts and parts[0].type == "text" and not mine(parts[0], wire.name):
         text = parts[0].text  # type: ignore[attr-defined]
         error = common.decode_error_text(text)
         # Only text this module would write itself is read as an error.
@@ -349,9 +370,11 @@ def _result(
         else:
             error = None
     default = (
-        "string" if error is not None and not parts else _default_form(parts, "tool")
+        "string"
+        if error is not None and not parts
+        else default_form(parts, "tool", wire)
     )
-    extras = _extras(
+    extras = wire.extras(
         content=None if form == default else form,
         message=extra,
         legacy=legacy or None,
@@ -361,13 +384,12 @@ def _result(
     bound: dict[str, Any] = {}
     common.bind_parts(bound, parts)
     if bound:
-        extras = FrozenDict({NAME: {**extras.get(NAME, EMPTY), **bound}})
+        extras = FrozenDict({wire.name: {**extras.get(wire.name, EMPTY), **bound}})
     result: Result = new_result(moment, extras, call_id, name, tuple(parts), error)
     return result
 
 
-_MEDIA = frozenset({"image", "file", "audio"})
-_REFUSAL_FIELD = FrozenDict({NAME: {"refusal": "field"}})
+_REFUSAL_FIELD = BASE.refusal_field
 _Call = tuple[str, Mapping[str, Any], str, dict[str, Any]]
 """What an invocation is made of: its name, arguments, id and marks."""
 
@@ -381,14 +403,17 @@ def _parse_assistant(
     legacy: dict[str, list[str]],
     index: int,
     moment: datetime,
+    wire: Wire = BASE,
 ) -> list[Canister]:
-    parts, form = _parse_content(message, path)
+    parts, form = _parse_content(message, path, wire)
     # The form of the content itself, without a refusal given as a field.
-    default = _default_form(parts, "assistant")
+    default = default_form(parts, "assistant", wire)
+    if wire.read is not None:  # a dialect's reasoning comes first
+        parts[:0] = wire.read(extra, path)
     refusal = extra.get("refusal")
     if isinstance(refusal, str):
         del extra["refusal"]
-        parts.append(new_text(refusal, "text/plain", None, _REFUSAL_FIELD))
+        parts.append(new_text(refusal, "text/plain", None, wire.refusal_field))
     calls: list[_Call] = []
     raw_calls = message.get("tool_calls")
     if raw_calls is not None:
@@ -425,7 +450,7 @@ def _parse_assistant(
     common.bind_parts(message_marks, parts)
     made: list[Canister] = []
     if parts or form != "null" or not calls:
-        made.append(new_assistant(moment, _extras(**message_marks), tuple(parts)))
+        made.append(new_assistant(moment, wire.extras(**message_marks), tuple(parts)))
     else:
         # The message's marks ride on its first call.
         previous = before[-1].role if before else None
@@ -433,14 +458,18 @@ def _parse_assistant(
         marks = {**marks, **message_marks, "split": previous in _TURN}
         calls[0] = (tool, values, identifier, marks)
     for tool, values, identifier, marks in calls:
-        made.append(new_invocation(moment, _extras(**marks), tool, values, identifier))
+        made.append(
+            new_invocation(moment, wire.extras(**marks), tool, values, identifier)
+        )
     return made
 
 
-def _with_extras(canister: Canister, values: Mapping[str, Any]) -> Canister:
+def _with_extras(
+    canister: Canister, values: Mapping[str, Any], wire: Wire = BASE
+) -> Canister:
     import attrs
 
-    extras = common.with_marks(canister.extras, NAME, values)
+    extras = common.with_marks(canister.extras, wire.name, values)
     return attrs.evolve(canister, extras=extras)  # type: ignore[misc]
 
 
@@ -461,7 +490,16 @@ def _parse_call(raw: object, path: str, names: dict[str, str]) -> _Call:
     # Compact JSON (what OpenAI writes) is read in one step, as the fast way reads it.
     arguments = compact_arguments(text) if type(text) is str else None
     kept = None
-    if arguments is None:
+    other = common.rest(function, _FUNCTION_KEYS)
+    absent = None
+    if text is None:
+        # null or left out, as OpenRouter sends a call without arguments
+        arguments = EMPTY
+        if "arguments" in function:
+            other["arguments"] = None
+        else:
+            absent = True
+    elif arguments is None:
         value, kept = common.parse_arguments(text, f"{path}.function.arguments")
         arguments = FrozenDict(value) if value else EMPTY
     names[call_id] = name
@@ -469,342 +507,30 @@ def _parse_call(raw: object, path: str, names: dict[str, str]) -> _Call:
         "arguments": kept,
         "blank": kept == "",
         "call": common.rest(call, _CALL_KEYS) if "type" in call else {"type": None},
-        "function": common.rest(function, _FUNCTION_KEYS),
+        "function": other,
+        "absent": absent,
     }
     return name, arguments, call_id, marks
 
 
-# Rendering ---------------------------------------------------------------------------
-
-
-class _Renderer:
-    """State of one render: options, labels, media waiting for a user message."""
-
-    def __init__(self, options: Options) -> None:
-        self.options = options
-        self.labels = Labeler(options)
-        self.moved: list[dict[str, Any]] = []
-
-    def unsupported(self, where: str, reason: str) -> dict[str, Any] | None:
-        text = common.unsupported(self.options, NAME, where, reason)
-        return None if text is None else {"type": "text", "text": text}
-
-    def parts(
-        self, index: int, canister: Canister, parts: tuple[Content, ...], wire: str
-    ) -> list[dict[str, Any]]:
-        rendered: list[dict[str, Any]] = []
-        for number, part in enumerate(parts):
-            if type(part) is Text and not part.extras:
-                # Plain text, the common case: what part() gives, without the rest.
-                rendered.append({"type": "text", "text": part.text})
-                continue
-            where = common.describe(index, canister, number, part)
-            label = self.labels.label(part)
-            if label is not None:
-                rendered.append({"type": "text", "text": label.text})
-            item = self.part(part, where, wire, canister)
-            if item is not None:
-                rendered.append(item)
-        return rendered
-
-    def part(
-        self, part: Content, where: str, wire: str, canister: Canister
-    ) -> dict[str, Any] | None:
-        extras = mine(part, NAME)
-        outer = extras.get("outer") or {}
-        inner = extras.get("inner") or {}
-        kind = part.type
-        if kind == "text":
-            text = part.text  # type: ignore[attr-defined]
-            if not text and "raw" in extras:
-                return dict(extras["raw"])  # a part kept whole
-            if extras.get("refusal") == "part":
-                return {"type": "refusal", "refusal": text, **outer}
-            return {"type": "text", "text": text, **outer}
-        if kind == "reasoning":
-            action = common.reasoning_action(
-                part, NAME, self.options, where, native=False
-            )
-            if action == "text":
-                return {"type": "text", "text": thinking.as_text(part)}
-            return None
-        if wire != "user":
-            # Rule: system, assistant and tool messages take text parts only.
-            if wire == "tool" and kind in _MEDIA:
-                if mine(canister, NAME).get("in_place"):
-                    return self.part(part, where, "user", canister)
-                self.move(part, where, canister)
-                return None
-            return self.unsupported(where, f"{kind} in a {wire} message")
-        if kind == "image":
-            url = part.url  # type: ignore[attr-defined]
-            if url is None or not url.startswith(("http:", "https:", "data:")):
-                data = common.media_bytes(part, self.options)
-                if data is None:
-                    return self.unsupported(where, "an image needs a URL or bytes")
-                url = common.data_url(common.media_mime(part, data), data)
-            return {"type": "image_url", "image_url": {"url": url, **inner}, **outer}
-        if kind == "audio":
-            data = common.media_bytes(part, self.options)
-            if data is None:
-                return self.unsupported(where, "audio must be inline bytes")
-            fmt = _AUDIO_FORMATS.get(common.media_mime(part, data))
-            if fmt is None:
-                return self.unsupported(where, "audio must be wav or mp3")
-            raw = extras.get("raw")
-            encoded = (
-                raw
-                if isinstance(raw, str) and common.b64decode_exact(raw)[0] == data
-                else common.b64encode(data)
-            )
-            return {
-                "type": "input_audio",
-                "input_audio": {"data": encoded, "format": fmt, **inner},
-                **outer,
-            }
-        if kind == "file":
-            file: dict[str, Any] = {}
-            reference = part.refs.get(_REF)  # type: ignore[attr-defined]
-            url = part.url  # type: ignore[attr-defined]
-            if url is not None and url.startswith("data:"):
-                file["file_data"] = url
-            elif reference is None or common.inline_data(part) is not None:
-                data = common.media_bytes(part, self.options)
-                if data is None:
-                    return self.unsupported(
-                        where, "a file needs bytes or an OpenAI file id"
-                    )
-                raw = extras.get("raw")
-                if isinstance(raw, str):
-                    file["file_data"] = raw
-                else:
-                    file["file_data"] = common.data_url(
-                        common.media_mime(part, data), data
-                    )
-            if reference is not None:
-                file["file_id"] = reference
-            filename = part.filename  # type: ignore[attr-defined]
-            if filename is not None:
-                file["filename"] = filename
-            return {"type": "file", "file": {**file, **inner}, **outer}
-        return self.unsupported(where, f"{kind} content")
-
-    def move(self, part: Content, where: str, canister: Canister) -> None:
-        rendered = self.part(part, where, "user", canister)
-        if rendered is not None:
-            if not self.moved:
-                self.moved.append(
-                    {
-                        "type": "text",
-                        "text": "Content of the tool results above:",
-                    }
-                )
-            self.moved.append(rendered)
-            self.options.note(
-                "moved",
-                NAME,
-                where,
-                "tool-result media sent in a follow-up user message",
-            )
-
-
-def _content(rendered: list[dict[str, Any]], form: str | None, default: str) -> Any:
-    form = form or default
-    if form == "string" and len(rendered) == 1 and rendered[0].get("type") == "text":
-        return rendered[0]["text"]
-    if form == "null" and not rendered:
-        return None
-    if form == "absent" and not rendered:
-        return _ABSENT
-    return rendered
-
-
-_ABSENT = object()
-
-
-def _put_content(message: dict[str, Any], value: Any) -> None:
-    if value is not _ABSENT:
-        message["content"] = value
-
-
-def _render_call(invocation: Canister) -> dict[str, Any]:
-    extras = mine(invocation, NAME)
-    function = {
-        "name": invocation.name,  # type: ignore[attr-defined]
-        "arguments": common.render_arguments(
-            invocation.arguments,  # type: ignore[attr-defined]
-            "" if extras.get("blank") else extras.get("arguments"),
-        ),
-        **(extras.get("function") or {}),
-    }
-    call: dict[str, Any] = {
-        "id": invocation.invocation_id,  # type: ignore[attr-defined]
-        "type": "function",
-        "function": function,
-    }
-    for key, value in (extras.get("call") or {}).items():
-        if key == "type" and value is None:
-            del call["type"]
-        else:
-            call[key] = value
-    return call
-
-
-def _message_extras(message: dict[str, Any], extra: Mapping[str, Any]) -> None:
-    for key, value in extra.items():
-        if key == "role" and value is None:
-            message.pop("role", None)
-        else:
-            message[key] = value
-
-
-def _render_assistant(
-    renderer: _Renderer, index: int, group: list[Canister]
-) -> dict[str, Any]:
-    head = group[0]
-    extras = mine(head, NAME)
-    message: dict[str, Any] = {"role": "assistant"}
-    parts: list[dict[str, Any]] = []
-    refusals: list[str] = []
-    calls: list[dict[str, Any]] = []
-    legacy: dict[str, Any] | None = None
-    for offset, canister in enumerate(group):
-        if canister.role is Role.Assistant:
-            for number, part in enumerate(canister.content):  # type: ignore[attr-defined]
-                if type(part) is Text and not part.extras:
-                    parts.append({"type": "text", "text": part.text})
-                    continue
-                if part.type == "text" and mine(part, NAME).get("refusal") == "field":
-                    refusals.append(part.text)
-                    continue
-                where = common.describe(index + offset, canister, number, part)
-                label = renderer.labels.label(part)
-                if label is not None:
-                    parts.append({"type": "text", "text": label.text})
-                item = renderer.part(part, where, "assistant", canister)
-                if item is not None:
-                    parts.append(item)
-        elif mine(canister, NAME).get("legacy"):
-            call = _render_call(canister)["function"]
-            legacy = call
-        else:
-            calls.append(_render_call(canister))
-    has_content = head.role is Role.Assistant
-    default = "null" if not has_content or not parts else "list"
-    if has_content and len(parts) == 1 and parts[0].get("type") == "text":
-        content_part = head.content[0] if head.content else None  # type: ignore[attr-defined]
-        plain = content_part is None or not mine(content_part, NAME).get("outer")
-        default = "string" if plain else "list"
-    _put_content(message, _content(parts, extras.get("content"), default))
-    if refusals:
-        message["refusal"] = "".join(refusals)
-    if calls:
-        message["tool_calls"] = calls
-    if legacy is not None:
-        message["function_call"] = legacy
-    _message_extras(message, extras.get("message") or {})
-    return message
-
-
-def _render_result(renderer: _Renderer, index: int, result: Canister) -> dict[str, Any]:
-    extras = mine(result, NAME)
-    parts: list[dict[str, Any]] = []
-    error = result.error  # type: ignore[attr-defined]
-    if error is not None:
-        parts.append({"type": "text", "text": common.encode_error_text(error)})
-    parts.extend(renderer.parts(index, result, result.content, "tool"))  # type: ignore[attr-defined]
-    default = (
-        "string"
-        if len(parts) == 1 and parts[0].get("type") == "text"
-        else (
-            _default_form(result.content, "tool")  # type: ignore[attr-defined]
-        )
-    )
-    if error is not None and not result.content:  # type: ignore[attr-defined]
-        default = "string"
-    if not parts and default == "list":
-        default = "string"
-        parts = [{"type": "text", "text": ""}]
-    if extras.get("legacy"):
-        message: dict[str, Any] = {"role": "function", "name": result.name}  # type: ignore[attr-defined]
-    else:
-        message = {"role": "tool", "tool_call_id": result.invocation_id}  # type: ignore[attr-defined]
-    _put_content(message, _content(parts, extras.get("content"), default))
-    _message_extras(message, extras.get("message") or {})
-    return message
-
-
-def _render_plain(
-    renderer: _Renderer, index: int, canister: Canister, wire: str
-) -> dict[str, Any]:
-    extras = mine(canister, NAME)
-    if canister.role is Role.Document:
-        canister = documents.as_user_content(
-            canister, renderer.options, NAME, common.describe(index, canister)
-        )
-    parts = canister.content  # type: ignore[attr-defined]
-    rendered = renderer.parts(index, canister, parts, wire)
-    role = extras.get("role") or wire
-    message: dict[str, Any] = {"role": role}
-    default = _default_form(parts, wire)
-    if len(rendered) != len(parts) or any(part.type == "reasoning" for part in parts):
-        default = (
-            "string"
-            if len(rendered) == 1
-            and rendered[0].get("type") == "text"
-            and not rendered[0].keys() - {"type", "text"}
-            else "list"
-        )
-    _put_content(message, _content(rendered, extras.get("content"), default))
-    _message_extras(message, extras.get("message") or {})
-    return message
-
-
-def _wire_role(canister: Canister) -> str:
-    """The role of the message ``canister`` goes into; ``"raw"`` for a message
-    of a role not known here, kept whole."""
-    if canister.extras and "raw" in mine(canister, NAME):
-        return "raw"
-    return _WIRE_ROLE[canister.role]
-
-
-def _render_messages(
-    canisters: list[Canister], options: Options
-) -> list[dict[str, Any]]:
-    renderer = _Renderer(options)
-    joins = common.joins_step(NAME)
-    messages: list[dict[str, Any]] = []
-    index = 0
-    for wire, group in common.group_turns(canisters, _wire_role, joins):
-        if wire != "tool" and renderer.moved:
-            messages.append({"role": "user", "content": renderer.moved})
-            renderer.moved = []
-        if wire == "raw":  # a message kept whole
-            messages.append(dict(mine(group[0], NAME)["raw"]))
-        elif wire == "assistant":
-            messages.append(_render_assistant(renderer, index, group))
-        elif wire == "tool":
-            messages.append(_render_result(renderer, index, group[0]))
-        else:
-            messages.append(_render_plain(renderer, index, group[0], wire))
-        index += len(group)
-    if renderer.moved:
-        messages.append({"role": "user", "content": renderer.moved})
-    return messages
-
-
 def render_request(
-    conversation: Conversation, options: Mapping[str, Any], *, fast: bool = True
+    conversation: Conversation,
+    options: Mapping[str, Any],
+    *,
+    fast: bool = True,
+    wire: Wire = BASE,
 ) -> dict[str, Any]:
     """Render ``{"messages": [...]}`` for a Chat Completions request;
     ``fast=False`` renders every message the general way
-    (what the fast way must give, exactly)."""
+    (what the fast way must give, exactly). ``wire`` is the format written
+    (a dialect's, see :mod:`.wire`); a dialect's is written the general way."""
     opts = common.options_from(options)
     # Provided parts settled once, before a trial (whose notes it would lose).
+    name = wire.name
     given = common.settle_provided(
-        common.canisters_given(conversation, NAME), opts, NAME
+        common.canisters_given(conversation, name), opts, name
     )
-    one_pass = _one_pass[0] if fast else None
+    one_pass = _one_pass[0] if fast and wire is BASE else None
     if one_pass is not None:
         trial = common.trial_options(opts)
         if trial is not None:
@@ -815,10 +541,10 @@ def render_request(
             if messages is not None:
                 common.adopt(opts, trial)
                 return {"messages": messages}
-    canisters, own, *_ = common.request_canisters(given, opts, NAME, adjacent=True)
+    canisters, own, *_ = common.request_canisters(given, opts, name, adjacent=True)
     if one_pass is not None and not own:
         return {"messages": one_pass._render_plain_messages(canisters, opts)}
-    return {"messages": _render_messages(canisters, opts)}
+    return {"messages": _render_messages(canisters, opts, wire)}
 
 
 # The one-pass path (:mod:`.fast`) builds on this module's helpers, so this module
@@ -829,3 +555,25 @@ _one_pass: list[Any] = []
 def _register_one_pass(module: Any) -> None:
     """Read and write the common shapes with ``module`` (:mod:`.fast`)."""
     _one_pass[:] = [module]
+
+
+class Messages:
+    """The conversation fields of one OpenAI Chat format, as
+    :class:`~canisters.providers.kit.BaseNormalizer` takes them (its
+    ``messages``): :func:`parse_request` and :func:`render_request` for
+    ``wire``, the general way."""
+
+    __slots__ = ("wire",)
+
+    def __init__(self, wire: Wire) -> None:
+        self.wire = wire
+
+    def parse_request(self, body: object, kept: list[Any]) -> Conversation:
+        """Read the ``messages`` of a request body of the format."""
+        return parse_request(body, kept, fast=False, wire=self.wire)
+
+    def render_request(
+        self, conversation: Conversation, options: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Render ``{"messages": [...]}`` in the format."""
+        return render_request(conversation, options, fast=False, wire=self.wire)

@@ -31,7 +31,7 @@ legacy ``functions`` / ``function_call`` spelling). A tool's extras hold
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..._frozen import FrozenDict
@@ -79,7 +79,13 @@ from .._requests_shared import (
     with_parallel,
 )
 
-__all__ = ["CONVERSATION_KEYS", "NAME", "parse_settings", "render_settings"]
+__all__ = [
+    "CONVERSATION_KEYS",
+    "NAME",
+    "Settings",
+    "parse_settings",
+    "render_settings",
+]
 
 NAME = "openai-chat"
 CONVERSATION_KEYS = frozenset({"messages"})
@@ -112,17 +118,23 @@ _GENERATION = {
 }
 
 
-def parse_settings(body: Mapping[str, Any]) -> Request:
-    """The fields of a Chat Completions request body other than ``messages``."""
+def parse_settings(
+    body: Mapping[str, Any],
+    name: str = NAME,
+    read: Callable[[Fields, dict[str, Any]], ReasoningConfig | None] | None = None,
+) -> Request:
+    """The fields of a Chat Completions request body other than ``messages``,
+    for the format ``name`` (a dialect's ``read`` reads its own fields first)."""
     fields = Fields(body, skip=CONVERSATION_KEYS)
     rest = fields.rest
     marks: dict[str, Any] = {}
-    read = fields.read(_PLAIN)
-    get = read.get
+    own = read(fields, marks) if read is not None else None
+    values = fields.read(_PLAIN)
+    get = values.get
     # Each part is read when its keys are there (most bodies give a few).
-    tools = _parse_tools(fields) if "tools" in rest else None
+    tools = _parse_tools(fields, name) if "tools" in rest else None
     if tools is None and "functions" in rest:
-        tools = _parse_functions(fields, marks)
+        tools = _parse_functions(fields, marks, name)
     choice = (
         _parse_choice(fields, marks)
         if "tool_choice" in rest or "function_call" in rest
@@ -133,7 +145,7 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
     generation = _parse_generation(fields, marks) if rest else NO_GENERATION
     effort = get("effort")
     reasoning = (
-        new_reasoning(None, effort, None, None, None) if effort is not None else None
+        new_reasoning(None, effort, None, None, None) if effort is not None else own
     )
     metadata = get("metadata")
     return new_request(
@@ -148,11 +160,11 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
         metadata=FrozenDict(metadata) if metadata is not None else None,
         service_tier=get("service_tier"),
         stream=get("stream"),
-        extras=own_extras(NAME, marks, fields.rest),
+        extras=own_extras(name, marks, fields.rest),
     )
 
 
-def _parse_tools(fields: Fields) -> list[Tool | ProviderTool] | None:
+def _parse_tools(fields: Fields, name: str) -> list[Tool | ProviderTool] | None:
     entries = fields.rest.get("tools")
     if type(entries) is not list or not entries:
         return None
@@ -162,16 +174,16 @@ def _parse_tools(fields: Fields) -> list[Tool | ProviderTool] | None:
             return None  # kept as it came
         tool = None
         if entry.get("type") == "function":
-            tool = chat_function(entry.get("function"), entry, NAME, strict=True)
+            tool = chat_function(entry.get("function"), entry, name, strict=True)
         tools.append(
-            tool if tool is not None else new_provider_tool(NAME, FrozenDict(entry))
+            tool if tool is not None else new_provider_tool(name, FrozenDict(entry))
         )
     del fields.rest["tools"]
     return tools
 
 
 def _parse_functions(
-    fields: Fields, marks: dict[str, Any]
+    fields: Fields, marks: dict[str, Any], name: str
 ) -> list[Tool | ProviderTool] | None:
     """The legacy ``functions`` (and ``function_call``), when every entry reads."""
     entries = fields.rest.get("functions")
@@ -179,7 +191,7 @@ def _parse_functions(
         return None
     tools: list[Tool | ProviderTool] = []
     for entry in entries:
-        tool = chat_function(entry, None, NAME, strict=True)
+        tool = chat_function(entry, None, name, strict=True)
         if tool is None or "strict" in entry:
             return None
         tools.append(tool)
@@ -305,8 +317,13 @@ def _parse_generation(fields: Fields, marks: dict[str, Any]) -> Generation:
 # Rendering ----------------------------------------------------------------------------
 
 
-def render_settings(request: Request, rendering: Rendering) -> dict[str, Any]:
-    """The body's keys other than ``messages``, for ``request``."""
+def render_settings(
+    request: Request,
+    rendering: Rendering,
+    write: Callable[[Request, Rendering, dict[str, Any]], bool] | None = None,
+) -> dict[str, Any]:
+    """The body's keys other than ``messages``, for ``request`` (a dialect's
+    ``write`` writes the reasoning configuration its way)."""
     out: dict[str, Any] = {}
     if rendering.model is not None:
         out["model"] = rendering.model
@@ -320,7 +337,9 @@ def render_settings(request: Request, rendering: Rendering) -> dict[str, Any]:
         _render_output(request.output, rendering, out)
     if request.generation is not NO_GENERATION:
         _render_generation(request.generation, rendering, out)
-    if request.reasoning is not None:
+    if request.reasoning is not None and (
+        write is None or not write(request, rendering, out)
+    ):
         _render_reasoning(request.reasoning, rendering, out)
     render_openai_cache(request, rendering, out)
     if request.user is not None:
@@ -467,3 +486,31 @@ def _render_reasoning(
         outcomes.dropped(
             "reasoning.include_thoughts", "OpenAI Chat returns no reasoning"
         )
+
+
+class Settings:
+    """The request settings of one OpenAI Chat format (the
+    :class:`~canisters.providers._requests.RequestSettings` a normalizer names):
+    :func:`parse_settings` and :func:`render_settings` for the format ``name``,
+    with a dialect's reader and writer of its own fields."""
+
+    __slots__ = ("CONVERSATION_KEYS", "NAME", "read", "write")
+
+    def __init__(
+        self,
+        name: str,
+        read: Callable[[Fields, dict[str, Any]], ReasoningConfig | None] | None = None,
+        write: Callable[[Request, Rendering, dict[str, Any]], bool] | None = None,
+    ) -> None:
+        self.NAME = name
+        self.CONVERSATION_KEYS = CONVERSATION_KEYS
+        self.read = read
+        self.write = write
+
+    def parse_settings(self, body: Mapping[str, Any]) -> Request:
+        """The fields of a request body other than ``messages``."""
+        return parse_settings(body, self.NAME, self.read)
+
+    def render_settings(self, request: Request, rendering: Rendering) -> dict[str, Any]:
+        """The body's keys other than ``messages``, for ``request``."""
+        return render_settings(request, rendering, self.write)

@@ -12,17 +12,13 @@ from ...exceptions import MalformedPayload, _excerpt
 from ...protocols import Canister, Role
 from .. import _common as common
 from .._common import Options, expect_list, expect_mapping, expect_str, mine
+from .._errors import Dialect
 from .._rules import envelope
 from .._rules.finish import finish_of, render_finish
 from .errors import DIALECT
-from .messages import (
-    _MESSAGE_KEYS,
-    NAME,
-    _parse_assistant,
-    _render_assistant,
-    _Renderer,
-    _with_extras,
-)
+from .messages import _parse_assistant, _with_extras
+from .rendering import _render_assistant, _Renderer
+from .wire import BASE, MESSAGE_KEYS, NAME, Wire
 
 _FINISH = {"function_call": "tool_calls"}
 _FINISH_BACK = {
@@ -37,54 +33,73 @@ _FINISH_BACK = {
 _RESPONSE_KEYS = frozenset({"choices", "model", "usage"})
 _CHOICE_KEYS = frozenset({"message"})
 
-envelope.declare(
-    NAME,
-    envelope.Envelope(
-        ("response", "choice"),
-        writes=frozenset(
-            {
-                envelope.ID,
-                envelope.MODEL,
-                envelope.CREATED,
-                envelope.FINISH,
-                envelope.USAGE,
-                envelope.CACHED,
-                envelope.REASONING,
-            }
-        ),
-        carried={
-            "response.id": envelope.ID,
-            "response.created": envelope.CREATED,
-            "response.usage.prompt_tokens": envelope.USAGE,
-            "response.usage.completion_tokens": envelope.USAGE,
-            "response.usage.prompt_tokens_details.cached_tokens": envelope.CACHED,
-            "response.usage.completion_tokens_details.reasoning_tokens": (
-                envelope.REASONING
+
+def declare_envelope(
+    name: str,
+    carried: Mapping[str, str] | None = None,
+    quiet: Mapping[str, Any] | None = None,
+) -> None:
+    """Declare the reply envelope of the OpenAI Chat format ``name``: the keys
+    of OpenAI Chat's, with a dialect's own ``carried`` (envelope key -> the
+    neutral concept it carries) and ``quiet`` ones (key -> the value that
+    says nothing)."""
+    envelope.declare(
+        name,
+        envelope.Envelope(
+            ("response", "choice"),
+            writes=frozenset(
+                {
+                    envelope.ID,
+                    envelope.MODEL,
+                    envelope.CREATED,
+                    envelope.FINISH,
+                    envelope.USAGE,
+                    envelope.CACHED,
+                    envelope.REASONING,
+                }
             ),
-            "choice.finish_reason": envelope.FINISH,
-        },
-        quiet={
-            "response.object": "chat.completion",
-            "response.service_tier": "default",
-        },
-        derived={
-            "response.usage.total_tokens": envelope.total(
-                "usage", "prompt_tokens", "completion_tokens"
-            )
-        },
-        positions=frozenset({"choice.index"}),
-    ),
-)
+            carried={
+                "response.id": envelope.ID,
+                "response.created": envelope.CREATED,
+                "response.usage.prompt_tokens": envelope.USAGE,
+                "response.usage.completion_tokens": envelope.USAGE,
+                "response.usage.prompt_tokens_details.cached_tokens": envelope.CACHED,
+                "response.usage.completion_tokens_details.reasoning_tokens": (
+                    envelope.REASONING
+                ),
+                "choice.finish_reason": envelope.FINISH,
+                **(carried or {}),
+            },
+            quiet={
+                "response.object": "chat.completion",
+                "response.service_tier": "default",
+                **(quiet or {}),
+            },
+            derived={
+                "response.usage.total_tokens": envelope.total(
+                    "usage", "prompt_tokens", "completion_tokens"
+                )
+            },
+            positions=frozenset({"choice.index"}),
+        ),
+    )
 
 
-def parse_response(body: object) -> Conversation:
-    """Read a Chat Completions response (or ``ChatCompletion`` object).
+declare_envelope(NAME)
+
+
+def parse_response(
+    body: object, wire: Wire = BASE, dialect: Dialect = DIALECT
+) -> Conversation:
+    """Read a Chat Completions response (or ``ChatCompletion`` object) of the
+    format of ``wire``.
 
     Each choice becomes an :class:`~canisters.Assistant` (with its metadata)
     followed by its invocations.
     """
     mapping = common.as_mapping(body)
-    DIALECT.check(mapping)
+    dialect.check(mapping)
+    name = wire.name
     choices = expect_list(mapping.get("choices"), "$.choices")
     model = mapping.get("model")
     model = expect_str(model, "$.model") if model is not None else None
@@ -109,28 +124,31 @@ def parse_response(body: object) -> Conversation:
             raise MalformedPayload(
                 f"unexpected role {_excerpt(role)}", f"{path}.message.role"
             )
-        known = _MESSAGE_KEYS["assistant"]
+        known = MESSAGE_KEYS["assistant"]
         extra = common.rest(message, known)
         if "role" not in message:
             extra["role"] = None
         items = _parse_assistant(
-            message, f"{path}.message", extra, [], {}, {}, number, moment
+            message, f"{path}.message", extra, [], {}, {}, number, moment, wire
         )
         head = items[0]
         if head.role is not Role.Assistant:
             items.insert(0, Assistant(()))
             head = items[0]
-            moved = dict(mine(items[1], NAME))
+            moved = dict(mine(items[1], name))
             moved.pop("split", None)
             items[1] = _with_extras(
                 items[1],
                 {k: v for k, v in moved.items() if k not in ("content", "message")},
+                wire,
             )
             head = _with_extras(
-                head, {"content": moved.get("content"), "message": moved.get("message")}
+                head,
+                {"content": moved.get("content"), "message": moved.get("message")},
+                wire,
             )
         finish = choice.get("finish_reason")
-        values = dict(mine(head, NAME))
+        values = dict(mine(head, name))
         values["choice"] = common.rest(choice, _CHOICE_KEYS)
         if number == 0:
             values["response"] = response_rest
@@ -150,7 +168,7 @@ def parse_response(body: object) -> Conversation:
         import attrs
 
         head = attrs.evolve(
-            _with_extras(head, values),  # type: ignore[misc]
+            _with_extras(head, values, wire),  # type: ignore[misc]
             metadata=metadata,
             **({"timestamp": timestamp} if timestamp else {}),
         )
@@ -178,16 +196,20 @@ def _usage(raw: Mapping[str, Any]) -> Usage:
     )
 
 
-def render_response(conversation: Conversation, opts: Options) -> dict[str, Any]:
-    """Render a Chat Completions response body from a reply.
+def render_response(
+    conversation: Conversation, opts: Options, wire: Wire = BASE
+) -> dict[str, Any]:
+    """Render a Chat Completions response body from a reply, in the format of
+    ``wire``.
 
     Each :class:`~canisters.Assistant` starts a choice; invocations join the
     choice before them.
     """
-    renderer = _Renderer(opts)
+    renderer = _Renderer(opts, wire)
+    name = wire.name
     choices: list[dict[str, Any]] = []
     groups: list[list[Canister]] = []
-    for canister in common.canisters_of(conversation, NAME):
+    for canister in common.canisters_of(conversation, name):
         if canister.role is Role.Assistant or not groups:
             groups.append([canister])
         else:
@@ -204,7 +226,7 @@ def render_response(conversation: Conversation, opts: Options) -> dict[str, Any]
         head = group[0]
         message = _render_assistant(renderer, index, group)
         metadata = head.metadata
-        extras = mine(head, NAME)
+        extras = mine(head, name)
         finish = finish_of(metadata.finish_reason if metadata else None, group)
         recorded = extras.get("choice")
         choice: dict[str, Any] = {
@@ -212,7 +234,7 @@ def render_response(conversation: Conversation, opts: Options) -> dict[str, Any]
             "message": message,
             "finish_reason": finish
             if recorded is not None and "finish_reason" in recorded
-            else render_finish(finish, _FINISH_BACK, NAME, opts),
+            else render_finish(finish, _FINISH_BACK, name, opts),
         }
         if recorded is None:
             choice["logprobs"] = None
@@ -221,15 +243,15 @@ def render_response(conversation: Conversation, opts: Options) -> dict[str, Any]
             choice.update(recorded)
         choices.append(choice)
         if number == 0:
-            body = _response_head(head)
+            body = _response_head(head, name)
         index += len(group)
     body["choices"] = choices
     return body
 
 
-def _response_head(head: Canister) -> dict[str, Any]:
+def _response_head(head: Canister, name: str) -> dict[str, Any]:
     metadata = head.metadata
-    extras = mine(head, NAME)
+    extras = mine(head, name)
     custom = metadata.custom if metadata else {}
     body: dict[str, Any] = {
         "id": custom.get("response_id") or f"chatcmpl-{head.id}",
@@ -254,3 +276,26 @@ def _response_head(head: Canister) -> dict[str, Any]:
             }
     body.update(extras.get("response") or {})
     return body
+
+
+class Response:
+    """The replies of one OpenAI Chat format, as
+    :class:`~canisters.providers.kit.BaseNormalizer` takes them (its
+    ``response``): :func:`parse_response` and :func:`render_response` for
+    ``wire``, an error body read by ``dialect``."""
+
+    __slots__ = ("dialect", "wire")
+
+    def __init__(self, wire: Wire, dialect: Dialect) -> None:
+        self.wire = wire
+        self.dialect = dialect
+
+    def parse_response(self, body: object) -> Conversation:
+        """Read a reply of the format."""
+        return parse_response(body, self.wire, self.dialect)
+
+    def render_response(
+        self, conversation: Conversation, opts: Options
+    ) -> dict[str, Any]:
+        """Render a reply in the format."""
+        return render_response(conversation, opts, self.wire)

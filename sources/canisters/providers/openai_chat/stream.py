@@ -10,8 +10,8 @@ from ...exceptions import MalformedPayload, _excerpt
 from .. import _common, streams
 from .._common import expect_list, expect_mapping, expect_str
 from .errors import DIALECT
-from .messages import NAME
 from .response import parse_response
+from .wire import NAME
 
 # The reply of a finished stream, under the parsers' net.
 _parse_response = _common.guarded(parse_response)
@@ -108,6 +108,11 @@ class OpenAIChatAccumulator(streams.Accumulator):
     """
 
     provider = NAME
+    reply: Any = staticmethod(_parse_response)
+    """The reply of a finished stream, read under the parsers' net (a dialect's
+    accumulator names its own)."""
+    errors: Any = DIALECT
+    """The error dialect of a stream's error events (a dialect's, its own)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -123,7 +128,7 @@ class OpenAIChatAccumulator(streams.Accumulator):
         return "a finish_reason for every choice"
 
     def _parse(self, body: Mapping[str, Any]) -> Conversation:
-        return _parse_response(body)
+        return self.reply(body)  # type: ignore[no-any-return]
 
     def _ended(self) -> bool:
         if self._announced and self._usage is None:
@@ -159,7 +164,7 @@ class OpenAIChatAccumulator(streams.Accumulator):
 
     def _absorb(self, event: Mapping[str, Any], path: str) -> bool:
         if "error" in event and "choices" not in event:
-            raise DIALECT.stream_error(event, path)
+            raise self.errors.stream_error(event, path)
         if "type" in event and "choices" not in event:
             kind = event["type"]
             if isinstance(kind, str) and (
@@ -168,7 +173,7 @@ class OpenAIChatAccumulator(streams.Accumulator):
                 return self._ended()  # an SDK helper's event (see _mapping)
             if kind == "error" or isinstance(event.get("message"), str):
                 # An SSE "event: error" whose data is the error itself.
-                raise DIALECT.stream_error(event, path)
+                raise self.errors.stream_error(event, path)
             raise MalformedPayload(
                 f"not a chat.completion.chunk: an event of type {_excerpt(kind)}"
                 " (the stream of another API?)",
