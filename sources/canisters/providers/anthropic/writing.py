@@ -10,12 +10,7 @@ from typing import Any
 from ...content import Text
 from ...protocols import Canister, Content, Role
 from .. import _common as common
-from .._common import (
-    SUPERVISOR,
-    Labeler,
-    Options,
-    mine,
-)
+from .._common import SUPERVISOR, Labeler, Options, mine
 from .._rules import thinking
 from . import provided
 from .reading import (

@@ -8,19 +8,11 @@ from datetime import datetime
 from typing import Any, Final
 
 from ..._frozen import FrozenDict
-from ...canisters import (
-    Supervisor,
-    now,
-)
+from ...canisters import Supervisor, now
 from ...conversation import Conversation
 from ...protocols import Canister, Content
 from .. import _common as common
-from .._common import (
-    SUPERVISOR,
-    describe,
-    expect_str,
-    plain_text,
-)
+from .._common import SUPERVISOR, describe, expect_str, plain_text
 from .reading import (
     _TURN_KEYS,
     NAME,

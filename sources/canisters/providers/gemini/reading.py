@@ -12,10 +12,7 @@ from typing import Any, Final
 
 from ..._base64 import Encoded
 from ..._frozen import EMPTY, FrozenDict, freeze
-from ...canisters import (
-    ErrorCode,
-    ErrorInfo,
-)
+from ...canisters import ErrorCode, ErrorInfo
 from ...content import Media
 from ...exceptions import MalformedPayload
 from ...protocols import Canister

@@ -8,9 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..._base64 import Encoded
-from ...canisters import (
-    ErrorCode,
-)
+from ...canisters import ErrorCode
 from ...content import Text
 from ...exceptions import _excerpt
 from ...protocols import Canister, Role
