@@ -223,17 +223,7 @@ def _parse_media(
         data, exact = common.b64read_exact(raw, f"{where}.data")
         if not exact:
             extras["data"] = raw
-        if mime is None:
-            extras["mime"] = False
-        else:
-            mime = expect_str(mime, f"{where}.{blob_reader.spelled(blob, 'mimeType')}")
-        if blob_reader.snake:
-            extras["blob_snake"] = sorted(blob_reader.snake)
-        blob_rest = blob_reader.rest(blob, _BLOB_KEYS)
-        if blob_rest:
-            extras["blob"] = blob_rest
-        if reader.snake:
-            extras["snake"] = sorted(reader.snake)
+        mime = _blob_marks(reader, blob_reader, blob, mime, where, _BLOB_KEYS, extras)
         return _new_media(mime, data, None, _wrap(extras))
     where = f"{path}.{reader.spelled(part, 'fileData')}"
     file = common.expect_mapping(reader.get(part, "fileData"), where)
@@ -243,18 +233,33 @@ def _parse_media(
         blob_reader.get(file, "fileUri"),
         f"{where}.{blob_reader.spelled(file, 'fileUri')}",
     )
+    mime = _blob_marks(reader, blob_reader, file, mime, where, _FILE_KEYS, extras)
+    return _new_media(mime, None, uri, _wrap(extras))
+
+
+def _blob_marks(
+    reader: _Reader,
+    blob_reader: _Reader,
+    blob: Mapping[str, Any],
+    mime: Any,
+    where: str,
+    known: frozenset[str],
+    extras: dict[str, Any],
+) -> str | None:
+    """Check an ``inlineData`` or ``fileData`` object's ``mimeType`` and note in
+    ``extras`` what it lacks, its snake-case spellings and its other keys."""
     if mime is None:
         extras["mime"] = False
     else:
-        mime = expect_str(mime, f"{where}.{blob_reader.spelled(file, 'mimeType')}")
+        mime = expect_str(mime, f"{where}.{blob_reader.spelled(blob, 'mimeType')}")
     if blob_reader.snake:
         extras["blob_snake"] = sorted(blob_reader.snake)
-    blob_rest = blob_reader.rest(file, _FILE_KEYS)
+    blob_rest = blob_reader.rest(blob, known)
     if blob_rest:
         extras["blob"] = blob_rest
     if reader.snake:
         extras["snake"] = sorted(reader.snake)
-    return _new_media(mime, None, uri, _wrap(extras))
+    return mime  # type: ignore[no-any-return]
 
 
 def _parse_response_value(
