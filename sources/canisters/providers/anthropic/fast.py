@@ -33,7 +33,8 @@ from .._common import (
     plain_text,
 )
 from . import provided
-from .messages import (
+from .messages import _register_one_pass
+from .reading import (
     _IMAGE_TYPES,
     _LISTED,
     _SPLIT,
@@ -47,12 +48,8 @@ from .messages import (
     _parse_text,
     _parse_use,
     _plain_image,
-    _register_one_pass,
-    _render_document,
-    _render_result,
-    _Renderer,
-    _without_empty,
 )
+from .writing import _render_document, _render_result, _Renderer, _without_empty
 
 
 def _parse_plain(

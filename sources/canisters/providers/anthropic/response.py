@@ -16,7 +16,8 @@ from .._common import Options, expect_mapping, expect_str, mine
 from .._rules import envelope
 from .._rules.finish import finish_of, render_finish
 from .errors import DIALECT
-from .messages import NAME, _parse_blocks, _render_turn, _Renderer, _with
+from .reading import NAME, _parse_blocks, _with
+from .writing import _render_turn, _Renderer
 
 __all__ = ["parse_response", "render_response"]
 

@@ -30,14 +30,9 @@ from .._common import (
     plain_text,
     synthesize_id,
 )
-from .messages import (
-    NAME,
-    _new_media,
-    _Pairing,
-    _parse_response_value,
-    _register_one_pass,
-    _Renderer,
-)
+from .messages import _register_one_pass
+from .reading import NAME, _new_media, _Pairing, _parse_response_value
+from .writing import _Renderer
 
 
 def _parse_plain(

@@ -65,7 +65,7 @@ from .._requests import (
 from .._requests_shared import (
     render_service_tier,
 )
-from .messages import _snake
+from .reading import _snake
 from .request_parsing import (
     _DECLARATIONS,
     _GENERATION,
@@ -80,8 +80,6 @@ from .request_parsing import (
 )
 
 __all__ = ["CONVERSATION_KEYS", "NAME", "parse_settings", "render_settings"]
-
-# Rendering ----------------------------------------------------------------------------
 
 
 def render_settings(request: Request, rendering: Rendering) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from .._requests import (
     new_tool,
     new_tool_choice,
 )
-from .messages import _snake
+from .reading import _snake
 
 __all__ = ["CONVERSATION_KEYS", "NAME", "parse_settings"]
 
@@ -63,9 +63,6 @@ _GENERATION = {
     "responseLogprobs": ("logprobs", is_bool),
     "logprobs": ("top_logprobs", is_int),
 }
-
-
-# Parsing ------------------------------------------------------------------------------
 
 
 class _Reader:

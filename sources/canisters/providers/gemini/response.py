@@ -17,7 +17,8 @@ from .._rules import envelope
 from .._rules.finish import render_finish
 from . import provided
 from .errors import DIALECT
-from .messages import NAME, _key, _Pairing, _parse_turn, _Reader, _Renderer
+from .reading import NAME, _key, _Pairing, _parse_turn, _Reader
+from .writing import _Renderer
 
 __all__ = ["RESPONSE_FIELDS", "parse_response", "render_response"]
 
