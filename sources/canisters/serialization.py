@@ -98,6 +98,13 @@ __all__ = [
     "unstructure_content",
 ]
 
+# Defined in private modules, documented here: autodoc and the reference pages
+# know them by this module.
+for _public in (make_converter, register_canister, register_content):
+    _public.__module__ = __name__
+del _public
+
+
 FORMAT_VERSION: Final = _formats.FORMAT_VERSION
 """The version of the document format this release writes."""
 
