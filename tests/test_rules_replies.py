@@ -203,3 +203,62 @@ def test_anthropic_server_tool_blocks_are_reported_in_other_replies(
         )
         == SEARCHED
     )
+
+
+RESPONSES_REPLY = {
+    "id": "resp_1",
+    "object": "response",
+    "created_at": 0,
+    "status": "completed",
+    "model": "gpt-4.1",
+    "output": [
+        {
+            "id": "mcpl_1",
+            "type": "mcp_list_tools",
+            "server_label": "deepwiki",
+            "tools": [],
+        },
+        {
+            "id": "msg_1",
+            "type": "message",
+            "status": "completed",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "Hi", "annotations": []}],
+        },
+    ],
+    "temperature": 0.25,
+    "usage": {"input_tokens": 3, "output_tokens": 1, "total_tokens": 4},
+}
+
+
+@pytest.mark.parametrize("target", ["anthropic", "gemini", "openai-chat"])
+def test_a_reply_opening_with_an_element_left_out_still_reports_its_envelope(
+    target: str,
+) -> None:
+    # The envelope rides on the first turn, here the MCP tool listing that no
+    # other format takes: its settings are still reported, never lost.
+    _, events = render("openai-responses", RESPONSES_REPLY, target)
+    wheres = [event.where for event in events]
+    assert "reply openai-responses.temperature" in wheres
+    assert any("mcp_list_tools" in where for where in wheres)
+
+
+def test_a_reply_items_id_is_a_reference_not_sent_and_its_status_reported() -> None:
+    body = {
+        **RESPONSES_REPLY,
+        "temperature": 1.0,
+        "output": RESPONSES_REPLY["output"][1:],
+    }
+    _, events = render("openai-responses", body, "anthropic")
+    (reference,) = [event for event in events if "msg_1" in event.detail]
+    assert reference.kind == "dropped"
+    assert reference.where == "canister 0 (assistant), part 0 (text).id"
+    # A reference is never refused: only OpenAI resolves it.
+    render("openai-responses", body, "anthropic", unsupported="error")
+    # A status other than "completed" says something: reported, refused.
+    message = {**body["output"][0], "status": "incomplete"}
+    unfinished = {**body, "output": [message]}
+    _, events = render("openai-responses", unfinished, "anthropic")
+    assert any(event.where.endswith(".status") for event in events)
+    with pytest.raises(UnsupportedContent, match="status"):
+        render("openai-responses", unfinished, "anthropic", unsupported="error")

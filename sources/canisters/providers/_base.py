@@ -38,6 +38,8 @@ from ._requests import RequestSettings, WholeRequests
 from ._rules.crossing import crossing, foreign, slot
 from ._rules.empty import renumbered
 from ._rules.envelope import report_envelope
+from ._rules.kept import carry_kept
+from ._rules.outcomes import Outcomes
 from .streams import Accumulator, Streaming
 
 __all__ = ["BaseNormalizer"]
@@ -273,9 +275,13 @@ def _responding(
     def render_response(conversation: Conversation, **options: Any) -> dict[str, Any]:
         opts = options_from(options)
         # Another provider's elements: left out, reported (as in requests);
-        # another provider's envelope keys: carried or reported.
+        # its envelope keys: carried or reported (read where the parser kept
+        # them, also on a turn of elements left out).
         reply = reply_canisters(conversation, opts, name)
-        report_envelope(reply, name, opts)
+        report_envelope(conversation, name, opts)
+        # Another format's kept wire keys (an item's id and status): carried
+        # or reported, as in requests.
+        reply = carry_kept(reply, name, Outcomes(opts, name))
         return function(reply, opts)
 
     render_response.__doc__ = BaseNormalizer.render_response.__doc__
