@@ -17,7 +17,15 @@ from typing import Any
 
 import pytest
 
-from canisters import Assistant, Conversation, Reasoning, Text, User, providers
+from canisters import (
+    Assistant,
+    Conversation,
+    Reasoning,
+    Text,
+    UnsupportedContent,
+    User,
+    providers,
+)
 from canisters.providers import streams
 
 DATA = Path(__file__).parent / "data"
@@ -270,14 +278,28 @@ def test_anthropic_thinking_goes_through_openrouter_as_anthropic_entries() -> No
     assert not [e for e in report.events if "reasoning" in e.where]
 
 
-def test_signed_reasoning_of_openrouter_goes_back_only_to_openrouter() -> None:
+def test_signed_reasoning_of_openrouter_goes_back_only_to_its_signer() -> None:
     reply = payload(
         "openrouter", "pydantic-ai-openrouter-map-messages-reasoning-response"
     )
     conversation = Conversation(
         [User("q"), *providers.get("openrouter").parse_response(reply)]
     )
-    for target in ("anthropic", "openai-chat", "openai-chat-reasoning", "gemini"):
+    # An entry of format anthropic-claude-v1 is Anthropic's thinking, signed
+    # by Anthropic: Anthropic takes it back as it came.
+    (entry,) = reply["choices"][0]["message"]["reasoning_details"]
+    body = providers.get("anthropic").render_request(conversation)
+    (thinking,) = [
+        block
+        for block in body["messages"][-1]["content"]
+        if block["type"] == "thinking"
+    ]
+    assert thinking == {
+        "type": "thinking",
+        "thinking": entry["text"],
+        "signature": entry["signature"],
+    }
+    for target in ("openai-chat", "openai-chat-reasoning", "gemini"):
         report = providers.Report()
         body = providers.get(target).render_request(
             conversation, report=report, unsupported="drop"
@@ -358,3 +380,32 @@ def test_openrouter_reasoning_object_is_the_request_reasoning() -> None:
         {"model": "m", "messages": [], "reasoning_effort": "high"}
     )
     assert normalizer.render_full_request(chat)["reasoning"] == {"effort": "high"}
+
+
+def test_openrouter_reasoning_keys_no_part_holds_are_reported_elsewhere() -> None:
+    reply = payload("openrouter", "pydantic-ai-openrouter-with-reasoning-response")
+    message = reply["choices"][0]["message"]
+    (entry,) = message["reasoning_details"]
+    assert entry["format"] == "unknown" and message["reasoning"] == entry["text"]
+    # Text beside the entries unlike theirs says something: kept for
+    # OpenRouter, reported for another format (refused under "error").
+    changed = json.loads(json.dumps(reply))
+    changed["choices"][0]["message"]["reasoning"] = "other text"
+    read = providers.get("openrouter").parse_response(changed)
+    assert providers.get("openrouter").render_response(read) == changed
+    report = providers.Report()
+    providers.get("openai-chat-reasoning").render_response(
+        read, report=report, unsupported="drop"
+    )
+    wheres = {event.where: event for event in report.events}
+    assert "canister 0 (assistant), part 0 (reasoning).reasoning" in wheres
+    # The entry's format names where the reasoning came from: only OpenRouter
+    # resolves it, reported as not sent.
+    reference = wheres["canister 0 (assistant), part 0 (reasoning).format"]
+    assert reference.kind == "dropped" and "not sent" in reference.detail
+    # Refused under "error", as any key another format cannot say.
+    (part,) = [part for part in read[0].content if part.type == "reasoning"]
+    turn = Conversation([User("q"), Assistant([part, Text("a")])])
+    target = providers.get("openai-chat-reasoning")
+    with pytest.raises(UnsupportedContent, match=r"\(reasoning\)\.reasoning"):
+        target.render_request(turn, unsupported="error")

@@ -49,18 +49,26 @@ from .wire import (
 )
 
 
-def declare(name: str, *, max_id: int | None = 40) -> None:
+def declare(
+    name: str,
+    *,
+    max_id: int | None = 40,
+    part: tuple[str, ...] = (),
+    references: frozenset[str] = frozenset(),
+) -> None:
     """Declare the rules of the OpenAI Chat format ``name`` (the base or a
     dialect): its call ids (at most ``max_id`` characters: OpenAI's rule; a
-    dialect's server may take any) and the wire keys it keeps verbatim, with
-    the shared concepts among them: cache_control (sent by clients aiming at
-    Anthropic through a Chat gateway; OpenAI takes none) and an image's
-    detail."""
+    dialect's server may take any) and the wire keys it keeps verbatim (a
+    dialect's own entries of a part, ``part``, and the keys among them only
+    its server resolves, ``references``), with the shared concepts among them:
+    cache_control (sent by clients aiming at Anthropic through a Chat gateway;
+    OpenAI takes none) and an image's detail."""
     ids.declare(name, ids.IdRule(max_length=max_id), named_results=False)
     kept.declare(
         name,
         canister=("message", "call", "function"),
-        part=("outer", "inner"),
+        part=("outer", "inner", *part),
+        references=references,
         spellings=(
             kept.Spelling(
                 "cache_control", "part", "outer", "cache_control", sends=False

@@ -67,30 +67,65 @@ _DETAILS = "reasoning_details"
 _FIELDS = {"reasoning.text": "text", "reasoning.summary": "summary"}
 
 
-def _part(entry: Mapping[str, Any]) -> Reasoning:
-    """The part an entry of ``reasoning_details`` stands for, holding it."""
+_CARRIED = frozenset({"type", "text", "summary", "signature", "data"})
+"""An entry's keys read into its part (``format`` too, where it names
+Anthropic's thinking: the part is Anthropic's)."""
+
+
+def _part(entry: Mapping[str, Any], keys: Mapping[str, Any] | None = None) -> Reasoning:
+    """The part an entry of ``reasoning_details`` stands for, holding it (and
+    ``keys``: what of the entry no field holds, reported elsewhere)."""
     kind = entry.get("type")
     text = entry.get(_FIELDS.get(kind, ""), "") if isinstance(kind, str) else ""
     signature = entry.get("signature") if kind == "reasoning.text" else None
     data = entry.get("data") if kind == "reasoning.encrypted" else None
+    held: dict[str, Any] = {"entry": dict(entry)}
+    if keys:
+        held["keys"] = dict(keys)
     return Reasoning(
         text if isinstance(text, str) else "",
         signature=signature if isinstance(signature, str) else None,
         redacted=data if isinstance(data, str) else None,
-        provider=NAME,
-        extras={NAME: {"entry": dict(entry)}},
+        # Anthropic's thinking, signed by Anthropic: Anthropic takes it back.
+        provider="anthropic" if entry.get("format") == ANTHROPIC_FORMAT else NAME,
+        extras={NAME: held},
     )
+
+
+def _uncarried(entry: Mapping[str, Any], item: int) -> dict[str, Any]:
+    """The keys of ``entry`` its part does not hold: all but the carried ones,
+    its ``format`` where it names Anthropic's, and its ``index`` where it is
+    the number of the reasoning item it belongs to (``item``)."""
+    keys = {key: value for key, value in entry.items() if key not in _CARRIED}
+    if keys.get("format") == ANTHROPIC_FORMAT:
+        del keys["format"]
+    if keys.get("index", item) == item and type(keys.get("index", 0)) is int:
+        keys.pop("index", None)
+    return keys
 
 
 def _read(extra: dict[str, Any], path: str) -> list[Content]:
     details = extra.get(_DETAILS)
     if type(details) is list and details and all(type(e) is dict for e in details):
         del extra[_DETAILS]
-        parts = [_part(entry) for entry in details]
+        parts: list[Content] = []
+        item, last = -1, object()
+        for entry in details:
+            index = entry.get("index")
+            if index != last or type(index) is not int:  # a new reasoning item
+                item, last = item + 1, index
+            parts.append(_part(entry, _uncarried(entry, item)))
         if "reasoning" in extra:  # the text of the entries, kept as it came
-            held = {"entry": dict(details[0]), "reasoning": extra.pop("reasoning")}
-            parts[0] = attrs.evolve(parts[0], extras={NAME: held})
-        return list(parts)
+            text = extra.pop("reasoning")
+            joined = "".join(part.text for part in parts if part.text)  # type: ignore[attr-defined]
+            first = dict(parts[0].extras[NAME])
+            # The same text as the entries' says nothing more; other text is
+            # kept, and reported where it goes to another format.
+            first["reasoning"] = True if text == joined else text
+            if text != joined:
+                first["keys"] = {**first.get("keys", {}), "reasoning": text}
+            parts[0] = attrs.evolve(parts[0], extras={NAME: first})
+        return parts
     text = extra.get("reasoning")
     if type(text) is str:
         del extra["reasoning"]
@@ -107,7 +142,7 @@ def _takes(part: Any) -> bool:
 
 def _entry(part: Any, index: int) -> dict[str, Any] | None:
     """The entry ``part`` goes back as; ``None`` for plain text without one."""
-    held = mine(part, NAME).get("entry") if part.provider == NAME else None
+    held = mine(part, NAME).get("entry")
     if isinstance(held, Mapping) and _part(held).text == part.text:
         read = _part(held)
         if (read.signature, read.redacted) == (part.signature, part.redacted):
@@ -130,11 +165,12 @@ def _write(parts: list[Any], message: dict[str, Any]) -> None:
     if all(entry is None for entry in entries):
         message["reasoning"] = "".join(part.text for part in parts)
         return
-    first = mine(parts[0], NAME) if parts[0].provider == NAME else {}
-    if "reasoning" in first:
-        message["reasoning"] = first["reasoning"]
-    elif not first.get("entry"):  # from another format: the text beside them
+    first = mine(parts[0], NAME)
+    text = first.get("reasoning", not first.get("entry"))
+    if text is True:  # the entries' text beside them (also from another format)
         message["reasoning"] = "".join(part.text for part in parts if part.text)
+    elif text is not False:  # as it came, unlike the entries' text
+        message["reasoning"] = text
     message[_DETAILS] = [
         entry
         if entry is not None
@@ -146,7 +182,10 @@ def _write(parts: list[Any], message: dict[str, Any]) -> None:
 WIRE = Wire(NAME, read=_read, takes=_takes, write=_write)
 """The dialect's wire (see :class:`~canisters.providers.openai_chat.wire.Wire`)."""
 
-declare(NAME, max_id=None)
+# An entry's keys its part does not hold: reported where the part goes to
+# another format; its id and format (where the reasoning came from) only
+# OpenRouter resolves.
+declare(NAME, max_id=None, part=("keys",), references=frozenset({"id", "format"}))
 declare_envelope(
     NAME,
     quiet={"response.usage.cost": 0, "response.usage.is_byok": False},
