@@ -284,11 +284,9 @@ def walk(kind: str, source: str, target: str, body: Any) -> tuple[set[str], int]
         value = _at(body, key)
         name = _name(_at(body, key[:-1]), key[-1])
         if isinstance(key[-1], int):
-            # An element of a list: named by the report, or answered for by
-            # the keys within it.
-            if name is not None and _named(
-                body, key, name, base[1], kind, (source, target)
-            ):
+            # An element of a list: named by the report (by its type, or as
+            # the part it is), or answered for by the keys within it.
+            if _named(body, key, name, base[1], kind, (source, target)):
                 named.add(key)
             continue
         if value in ({}, []):
@@ -317,13 +315,14 @@ def walk(kind: str, source: str, target: str, body: Any) -> tuple[set[str], int]
 def _named(
     body: Any,
     key: Key,
-    name: str,
+    name: str | None,
     before: tuple[Any, ...],
     kind: str,
     direction: tuple[str, str],
 ) -> bool:
-    """Whether the report (``before``) names the element at ``key`` (by its
-    type)."""
+    """Whether the report (``before``) names the element at ``key``: by its
+    type ``name`` (for an element of no type, by a key it holds) or as a
+    part."""
     source, target = direction
     changed = copy.deepcopy(body)
     del _at(changed, key[:-1])[key[-1]]
@@ -333,7 +332,12 @@ def _named(
         return False
     # By its type, or as a part the report speaks of (which it calls by the
     # neutral kind: Anthropic's "thinking" block is a "part 1 (reasoning)").
-    return _fewer(name, before, after) or _fewer(", part ", before, after)
+    # An element of no type (Gemini's parts) by a key it holds: the report's
+    # "element (toolCall, toolResponse)".
+    item = _at(body, key)
+    names = [name] if name is not None else list(item) if isinstance(item, dict) else []
+    by_name = any(_fewer(word, before, after) for word in names)
+    return by_name or _fewer(", part ", before, after)
 
 
 def _fewer(name: str, before: tuple[Any, ...], after: tuple[Any, ...]) -> bool:

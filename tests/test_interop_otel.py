@@ -349,3 +349,19 @@ def test_attributes_without_optional_ids_validate_and_round_trip(
         getattr(x, "name", None) for x in conversation
     ]
     assert otel.to_otel(read) == attributes
+
+
+def test_a_result_of_one_cited_text_is_written_as_its_string() -> None:
+    # Its citations are reported (OpenTelemetry has no place for them); the
+    # text is the response's string, as for any one text, so the attributes
+    # read back and written again are the same.
+    cited = c.CitedText(
+        "see", citations=(c.Citation(source=c.UrlSource(url="https://a.example/")),)
+    )
+    conversation = c.Conversation([c.User("q"), c.Result("0", "f", (cited,))])
+    report = Report()
+    attributes = otel.to_otel(conversation, report=report)
+    (message,) = [m for m in attributes[otel.INPUT_MESSAGES] if m["role"] == "tool"]
+    assert message["parts"][0]["response"] == "see"
+    assert report.events
+    assert otel.to_otel(otel.from_otel(attributes)) == attributes

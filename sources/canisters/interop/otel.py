@@ -235,7 +235,8 @@ def _response(result: Any) -> Any:
     # content id is left out before the form is chosen, so that a result
     # written, read back and written again gives the same attributes.
     written = [(part, out) for part in result.content if (out := _part(part))]
-    if len(written) == 1 and type(written[0][0]) is Text:
+    # One text (cited text too, its citations reported) is the string.
+    if len(written) == 1 and isinstance(written[0][0], Text):
         text = written[0][0]
         if text.mime_type == "application/json":
             try:

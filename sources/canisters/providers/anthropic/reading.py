@@ -198,8 +198,14 @@ def _parse_media(
     or, ``in_document``, inside a :class:`Document`, where a text source is a
     text part by definition and so unmarked)."""
     source = expect_mapping(block.get("source"), f"{path}.source")
-    rest = common.rest(block, _MEDIA_KEYS if kind == "image" else _DOCUMENT_KEYS)
-    return _parse_source(source, rest, path, kind, in_document)
+    title = block.get("title")
+    if kind == "image" or type(title) is not str or source.get("type") == "text":
+        # A title the part holds nowhere is kept with the block's other keys.
+        rest = common.rest(block, _MEDIA_KEYS)
+        return _parse_source(source, rest, path, kind, in_document)
+    # A file's title (inside a tool result): its file name.
+    part = _parse_source(source, common.rest(block, _DOCUMENT_KEYS), path, kind)
+    return attrs.evolve(part, filename=title)  # type: ignore[call-arg]
 
 
 def _parse_source(

@@ -152,6 +152,14 @@ class _Renderer:
             )
             if source is None or _is_placeholder(source):
                 return source
+            if media.filename is not None and "title" not in block:
+                # The file's name: the document's title.
+                return {
+                    "type": "document",
+                    "source": source,
+                    **block,
+                    "title": media.filename,
+                }
             return {"type": "document", "source": source, **block}
         return self.unsupported(where, f"{kind} content")
 
@@ -189,6 +197,15 @@ class _Renderer:
         if mime not in types:
             sniffed = common.sniff_mime(data)
             if sniffed in types:
+                # A type its bytes say, that Anthropic takes: sent for the
+                # declared one, which is reported.
+                self.options.note(
+                    "synthesized",
+                    NAME,
+                    where,
+                    f"{kind} of declared type {mime!r} sent as {sniffed!r}, "
+                    "the type of its bytes",
+                )
                 mime = sniffed
             else:
                 return self.unsupported(where, f"{kind} of type {mime}")

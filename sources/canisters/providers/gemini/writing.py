@@ -24,6 +24,7 @@ from .._common import (
     reasoning_action,
 )
 from .._rules import documents, thinking
+from .._rules.policy import apply_policy
 from . import provided
 from .reading import _PROVIDED, NAME, _key
 
@@ -61,6 +62,16 @@ class _Renderer:
 
     def media(self, part: Any, where: str) -> dict[str, Any] | str | None:
         extras = mine(part, NAME)
+        filename = getattr(part, "filename", None)
+        if filename is not None:
+            # The Gemini API takes no name for a blob or file (its SDK refuses
+            # display_name): the file goes without it.
+            apply_policy(
+                self.options,
+                NAME,
+                f"{where}.filename",
+                f"Gemini takes no file name ({filename!r})",
+            )
         snake = extras.get("blob_snake", ())
         url = part.url
         reference = part.refs.get(NAME)

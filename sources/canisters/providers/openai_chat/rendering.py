@@ -231,6 +231,17 @@ def _render_assistant(
                     and wire.takes(part)
                 ):
                     reasoning.append(part)
+                    if part.id is not None and part.provider != name:
+                        # Another provider's item id (OpenAI Responses' rs_):
+                        # nothing here resolves it.
+                        renderer.options.note(
+                            "dropped",
+                            name,
+                            common.describe(index + offset, canister, number, part)
+                            + ".id",
+                            f"{part.provider}-only reference id {part.id!r} not "
+                            f"sent to {name}",
+                        )
                     continue
                 where = common.describe(index + offset, canister, number, part)
                 label = renderer.labels.label(part)

@@ -358,6 +358,13 @@ class _Parser:
             plain = len(summary) == 1 and set(summary[0]) == {"type", "text"}
             if not plain or summary[0].get("type") != "summary_text":
                 extras["summary"] = [dict(entry) for entry in summary]
+            if any(
+                entry.get("type") != "summary_text" or len(entry) != 2
+                for entry in summary
+            ):
+                # Entries of another type, or with other keys: what the part's
+                # text does not say, reported for another format.
+                extras["keys"] = {"summary": extras["summary"]}
             encrypted = item.get("encrypted_content")
             used = {"type", "id", "summary"}
             if isinstance(encrypted, str):
