@@ -205,7 +205,8 @@ def _parse_media(
         return _parse_source(source, rest, path, kind, in_document)
     # A file's title (inside a tool result): its file name.
     part = _parse_source(source, common.rest(block, _DOCUMENT_KEYS), path, kind)
-    return attrs.evolve(part, filename=title)  # type: ignore[call-arg]
+    assert isinstance(part, File)  # not a text source: a file
+    return attrs.evolve(part, filename=title)
 
 
 def _parse_source(

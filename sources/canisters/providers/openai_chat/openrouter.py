@@ -108,7 +108,7 @@ def _read(extra: dict[str, Any], path: str) -> list[Content]:
     details = extra.get(_DETAILS)
     if type(details) is list and details and all(type(e) is dict for e in details):
         del extra[_DETAILS]
-        parts: list[Content] = []
+        parts: list[Reasoning] = []
         item, last = -1, object()
         for entry in details:
             index = entry.get("index")
@@ -117,7 +117,7 @@ def _read(extra: dict[str, Any], path: str) -> list[Content]:
             parts.append(_part(entry, _uncarried(entry, item)))
         if "reasoning" in extra:  # the text of the entries, kept as it came
             text = extra.pop("reasoning")
-            joined = "".join(part.text for part in parts if part.text)  # type: ignore[attr-defined]
+            joined = "".join(part.text for part in parts if part.text)
             first = dict(parts[0].extras[NAME])
             # The same text as the entries' says nothing more; other text is
             # kept, and reported where it goes to another format.
@@ -125,7 +125,7 @@ def _read(extra: dict[str, Any], path: str) -> list[Content]:
             if text != joined:
                 first["keys"] = {**first.get("keys", {}), "reasoning": text}
             parts[0] = attrs.evolve(parts[0], extras={NAME: first})
-        return parts
+        return list[Content](parts)
     text = extra.get("reasoning")
     if type(text) is str:
         del extra["reasoning"]
