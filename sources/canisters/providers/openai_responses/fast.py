@@ -25,17 +25,9 @@ from .._common import (
     plain_text,
     render_arguments,
 )
-from .messages import (
-    _OUTPUT_TEXT,
-    _PLAIN_ROLE,
-    _ROLES,
-    NAME,
-    _parse_part,
-    _Parser,
-    _plain,
-    _register_one_pass,
-    _Renderer,
-)
+from .messages import _register_one_pass
+from .reading import _OUTPUT_TEXT, _ROLES, NAME, _parse_part, _Parser, _plain
+from .writing import _PLAIN_ROLE, _Renderer
 
 
 def _plain_parts(content: list[Any], index: int) -> list[Any]:

@@ -15,7 +15,8 @@ from .._common import Options
 from .._rules import envelope
 from .._rules.finish import finish_of, render_finish
 from .errors import DIALECT
-from .messages import NAME, _Parser, _Renderer
+from .reading import NAME, _Parser
+from .writing import _Renderer
 
 
 def _usage(raw: Mapping[str, Any]) -> Usage:
