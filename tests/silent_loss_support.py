@@ -31,10 +31,17 @@ into every other format. Values that differ between two translations of the
 same body (ids made up for a reply, the time a reply is written) are set aside
 before comparing.
 
-``python -m tests.silent_loss_support`` (from the repository root) rewrites
-``tests/data/silent-losses-open.json``: the key patterns lost silently today,
-per body and target, and the events let through under ``unsupported="error"``,
-which the test allows and nothing more.
+What the report names answers for an element also when the element has no
+type: by a key it holds (Gemini's parts: ``element (toolCall,
+toolResponse)``), by its role (a message of a role the format does not know:
+``element (control)``), or as the canister it is (Anthropic's ``tool_result``
+block is a result: ``canister 1 (result)``). As each shape is probed once,
+through its first element, a key found lost is checked once more against the
+elements that hold it: one the report names answers for it.
+
+``python -m tests.silent_loss_support`` (from the repository root) prints, per
+body and target, the key patterns lost silently and the events let through
+under ``unsupported="error"`` (the test fails on any).
 """
 
 from __future__ import annotations
@@ -54,7 +61,6 @@ from canisters.providers._common import SIGNATURES
 
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "providers"
-OPEN = DATA / "silent-losses-open.json"
 FORMATS = (
     "anthropic",
     "bedrock-converse",
@@ -307,9 +313,29 @@ def walk(kind: str, source: str, target: str, body: Any) -> tuple[set[str], int]
             # key whose value the format fixes (OpenAI's "type": "function")
             # says nothing more than its absence; one holding others is
             # answered for by them.
-            if changed_value:
+            if changed_value and not _within_named(
+                body, key, base[1], kind, (source, target)
+            ):
                 silent.add(shape)
     return silent, len(seen)
+
+
+def _within_named(
+    body: Any,
+    key: Key,
+    before: tuple[Any, ...],
+    kind: str,
+    direction: tuple[str, str],
+) -> bool:
+    """Whether an element holding ``key`` is one the report names (each shape
+    is named once, by its first element: this one may be another)."""
+    for depth in range(len(key) - 1, 0, -1):
+        if isinstance(key[depth - 1], int):
+            element = key[:depth]
+            name = _name(_at(body, element[:-1]), element[-1])
+            if _named(body, element, name, before, kind, direction):
+                return True
+    return False
 
 
 def _named(
@@ -332,12 +358,26 @@ def _named(
         return False
     # By its type, or as a part the report speaks of (which it calls by the
     # neutral kind: Anthropic's "thinking" block is a "part 1 (reasoning)").
-    # An element of no type (Gemini's parts) by a key it holds: the report's
-    # "element (toolCall, toolResponse)".
+    # An element of no type by a key it holds (Gemini's parts: the report's
+    # "element (toolCall, toolResponse)") or by its role (a message of a role
+    # the format does not know: "element (control)").
     item = _at(body, key)
     names = [name] if name is not None else list(item) if isinstance(item, dict) else []
+    role = item.get("role") if isinstance(item, dict) else None
+    if isinstance(role, str) and role:
+        names.append(role)
     by_name = any(_fewer(word, before, after) for word in names)
-    return by_name or _fewer(", part ", before, after)
+    # Or as the part or the canister it is: a block that is a canister of its
+    # own (Anthropic's tool_result is a result) by its neutral kind.
+    return (
+        by_name
+        or _fewer(", part ", before, after)
+        or any(_fewer(f" ({kind})", before, after) for kind in _BLOCK_CANISTERS)
+    )
+
+
+_BLOCK_CANISTERS = ("invocation", "result", "document")
+"""The neutral kinds of canisters some formats spell as blocks of a message."""
 
 
 def _fewer(name: str, before: tuple[Any, ...], after: tuple[Any, ...]) -> bool:
@@ -365,20 +405,12 @@ def not_refused(kind: str, source: str, target: str, body: Any) -> list[str]:
     ]
 
 
-def survey(kinds: frozenset[str] | None = None) -> dict[str, Any]:
-    """What is lost silently today, per body and target (see :data:`OPEN`);
-    with ``kinds``, only for bodies of those kinds (``"response"``), the
-    others' entries kept from :data:`OPEN` as they are."""
+def survey() -> dict[str, Any]:
+    """What is lost silently, per body and target, and what a render under
+    ``unsupported="error"`` lets through."""
     losses: dict[str, dict[str, list[str]]] = {}
     unrefused: dict[str, dict[str, list[str]]] = {}
-    if kinds is not None:
-        kept = json.loads(OPEN.read_text(encoding="utf-8"))
-        others = {name for name, _, kind, _ in cases() if kind not in kinds}
-        losses = {k: v for k, v in kept["silent"].items() if k in others}
-        unrefused = {k: v for k, v in kept["not refused"].items() if k in others}
     for name, source, kind, body in cases():
-        if kinds is not None and kind not in kinds:
-            continue
         for target in FORMATS:
             if target == source:
                 continue
@@ -395,6 +427,5 @@ def survey(kinds: frozenset[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    # Kinds to survey again (request, response, error); none: every body.
-    chosen = frozenset(sys.argv[1:]) or None
-    OPEN.write_text(json.dumps(survey(chosen), indent=1, sort_keys=True) + "\n")
+    json.dump(survey(), sys.stdout, indent=1, sort_keys=True)
+    sys.stdout.write("\n")

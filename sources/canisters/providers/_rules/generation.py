@@ -124,6 +124,13 @@ def effort_for(
                 "reasoning.budget_tokens",
                 "the format takes an effort level only; the request's level is sent",
             )
+        if reasoning.enabled is False and reasoning.effort != "none":
+            # On says nothing beside a level; off contradicts one.
+            outcomes.dropped(
+                "reasoning.enabled",
+                f"reasoning switched off beside effort {reasoning.effort!r}; "
+                "the level is sent",
+            )
         if native:
             return reasoning.effort
         return effort_within(reasoning.effort, capabilities, table, outcomes)
