@@ -79,7 +79,8 @@ Outcome = tuple[Any, tuple[tuple[Any, ...], ...]]
 # moved, which lose nothing, and what other options decide (reasoning="drop",
 # incomplete="skip"), empty content, which holds nothing to lose, and another
 # provider's signatures and references (an item id), dropped as reasoning
-# signed elsewhere is.
+# signed elsewhere is; and a model the request never named (a Gemini request's
+# is in its URL), which the user gives.
 ALLOWED_UNDER_ERROR = (
     ("synthesized", None),
     ("moved", None),
@@ -93,6 +94,7 @@ ALLOWED_UNDER_ERROR = (
     ("dropped", "message with no content"),
     ("dropped", "SIGNATURES"),
     ("dropped", "REFERENCES"),
+    ("dropped", "NO MODEL"),
 )
 
 
@@ -105,6 +107,8 @@ def _allowed(kind: str, detail: str) -> bool:
         if words == "REFERENCES" and re.fullmatch(
             r"\S+-only reference \S+ .+ not sent to \S+", detail
         ):
+            return True
+        if words == "NO MODEL" and detail.startswith("the request names no model"):
             return True
         if words == "SIGNATURES":
             named = re.fullmatch(r"\S+-only (.+) not sent to \S+", detail)

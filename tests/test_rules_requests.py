@@ -348,3 +348,48 @@ def test_an_anthropic_media_type_outside_the_api_enumeration_is_refused_where_it
         providers.get("anthropic").parse_full_request(body)
     with pytest.raises(MalformedPayload, match=where):
         providers.get("anthropic").parse_request(body)
+
+
+@pytest.mark.parametrize(
+    ("target", "key"),
+    [
+        ("anthropic", "model"),
+        ("openai-chat", "model"),
+        ("openai-responses", "model"),
+        ("ollama", "model"),
+        ("bedrock-converse", "modelId"),
+    ],
+)
+def test_a_request_naming_no_model_is_reported_where_the_body_needs_one(
+    target: str, key: str
+) -> None:
+    # Gemini's model is in the URL: its request body names none.
+    gemini = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    request = providers.get("gemini").parse_full_request(gemini)
+    report = providers.Report()
+    body = providers.get(target).render_full_request(request, report=report)
+    assert key not in body
+    (event,) = [event for event in report.events if event.where == "model"]
+    assert "model=" in event.detail and repr(key) in event.detail
+    # Given, it goes where the body takes it, unreported.
+    report = providers.Report()
+    body = providers.get(target).render_full_request(
+        request, report=report, model="m-1"
+    )
+    assert body[key] == "m-1"
+    assert not [event for event in report.events if event.where == "model"]
+
+
+def test_anthropics_empty_system_string_goes_back_as_it_came() -> None:
+    body = {
+        "model": "m",
+        "max_tokens": 5,
+        "system": "",
+        "messages": [{"role": "user", "content": "hi"}],
+    }
+    anthropic = providers.get("anthropic")
+    assert anthropic.render_full_request(anthropic.parse_full_request(body)) == body
+    assert anthropic.render_request(anthropic.parse_request(body)) == {
+        "system": "",
+        "messages": body["messages"],
+    }

@@ -451,6 +451,7 @@ class Rendering:
         "_offered",
         "_unclaimed",
         "capabilities",
+        "foreign",
         "model",
         "native",
         "options",
@@ -496,6 +497,9 @@ class Rendering:
         back as they came, without the limits of :attr:`capabilities`
         (temperature range, stop sequences, tiers), which apply to values
         translated from another format."""
+        self.foreign = bool(extras) and not self.native
+        """Whether the request was read from another format (its extras name
+        another format and not this one)."""
         body = self.own.get(BODY) if self.own else None
         self.own_body: Mapping[str, Any] = (
             body if body is not None and is_mapping(body) else EMPTY
@@ -563,6 +567,22 @@ class Rendering:
                 f"{provider}'s field without an equivalent",
             )
         self._unclaimed.clear()
+
+    def write_model(self, out: dict[str, Any], key: str = "model") -> None:
+        """Write the model into the body ``out`` at ``key``, for a format whose
+        body names it. A request read from another format naming none (a
+        Gemini request: its model is in the URL) is reported: the body needs
+        one before it is sent (give ``model=``)."""
+        if self.model is not None:
+            out[key] = self.model
+        elif not self.native and self.foreign:
+            self.options.note(
+                "dropped",
+                self.provider,
+                "model",
+                f"the request names no model, which {self.provider}'s body "
+                f"takes as {key!r}: give model= or set it before sending",
+            )
 
     def max_output_tokens(self, value: int | None) -> int | None:
         """The output limit to send: ``value``, or for a format requiring one

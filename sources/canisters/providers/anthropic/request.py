@@ -265,8 +265,7 @@ def render_settings(request: Request, rendering: Rendering) -> dict[str, Any]:
     native = rendering.native
     outcomes = rendering.outcomes
     caps = rendering.capabilities
-    if rendering.model is not None:
-        out["model"] = rendering.model
+    rendering.write_model(out)
     reasoning = request.reasoning
     generation = request.generation
     limit = generation.max_output_tokens

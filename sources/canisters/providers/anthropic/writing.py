@@ -358,8 +358,10 @@ def _render_system(
     content = supervisor.content  # type: ignore[attr-defined]
     if string_ok and len(content) == 1 and not supervisor.extras:
         part = content[0]
-        if type(part) is Text and not part.extras and part.text:
-            return part.text  # what the rest gives for one plain text, sooner
+        if type(part) is Text and not part.extras:
+            # What the rest gives for one plain text, sooner; an empty one is
+            # the empty string it came as.
+            return part.text
     blocks = renderer.parts(index, supervisor, supervisor.content, "system")  # type: ignore[attr-defined]
     extras = mine(supervisor, NAME)
     form = extras.get("system") or (

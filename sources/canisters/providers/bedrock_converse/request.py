@@ -227,8 +227,7 @@ def render_settings(request: Request, rendering: kit.Rendering) -> dict[str, Any
     out: dict[str, Any] = {}
     outcomes = rendering.outcomes
     kept = dict(rendering.own_body)
-    if rendering.model is not None:
-        out["modelId"] = rendering.model
+    rendering.write_model(out, "modelId")
     _render_generation(request, rendering, kept, out)
     _render_tools(request, rendering, kept, out)
     if request.reasoning is not None:

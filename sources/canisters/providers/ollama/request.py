@@ -196,8 +196,7 @@ def render_settings(request: Request, rendering: Rendering) -> dict[str, Any]:
     """The body's keys other than ``messages``, for ``request``."""
     out: dict[str, Any] = {}
     outcomes = rendering.outcomes
-    if rendering.model is not None:
-        out["model"] = rendering.model
+    rendering.write_model(out)
     _render_tools(rendering, out)
     if request.tool_choice is not None:
         _render_choice(request.tool_choice, bool(rendering.tools), outcomes)

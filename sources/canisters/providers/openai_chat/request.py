@@ -325,8 +325,7 @@ def render_settings(
     """The body's keys other than ``messages``, for ``request`` (a dialect's
     ``write`` writes the reasoning configuration its way)."""
     out: dict[str, Any] = {}
-    if rendering.model is not None:
-        out["model"] = rendering.model
+    rendering.write_model(out)
     legacy = bool(rendering.own.get("functions")) and all(
         isinstance(tool, Tool) for tool in rendering.tools
     )
