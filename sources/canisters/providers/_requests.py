@@ -61,7 +61,9 @@ reference module):
    limits of ``rendering.capabilities`` only when ``not rendering.native``:
    a request read from this format goes back as it came.
    :meth:`Rendering.temperature` and :meth:`Rendering.stops` apply them to
-   those two settings, :meth:`Rendering.effort` to the effort level;
+   those two settings (:meth:`Rendering.settings` writes a format's plain
+   generation settings with them), :meth:`Rendering.effort` to the effort
+   level;
    :func:`own_extras` makes the parsed request's extras.
    What several formats spell alike is shared in
    :mod:`canisters.providers._requests_shared`: OpenAI's top-level settings
@@ -604,6 +606,25 @@ class Rendering:
         if self.native:
             return list(values)
         return rules.stops(values, self.capabilities, self.outcomes)
+
+    def settings(
+        self, generation: Generation, keys: Mapping[str, str]
+    ) -> dict[str, Any]:
+        """The settings of ``generation`` named in ``keys`` (``{field: wire
+        key}``) that it gives, under their wire keys in the order of ``keys``:
+        the temperature as :meth:`temperature` sends it, the stop sequences as
+        :meth:`stops` does, any other value as it is."""
+        sent: dict[str, Any] = {}
+        for name, key in keys.items():
+            value = getattr(generation, name)
+            if value is None:
+                continue
+            if name == "temperature":
+                value = self.temperature(value)
+            elif name == "stop":
+                value = self.stops(value)
+            sent[key] = value
+        return sent
 
     def effort(self, reasoning: ReasoningConfig) -> str | None:
         """The effort level to send for ``reasoning``, as

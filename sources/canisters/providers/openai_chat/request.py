@@ -112,6 +112,17 @@ _GENERATION = {
     "top_logprobs": ("top_logprobs", is_int),
 }
 
+# Generation field -> wire key, as rendered (before and after ``stop``).
+_SAMPLING = {"temperature": "temperature", "top_p": "top_p"}
+_SENT = {
+    "seed": "seed",
+    "presence_penalty": "presence_penalty",
+    "frequency_penalty": "frequency_penalty",
+    "candidates": "n",
+    "logprobs": "logprobs",
+    "top_logprobs": "top_logprobs",
+}
+
 
 def parse_settings(
     body: Mapping[str, Any],
@@ -419,10 +430,7 @@ def _render_generation(
             "max_tokens" if rendering.own.get("max_tokens") else "max_completion_tokens"
         )
         out[key] = generation.max_output_tokens
-    if generation.temperature is not None:
-        out["temperature"] = rendering.temperature(generation.temperature)
-    if generation.top_p is not None:
-        out["top_p"] = generation.top_p
+    out.update(rendering.settings(generation, _SAMPLING))
     if generation.top_k is not None:
         outcomes.dropped("generation.top_k", "OpenAI Chat has no top_k")
     if generation.stop is not None:
@@ -431,18 +439,7 @@ def _render_generation(
             out["stop"] = stop[0]
         else:
             out["stop"] = stop
-    if generation.seed is not None:
-        out["seed"] = generation.seed
-    if generation.presence_penalty is not None:
-        out["presence_penalty"] = generation.presence_penalty
-    if generation.frequency_penalty is not None:
-        out["frequency_penalty"] = generation.frequency_penalty
-    if generation.candidates is not None:
-        out["n"] = generation.candidates
-    if generation.logprobs is not None:
-        out["logprobs"] = generation.logprobs
-    if generation.top_logprobs is not None:
-        out["top_logprobs"] = generation.top_logprobs
+    out.update(rendering.settings(generation, _SENT))
 
 
 def _render_reasoning(

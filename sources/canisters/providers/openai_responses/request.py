@@ -384,6 +384,8 @@ def _render_text(
         out["text"] = text
 
 
+# Generation field -> wire key (the same names).
+_SENT = {name: name for name, _ in _GENERATION.values()}
 _NO_FIELD = {
     "top_k": "Responses has no top_k",
     "stop": "Responses has no stop sequences",
@@ -400,14 +402,7 @@ def _render_generation(
     if generation is NO_GENERATION:
         return
     outcomes = rendering.outcomes
-    if generation.max_output_tokens is not None:
-        out["max_output_tokens"] = generation.max_output_tokens
-    if generation.temperature is not None:
-        out["temperature"] = rendering.temperature(generation.temperature)
-    if generation.top_p is not None:
-        out["top_p"] = generation.top_p
-    if generation.top_logprobs is not None:
-        out["top_logprobs"] = generation.top_logprobs
+    out.update(rendering.settings(generation, _SENT))
     for name, reason in _NO_FIELD.items():
         if getattr(generation, name) is not None:
             outcomes.dropped(f"generation.{name}", reason)
