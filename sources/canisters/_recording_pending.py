@@ -201,14 +201,26 @@ def run_pending(
     return tuple(results)
 
 
+def _handler(
+    invocation: InvocationCanister, handlers: Mapping[str, Handler], mode: str
+) -> tuple[Any, Result | None]:
+    """The handler to run for ``invocation`` and ``None``, or ``None`` and the
+    result it gets without one: interrupted under ``mode`` ``"interrupt"``,
+    else missing when no handler has its name."""
+    if mode == "interrupt":
+        return None, _interrupted(invocation)
+    handler = handlers.get(invocation.name)
+    if handler is None:
+        return None, _missing(invocation)
+    return handler, None
+
+
 def _answer_sync(
     invocation: InvocationCanister, handlers: Mapping[str, Handler], mode: str
 ) -> Result:
-    if mode == "interrupt":
-        return _interrupted(invocation)
-    handler = handlers.get(invocation.name)
-    if handler is None:
-        return _missing(invocation)
+    handler, settled = _handler(invocation, handlers, mode)
+    if settled is not None:
+        return settled
     started = time.perf_counter()
     try:
         value = _call(handler, invocation)
@@ -226,11 +238,9 @@ async def _awaited(value: Awaitable[Any]) -> Any:
 async def _answer_async(
     invocation: InvocationCanister, handlers: Mapping[str, Handler], mode: str
 ) -> Result:
-    if mode == "interrupt":
-        return _interrupted(invocation)
-    handler = handlers.get(invocation.name)
-    if handler is None:
-        return _missing(invocation)
+    handler, settled = _handler(invocation, handlers, mode)
+    if settled is not None:
+        return settled
     started = time.perf_counter()
     try:
         if _is_async(handler):

@@ -86,6 +86,19 @@ def _content_out(parts: tuple[Content, ...], add: _Add | None = None) -> list[Re
 # Canister hooks
 
 
+def _shared_str(record: Mapping[str, Any], key: str) -> str | None:
+    """The string ``record`` gives as ``key`` (``None`` when absent), checked;
+    one copy is kept of each (traces and policies are shared by many
+    canisters)."""
+    value = record.get(key)
+    if value is not None:
+        if type(value) is not str:
+            _check_type(value, str, key)
+        if type(value) is str:
+            value = _share(value)
+    return value
+
+
 def _envelope_in(record: Mapping[str, Any], cls: type) -> tuple[Any, ...]:
     """Read and check the envelope: the values of the first eight fields, in order.
 
@@ -104,19 +117,8 @@ def _envelope_in(record: Mapping[str, Any], cls: type) -> tuple[Any, ...]:
     parent_id = record.get("parent_id")
     if parent_id is not None and type(parent_id) is not str:
         _check_type(parent_id, str, "parent_id")
-    # Traces and policies are shared by many canisters: keep one copy of each.
-    trace_id = record.get("trace_id")
-    if trace_id is not None:
-        if type(trace_id) is not str:
-            _check_type(trace_id, str, "trace_id")
-        if type(trace_id) is str:
-            trace_id = _share(trace_id)
-    policy = record.get("policy")
-    if policy is not None:
-        if type(policy) is not str:
-            _check_type(policy, str, "policy")
-        if type(policy) is str:
-            policy = _share(policy)
+    trace_id = _shared_str(record, "trace_id")
+    policy = _shared_str(record, "policy")
     step = record.get("step")
     if step is not None:
         if type(step) is not int:

@@ -324,8 +324,10 @@ class Dialect:
     "code"}}`` (and a failed Responses ``response`` object); another shape
     overrides :meth:`is_error`, :meth:`read` (an error body to a reply),
     :meth:`write` (a reply to a body) and :meth:`wrap` (a bare error object of
-    a stream to an error body). One shape serves several providers, each
-    under its own ``provider`` name.
+    a stream to an error body); one that holds OpenAI's error object at
+    another place reads and writes it with :meth:`openai_reply` and
+    :meth:`openai_object`. One shape serves several providers, each under its
+    own ``provider`` name.
     """
 
     __slots__ = ("kinds", "provider", "renders")
@@ -377,16 +379,7 @@ class Dialect:
             inner = inner if isinstance(inner, Mapping) else {}
         else:
             envelope.pop("type", None)
-        return self.reply(
-            inner,
-            status,
-            envelope,
-            "$.error",
-            own=("message", "type", "param", "code"),
-            type=inner.get("type"),
-            code=inner.get("code"),
-            param=inner.get("param"),
-        )
+        return self.openai_reply(inner, status, envelope, "$.error")
 
     def write(
         self,
@@ -399,9 +392,42 @@ class Dialect:
         """The error body of ``reply``, given the ``(type, code)`` to write."""
         if envelope.get("object") == "response":
             envelope = {}  # a failed response is relayed as an error body
+        return {"error": self.openai_object(reply, kind, extras), **envelope}
+
+    def openai_reply(
+        self,
+        inner: Mapping[str, Any],
+        status: int | None,
+        envelope: Mapping[str, Any],
+        path: str,
+        own: tuple[str, ...] = ("message", "type", "param", "code"),
+    ) -> ErrorReply:
+        """The :meth:`reply` of OpenAI's error object ``inner`` at ``path``:
+        its ``type``, ``code`` and ``param`` read, its keys other than ``own``
+        as extras (for a shape that holds the object at another place, such as
+        a flat body)."""
+        return self.reply(
+            inner,
+            status,
+            envelope,
+            path,
+            own=own,
+            type=inner.get("type"),
+            code=inner.get("code"),
+            param=inner.get("param"),
+        )
+
+    def openai_object(
+        self,
+        reply: ErrorReply,
+        kind: tuple[str | None, str | int | None],
+        extras: dict[str, Any],
+    ) -> dict[str, Any]:
+        """OpenAI's error object of ``reply``, given the ``(type, code)`` to
+        write: ``message``, ``type``, ``param``, ``code``, then ``extras``."""
         inner: dict[str, Any] = {"message": reply.message, "type": kind[0]}
         inner.update(param=reply.param, code=kind[1], **extras)
-        return {"error": inner, **envelope}
+        return inner
 
     def wrap(self, inner: dict[str, Any], event: Mapping[str, Any]) -> object:
         """The error body of a stream's bare error object ``inner`` (``event``

@@ -61,13 +61,17 @@ reference module):
    limits of ``rendering.capabilities`` only when ``not rendering.native``:
    a request read from this format goes back as it came.
    :meth:`Rendering.temperature` and :meth:`Rendering.stops` apply them to
-   those two settings; :func:`own_extras` makes the parsed request's extras.
+   those two settings (:meth:`Rendering.settings` writes a format's plain
+   generation settings with them), :meth:`Rendering.effort` to the effort
+   level;
+   :func:`own_extras` makes the parsed request's extras.
    What several formats spell alike is shared in
-   :mod:`canisters.providers._requests_shared`: OpenAI's structured output
-   (``openai_format``), strict parameters (``function_parameters``) and tier
-   (``render_service_tier``), Chat-shaped function tools (``chat_function``,
-   ``chat_tool_entries``), a tool choice's flag and names (``with_parallel``,
-   ``tool_choice_names``).
+   :mod:`canisters.providers._requests_shared`: OpenAI's top-level settings
+   (``openai_request``, ``render_openai_plain``), tool choice
+   (``render_openai_choice``), structured output (``openai_format``), strict
+   parameters (``function_parameters``) and tier (``render_service_tier``),
+   Chat-shaped function tools (``chat_function``, ``chat_tool_entries``), a
+   tool choice's flag and names (``with_parallel``, ``tool_choice_names``).
 4. Wire it: ``class MyNormalizer(streams.Streaming, WholeRequests)`` with
    ``request_settings = my_request_module``.
 5. Test as ``tests/test_providers_openai_chat_request.py`` does, with the
@@ -622,6 +626,38 @@ class Rendering:
         if self.native:
             return list(values)
         return rules.stops(values, self.capabilities, self.outcomes)
+
+    def settings(
+        self, generation: Generation, keys: Mapping[str, str]
+    ) -> dict[str, Any]:
+        """The settings of ``generation`` named in ``keys`` (``{field: wire
+        key}``) that it gives, under their wire keys in the order of ``keys``:
+        the temperature as :meth:`temperature` sends it, the stop sequences as
+        :meth:`stops` does, any other value as it is."""
+        sent: dict[str, Any] = {}
+        for name, key in keys.items():
+            value = getattr(generation, name)
+            if value is None:
+                continue
+            if name == "temperature":
+                value = self.temperature(value)
+            elif name == "stop":
+                value = self.stops(value)
+            sent[key] = value
+        return sent
+
+    def effort(self, reasoning: ReasoningConfig) -> str | None:
+        """The effort level to send for ``reasoning``, as
+        :func:`~canisters.providers._rules.generation.effort_for` gives it for
+        the model (:attr:`capabilities`, :attr:`reasoning_table`): a request of
+        this format's own level as it came."""
+        return rules.effort_for(
+            reasoning,
+            self.capabilities,
+            self.reasoning_table,
+            self.outcomes,
+            native=self.native,
+        )
 
     def where(self, tool: Tool | ProviderTool) -> str:
         """The field naming ``tool`` in reports: ``tools[i]``, ``i`` its

@@ -1,8 +1,9 @@
 """Whole requests: the pieces several formats spell alike.
 
-OpenAI's cache, tier, metadata and structured output (OpenAI Chat, OpenAI
-Responses), Chat-shaped function tools (OpenAI Chat, Ollama), the tool
-choice's parallel flag and names. Each format's request settings module
+OpenAI's top-level settings (model, cache, user, metadata, tier, stream), tool
+choice and structured output (OpenAI Chat, OpenAI Responses), Chat-shaped
+function tools (OpenAI Chat, Ollama), the tool choice's parallel flag and
+names. Each format's request settings module
 (:mod:`canisters.providers._requests`) uses them for its own spelling.
 """
 
@@ -14,8 +15,10 @@ from typing import Any
 from .._frozen import EMPTY, FrozenDict
 from ..requests import (
     CacheConfig,
+    Generation,
     OutputFormat,
     ProviderTool,
+    ReasoningConfig,
     Request,
     Tool,
     ToolChoice,
@@ -25,6 +28,7 @@ from ._requests import (
     Rendering,
     is_mapping,
     new_cache,
+    new_request,
     new_tool,
     new_tool_choice,
 )
@@ -37,7 +41,10 @@ __all__ = [
     "new_cache_of",
     "OPENAI_RETENTIONS",
     "openai_metadata",
+    "openai_request",
     "render_openai_cache",
+    "render_openai_choice",
+    "render_openai_plain",
     "openai_choice",
     "openai_choice_value",
     "openai_format",
@@ -137,6 +144,29 @@ def openai_choice_value(
     return mode
 
 
+def render_openai_choice(
+    choice: ToolChoice,
+    rendering: Rendering,
+    out: dict[str, Any],
+    reference: Callable[[str], dict[str, Any]],
+    allowed: Callable[[str, list[dict[str, Any]]], dict[str, Any]],
+    legacy: Callable[[str, tuple[str, ...], dict[str, Any]], bool] | None = None,
+) -> None:
+    """``choice`` as OpenAI sends it: ``parallel_tool_calls``, and the
+    ``tool_choice`` of :func:`openai_choice_value` for its mode and names (none
+    under ``"none"``), unless ``legacy(mode, names, out)`` wrote it another way
+    (and tells so)."""
+    if choice.parallel is not None:
+        out["parallel_tool_calls"] = choice.parallel
+    mode = choice.mode
+    if mode is None:
+        return
+    names = tool_choice_names(mode, choice.names, rendering.outcomes)
+    if legacy is not None and legacy(mode, names, out):
+        return
+    out["tool_choice"] = openai_choice_value(mode, names, rendering, reference, allowed)
+
+
 def render_service_tier(
     request: Request,
     rendering: Rendering,
@@ -156,6 +186,55 @@ def render_service_tier(
     )
     if tier is not None:
         out[key] = tier
+
+
+def openai_request(
+    values: Mapping[str, Any],
+    *,
+    tools: list[Tool | ProviderTool] | None,
+    tool_choice: ToolChoice | None,
+    output: OutputFormat | None,
+    generation: Generation,
+    reasoning: ReasoningConfig | None,
+    extras: FrozenDict[str, Any],
+) -> Request:
+    """The request of an OpenAI body (Chat or Responses): the ``values`` read
+    through :data:`~canisters.providers._requests.OPENAI_PLAIN` (model, cache,
+    user, metadata, tier, stream) with the parts each format reads its own
+    way."""
+    get = values.get
+    metadata = get("metadata")
+    return new_request(
+        model=get("model"),
+        tools=tuple(tools) if tools else (),
+        tool_choice=tool_choice,
+        output=output,
+        generation=generation,
+        reasoning=reasoning,
+        cache=new_cache_of(get("cache_key"), get("retention")),
+        user=get("user"),
+        metadata=FrozenDict(metadata) if metadata is not None else None,
+        service_tier=get("service_tier"),
+        stream=get("stream"),
+        extras=extras,
+    )
+
+
+def render_openai_plain(
+    request: Request, rendering: Rendering, out: dict[str, Any]
+) -> None:
+    """The settings OpenAI Chat and Responses spell alike into ``out``: the
+    cache (:func:`render_openai_cache`), ``user``, ``metadata``
+    (:func:`openai_metadata`), the tier (:func:`render_service_tier`) and
+    ``stream``."""
+    render_openai_cache(request, rendering, out)
+    if request.user is not None:
+        out["user"] = request.user
+    if request.metadata is not None:
+        out["metadata"] = openai_metadata(request.metadata, rendering)
+    render_service_tier(request, rendering, out)
+    if request.stream is not None:
+        out["stream"] = request.stream
 
 
 OPENAI_RETENTIONS = ("in_memory", "24h")

@@ -75,6 +75,8 @@ _CHOICES_BACK = {"auto": "auto", "required": "any", "none": "none"}
 _DISPLAY = {"summarized": True, "omitted": False}
 _DISPLAY_BACK = {True: "summarized", False: "omitted"}
 _EMPTY_SCHEMA = {"type": "object", "properties": {}}
+# Generation field -> wire key, as rendered (before the stop sequences).
+_SAMPLING = {"temperature": "temperature", "top_p": "top_p", "top_k": "top_k"}
 
 
 # Parsing ------------------------------------------------------------------------------
@@ -440,12 +442,7 @@ def _render_generation(
     generation: Generation, rendering: Rendering, out: dict[str, Any]
 ) -> None:
     outcomes = rendering.outcomes
-    if generation.temperature is not None:
-        out["temperature"] = rendering.temperature(generation.temperature)
-    if generation.top_p is not None:
-        out["top_p"] = generation.top_p
-    if generation.top_k is not None:
-        out["top_k"] = generation.top_k
+    out.update(rendering.settings(generation, _SAMPLING))
     if generation.stop is not None:
         stop = rendering.stops(generation.stop)
         if stop or rendering.native:

@@ -51,6 +51,8 @@ _INFERENCE = {
     "stopSequences": ("stop", kit.is_strings),
 }
 _SPEC_KEYS = frozenset({"name", "description", "inputSchema"})
+# Generation field -> inferenceConfig key, beside maxTokens.
+_SENT = {"temperature": "temperature", "top_p": "topP", "stop": "stopSequences"}
 
 
 # Parsing ---------------------------------------------------------------------------
@@ -307,12 +309,7 @@ def _render_generation(
     limit = rendering.max_output_tokens(generation.max_output_tokens)
     if limit is not None:
         config["maxTokens"] = limit
-    if generation.temperature is not None:
-        config["temperature"] = rendering.temperature(generation.temperature)
-    if generation.top_p is not None:
-        config["topP"] = generation.top_p
-    if generation.stop is not None:
-        config["stopSequences"] = rendering.stops(generation.stop)
+    config.update(rendering.settings(generation, _SENT))
     unset = ("top_k", "seed", "presence_penalty", "frequency_penalty", "logprobs")
     for name in (*unset, "top_logprobs"):
         if getattr(generation, name) is not None:

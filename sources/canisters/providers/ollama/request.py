@@ -95,6 +95,23 @@ _OPTIONS = {
 }
 
 
+# Generation field -> its key in ``options`` (beside ``num_predict``); _SENT_TOP:
+# the top-level keys.
+_SENT = {
+    name: name
+    for name in (
+        "temperature",
+        "top_p",
+        "top_k",
+        "seed",
+        "presence_penalty",
+        "frequency_penalty",
+        "stop",
+    )
+}
+_SENT_TOP = {"logprobs": "logprobs", "top_logprobs": "top_logprobs"}
+
+
 # Parsing ------------------------------------------------------------------------------
 
 
@@ -323,14 +340,7 @@ def _render_generation(
     limit = rendering.max_output_tokens(generation.max_output_tokens)
     if limit is not None:
         options["num_predict"] = limit
-    if generation.temperature is not None:
-        options["temperature"] = rendering.temperature(generation.temperature)
-    for name in ("top_p", "top_k", "seed", "presence_penalty", "frequency_penalty"):
-        value = getattr(generation, name)
-        if value is not None:
-            options[name] = value
-    if generation.stop is not None:
-        options["stop"] = rendering.stops(generation.stop)
+    options.update(rendering.settings(generation, _SENT))
     if generation.candidates is not None and generation.candidates != 1:
         outcomes.dropped("generation.candidates", "Ollama generates one answer")
     if "options" in kept:
@@ -341,10 +351,7 @@ def _render_generation(
             kept["options"] = runner  # not an object, and nothing replaces it
     if options or rendering.own.get("options"):
         out["options"] = options
-    if generation.logprobs is not None:
-        out["logprobs"] = generation.logprobs
-    if generation.top_logprobs is not None:
-        out["top_logprobs"] = generation.top_logprobs
+    out.update(rendering.settings(generation, _SENT_TOP))
 
 
 def _render_reasoning(

@@ -43,7 +43,6 @@ from ...requests import ReasoningConfig, Request
 from ..kit import (
     GENERIC_RENDERS,
     BaseNormalizer,
-    Dialect,
     Fields,
     Rendering,
     guarded,
@@ -53,7 +52,7 @@ from .messages import Messages, declare
 from .request import Settings
 from .response import Response, declare_envelope, parse_response
 from .stream import OpenAIChatAccumulator
-from .wire import Wire
+from .wire import ChatErrors, Wire
 
 __all__ = ["NAME", "NORMALIZER", "OpenRouter", "OpenRouterAccumulator"]
 
@@ -244,7 +243,7 @@ def _write_settings(
     return True
 
 
-class OpenRouterErrors(Dialect):
+class OpenRouterErrors(ChatErrors):
     """OpenRouter's error shape: ``{"error": {"code", "message", "metadata"}}``,
     the code the HTTP status (a number), with neither ``type`` nor ``param``."""
 
@@ -256,19 +255,6 @@ class OpenRouterErrors(Dialect):
         """An error body, or a stream's chunk carrying an error beside its
         choices (how OpenRouter ends a stream that failed midway)."""
         return isinstance(body, Mapping) and isinstance(body.get("error"), Mapping)
-
-    def classify(
-        self,
-        type: object,
-        code: object,
-        status: int | None,
-        message: str,
-        reason: object = None,
-    ) -> Any:
-        """The kind of an error; without a status (a stream's), its code is one."""
-        if status is None and isinstance(code, int) and 400 <= code < 600:
-            status = code
-        return super().classify(type, code, status, message, reason)
 
     def write(
         self,

@@ -31,12 +31,12 @@ from typing import Any
 
 from ...content import Reasoning
 from ...protocols import Content
-from ..kit import BaseNormalizer, Dialect, guarded
+from ..kit import BaseNormalizer, guarded
 from .messages import Messages, declare
 from .request import Settings
 from .response import Response, declare_envelope, parse_response
 from .stream import OpenAIChatAccumulator
-from .wire import Wire
+from .wire import ChatErrors, Wire
 
 __all__ = ["NAME", "NORMALIZER", "OpenAIChatReasoning", "ReasoningAccumulator"]
 
@@ -79,7 +79,10 @@ declare(NAME, max_id=None)
 declare_envelope(NAME)
 
 
-class ReasoningErrors(Dialect):
+_FLAT_KEYS = ("object", "message", "type", "param", "code")
+
+
+class ReasoningErrors(ChatErrors):
     """OpenAI's error shape, and vLLM's older flat one: ``{"object": "error",
     "message", "type", "param", "code"}`` (the code a number, the status)."""
 
@@ -102,17 +105,7 @@ class ReasoningErrors(Dialect):
         """The reply of an error body."""
         if body.get("object") != "error":
             return super().read(body, status)
-        code = body.get("code")
-        return self.reply(
-            body,
-            status,
-            {"object": "error"},
-            "$",
-            own=("object", "message", "type", "param", "code"),
-            type=body.get("type"),
-            code=code,
-            param=body.get("param"),
-        )
+        return self.openai_reply(body, status, {"object": "error"}, "$", own=_FLAT_KEYS)
 
     def write(
         self,
@@ -125,9 +118,7 @@ class ReasoningErrors(Dialect):
         """The error body of ``reply``, in the shape it was read in."""
         if envelope.get("object") != "error":
             return super().write(reply, status, kind, extras, envelope)
-        body = {"object": "error", "message": reply.message, "type": kind[0]}
-        body.update(param=reply.param, code=kind[1], **extras)
-        return body
+        return {"object": "error", **self.openai_object(reply, kind, extras)}
 
     def classify(
         self,
@@ -137,10 +128,8 @@ class ReasoningErrors(Dialect):
         message: str,
         reason: object = None,
     ) -> Any:
-        """The kind of an error; without a status, a numeric code is one, and
-        DeepSeek's message for its 402 tells it."""
-        if status is None and isinstance(code, int) and 400 <= code < 600:
-            status = code
+        """The kind of an error; DeepSeek's message for its 402 tells it (and
+        without a status, a numeric code is one)."""
         if message == "Insufficient Balance":
             return "quota_exceeded"
         return super().classify(type, code, status, message, reason)

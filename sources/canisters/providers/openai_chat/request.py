@@ -44,7 +44,6 @@ from ...requests import (
     Tool,
     ToolChoice,
 )
-from .. import _rules as rules
 from .._requests import (
     NO_GENERATION,
     OPENAI_PLAIN,
@@ -60,7 +59,6 @@ from .._requests import (
     new_output,
     new_provider_tool,
     new_reasoning,
-    new_request,
     new_tool_choice,
     own_extras,
 )
@@ -68,14 +66,11 @@ from .._requests_shared import (
     chat_function,
     chat_tool_entries,
     function_parameters,
-    new_cache_of,
     openai_choice,
-    openai_choice_value,
     openai_format,
-    openai_metadata,
-    render_openai_cache,
-    render_service_tier,
-    tool_choice_names,
+    openai_request,
+    render_openai_choice,
+    render_openai_plain,
     with_parallel,
 )
 
@@ -117,6 +112,17 @@ _GENERATION = {
     "top_logprobs": ("top_logprobs", is_int),
 }
 
+# Generation field -> wire key, as rendered (before and after ``stop``).
+_SAMPLING = {"temperature": "temperature", "top_p": "top_p"}
+_SENT = {
+    "seed": "seed",
+    "presence_penalty": "presence_penalty",
+    "frequency_penalty": "frequency_penalty",
+    "candidates": "n",
+    "logprobs": "logprobs",
+    "top_logprobs": "top_logprobs",
+}
+
 
 def parse_settings(
     body: Mapping[str, Any],
@@ -147,19 +153,13 @@ def parse_settings(
     reasoning = (
         new_reasoning(None, effort, None, None, None) if effort is not None else own
     )
-    metadata = get("metadata")
-    return new_request(
-        model=get("model"),
-        tools=tuple(tools) if tools else (),
+    return openai_request(
+        values,
+        tools=tools,
         tool_choice=choice,
         output=output,
         generation=generation,
         reasoning=reasoning,
-        cache=new_cache_of(get("cache_key"), get("retention")),
-        user=get("user"),
-        metadata=FrozenDict(metadata) if metadata is not None else None,
-        service_tier=get("service_tier"),
-        stream=get("stream"),
         extras=own_extras(name, marks, fields.rest),
     )
 
@@ -340,14 +340,7 @@ def render_settings(
         write is None or not write(request, rendering, out)
     ):
         _render_reasoning(request.reasoning, rendering, out)
-    render_openai_cache(request, rendering, out)
-    if request.user is not None:
-        out["user"] = request.user
-    if request.metadata is not None:
-        out["metadata"] = openai_metadata(request.metadata, rendering)
-    render_service_tier(request, rendering, out)
-    if request.stream is not None:
-        out["stream"] = request.stream
+    render_openai_plain(request, rendering, out)
     out.update(rendering.own_body)
     return out
 
@@ -390,28 +383,26 @@ def _reference(name: str) -> dict[str, Any]:
 def _render_choice(
     choice: ToolChoice, rendering: Rendering, out: dict[str, Any], legacy: bool
 ) -> None:
-    if choice.parallel is not None:
-        out["parallel_tool_calls"] = choice.parallel
-    mode = choice.mode
-    if mode is None:
-        return
-    names = tool_choice_names(mode, choice.names, rendering.outcomes)
-    forced = mode == "required" and len(names) == 1
-    if legacy:
-        if forced:
-            out["function_call"] = {"name": names[0]}
-            return
-        if mode in ("none", "auto") and not names:
-            out["function_call"] = mode
-            return
-        # Any other choice needs the tools form: the functions go as tools.
-        out["tools"] = [
-            {"type": "function", "function": function}
-            for function in out.pop("functions", ())
-        ]
-    out["tool_choice"] = openai_choice_value(
-        mode, names, rendering, _reference, _allowed
+    render_openai_choice(
+        choice, rendering, out, _reference, _allowed, _function_call if legacy else None
     )
+
+
+def _function_call(mode: str, names: tuple[str, ...], out: dict[str, Any]) -> bool:
+    """The legacy ``function_call`` of ``mode`` and ``names``, when it spells
+    them (tells whether it does)."""
+    if mode == "required" and len(names) == 1:
+        out["function_call"] = {"name": names[0]}
+        return True
+    if mode in ("none", "auto") and not names:
+        out["function_call"] = mode
+        return True
+    # Any other choice needs the tools form: the functions go as tools.
+    out["tools"] = [
+        {"type": "function", "function": function}
+        for function in out.pop("functions", ())
+    ]
+    return False
 
 
 def _allowed(mode: str, tools: list[dict[str, Any]]) -> dict[str, Any]:
@@ -438,10 +429,7 @@ def _render_generation(
             "max_tokens" if rendering.own.get("max_tokens") else "max_completion_tokens"
         )
         out[key] = generation.max_output_tokens
-    if generation.temperature is not None:
-        out["temperature"] = rendering.temperature(generation.temperature)
-    if generation.top_p is not None:
-        out["top_p"] = generation.top_p
+    out.update(rendering.settings(generation, _SAMPLING))
     if generation.top_k is not None:
         outcomes.dropped("generation.top_k", "OpenAI Chat has no top_k")
     if generation.stop is not None:
@@ -450,31 +438,14 @@ def _render_generation(
             out["stop"] = stop[0]
         else:
             out["stop"] = stop
-    if generation.seed is not None:
-        out["seed"] = generation.seed
-    if generation.presence_penalty is not None:
-        out["presence_penalty"] = generation.presence_penalty
-    if generation.frequency_penalty is not None:
-        out["frequency_penalty"] = generation.frequency_penalty
-    if generation.candidates is not None:
-        out["n"] = generation.candidates
-    if generation.logprobs is not None:
-        out["logprobs"] = generation.logprobs
-    if generation.top_logprobs is not None:
-        out["top_logprobs"] = generation.top_logprobs
+    out.update(rendering.settings(generation, _SENT))
 
 
 def _render_reasoning(
     reasoning: ReasoningConfig, rendering: Rendering, out: dict[str, Any]
 ) -> None:
     outcomes = rendering.outcomes
-    effort = rules.effort_for(
-        reasoning,
-        rendering.capabilities,
-        rendering.reasoning_table,
-        outcomes,
-        native=rendering.native,
-    )
+    effort = rendering.effort(reasoning)
     if effort is not None:
         out["reasoning_effort"] = effort
     if reasoning.summary is not None:

@@ -5,7 +5,8 @@ that carry reasoning: ``openai-chat-reasoning``, ``openrouter``) share every
 module of this package; each module takes the :class:`Wire` of the format it
 reads or writes as a parameter: its name (the key of its extras, the provider
 its reports name) and how its assistant messages carry reasoning. The shared
-tables of the wire format are here too.
+tables of the wire format are here too, and :class:`ChatErrors`, the base of
+the dialects' error shapes.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from typing import Any
 from ..._frozen import FrozenDict
 from ...protocols import Content, Role
 from .. import _common as common
+from ..kit import Dialect
 
-__all__ = ["BASE", "NAME", "Wire"]
+__all__ = ["BASE", "NAME", "ChatErrors", "Wire"]
 
 NAME = "openai-chat"
 """The provider name of OpenAI Chat itself."""
@@ -59,6 +61,28 @@ class Wire:
 
 BASE = Wire(NAME)
 """OpenAI Chat itself."""
+
+
+class ChatErrors(Dialect):
+    """The base of the dialects' error shapes (OpenAI-compatible servers
+    carrying reasoning): without a status (a stream's error), a numeric code
+    in the HTTP range is the status."""
+
+    __slots__ = ()
+
+    def classify(
+        self,
+        type: object,
+        code: object,
+        status: int | None,
+        message: str,
+        reason: object = None,
+    ) -> Any:
+        """The kind of an error; without a status, a numeric code is one."""
+        if status is None and isinstance(code, int) and 400 <= code < 600:
+            status = code
+        return super().classify(type, code, status, message, reason)
+
 
 WIRE_ROLE = {
     Role.Supervisor: "system",

@@ -54,7 +54,6 @@ from ...requests import (
     Tool,
     ToolChoice,
 )
-from .. import _rules as rules
 from .._requests import (
     NO_GENERATION,
     OPENAI_PLAIN,
@@ -67,20 +66,16 @@ from .._requests import (
     new_output,
     new_provider_tool,
     new_reasoning,
-    new_request,
     new_tool,
     own_extras,
 )
 from .._requests_shared import (
     function_parameters,
-    new_cache_of,
     openai_choice,
-    openai_choice_value,
     openai_format,
-    openai_metadata,
-    render_openai_cache,
-    render_service_tier,
-    tool_choice_names,
+    openai_request,
+    render_openai_choice,
+    render_openai_plain,
     with_parallel,
 )
 from .messages import NAME
@@ -120,19 +115,13 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
     output = _parse_text(fields)
     generation = _parse_generation(fields)
     reasoning = _parse_reasoning(fields, marks)
-    metadata = get("metadata")
-    return new_request(
-        model=get("model"),
-        tools=tuple(tools) if tools else (),
+    return openai_request(
+        read,
+        tools=tools,
         tool_choice=choice,
         output=output,
         generation=generation,
         reasoning=reasoning,
-        cache=new_cache_of(get("cache_key"), get("retention")),
-        user=get("user"),
-        metadata=FrozenDict(metadata) if metadata is not None else None,
-        service_tier=get("service_tier"),
-        stream=get("stream"),
         extras=own_extras(NAME, marks, fields.rest),
     )
 
@@ -312,19 +301,12 @@ def render_settings(request: Request, rendering: Rendering) -> dict[str, Any]:
     rendering.write_model(out)
     _render_tools(rendering, out)
     if request.tool_choice is not None:
-        _render_choice(request.tool_choice, rendering, out)
+        render_openai_choice(request.tool_choice, rendering, out, _reference, _allowed)
     _render_text(request.output, rendering, out)
     _render_generation(request.generation, rendering, out)
     if request.reasoning is not None:
         _render_reasoning(request.reasoning, rendering, out)
-    render_openai_cache(request, rendering, out)
-    if request.user is not None:
-        out["user"] = request.user
-    if request.metadata is not None:
-        out["metadata"] = openai_metadata(request.metadata, rendering)
-    render_service_tier(request, rendering, out)
-    if request.stream is not None:
-        out["stream"] = request.stream
+    render_openai_plain(request, rendering, out)
     for key in _FROM_CHAT:
         value = rendering.claim(_CHAT, key)
         if value is not None:
@@ -381,20 +363,6 @@ def _reference(name: str) -> dict[str, Any]:
     return {"type": "function", "name": name}
 
 
-def _render_choice(
-    choice: ToolChoice, rendering: Rendering, out: dict[str, Any]
-) -> None:
-    if choice.parallel is not None:
-        out["parallel_tool_calls"] = choice.parallel
-    mode = choice.mode
-    if mode is None:
-        return
-    names = tool_choice_names(mode, choice.names, rendering.outcomes)
-    out["tool_choice"] = openai_choice_value(
-        mode, names, rendering, _reference, _allowed
-    )
-
-
 def _allowed(mode: str, tools: list[dict[str, Any]]) -> dict[str, Any]:
     return {"type": "allowed_tools", "mode": mode, "tools": tools}
 
@@ -415,6 +383,8 @@ def _render_text(
         out["text"] = text
 
 
+# Generation field -> wire key (the same names).
+_SENT = {name: name for name, _ in _GENERATION.values()}
 _NO_FIELD = {
     "top_k": "Responses has no top_k",
     "stop": "Responses has no stop sequences",
@@ -431,14 +401,7 @@ def _render_generation(
     if generation is NO_GENERATION:
         return
     outcomes = rendering.outcomes
-    if generation.max_output_tokens is not None:
-        out["max_output_tokens"] = generation.max_output_tokens
-    if generation.temperature is not None:
-        out["temperature"] = rendering.temperature(generation.temperature)
-    if generation.top_p is not None:
-        out["top_p"] = generation.top_p
-    if generation.top_logprobs is not None:
-        out["top_logprobs"] = generation.top_logprobs
+    out.update(rendering.settings(generation, _SENT))
     for name, reason in _NO_FIELD.items():
         if getattr(generation, name) is not None:
             outcomes.dropped(f"generation.{name}", reason)
@@ -452,13 +415,7 @@ def _render_reasoning(
 ) -> None:
     outcomes = rendering.outcomes
     entry: dict[str, Any] = {}
-    effort = rules.effort_for(
-        reasoning,
-        rendering.capabilities,
-        rendering.reasoning_table,
-        outcomes,
-        native=rendering.native,
-    )
+    effort = rendering.effort(reasoning)
     if effort is not None:
         if rendering.native or effort in _EFFORTS:
             entry["effort"] = effort
