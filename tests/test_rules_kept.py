@@ -135,7 +135,7 @@ def test_image_detail_becomes_gemini_media_resolution() -> None:
     assert not lost(events)
     SDK_ACCEPTS["gemini"](body)
     # And back: Gemini's resolution is Chat's detail.
-    again, events = render("gemini", body, "openai-chat")
+    again, events = render("gemini", body, "openai-chat", model="m")
     assert again["messages"][0]["content"][0]["image_url"]["detail"] == "low"
     assert not events
 
@@ -268,7 +268,9 @@ def test_a_gemini_system_role_other_than_user_is_reported() -> None:
         assert gemini.render_full_request(gemini.parse_full_request(body(role))) == (
             body(role)
         )
-    _, events = render("gemini", body("user"), "openai-chat", unsupported="error")
+    _, events = render(
+        "gemini", body("user"), "openai-chat", unsupported="error", model="m"
+    )
     assert not lost(events)
     with pytest.raises(UnsupportedContent, match="role"):
         render("gemini", body("system"), "openai-chat")
