@@ -61,16 +61,7 @@ from canisters.providers._common import SIGNATURES
 
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "providers"
-FORMATS = (
-    "anthropic",
-    "bedrock-converse",
-    "gemini",
-    "ollama",
-    "openai-chat",
-    "openai-chat-reasoning",
-    "openai-responses",
-    "openrouter",
-)
+FORMATS = providers.names()
 
 Key = tuple[str | int, ...]
 Outcome = tuple[Any, tuple[tuple[Any, ...], ...]]

@@ -403,16 +403,7 @@ def test_every_recorded_body_converts_to_every_provider(
     # In process (cli.run is what the script calls): a subprocess per pair would
     # take minutes; the subprocess tests above cover the real command.
     path = payload(provider, name, tmp_path)
-    for target in (
-        "openai-chat",
-        "anthropic",
-        "gemini",
-        "ollama",
-        "openai-responses",
-        "bedrock-converse",
-        "openai-chat-reasoning",
-        "openrouter",
-    ):
+    for target in providers.names():
         code = run(
             [
                 "convert",

@@ -19,16 +19,7 @@ from canisters.providers import ERROR_KINDS, ErrorKind, ErrorReply, ErrorRespons
 from .budget import examples
 
 DATA = Path(__file__).parent / "data" / "providers"
-NAMES = (
-    "anthropic",
-    "bedrock-converse",
-    "gemini",
-    "ollama",
-    "openai-chat",
-    "openai-chat-reasoning",
-    "openai-responses",
-    "openrouter",
-)
+NAMES = providers.names()
 CASES = sorted(DATA.glob("*/errors/*.json"))
 
 # What each recorded body is (the kind a reader of the body would name).

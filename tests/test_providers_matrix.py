@@ -21,16 +21,7 @@ from canisters import Conversation, User, providers
 from .providers_support import KEPT_KEY, adapter
 
 DATA = Path(__file__).parent / "data" / "providers"
-PROVIDERS = (
-    "openai-chat",
-    "openai-responses",
-    "anthropic",
-    "gemini",
-    "ollama",
-    "bedrock-converse",
-    "openai-chat-reasoning",
-    "openrouter",
-)
+PROVIDERS = providers.names()
 CASES = [
     path
     for provider in PROVIDERS
