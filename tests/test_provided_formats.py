@@ -14,6 +14,7 @@ import pytest
 import canisters as c
 from canisters import html, providers
 from canisters.cli import run
+from canisters.providers import openai_chat
 
 DATA = Path(__file__).parent / "data" / "providers"
 TARGETS = ["anthropic", "openai-chat", "openai-responses", "gemini", "ollama"]
@@ -129,7 +130,41 @@ BODIES = {
         "compaction-item-chain-second-request.json",
     ],
 }
-CASES = sorted({(p, n) for (p, _), names in BODIES.items() for n in names})
+# OpenAI Chat's url_citation annotations (OpenAI's web-search models,
+# OpenRouter's web search): the corpus holds fewer than three real bodies with
+# them, so they are checked apart from BODIES (the stream is its own).
+CHAT_BODIES = {
+    ("openrouter", "citations"): [
+        "pydantic-ai-openrouter-web-search-annotations-response.json",
+    ],
+    # Annotations with no url citation: an empty list, OpenRouter's file.
+    ("openai-chat", "no citations"): [
+        "annotations-unicode-response.json",
+        "azure-content-filter-emoji-response.json",
+        "tool-round-trip-parallel-request.json",
+    ],
+    ("openrouter", "no citations"): [
+        "pydantic-ai-openrouter-file-annotation-response.json",
+        "pydantic-ai-openrouter-video-url-public-api-response.json",
+    ],
+}
+CHAT_STREAM = (
+    Path(__file__).parent
+    / "data"
+    / "streams"
+    / "openrouter"
+    / "pydantic-ai-openrouter-web-search-annotations-stream.sse"
+)
+CHAT = ("openai-chat", "openai-chat-reasoning", "openrouter")
+CASES = sorted(
+    {(p, n) for (p, _), names in BODIES.items() for n in names}
+    | {
+        (p, n)
+        for (p, kind), names in CHAT_BODIES.items()
+        for n in names
+        if kind == "citations"
+    }
+)
 
 
 def holds(part: Any, kind: str) -> bool:
@@ -158,6 +193,22 @@ def test_each_kind_has_three_real_bodies_read_as_typed_parts(
         found = [p for p in parts(parsed(provider, name)) if holds(p, kind)]
         assert found, f"{name} holds no {kind}"
         assert all(getattr(p, "provider", provider) == provider for p in found)
+
+
+def carried(part: Any, target: str) -> bool:
+    """Whether ``target`` writes ``part`` as its own: OpenAI Chat writes a
+    cited text whose citations are all web pages with a span as url_citation
+    annotations."""
+    return (
+        target in CHAT
+        and isinstance(part, c.CitedText)
+        and all(
+            isinstance(x.source, c.UrlSource)
+            and x.start is not None
+            and x.end is not None
+            for x in part.citations
+        )
+    )
 
 
 @pytest.mark.parametrize(("provider", "name"), CASES)
@@ -198,8 +249,12 @@ def test_another_format_never_gets_a_provider_run_call_as_a_client_call(
             for p in ran
             if not (isinstance(p, c.Compaction) and p.summary)
             and not (isinstance(p, c.CitedText) and not p.citations)
+            and not carried(p, target)
         ]
         assert len(settled) >= len(expected)
+        for part in ran:
+            if carried(part, target):
+                assert all(x.source.url in text for x in part.citations)
     if expected:  # a compaction's summary is carried (reported), not refused
         with pytest.raises(c.UnsupportedContent):
             render(conversation, unsupported="error", incomplete="keep")
@@ -320,3 +375,265 @@ def test_the_page_links_sources_and_folds_a_tool_with_its_result() -> None:
     link = page.index('<a href="https://en.wikipedia.org/wiki/Claude_Shannon"', folded)
     assert page.index('<ol class="cv-sources">', link) > link
     assert "javascript:" not in page
+
+
+def chat_message(body: dict[str, Any]) -> dict[str, Any]:
+    message: dict[str, Any] = body["choices"][0]["message"]
+    return message
+
+
+@pytest.mark.parametrize(("provider", "kind"), sorted(CHAT_BODIES))
+def test_chat_annotations_read_as_citations_only_where_they_are_url_citations(
+    provider: str, kind: str
+) -> None:
+    """Each url_citation annotation of an assistant message cites the span of
+    its content it names (characters of the content), its source the page,
+    its ``content`` (OpenRouter's) the quoted passage; annotations of other
+    types (OpenRouter's ``file``) stay kept on the message only. Every body
+    goes back exactly, also through canisters' JSON."""
+    for name in CHAT_BODIES[(provider, kind)]:
+        case = load(provider, name)
+        assert case["source"] and case["provider"] == provider
+        normalizer = providers.get(provider)
+        if case["kind"] == "request":
+            conversation: Any = normalizer.parse_full_request(case["payload"])
+            render = normalizer.render_full_request
+        else:
+            conversation = normalizer.parse_response(case["payload"])
+            render = normalizer.render_response
+        for trip in (conversation, c.from_json(c.to_json(conversation))):
+            assert render(trip) == case["payload"]
+        if case["kind"] == "request":
+            conversation = conversation.conversation
+        found = [p for p in parts(conversation) if holds(p, "citations")]
+        if kind == "no citations":
+            assert found == []
+            continue
+        message = chat_message(case["payload"])
+        (cited,) = found
+        assert cited.text == message["content"]
+        notes = [n for n in message["annotations"] if n["type"] == "url_citation"]
+        assert len(cited.citations) == len(notes) == 5
+        for citation, note in zip(cited.citations, notes, strict=True):
+            spelled = note["url_citation"]
+            assert citation.source == c.UrlSource(spelled["url"], spelled["title"])
+            assert (citation.start, citation.end) == (
+                spelled["start_index"],
+                spelled["end_index"],
+            )
+            assert citation.cited_text == spelled["content"]
+            assert citation.provider == provider and citation.opaque == note
+
+
+def test_chat_annotations_of_a_stream_accumulate_to_the_reply() -> None:
+    from .streams_support import wire_events
+
+    events = wire_events(CHAT_STREAM.read_bytes(), ".sse")
+    normalizer = providers.get("openrouter")
+    reply = normalizer.parse_stream(events)
+    (cited,) = [p for p in parts(reply) if holds(p, "citations")]
+    streamed = [
+        note
+        for event in events
+        for choice in event.get("choices", ())
+        for note in choice["delta"].get("annotations", ())
+    ]
+    assert [x.opaque for x in cited.citations] == streamed
+    assert cited.text.endswith("https://github.com/pydantic/pydantic-ai")
+    body = normalizer.render_response(reply)
+    assert chat_message(body)["annotations"] == streamed
+    assert normalizer.render_response(normalizer.parse_response(body)) == body
+
+
+@pytest.mark.parametrize(
+    ("provider", "name"),
+    [
+        ("openai-responses", "web-search-call-url-citations-response.json"),
+        ("openai-responses", "web-search-call-raw-annotations-response.json"),
+        ("gemini", "google-search-grounding-citations-response.json"),
+        ("gemini", "google-search-grounding-response.json"),
+    ],
+)
+@pytest.mark.parametrize("target", CHAT)
+def test_web_citations_with_a_span_go_to_chat_as_url_citations(
+    provider: str, name: str, target: str
+) -> None:
+    """Responses' url citations and Gemini's web grounding have a span: each
+    goes to a Chat format as a url_citation annotation on the same characters
+    of the message's content (the Responses text has non-ASCII characters
+    before its spans), and reads back as the same citation."""
+    conversation = parsed(provider, name)
+    sent = [p for p in parts(conversation) if holds(p, "citations")]
+    assert sent and all(carried(p, target) for p in sent)
+    report = providers.Report()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", providers.FidelityWarning)
+        body = providers.get(target).render_response(
+            conversation, unsupported="drop", report=report
+        )
+    assert not [e for e in report.events if "citations" in e.detail]
+    messages = [
+        ch["message"] for ch in body["choices"] if ch["message"].get("annotations")
+    ]
+    assert len(messages) == len(sent)
+    for part, message in zip(sent, messages, strict=True):
+        assert message["content"] == part.text
+        for citation, note in zip(part.citations, message["annotations"], strict=True):
+            spelled = note["url_citation"]
+            assert note["type"] == "url_citation"
+            assert spelled["url"] == citation.source.url
+            span = message["content"][spelled["start_index"] : spelled["end_index"]]
+            assert span == part.text[citation.start : citation.end]
+    back = [
+        p
+        for p in parts(providers.get(target).parse_response(body))
+        if holds(p, "citations")
+    ]
+    assert [[(x.source, x.start, x.end) for x in p.citations] for p in back] == [
+        [(x.source, x.start, x.end) for x in p.citations] for p in sent
+    ]
+
+
+def test_citations_without_a_span_or_a_page_go_to_chat_as_today() -> None:
+    """Anthropic's web search citations cite their block and name no span;
+    a document citation names no page: both settled as elsewhere (reported,
+    listed under the placeholder policy, refused under error)."""
+    conversation = parsed("anthropic", "docs-web-search-history-request.json")
+    normalizer = providers.get("openai-chat")
+    report = providers.Report()
+    body = normalizer.render_request(
+        conversation, unsupported="placeholder", report=report
+    )
+    assert "annotations" not in json.dumps(body)
+    assert "Sources:\n[1] Claude Shannon - Wikipedia" in json.dumps(
+        body, ensure_ascii=False
+    ).replace("\\n", "\n")
+    assert any(
+        "citations (web_search_result_location) have no place" in e.detail
+        for e in report.events
+    )
+    document = c.Conversation(
+        [
+            c.User("q"),
+            c.Assistant(
+                [
+                    c.CitedText(
+                        "A claim.",
+                        citations=[c.Citation(c.DocumentSource(0, "notes"), "a claim")],
+                    )
+                ]
+            ),
+        ]
+    )
+    with pytest.raises(c.UnsupportedContent, match="citations"):
+        normalizer.render_request(document)
+
+
+def test_chat_citations_go_to_other_formats_by_the_provided_content_rule() -> None:
+    """No other format takes OpenAI Chat's citations as its own: they go as
+    the text, reported (with the annotations the message keeps), listed under
+    the placeholder policy, refused under error."""
+    conversation = parsed(
+        "openrouter", "pydantic-ai-openrouter-web-search-annotations-response.json"
+    )
+    for target in ("anthropic", "openai-responses", "gemini"):
+        normalizer = providers.get(target)
+        report = providers.Report()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", providers.FidelityWarning)
+            normalizer.render_response(conversation, unsupported="drop", report=report)
+            listed = normalizer.render_response(conversation, unsupported="placeholder")
+        details = [e.detail for e in report.events]
+        assert f"citations (url_citation) have no place in {target}" in details
+        assert (
+            f"openrouter's key 'annotations' has no equivalent in {target}" in details
+        )
+        assert "[1] AI Agent Framework, the Pydantic way <https://github.com/" in (
+            json.dumps(listed)
+        )
+        with pytest.raises(c.UnsupportedContent):
+            normalizer.render_response(conversation)
+
+
+def test_openrouter_quoted_passages_are_reported_where_chat_has_no_place() -> None:
+    """OpenAI's url_citation has no ``content``: OpenRouter's citations go to
+    OpenAI Chat with their page and span, the quoted passages reported."""
+    conversation = parsed(
+        "openrouter", "pydantic-ai-openrouter-web-search-annotations-response.json"
+    )
+    report = providers.Report()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", providers.FidelityWarning)
+        body = providers.get("openai-chat").render_response(
+            conversation, unsupported="drop", report=report
+        )
+    notes = chat_message(body)["annotations"]
+    assert [n["url_citation"]["url"] for n in notes] == [
+        x.source.url for p in parts(conversation) for x in getattr(p, "citations", ())
+    ]
+    assert all("content" not in n["url_citation"] for n in notes)
+    assert "the quoted passage of 5 url citations has no place in openai-chat" in [
+        e.detail for e in report.events
+    ]
+
+
+def test_a_cited_text_among_other_parts_is_cited_from_the_start_of_the_content() -> (
+    None
+):
+    """Written after other text parts, a citation's span counts from the start
+    of the message's content; read back, the citation is on its own part."""
+    page = c.UrlSource("https://example.com/tux", "Tux")
+    cited = c.CitedText(
+        "Tux is Linux\u2019s mascot.",
+        citations=[c.Citation(page, start=7, end=14)],
+    )
+    conversation = c.Conversation(
+        [c.User("Who is Tux?"), c.Assistant([c.Text("Héllo. "), cited])]
+    )
+    normalizer = providers.get("openai-chat")
+    body = normalizer.render_request(conversation)
+    message = body["messages"][1]
+    (note,) = message["annotations"]
+    spelled = note["url_citation"]
+    joined = "".join(p["text"] for p in message["content"])
+    assert joined[spelled["start_index"] : spelled["end_index"]] == "Linux\u2019s"
+    assert spelled == {
+        "url": "https://example.com/tux",
+        "title": "Tux",
+        "start_index": 14,
+        "end_index": 21,
+    }
+    read = normalizer.parse_request(body)
+    first, second = read[1].content  # type: ignore[attr-defined]
+    assert type(first) is c.Text
+    assert isinstance(second, c.CitedText) and second.text == cited.text
+    assert [(x.source, x.start, x.end) for x in second.citations] == [(page, 7, 14)]
+    assert normalizer.render_request(read) == body
+    # The one-pass reader hands a message with annotations to the general one.
+    general = openai_chat.messages.parse_request(body, fast=False)
+    assert [type(p) for p in general[1].content] == [  # type: ignore[attr-defined]
+        type(p)
+        for p in read[1].content  # type: ignore[attr-defined]
+    ]
+
+
+def test_a_cited_text_outside_an_assistant_message_loses_its_citations_reported() -> (
+    None
+):
+    page = c.UrlSource("https://example.com/")
+    conversation = c.Conversation(
+        [c.User([c.CitedText("quoted", citations=[c.Citation(page, start=0, end=6)])])]
+    )
+    normalizer = providers.get("openai-chat")
+    with pytest.raises(c.UnsupportedContent, match="citations have no place"):
+        normalizer.render_request(conversation)
+    report = providers.Report()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", providers.FidelityWarning)
+        body = normalizer.render_request(
+            conversation, unsupported="drop", report=report
+        )
+    assert body["messages"] == [{"role": "user", "content": "quoted"}]
+    assert [e.detail for e in report.events] == [
+        "citations have no place in a user message"
+    ]

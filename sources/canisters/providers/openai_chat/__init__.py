@@ -25,6 +25,9 @@ they belong to:
   (the deprecated ``function_call`` / ``role: "function"`` forms);
 - on results: ``in_place`` (the tool message held media parts, sent back in
   place rather than in a follow-up user message);
+- an assistant message's ``annotations`` stay whole in ``message``; those of
+  type ``url_citation`` also make the text parts they point into
+  :class:`~canisters.CitedText` (see :mod:`.provided`);
 - on the first assistant of a response choice: ``choice`` (``index``,
   ``finish_reason``, ``logprobs``, Azure filter results...) and, on the first
   one only, ``response`` (``id``, ``object``, ``created``, ``usage``...).

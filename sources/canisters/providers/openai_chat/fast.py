@@ -48,8 +48,8 @@ def _parse_plain(
     read here, any other part as :func:`_parse_part` reads it), with any other
     key kept as the general way keeps it; an assistant message may carry tool
     calls of the canonical shape (``id``, ``type: "function"``, ``function``
-    with a name and JSON arguments), and no refusal text or legacy
-    ``function_call``.
+    with a name and JSON arguments), and no refusal text, annotations (its
+    url citations make cited texts) or legacy ``function_call``.
     """
     role = message.get("role")
     if type(role) is not str:
@@ -148,8 +148,8 @@ def _plain_assistant(
     extra: dict[str, Any],
 ) -> Canister | list[Canister] | None:
     """The canisters of an assistant message for :func:`_parse_plain`."""
-    if extra and extra.get("refusal") is not None:
-        return None  # a refusal text, made a part
+    if extra and (extra.get("refusal") is not None or extra.get("annotations")):
+        return None  # a refusal text, made a part; citations, made cited texts
     calls = message.get("tool_calls")
     if calls is None or "function_call" in message:
         # What SDKs dump of a reply: every field, those not set as null.

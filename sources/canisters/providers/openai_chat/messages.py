@@ -33,6 +33,8 @@ from .._common import (
     plain_text,
 )
 from .._rules import ids, kept, media
+from .._rules.provided import register
+from . import provided
 from .rendering import (
     _render_messages,
 )
@@ -62,7 +64,9 @@ def declare(
     dialect's own entries of a part, ``part``, and the keys among them only
     its server resolves, ``references``), with the shared concepts among them:
     cache_control (sent by clients aiming at Anthropic through a Chat gateway;
-    OpenAI takes none) and an image's detail."""
+    OpenAI takes none) and an image's detail; and the cited texts it writes
+    as its own (see :mod:`.provided`)."""
+    register(name, provided.native_for(name))
     ids.declare(name, ids.IdRule(max_length=max_id), named_results=False)
     kept.declare(
         name,
@@ -416,6 +420,8 @@ def _parse_assistant(
     parts, form = _parse_content(message, path, wire)
     # The form of the content itself, without a refusal given as a field.
     default = default_form(parts, "assistant", wire)
+    if "annotations" in extra:  # url citations make their text parts cited
+        provided.cite(parts, extra["annotations"], wire.name)
     if wire.read is not None:  # a dialect's reasoning comes first
         parts[:0] = wire.read(extra, path)
     refusal = extra.get("refusal")

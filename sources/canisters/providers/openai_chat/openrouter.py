@@ -178,7 +178,7 @@ def _write(parts: list[Any], message: dict[str, Any]) -> None:
     ]
 
 
-WIRE = Wire(NAME, read=_read, takes=_takes, write=_write)
+WIRE = Wire(NAME, read=_read, takes=_takes, write=_write, quotes=True)
 """The dialect's wire (see :class:`~canisters.providers.openai_chat.wire.Wire`)."""
 
 # An entry's keys its part does not hold: reported where the part goes to

@@ -13,7 +13,18 @@ from ...protocols import Canister, Content, Role
 from .. import _common as common
 from .._common import Labeler, Options, mine
 from .._rules import documents, thinking
-from .wire import AUDIO_FORMATS, BASE, MEDIA, NAME, WIRE_ROLE, Wire, default_form
+from .._rules.policy import apply_policy
+from . import provided
+from .wire import (
+    AUDIO_FORMATS,
+    BASE,
+    MEDIA,
+    NAME,
+    TEXTS,
+    WIRE_ROLE,
+    Wire,
+    default_form,
+)
 
 
 class _Renderer:
@@ -55,12 +66,20 @@ class _Renderer:
         outer = extras.get("outer") or {}
         inner = extras.get("inner") or {}
         kind = part.type
-        if kind == "text":
+        if kind in TEXTS:
             text = part.text  # type: ignore[attr-defined]
             if not text and "raw" in extras:
                 return dict(extras["raw"])  # a part kept whole
             if extras.get("refusal") == "part":
                 return {"type": "refusal", "refusal": text, **outer}
+            if kind != "text" and wire != "assistant" and part.citations:  # type: ignore[attr-defined]
+                # Rule: annotations are an assistant message's only.
+                apply_policy(
+                    self.options,
+                    self.name,
+                    where,
+                    f"citations have no place in a {wire} message",
+                )
             return {"type": "text", "text": text, **outer}
         if kind == "reasoning":
             action = common.reasoning_action(
@@ -216,6 +235,8 @@ def _render_assistant(
     refusals: list[str] = []
     calls: list[dict[str, Any]] = []
     legacy: dict[str, Any] | None = None
+    notes: list[dict[str, Any]] = []  # the annotations of cited texts
+    kept = (extras.get("message") or {}).get("annotations")
     for offset, canister in enumerate(group):
         if canister.role is Role.Assistant:
             for number, part in enumerate(canister.content):  # type: ignore[attr-defined]
@@ -249,6 +270,13 @@ def _render_assistant(
                     parts.append({"type": "text", "text": label.text})
                 item = renderer.part(part, where, "assistant", canister)
                 if item is not None:
+                    if part.type == "cited_text" and item.get("type") == "text":
+                        start = sum(
+                            len(p["text"]) for p in parts if p.get("type") == "text"
+                        )
+                        notes += provided.annotations_of(
+                            part, start, wire, kept, renderer.options, where
+                        )
                     parts.append(item)
         elif mine(canister, name).get("legacy"):
             call = _render_call(canister, name)["function"]
@@ -272,6 +300,11 @@ def _render_assistant(
     if legacy is not None:
         message["function_call"] = legacy
     _message_extras(message, extras.get("message") or {})
+    if notes:
+        held = message.get("annotations")
+        if isinstance(held, (list, tuple)):
+            notes = [*held, *notes]  # the message's own, as they came, first
+        message["annotations"] = notes
     return message
 
 

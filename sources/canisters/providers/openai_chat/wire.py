@@ -31,9 +31,20 @@ class Wire:
     the reasoning parts, taken from ``extra``, the message's keys not read
     otherwise), which parts it takes back (``takes(part)``) and how it writes
     them (``write(parts, message)``). The base format has none of the
-    three: reasoning it reads nowhere, and sends back only as text."""
+    three: reasoning it reads nowhere, and sends back only as text.
+    ``quotes``: whether its ``url_citation`` annotations carry the quoted
+    passage (OpenRouter's ``content``)."""
 
-    __slots__ = ("extras", "name", "read", "ref", "refusal_field", "takes", "write")
+    __slots__ = (
+        "extras",
+        "name",
+        "quotes",
+        "read",
+        "ref",
+        "refusal_field",
+        "takes",
+        "write",
+    )
 
     def __init__(
         self,
@@ -42,6 +53,7 @@ class Wire:
         read: Callable[[dict[str, Any], str], list[Content]] | None = None,
         takes: Callable[[Any], bool] | None = None,
         write: Callable[[list[Any], dict[str, Any]], None] | None = None,
+        quotes: bool = False,
     ) -> None:
         self.name = name
         """The provider name: the key of the extras this format keeps."""
@@ -54,6 +66,8 @@ class Wire:
         self.read = read
         self.takes = takes
         self.write = write
+        self.quotes = quotes
+        """Whether a citation's quoted passage goes in its annotation."""
 
     def __repr__(self) -> str:
         return f"<OpenAI Chat wire {self.name}>"
@@ -108,6 +122,9 @@ AUDIO_FORMATS = {
     "audio/mp3": "mp3",
 }
 MEDIA = frozenset({"image", "file", "audio"})
+TEXTS = frozenset({"text", "cited_text"})
+"""The part types written as text parts (a cited text: its citations as the
+message's annotations)."""
 TURN = (Role.Assistant, Role.Invocation)
 
 
@@ -119,7 +136,7 @@ def default_form(
         return "null" if role == "assistant" else "list"
     if (
         len(parts) == 1
-        and parts[0].type == "text"
+        and parts[0].type in TEXTS
         and not common.mine(parts[0], wire.name)
     ):
         return "string"
