@@ -98,8 +98,8 @@ def _uncarried(entry: Mapping[str, Any], item: int) -> dict[str, Any]:
     keys = {key: value for key, value in entry.items() if key not in _CARRIED}
     if keys.get("format") == ANTHROPIC_FORMAT:
         del keys["format"]
-    if keys.get("index", item) == item and type(keys.get("index", 0)) is int:
-        keys.pop("index", None)
+    if type(keys.get("index")) is int and keys["index"] == item:
+        del keys["index"]
     return keys
 
 
