@@ -262,3 +262,69 @@ def test_a_reply_items_id_is_a_reference_not_sent_and_its_status_reported() -> N
     assert any(event.where.endswith(".status") for event in events)
     with pytest.raises(UnsupportedContent, match="status"):
         render("openai-responses", unfinished, "anthropic", unsupported="error")
+
+
+SEARCHED_THEN_ANSWERED = {
+    "id": "resp_1",
+    "object": "response",
+    "created_at": 1,
+    "status": "completed",
+    "model": "gpt-5",
+    "output": [
+        {
+            "type": "web_search_call",
+            "id": "ws_1",
+            "status": "completed",
+            "action": {"type": "search", "query": "tallest mountain"},
+        },
+        {
+            "type": "reasoning",
+            "id": "rs_1",
+            "summary": [],
+        },
+        {
+            "type": "message",
+            "id": "msg_1",
+            "role": "assistant",
+            "status": "completed",
+            "content": [
+                {"type": "output_text", "text": "Mount Everest.", "annotations": []}
+            ],
+        },
+    ],
+    "usage": {"input_tokens": 3, "output_tokens": 4, "total_tokens": 7},
+}
+
+
+def test_a_reply_of_several_items_is_one_chat_choice() -> None:
+    from openai.types.chat import ChatCompletion
+
+    reply = providers.get("openai-responses").parse_response(SEARCHED_THEN_ANSWERED)
+    assert len(list(reply)) > 1  # one turn per output item
+    rendered, _ = render("openai-responses", SEARCHED_THEN_ANSWERED, "openai-chat")
+    (choice,) = rendered["choices"]
+    assert choice["index"] == 0
+    assert choice["message"]["content"] == "Mount Everest."
+    assert choice["finish_reason"] == "stop"
+    ChatCompletion.model_validate(rendered)
+
+
+def test_chat_alternatives_stay_separate_choices() -> None:
+    body = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "gpt-4o",
+        "choices": [
+            {
+                "index": number,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": reason,
+                "logprobs": None,
+            }
+            for number, (text, reason) in enumerate([("a", "stop"), ("b", "length")])
+        ],
+    }
+    rendered, events = render("openai-chat", body, "openai-chat")
+    assert rendered == body
+    assert events == []

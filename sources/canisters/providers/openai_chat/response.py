@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
+import attrs
+
 from ...canisters import Assistant, Metadata, Usage, now
 from ...conversation import Conversation
 from ...exceptions import MalformedPayload, _excerpt
@@ -165,8 +167,6 @@ def parse_response(
             else None,
             custom=custom,
         )
-        import attrs
-
         head = attrs.evolve(
             _with_extras(head, values, wire),  # type: ignore[misc]
             metadata=metadata,
@@ -202,15 +202,21 @@ def render_response(
     """Render a Chat Completions response body from a reply, in the format of
     ``wire``.
 
-    Each :class:`~canisters.Assistant` starts a choice; invocations join the
-    choice before them.
+    An :class:`~canisters.Assistant` with metadata starts a choice (each
+    choice read from a Chat reply has its own); turns without metadata, and
+    invocations, join the choice before them. A reply of another format that
+    comes as several assistant turns (a Responses output of a
+    ``web_search_call`` and then a message) is therefore one choice, as a
+    client reading ``choices[0]`` expects.
     """
     renderer = _Renderer(opts, wire)
     name = wire.name
     choices: list[dict[str, Any]] = []
     groups: list[list[Canister]] = []
     for canister in common.canisters_of(conversation, name):
-        if canister.role is Role.Assistant or not groups:
+        if not groups or (
+            canister.role is Role.Assistant and canister.metadata is not None
+        ):
             groups.append([canister])
         else:
             groups[-1].append(canister)
