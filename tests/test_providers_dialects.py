@@ -339,6 +339,23 @@ def test_plain_reasoning_text_goes_to_every_format_that_takes_it() -> None:
     assert [e.kind for e in report.events] == ["dropped"]
     body = providers.get("openai-chat").render_request(conversation, reasoning="text")
     assert text in sent_back(body)["content"][0]["text"]
+    # Ollama takes reasoning text as its thinking, from either dialect
+    for source in (conversation, plain):
+        report = providers.Report()
+        body = providers.get("ollama").render_request(source, report=report)
+        expected = text if source is conversation else "step one"
+        assert sent_back(body)["thinking"] == expected
+        assert not report.events
+    # another provider's item id is not Ollama's to resolve: reported
+    summary = Reasoning("a summary", provider="openai-responses", id="rs_1")
+    report = providers.Report()
+    body = providers.get("ollama").render_request(
+        Conversation([User("q"), Assistant([summary, "ok"])]), report=report
+    )
+    assert sent_back(body)["thinking"] == "a summary"
+    assert [(e.kind, e.where) for e in report.events] == [
+        ("dropped", "canister 1 (assistant), part 0 (reasoning).id")
+    ]
 
 
 def test_openrouter_request_settings_are_kept_and_translated() -> None:

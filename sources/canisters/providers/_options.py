@@ -245,21 +245,48 @@ def unsupported(options: Options, provider: str, where: str, reason: str) -> str
 
 
 def reasoning_action(
-    part: Any, provider: str, options: Options, where: str, *, native: bool
+    part: Any,
+    provider: str,
+    options: Options,
+    where: str,
+    *,
+    native: bool,
+    plain: bool = False,
 ) -> Literal["native", "text", "drop"]:
     """Decide how a :class:`~canisters.Reasoning` part goes to ``provider``.
 
-    ``native`` says whether the provider takes reasoning back at all. Signed or
-    redacted reasoning goes natively only to the provider that issued it; unsigned
-    reasoning goes natively only where the provider accepts it without a
-    signature (never, for the providers built in). Everything else follows
+    ``native`` says whether the provider takes back reasoning that a signature
+    or redacted blob binds: such reasoning goes natively only to the provider
+    that issued it. ``plain`` says whether the provider takes reasoning as plain
+    text (Ollama's ``thinking``, the ``reasoning_content`` of the OpenAI Chat
+    dialects): then its own reasoning, and another format's that nothing binds,
+    goes natively, and another provider's item id on it is reported
+    (:func:`note_foreign_reasoning_id`). Everything else follows
     ``options.reasoning`` and is reported.
     """
     bound = part.signature is not None or part.redacted is not None
     if native and bound and part.provider == provider:
+        return "native"
+    if plain and (part.provider == provider or not bound):
+        note_foreign_reasoning_id(part, provider, options, where)
         return "native"
     if options.reasoning == "text" and part.text:
         options.note("downgraded", provider, where, "reasoning sent as text")
         return "text"
     options.note("dropped", provider, where, "reasoning the provider cannot take back")
     return "drop"
+
+
+def note_foreign_reasoning_id(
+    part: Any, provider: str, options: Options, where: str
+) -> None:
+    """Report the item id of another provider's :class:`~canisters.Reasoning`
+    (OpenAI Responses' ``rs_`` ids) that goes to ``provider`` as its text:
+    nothing there resolves it."""
+    if part.id is not None and part.provider != provider:
+        options.note(
+            "dropped",
+            provider,
+            f"{where}.id",
+            f"{part.provider}-only reference id {part.id!r} not sent to {provider}",
+        )

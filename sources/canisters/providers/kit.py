@@ -27,6 +27,7 @@ holds re-exports only:
   :func:`encode_arguments`) and tool errors sent as text
   (:func:`encode_error_text`, :func:`decode_error_text`);
 - the unsupported policy: :func:`unsupported`, :func:`reasoning_action`,
+  :func:`note_foreign_reasoning_id`,
   :func:`describe`;
 - media: :func:`b64encode`, :func:`b64decode_exact`, :func:`parse_data_url`,
   :func:`data_url`, :func:`sniff_mime`, :func:`mime_from_url`,
@@ -109,6 +110,7 @@ from ._common import (
     media_mime,
     mime_from_url,
     mine,
+    note_foreign_reasoning_id,
     opaque_part,
     options_from,
     parse_arguments,
@@ -273,6 +275,7 @@ __all__ = [
     "output_as_tool",
     "parse_arguments",
     "parse_data_url",
+    "note_foreign_reasoning_id",
     "reasoning_action",
     "render_arguments",
     "render_finish",

@@ -439,19 +439,17 @@ class _Renderer:
             where = common.describe(index, canister, number, part)
             match part.type:
                 case "reasoning":
-                    native = (
-                        canister.role is Role.Assistant
-                        and part.provider in (NAME, None)
-                        and part.signature is None
-                        and part.redacted is None
-                    )
-                    if native:
-                        thinking.append(part.text)
-                        continue
                     action = common.reasoning_action(
-                        part, NAME, self.options, where, native=False
+                        part,
+                        NAME,
+                        self.options,
+                        where,
+                        native=False,
+                        plain=canister.role is Role.Assistant,
                     )
-                    if action == "text":
+                    if action == "native":
+                        thinking.append(part.text)
+                    elif action == "text":
                         texts.append(thinking_text(part))
                 case "image":
                     data = common.media_bytes(part, self.options)

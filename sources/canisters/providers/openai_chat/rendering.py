@@ -252,17 +252,12 @@ def _render_assistant(
                     and wire.takes(part)
                 ):
                     reasoning.append(part)
-                    if part.id is not None and part.provider != name:
-                        # Another provider's item id (OpenAI Responses' rs_):
-                        # nothing here resolves it.
-                        renderer.options.note(
-                            "dropped",
-                            name,
-                            common.describe(index + offset, canister, number, part)
-                            + ".id",
-                            f"{part.provider}-only reference id {part.id!r} not "
-                            f"sent to {name}",
-                        )
+                    common.note_foreign_reasoning_id(
+                        part,
+                        name,
+                        renderer.options,
+                        common.describe(index + offset, canister, number, part),
+                    )
                     continue
                 where = common.describe(index + offset, canister, number, part)
                 label = renderer.labels.label(part)
