@@ -531,8 +531,9 @@ def test_citations_without_a_span_or_a_page_go_to_chat_as_today() -> None:
 
 def test_chat_citations_go_to_other_formats_by_the_provided_content_rule() -> None:
     """No other format takes OpenAI Chat's citations as its own: they go as
-    the text, reported (with the annotations the message keeps), listed under
-    the placeholder policy, refused under error."""
+    the text, reported once (the annotations the message keeps are what the
+    citations were read from: not reported again), listed under the
+    placeholder policy, refused under error."""
     conversation = parsed(
         "openrouter", "pydantic-ai-openrouter-web-search-annotations-response.json"
     )
@@ -545,9 +546,7 @@ def test_chat_citations_go_to_other_formats_by_the_provided_content_rule() -> No
             listed = normalizer.render_response(conversation, unsupported="placeholder")
         details = [e.detail for e in report.events]
         assert f"citations (url_citation) have no place in {target}" in details
-        assert (
-            f"openrouter's key 'annotations' has no equivalent in {target}" in details
-        )
+        assert not [e for e in report.events if e.where.endswith(".annotations")]
         assert "[1] AI Agent Framework, the Pydantic way <https://github.com/" in (
             json.dumps(listed)
         )
@@ -637,3 +636,71 @@ def test_a_cited_text_outside_an_assistant_message_loses_its_citations_reported(
     assert [e.detail for e in report.events] == [
         "citations have no place in a user message"
     ]
+
+
+def _responses_reply(annotations: list[dict[str, Any]]) -> dict[str, Any]:
+    text = "Mount Columbia is the tallest."
+    return {
+        "id": "resp_1",
+        "status": "completed",
+        "model": "gpt-5",
+        "output": [
+            {
+                "type": "message",
+                "id": "msg_1",
+                "role": "assistant",
+                "status": "completed",
+                "content": [
+                    {"type": "output_text", "text": text, "annotations": annotations}
+                ],
+            }
+        ],
+    }
+
+
+def test_responses_url_citations_go_to_chat_as_annotations_without_a_report() -> None:
+    """The annotations a Responses text keeps are what its citations were read
+    from: carried as Chat annotations, nothing to report or refuse."""
+    note = {
+        "type": "url_citation",
+        "url": "https://en.wikipedia.org/wiki/Mount_Columbia",
+        "title": "Mount Columbia",
+        "start_index": 0,
+        "end_index": 14,
+    }
+    reply = providers.get("openai-responses").parse_response(_responses_reply([note]))
+    report = providers.Report()
+    body = providers.get("openai-chat").render_response(
+        reply, report=report, unsupported="error"
+    )
+    (written,) = body["choices"][0]["message"]["annotations"]
+    assert written["url_citation"]["url"] == note["url"]
+    assert (
+        written["url_citation"]["start_index"],
+        written["url_citation"]["end_index"],
+    ) == (0, 14)
+    assert not [e for e in report.events if "annotations" in e.where]
+
+
+def test_responses_file_citations_are_reported_once_to_chat() -> None:
+    note = {
+        "type": "file_citation",
+        "file_id": "file-1",
+        "filename": "a.txt",
+        "index": 5,
+    }
+    reply = providers.get("openai-responses").parse_response(_responses_reply([note]))
+    report = providers.Report()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", providers.FidelityWarning)
+        body = providers.get("openai-chat").render_response(
+            reply, report=report, unsupported="drop"
+        )
+    assert "annotations" not in body["choices"][0]["message"]
+    wheres = [e.where for e in report.events if "part 0" in e.where]
+    assert wheres == [
+        "canister 0 (assistant), part 0 (cited_text)",
+        "canister 0 (assistant), part 0 (text).id",
+    ]
+    with pytest.raises(c.UnsupportedContent, match="file_citation"):
+        providers.get("openai-chat").render_response(reply, unsupported="error")

@@ -38,6 +38,7 @@ from ..._frozen import FrozenDict
 from ..._trusted import _trusted
 from ...conversation import Conversation
 from ...protocols import Canister
+from ...provided import CitedText
 from .outcomes import Outcomes
 from .paths import location
 from .policy import apply_policy
@@ -51,6 +52,7 @@ __all__ = [
     "carry_kept",
     "declare",
     "declared",
+    "settle_citations",
 ]
 
 Level = Literal["canister", "part"]
@@ -103,6 +105,12 @@ class Declaration:
     references: frozenset[str] = frozenset()
     """Kept keys holding references only this format resolves (an item
     ``id``): reported elsewhere as not sent, never refused."""
+    typed: frozenset[str] = frozenset()
+    """Kept keys holding a list of entries each read as a citation of typed
+    content, the citation keeping its entry in ``opaque`` (OpenAI's
+    ``annotations``): an entry some citation of the holder holds, or one that
+    :func:`settle_citations` saw settled, is that rule's business; only the
+    others are reported here."""
 
     def reading(self, level: Level, entry: str, key: str) -> Spelling | None:
         """The spelling of ``key`` kept in ``entry``, if it is a concept's."""
@@ -142,12 +150,57 @@ def declare(
     spellings: tuple[Spelling, ...] = (),
     quiet: Mapping[str, Any] | None = None,
     references: frozenset[str] = frozenset(),
+    typed: frozenset[str] = frozenset(),
 ) -> None:
     """Declare ``provider``'s extras entries holding wire keys, and how it
     spells shared concepts (see the module's description)."""
     _DECLARED[provider] = Declaration(
-        canister, part, spellings, dict(quiet or {}), references
+        canister, part, spellings, dict(quiet or {}), references, typed
     )
+
+
+def _held(holder: Any) -> list[Any]:
+    """The entries the citations of ``holder`` (a part, or a canister of
+    parts) keep."""
+    parts = getattr(holder, "content", None) or (holder,)
+    return [
+        citation.opaque
+        for part in parts
+        if isinstance(part, CitedText)
+        for citation in part.citations
+    ]
+
+
+def _unheld(value: Any, held: list[Any]) -> Any:
+    """``value`` (a typed key's list) without the entries in ``held``."""
+    if not isinstance(value, (list, tuple)) or not held:
+        return value
+    return [entry for entry in value if entry not in held]
+
+
+def settle_citations(extras: Mapping[str, Any], held: list[Any]) -> Any:
+    """``extras`` without the entries of typed keys (:data:`Declaration.typed`)
+    that ``held`` holds: the opaque entries of citations whose rule has
+    settled them (carried, or reported), for a holder that no longer has
+    them as typed content."""
+    changed = False
+    out: dict[str, Any] = dict(extras)
+    for owner, own in extras.items():
+        declaration = declared(owner) if isinstance(own, Mapping) else None
+        if declaration is None or not declaration.typed:
+            continue
+        rewritten = dict(own)
+        for entry in (*declaration.canister, *declaration.part):
+            kept = own.get(entry)
+            if not isinstance(kept, Mapping):
+                continue
+            for key in declaration.typed & kept.keys():
+                rest = _unheld(kept[key], held)
+                if rest != kept[key]:
+                    rewritten[entry] = {**rewritten[entry], key: rest}
+                    changed = True
+        out[owner] = rewritten
+    return FrozenDict(out) if changed else extras
 
 
 def declared(provider: str) -> Declaration | None:
@@ -250,6 +303,8 @@ def _canister(
         canister.extras, provider, "canister"
     ):
         where = location(index, canister, key=key)
+        if key in declaration.typed:
+            value = _unheld(value, _held(canister))
         spelling = declaration.reading("canister", entry, key)
         neutral = _neutral(spelling, value)
         if _says_nothing(value, key, declaration) or (
@@ -309,6 +364,8 @@ def _part(
     for owner, entry, key, value, declaration in _foreign(
         part.extras, provider, "part"
     ):
+        if key in declaration.typed:
+            value = _unheld(value, _held(part))
         spelling = declaration.reading("part", entry, key)
         neutral = _neutral(spelling, value)
         if _says_nothing(value, key, declaration) or (

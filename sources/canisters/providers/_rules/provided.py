@@ -37,6 +37,7 @@ from ...provided import (
     ProviderToolResult,
     UrlSource,
 )
+from .kept import settle_citations
 from .paths import location as describe
 from .policy import apply_policy
 
@@ -79,12 +80,15 @@ def settle(
             continue
         parts: list[Content] = []
         changed = False
+        held: list[Any] = []  # the entries of the citations settled here
         for number, part in enumerate(content):
             if type(part) not in TYPES or native(part):
                 parts.append(part)
                 continue
             changed = True
             where = describe(index, canister, number, part)
+            if isinstance(part, CitedText):
+                held += [citation.opaque for citation in part.citations]
             if reply and isinstance(part, Compaction):
                 apply_policy(  # refused, or left out (warned, reported)
                     options,
@@ -98,7 +102,11 @@ def settle(
         if changed:
             if out is None:
                 out = list(canisters)
-            out[index] = attrs.evolve(canister, content=tuple(parts))  # type: ignore[misc]
+            out[index] = attrs.evolve(  # type: ignore[misc]
+                canister,
+                content=tuple(parts),
+                extras=settle_citations(canister.extras, held),
+            )
     return canisters if out is None else out
 
 
@@ -106,7 +114,10 @@ def _settled(
     part: Content, where: str, options: Options, provider: str
 ) -> list[Content]:
     if isinstance(part, CitedText):
-        text = Text(part.text, part.mime_type, id=part.id, extras=part.extras)
+        # The citations are settled below: the entries they were read from
+        # are accounted for.
+        extras = settle_citations(part.extras, [c.opaque for c in part.citations])
+        text = Text(part.text, part.mime_type, id=part.id, extras=extras)
         if not part.citations:
             return [text]
         kinds = ", ".join(
@@ -127,7 +138,7 @@ def _settled(
             return [text]
         lines = [source_line(n, c.source) for n, c in enumerate(part.citations, 1)]
         body = f"{part.text}\n\nSources:\n" + "\n".join(lines)
-        return [Text(body, part.mime_type, id=part.id, extras=part.extras)]
+        return [Text(body, part.mime_type, id=part.id, extras=extras)]
     if isinstance(part, Compaction) and part.summary:
         options.note(
             "downgraded",

@@ -73,6 +73,7 @@ def declare(
         canister=("message", "call", "function"),
         part=("outer", "inner", *part),
         references=references,
+        typed=frozenset({"annotations"}),
         spellings=(
             kept.Spelling(
                 "cache_control", "part", "outer", "cache_control", sends=False

@@ -57,6 +57,7 @@ kept.declare(
     part=("part", "keys"),
     quiet={"status": "completed"},
     references=frozenset({"id"}),
+    typed=frozenset({"annotations"}),
     spellings=(
         kept.Spelling(
             "detail",
