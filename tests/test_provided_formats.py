@@ -196,16 +196,17 @@ def test_each_kind_has_three_real_bodies_read_as_typed_parts(
 
 
 def carried(part: Any, target: str) -> bool:
-    """Whether ``target`` writes ``part`` as its own: OpenAI Chat writes a
-    cited text whose citations are all web pages with a span as url_citation
-    annotations."""
+    """Whether ``target`` writes ``part`` as its own: the OpenAI Chat formats
+    and OpenAI Responses write a cited text whose citations are all web pages
+    with a span (and a title, for Responses) as url_citation annotations."""
     return (
-        target in CHAT
+        (target in CHAT or target == "openai-responses")
         and isinstance(part, c.CitedText)
         and all(
             isinstance(x.source, c.UrlSource)
             and x.start is not None
             and x.end is not None
+            and (target in CHAT or x.source.title is not None)
             for x in part.citations
         )
     )
@@ -530,14 +531,14 @@ def test_citations_without_a_span_or_a_page_go_to_chat_as_today() -> None:
 
 
 def test_chat_citations_go_to_other_formats_by_the_provided_content_rule() -> None:
-    """No other format takes OpenAI Chat's citations as its own: they go as
-    the text, reported once (the annotations the message keeps are what the
-    citations were read from: not reported again), listed under the
-    placeholder policy, refused under error."""
+    """Anthropic and Gemini have no place for a web page cited by a span:
+    OpenAI Chat's citations go as the text, reported once (the annotations the
+    message keeps are what the citations were read from: not reported again),
+    listed under the placeholder policy, refused under error."""
     conversation = parsed(
         "openrouter", "pydantic-ai-openrouter-web-search-annotations-response.json"
     )
-    for target in ("anthropic", "openai-responses", "gemini"):
+    for target in ("anthropic", "gemini"):
         normalizer = providers.get(target)
         report = providers.Report()
         with warnings.catch_warnings():
@@ -704,3 +705,57 @@ def test_responses_file_citations_are_reported_once_to_chat() -> None:
     ]
     with pytest.raises(c.UnsupportedContent, match="file_citation"):
         providers.get("openai-chat").render_response(reply, unsupported="error")
+
+
+def test_chat_citations_go_to_responses_as_url_citation_annotations() -> None:
+    """OpenAI Responses writes another format's web pages cited by a span as
+    its own ``url_citation`` annotations, on the part, the span the part's;
+    a quoted passage has no place there (reported), a page with no title is
+    settled by the provided-content rule."""
+    from openai.types.responses import Response
+
+    spans = [(0, 4, "Example", None), (5, 9, "Other", "a quoted passage")]
+    cited = c.CitedText(
+        "Pydantic AI",
+        citations=[
+            c.Citation(c.UrlSource(f"https://e.com/{n}", title), quoted, start, end)
+            for n, (start, end, title, quoted) in enumerate(spans)
+        ],
+    )
+    metadata = c.Metadata(model="gpt-5", custom={"response_id": "resp_1"})
+    reply = c.Conversation([c.Assistant([cited], metadata=metadata)])
+    report = providers.Report()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", providers.FidelityWarning)
+        body = providers.get("openai-responses").render_response(
+            reply, report=report, unsupported="drop"
+        )
+    Response.model_validate(body)
+    (message,) = body["output"]
+    assert message["content"][0]["annotations"] == [
+        {
+            "type": "url_citation",
+            "url": f"https://e.com/{n}",
+            "title": title,
+            "start_index": start,
+            "end_index": end,
+        }
+        for n, (start, end, title, _) in enumerate(spans)
+    ]
+    assert [e.detail for e in report.events] == [
+        "the quoted passage of 1 url citation has no place in openai-responses"
+    ]
+    # and back: the same citations, read from Responses' annotations
+    (turn,) = providers.get("openai-responses").parse_response(body)
+    (part,) = turn.content
+    assert [(x.source.url, x.start, x.end) for x in part.citations] == [
+        (f"https://e.com/{n}", start, end) for n, (start, end, _, _) in enumerate(spans)
+    ]
+    untitled = c.CitedText(
+        "Pydantic AI",
+        citations=[c.Citation(c.UrlSource("https://e.com/x"), None, 0, 4)],
+    )
+    with pytest.raises(c.UnsupportedContent, match="citations"):
+        providers.get("openai-responses").render_response(
+            c.Conversation([c.Assistant([untitled])])
+        )

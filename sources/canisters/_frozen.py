@@ -7,7 +7,7 @@ from typing import Any, NoReturn, TypeVar
 
 from .exceptions import ModelError
 
-__all__ = ["EMPTY", "FrozenDict", "freeze"]
+__all__ = ["EMPTY", "FrozenDict", "freeze", "thawed"]
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -63,3 +63,13 @@ def freeze(value: Mapping[Any, Any] | None) -> FrozenDict[Any, Any]:
     if not isinstance(value, Mapping):
         raise ModelError(f"expected a mapping, got {type(value).__name__}")
     return FrozenDict(value)
+
+
+def thawed(value: Any) -> Any:
+    """A read-only JSON value (frozen mappings, tuples) as plain dicts and
+    lists, to write into a body."""
+    if isinstance(value, Mapping):
+        return {key: thawed(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [thawed(item) for item in value]
+    return value

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .._frozen import thawed as _thawed
 from ..protocols import Canister, Content
 from ..provided import Compaction, ProviderToolCall, ProviderToolResult
 from ..providers.kit import mine
@@ -118,12 +119,3 @@ def write_provided(part: Content, canister: Canister) -> dict[str, Any]:
     if value.provider is not None:
         out["provider_name"] = value.provider
     return out
-
-
-def _thawed(value: Any) -> Any:
-    """A read-only JSON value as plain dicts and lists."""
-    if isinstance(value, Mapping):
-        return {key: _thawed(item) for key, item in value.items()}
-    if isinstance(value, tuple):
-        return [_thawed(item) for item in value]
-    return value

@@ -17,6 +17,12 @@ for every target (:func:`settle`):
   saying what the provider ran and what it found;
 - a :class:`~canisters.Compaction` is sent as its summary (reported as
   downgraded); one without a summary follows the policy.
+
+A format whose annotations point to web pages by a span of the text (OpenAI
+Chat's and Responses' ``url_citation``) writes another provider's web-page
+citations as its own with :func:`writes_web_citations` and :func:`web_notes`,
+the same way for each: the page and span carried, a quoted passage carried
+where the format has a place for it and reported where it has none.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import attrs
 from ...content import Text
 from ...protocols import Canister, Content
 from ...provided import (
+    Citation,
     CitedText,
     Compaction,
     DocumentSource,
@@ -44,7 +51,14 @@ from .policy import apply_policy
 if TYPE_CHECKING:
     from .._options import Options
 
-__all__ = ["TYPES", "register", "settle", "source_line"]
+__all__ = [
+    "TYPES",
+    "register",
+    "settle",
+    "source_line",
+    "web_notes",
+    "writes_web_citations",
+]
 
 TYPES = frozenset({CitedText, ProviderToolCall, ProviderToolResult, Compaction})
 """The part types this rule settles."""
@@ -55,6 +69,76 @@ _NATIVE: dict[str, Callable[[Content], bool]] = {}
 def register(provider: str, native: Callable[[Content], bool]) -> None:
     """Say which provided parts ``provider``'s format writes as its own."""
     _NATIVE[provider] = native
+
+
+def writes_web_citations(
+    own: Callable[[Citation], bool], *, titled: bool = False
+) -> Callable[[Content], bool]:
+    """The test of :func:`register` for a format that writes a cited text
+    whose citations are each its own (``own``) or a web page with a span (and
+    a title, where the format requires one: ``titled``)."""
+
+    def native(part: Content) -> bool:
+        if not isinstance(part, CitedText):
+            return False
+        return all(
+            own(citation)
+            or (
+                isinstance(citation.source, UrlSource)
+                and citation.start is not None
+                and citation.end is not None
+                and (not titled or citation.source.title is not None)
+            )
+            for citation in part.citations
+        )
+
+    return native
+
+
+def web_notes(
+    part: CitedText,
+    own: Callable[[Citation], bool],
+    write_own: Callable[[Citation], Any],
+    spell: Callable[[UrlSource, int, int, str | None], Any],
+    *,
+    quotes: bool,
+    options: Options,
+    provider: str,
+    where: str,
+) -> list[Any]:
+    """The annotations of ``part``'s citations (a part
+    :func:`writes_web_citations` accepts): ``write_own(citation)`` for the
+    format's own (``own``; ``None``: written already), ``spell(page, start,
+    end, quoted)`` for
+    another provider's web page, its quoted passage given only where the
+    format ``quotes`` one; the passages it has no place for are reported."""
+    written: list[Any] = []
+    unquoted = 0
+    for citation in part.citations:
+        if own(citation) or not isinstance(citation.source, UrlSource):
+            note = write_own(citation)
+            if note is not None:
+                written.append(note)
+            continue
+        if citation.cited_text is not None and not quotes:
+            unquoted += 1
+        written.append(
+            spell(
+                citation.source,
+                citation.start or 0,
+                citation.end or 0,
+                citation.cited_text if quotes else None,
+            )
+        )
+    if unquoted:
+        apply_policy(
+            options,
+            provider,
+            where,
+            f"the quoted passage of {unquoted} url citation"
+            f"{'s' if unquoted > 1 else ''} has no place in {provider}",
+        )
+    return written
 
 
 def _never(part: Content) -> bool:

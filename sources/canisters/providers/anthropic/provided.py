@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from ..._frozen import thawed as _thawed
 from ...exceptions import MalformedPayload, ModelError
 from ...protocols import Content
 from ...provided import (
@@ -304,12 +305,3 @@ def render(part: Content) -> dict[str, Any]:
     if isinstance(part, ProviderToolResult):
         block["tool_use_id"] = part.call_id or ""
     return block
-
-
-def _thawed(value: Any) -> Any:
-    """A read-only JSON value as plain dicts and lists."""
-    if isinstance(value, Mapping):
-        return {key: _thawed(item) for key, item in value.items()}
-    if isinstance(value, tuple):
-        return [_thawed(item) for item in value]
-    return value

@@ -27,11 +27,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+from ..._frozen import thawed as _thawed
 from ...content import Text
 from ...exceptions import ModelError
 from ...protocols import Content
 from ...provided import Citation, CitedText, UrlSource
-from .._rules.policy import apply_policy
+from .._rules.provided import web_notes, writes_web_citations
 
 if TYPE_CHECKING:
     from .._options import Options
@@ -148,21 +149,7 @@ def _own(citation: Citation, name: str) -> bool:
 def native_for(name: str) -> Callable[[Content], bool]:
     """Which provided parts the format ``name`` writes as its own: a cited
     text whose citations are its own annotations or web pages with a span."""
-
-    def native(part: Content) -> bool:
-        if not isinstance(part, CitedText):
-            return False
-        return all(
-            _own(citation, name)
-            or (
-                isinstance(citation.source, UrlSource)
-                and citation.start is not None
-                and citation.end is not None
-            )
-            for citation in part.citations
-        )
-
-    return native
+    return writes_web_citations(lambda citation: _own(citation, name))
 
 
 def annotations_of(
@@ -178,46 +165,35 @@ def annotations_of(
     own annotations the message keeps (``kept``) are left out, written there
     already."""
     name = wire.name
-    written: list[dict[str, Any]] = []
-    unquoted = 0
-    for citation in part.citations:
+
+    def own(citation: Citation) -> dict[str, Any] | None:
+        if isinstance(kept, (list, tuple)) and citation.opaque in kept:
+            return None
+        note: dict[str, Any] = _thawed(citation.opaque)
+        inner = note.get(NOTE)
         start, end = citation.start, citation.end
-        if _own(citation, name):
-            if isinstance(kept, (list, tuple)) and citation.opaque in kept:
-                continue
-            note = _thawed(citation.opaque)
-            inner = note.get(NOTE)
-            if start is not None and end is not None and isinstance(inner, dict):
-                inner["start_index"], inner["end_index"] = offset + start, offset + end
-            written.append(note)
-            continue
-        source: Any = citation.source
-        spelled: dict[str, Any] = {"url": source.url}
-        if source.title is not None:
-            spelled["title"] = source.title
-        spelled["start_index"] = offset + (start or 0)
-        spelled["end_index"] = offset + (end or 0)
-        if citation.cited_text is not None:
-            if wire.quotes:
-                spelled["content"] = citation.cited_text
-            else:
-                unquoted += 1
-        written.append({"type": NOTE, NOTE: spelled})
-    if unquoted:
-        apply_policy(
-            options,
-            name,
-            where,
-            f"the quoted passage of {unquoted} url citation"
-            f"{'s' if unquoted > 1 else ''} has no place in {name}",
-        )
-    return written
+        if start is not None and end is not None and isinstance(inner, dict):
+            inner["start_index"], inner["end_index"] = offset + start, offset + end
+        return note
 
+    def spell(
+        page: UrlSource, start: int, end: int, quoted: str | None
+    ) -> dict[str, Any]:
+        spelled: dict[str, Any] = {"url": page.url}
+        if page.title is not None:
+            spelled["title"] = page.title
+        spelled["start_index"], spelled["end_index"] = offset + start, offset + end
+        if quoted is not None:
+            spelled["content"] = quoted
+        return {"type": NOTE, NOTE: spelled}
 
-def _thawed(value: Any) -> Any:
-    """A read-only JSON value as plain dicts and lists."""
-    if isinstance(value, Mapping):
-        return {key: _thawed(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_thawed(item) for item in value]
-    return value
+    return web_notes(
+        part,
+        lambda citation: _own(citation, name),
+        own,
+        spell,
+        quotes=wire.quotes,
+        options=options,
+        provider=name,
+        where=where,
+    )

@@ -19,8 +19,9 @@ is decided by :mod:`canisters.providers._rules.provided`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
+from ..._frozen import thawed as _thawed
 from ...exceptions import ModelError
 from ...protocols import Content
 from ...provided import (
@@ -34,8 +35,12 @@ from ...provided import (
     Source,
     UrlSource,
 )
+from .._rules.provided import web_notes, writes_web_citations
 
-__all__ = ["ITEMS", "cited", "item_parts", "native"]
+if TYPE_CHECKING:
+    from .._options import Options
+
+__all__ = ["ITEMS", "annotated", "annotations_of", "cited", "item_parts", "native"]
 
 NAME: Final = "openai-responses"
 ITEMS: Final = frozenset(
@@ -170,11 +175,60 @@ def _parts(item: Mapping[str, Any]) -> tuple[Content, ...]:
     return (call, result)
 
 
+def _own(citation: Citation) -> bool:
+    return citation.provider == NAME and "type" in citation.opaque
+
+
+_cites = writes_web_citations(_own, titled=True)  # the SDK requires a title
+
+
 def native(part: Content) -> bool:
     """Whether ``part`` goes to OpenAI as OpenAI's own: the parts read from an
-    item (which goes back whole), and a text whose citations all came from
-    OpenAI's annotations (which go back on the part)."""
+    item (which goes back whole), and a text whose citations came from
+    OpenAI's annotations (which go back on the part) or are web pages with a
+    span and a title (written as ``url_citation`` annotations)."""
     if isinstance(part, CitedText):
-        return all(c.provider == NAME and "type" in c.opaque for c in part.citations)
+        return _cites(part)
     held: Any = part
     return held.provider == NAME and "item" in held.opaque
+
+
+def annotated(part: CitedText, kept: Any) -> bool:
+    """Whether the annotations a part keeps (``kept``) hold every citation of
+    ``part``: OpenAI's own, going back as they came."""
+    held = kept if isinstance(kept, (list, tuple)) else ()
+    return all(citation.opaque in held for citation in part.citations)
+
+
+def annotations_of(
+    part: CitedText, kept: Any, options: Options, where: str
+) -> list[Any]:
+    """The ``annotations`` of an ``output_text`` part for ``part`` (one
+    :func:`native` accepts): those it keeps (``kept``), then its citations
+    that no kept annotation holds, another provider's web pages as
+    ``url_citation`` (their quoted passages, which OpenAI's annotation has
+    no place for, reported)."""
+    held = list(kept) if isinstance(kept, (list, tuple)) else []
+
+    def own(citation: Citation) -> Any:
+        return None if citation.opaque in held else _thawed(citation.opaque)
+
+    def spell(page: UrlSource, start: int, end: int, quoted: str | None) -> Any:
+        return {
+            "type": "url_citation",
+            "url": page.url,
+            "title": page.title,
+            "start_index": start,
+            "end_index": end,
+        }
+
+    return held + web_notes(
+        part,
+        _own,
+        own,
+        spell,
+        quotes=False,
+        options=options,
+        provider=NAME,
+        where=where,
+    )

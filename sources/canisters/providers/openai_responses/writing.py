@@ -27,6 +27,7 @@ from .._common import (
     synthesize_id,
 )
 from .._rules import documents, thinking
+from . import provided
 from .reading import _REF, NAME
 
 _AUDIO_BACK = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3"}
@@ -136,6 +137,23 @@ class _Renderer:
                 else:
                     wire = {"type": "input_text", "text": part.text}
                 wire.update(extras.get("part", {}))
+                if part.type == "cited_text" and part.citations:
+                    where = describe(index, canister, number, part)
+                    kept = wire.get("annotations")
+                    if wire["type"] == "output_text" and self.response:
+                        wire["annotations"] = provided.annotations_of(
+                            part, kept, self.options, where
+                        )
+                    elif not provided.annotated(part, kept):
+                        # Rule: annotations are an output text's only, and in
+                        # a request's input only on an output message of
+                        # OpenAI's (which has its item id).
+                        common.unsupported(
+                            self.options,
+                            NAME,
+                            where,
+                            f"citations have no place in {wire['type']} of a request",
+                        )
                 rendered.append(wire)
                 continue
             where = describe(index, canister, number, part)
