@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Final, Literal
 
 import attrs
+import orjson
 
 from .._files import link_error
 from .._identifiers import MAX_ID_LENGTH, InvalidIdentifier, check_id, check_line
@@ -77,6 +78,13 @@ DURABILITIES: Final = ("fsync", "flush")
 STORED: Final = "$stored"
 STORED_MARK: Final = b'"$stored"'
 _MEDIA_TAGS: Final = frozenset(("image", "audio", "video", "file"))
+_TEXT_TAGS: Final = frozenset(("text", "cited_text"))
+_RESULT_TEXTS: Final = ("code", "stdout", "stderr")
+"""The text fields of a provider's tool result stored by hash when large."""
+_RESULT_VALUES: Final = ("output", "hits", "opaque")
+"""Its JSON fields stored by hash when large (as their compact JSON)."""
+_TEXT_FIELDS: Final = frozenset(("text", *_RESULT_TEXTS))
+_JSON_FIELDS: Final = frozenset(_RESULT_VALUES)
 _DIGEST_SUFFIX: Final = b',"digest":"'
 _SUFFIX_START: Final = len(_DIGEST_SUFFIX)
 _SUFFIX_LENGTH: Final = _SUFFIX_START + 64 + 2  # ,"digest":"<hex>"}
@@ -252,7 +260,10 @@ class Codec:
         objects = getattr(canister, "content", ())
         for index, part in enumerate(parts):
             kind = part.get("type")
-            if kind == "text":
+            if kind == "provider_tool_result":
+                self._large_result(part, blobs)
+                continue
+            if kind in _TEXT_TAGS:
                 text = part.get("text")
                 if type(text) is not str:
                     continue
@@ -285,6 +296,35 @@ class Codec:
             part[STORED] = {field: content_id}
             blobs.append((content_id, data))
         return record, blobs
+
+    def _large_result(
+        self, part: dict[str, Any], blobs: list[tuple[str, bytes]]
+    ) -> None:
+        """Store by hash each field of a provider's tool result (what a web
+        search or fetch found, code's output, the provider's item) of
+        ``inline_text_limit`` bytes or more."""
+        stored: dict[str, str] = {}
+        for field in (*_RESULT_TEXTS, *_RESULT_VALUES):
+            value = part.get(field)
+            if value is None or value == () or value == [] or value == {}:
+                continue
+            try:
+                if field in _TEXT_FIELDS:
+                    if type(value) is not str or len(value) < self._quarter:
+                        continue
+                    data = value.encode("utf-8")
+                else:
+                    data = orjson.dumps(value)
+            except (UnicodeEncodeError, TypeError, orjson.JSONEncodeError):
+                continue  # what a blob cannot hold exactly stays in the record
+            if len(data) < self._limit:
+                continue
+            content_id = content_id_of(data)
+            del part[field]
+            stored[field] = content_id
+            blobs.append((content_id, data))
+        if stored:
+            part[STORED] = stored
 
     # Reading -------------------------------------------------------------------
 
@@ -326,6 +366,14 @@ class Codec:
                     value = self._value(key, fetch or self._fetch, fresh)
                     if memo is not None:
                         memo[key] = value
+                if field in _JSON_FIELDS:
+                    try:
+                        part[field] = orjson.loads(value)
+                    except orjson.JSONDecodeError as error:
+                        raise IntegrityError(
+                            f"stored {field} {content_id} is not JSON"
+                        ) from error
+                    continue
                 part[field] = value
 
     def cached(self, content_id: str) -> bytes | None:
@@ -356,7 +404,7 @@ class Codec:
         data = fetch(content_id)
         if fresh is not None:
             fresh.add(content_id)
-        if field == "text":
+        if field in _TEXT_FIELDS or field in _JSON_FIELDS:
             try:
                 value = data.decode("utf-8")
             except UnicodeDecodeError as error:

@@ -17,6 +17,7 @@ from ..canisters import (
 )
 from ..exceptions import ConversationNotFound
 from ..protocols import Canister
+from ..provided import Citation, CitedText, UrlSource
 from . import InvalidQuery, Store
 
 __all__ = ["SearchConformance"]
@@ -38,6 +39,14 @@ def _chat() -> list[Canister]:
             "word " * 300 + "Expect a glacial breeze " + "word " * 300,
         ),
         Document(("Tides and currents of the North Atlantic",), "Almanac"),
+        Assistant(
+            (
+                CitedText(
+                    "Mount Columbia " + "rises " * 300,
+                    citations=[Citation(UrlSource("https://e.com"), None, 0, 14)],
+                ),
+            )
+        ),
     ]
 
 
@@ -45,8 +54,9 @@ class SearchConformance:
     """Search: every backend finds the same canisters for the same query."""
 
     def test_search_finds_the_text_of_every_kind(self, store: Store) -> None:
-        """User and assistant text (also when stored by hash), tool calls, results,
-        errors and documents are found, whole words, case aside."""
+        """User and assistant text (also when stored by hash, also cited), tool
+        calls, results, errors and documents are found, whole words, case
+        aside."""
         chat = _chat()
         store.extend("chat", chat)
         store.append("other", User("nothing to see here"))
@@ -59,6 +69,7 @@ class SearchConformance:
             "glacial": [chat[5].id],
             "almanac": [chat[6].id],
             "atlantic": [chat[6].id],
+            "columbia": [chat[7].id],  # a cited answer, stored by hash
         }
         for query, ids in expected.items():
             hits = store.search(query, limit=10)

@@ -182,7 +182,11 @@ def record_text(record: Mapping[str, Any], fetch: Callable[[str], bytes]) -> str
     parts = record.get("content")
     if type(parts) is list:
         for part in parts:
-            if type(part) is not dict or part.get("type") not in ("text", "reasoning"):
+            if type(part) is not dict or part.get("type") not in (
+                "text",
+                "cited_text",
+                "reasoning",
+            ):
                 continue
             text = part.get("text")
             if type(text) is str:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -48,6 +49,7 @@ from ..exceptions import (
     StorageError,
 )
 from ..protocols import Canister
+from ..provided import Citation, CitedText, ProviderToolResult, SearchHit, UrlSource
 from . import Fork, InvalidIdentifier, StoragePolicy, Store, verify
 from ._conformance_redaction import RedactionConformance
 from ._conformance_search import SearchConformance
@@ -85,6 +87,15 @@ def _sample() -> list[Canister]:
 
 def _blobs(store: Store) -> int:
     return store.stats().blobs
+
+
+_PAGE = "lorem ipsum " * 100
+_CITATION = Citation(UrlSource("https://e.com", "E"), None, 0, 5)
+
+
+def _ran(**found: Any) -> ProviderToolResult:
+    """A web fetch the provider ran, with what it ``found``."""
+    return ProviderToolResult("web_fetch", "srvtoolu_1", "anthropic", **found)
 
 
 BAD_IDS = [
@@ -209,6 +220,12 @@ class StoreConformance(SearchConformance, RedactionConformance):
             (User((Image(url="https://example.com/x.png"),)), 0),
             (Assistant((Reasoning("r" * 4000),)), 0),
             (Invocation("f", {"text": "x" * 4000}), 0),
+            (Assistant((CitedText("x" * 1024, citations=[_CITATION]),)), 1),
+            (Assistant((_ran(stdout="x" * 1023),)), 0),
+            (Assistant((_ran(stdout="x" * 1024),)), 1),
+            (Assistant((_ran(opaque={"document": "x" * 1024}),)), 1),
+            (Assistant((_ran(hits=[SearchHit(url="https://e.com", text=_PAGE)]),)), 1),
+            (Assistant((_ran(output={"page": _PAGE}, stderr=_PAGE),)), 2),
         ],
     )
     def test_hybrid_policy(self, store: Store, canister: Canister, blobs: int) -> None:
@@ -230,6 +247,24 @@ class StoreConformance(SearchConformance, RedactionConformance):
             store.append("chat", User("more than ten bytes"))
             assert _blobs(store) == 1
             assert len(store.load("chat")) == 3
+
+    def test_a_large_tool_output_is_stored_once(self, store: Store) -> None:
+        """What a provider's tool found (a fetched page, code's output, the
+        provider's item), when large, is stored once for every conversation
+        that holds it, and loads as it was."""
+        found = _ran(
+            stdout=_PAGE,
+            hits=[SearchHit(url="https://e.com", title="E", text=_PAGE)],
+            opaque={"type": "web_fetch_tool_result", "content": {"text": _PAGE}},
+        )
+        for name in ("one", "two", "three"):
+            store.append(name, Assistant((found, Text(f"read by {name}"))))
+        stats = store.stats()
+        assert stats.blobs == 3  # the page text, the hits, the item
+        assert stats.references == 9
+        loaded = store.load("two")[0].content[0]  # type: ignore[attr-defined]
+        assert loaded == found
+        assert loaded.opaque["content"]["text"] == _PAGE
 
     def test_shared_prompt_and_image_are_stored_once(self, store: Store) -> None:
         """Shared prompt and image are stored once."""
