@@ -150,6 +150,7 @@ def test_public_surface() -> None:
         "names",
         "register",
         "translate_schema",
+        "upgrade",
     ]
     for name in providers.__all__:
         # (constants and type aliases are documented where they are declared)

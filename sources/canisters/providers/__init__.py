@@ -65,6 +65,7 @@ from ._rules import (
     translate_schema,
 )
 from ._rules import kept as _kept
+from ._upgrade import upgrade as _upgrade
 
 __all__ = [
     "DEFAULT_CAPABILITIES",
@@ -91,6 +92,7 @@ __all__ = [
     "names",
     "register",
     "translate_schema",
+    "upgrade",
 ]
 
 ENTRY_POINT_GROUP = "canisters.providers"
@@ -302,3 +304,22 @@ def _reset_for_tests(
     with _lock:
         _registered.clear()
         _entry_points = dict(entry_points) if entry_points is not None else None
+
+
+def upgrade(conversation: Conversation) -> Conversation:
+    """Return ``conversation`` with the provider content that documents
+    written before it was typed keep as wire elements made typed parts.
+
+    Earlier versions kept what a provider added to a reply (Anthropic's
+    server tool blocks and citations, OpenAI Responses' tool items and
+    annotations, Gemini's code execution parts and grounding) whole in the
+    extras, untyped. Each assistant canister holding a format's extras is
+    rendered as that format's reply and read again; the typed parts replace
+    its content where the result renders the same reply, byte for byte, and
+    the canister keeps its id, timestamp and metadata. A canister with
+    nothing to type, or one that would not give the same reply back, is left
+    as it is. ``conversation`` itself is returned when nothing changes::
+
+        conversation = providers.upgrade(serialization.from_json(old_document))
+    """
+    return _upgrade(conversation, get=get, names=names)
