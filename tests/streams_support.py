@@ -234,7 +234,9 @@ def gemini_reference(events: list[dict[str, Any]]) -> dict[str, Any]:
     a ``thoughtSignature`` belongs to the part it arrives with (or, on an
     otherwise empty text part, to the text it ends); an empty text part with
     nothing else adds nothing; the last chunk's
-    ``finishReason``, ``usageMetadata`` and metadata hold for the whole.
+    ``finishReason``, ``usageMetadata`` and metadata hold for the whole, the
+    citations of ``citationMetadata`` joined (Vertex AI sends in each chunk
+    those of the text it brings).
     """
     parts: list[dict[str, Any]] = []
     candidate: dict[str, Any] = {}
@@ -251,9 +253,15 @@ def gemini_reference(events: list[dict[str, Any]]) -> dict[str, Any]:
                 {
                     key: value
                     for key, value in chunk_candidate.items()
-                    if key != "content"
+                    if key not in ("content", "citationMetadata")
                 }
             )
+            cited = chunk_candidate.get("citationMetadata")
+            if cited is not None:  # each chunk cites the text it brings
+                held = candidate.setdefault("citationMetadata", {"citations": []})
+                held["citations"] += [
+                    c for c in cited.get("citations", []) if c not in held["citations"]
+                ]
     body = {
         **top,
         "candidates": [{**candidate, "content": {"role": role, "parts": parts}}],

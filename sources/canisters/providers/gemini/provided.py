@@ -21,6 +21,15 @@ its UTF-8). Its ``webSearchQueries`` make a ``google_search``
 itself stays whole in the reply's envelope and goes back to Gemini as it came,
 so these parts write nothing to Gemini, and their opaque fields only say where
 in the metadata each came from.
+
+A candidate's ``citationMetadata`` (the sources the model's recitation checker
+attributes a passage to: ``citationSources`` in the Gemini API, ``citations``
+in Vertex AI and the google-genai SDK) adds to the text part each citation's
+segment starts in a :class:`~canisters.Citation` of a
+:class:`~canisters.UrlSource` (its ``uri`` and ``title``), its span the
+segment, in characters of that part (Gemini counts bytes of the UTF-8 of the
+candidate's answer text, its text parts one after the other); the metadata
+stays in the envelope as grounding does.
 """
 
 from __future__ import annotations
@@ -44,7 +53,16 @@ from ...provided import (
     UrlSource,
 )
 
-__all__ = ["KINDS", "cite", "grounded", "native", "part_of", "render", "searched"]
+__all__ = [
+    "KINDS",
+    "attributed",
+    "cite",
+    "grounded",
+    "native",
+    "part_of",
+    "render",
+    "searched",
+]
 
 NAME: Final = "gemini"
 KINDS: Final = ("executableCode", "codeExecutionResult")
@@ -104,7 +122,8 @@ def native(part: Content) -> bool:
     held: Any = part
     if isinstance(part, CitedText):
         return all(
-            citation.provider == NAME and "grounding" in citation.opaque
+            citation.provider == NAME
+            and ("grounding" in citation.opaque or "attribution" in citation.opaque)
             for citation in part.citations
         )
     return (
@@ -260,19 +279,89 @@ def cite(
                     {"grounding": {"support": number, "chunk": chunk}},
                 )
             )
-        canister_index, number = place
-        canister = out[canister_index]
-        parts = list(canister.content)
-        plain = parts[number]
-        parts[number] = CitedText(
-            plain.text,
-            plain.mime_type,
-            id=plain.id,
-            extras=plain.extras,
-            citations=citations,
-        )
-        out[canister_index] = attrs.evolve(canister, content=tuple(parts))
+        _add_citations(out, place, citations)
     return out
+
+
+def attributed(canisters: list[Any], metadata: Any, raw_parts: Any) -> list[Any]:
+    """``canisters`` (a reply's, read from ``raw_parts``) with each citation
+    of a candidate's ``citationMetadata`` added to the text part its segment
+    starts in (see the module's description)."""
+    if not isinstance(metadata, Mapping) or not isinstance(raw_parts, list):
+        return canisters
+    key = "citationSources"
+    entries = _field(metadata, key, "citation_sources")
+    if entries is None:
+        key, entries = "citations", metadata.get("citations")
+    if not isinstance(entries, list):
+        return canisters
+    texts = []  # (its bytes, where they start in the answer's bytes, its place)
+    taken: set[tuple[int, int]] = set()
+    offset = 0
+    for raw in raw_parts:
+        text = raw.get("text") if isinstance(raw, Mapping) else None
+        if not isinstance(text, str) or raw.get("thought"):
+            continue
+        encoded = text.encode("utf-8")
+        place = _text_part(canisters, text, taken)
+        if place is not None:
+            taken.add(place)
+            texts.append((encoded, offset, place))
+        offset += len(encoded)
+    found: dict[tuple[int, int], list[Citation]] = {}
+    for number, entry in enumerate(entries):
+        uri = entry.get("uri") if isinstance(entry, Mapping) else None
+        if not isinstance(uri, str) or not uri:
+            continue  # a citation naming no page stays in the envelope alone
+        start = _offset(_field(entry, "startIndex", "start_index") or 0)
+        end = _offset(_field(entry, "endIndex", "end_index"))
+        if start is None:
+            continue
+        for encoded, first, place in texts:
+            if first <= start < first + len(encoded) or (
+                start == first and not encoded
+            ):
+                stop = None if end is None else min(end, first + len(encoded))
+                span_end = None
+                if stop is not None and stop >= start:
+                    span_end = _characters(encoded, stop - first)
+                source = UrlSource(uri, _text(entry.get("title")) or None)
+                marker = {"attribution": {"key": key, "citation": number}}
+                citation = Citation(
+                    source,
+                    None,
+                    _characters(encoded, start - first),
+                    span_end,
+                    NAME,
+                    marker,
+                )
+                found.setdefault(place, []).append(citation)
+                break
+    if not found:
+        return canisters
+    out = list(canisters)
+    for place, citations in found.items():
+        _add_citations(out, place, citations)
+    return out
+
+
+def _add_citations(
+    out: list[Any], place: tuple[int, int], citations: list[Citation]
+) -> None:
+    """Make the text part at ``place`` in ``out`` a cited text with
+    ``citations`` (after those it has)."""
+    canister_index, number = place
+    canister = out[canister_index]
+    parts = list(canister.content)
+    plain = parts[number]
+    parts[number] = CitedText(
+        plain.text,
+        plain.mime_type,
+        id=plain.id,
+        extras=plain.extras,
+        citations=(*getattr(plain, "citations", ()), *citations),
+    )
+    out[canister_index] = attrs.evolve(canister, content=tuple(parts))
 
 
 def _text_part(
@@ -283,7 +372,7 @@ def _text_part(
     for index, canister in enumerate(canisters):
         for number, part in enumerate(getattr(canister, "content", ()) or ()):
             if (
-                part.type == "text"
+                part.type in ("text", "cited_text")
                 and part.text == text
                 and (index, number) not in taken
             ):

@@ -154,6 +154,12 @@ def parse_response(body: Any) -> Conversation:
                         or candidate.get("grounding_metadata"),
                         content.get("parts"),
                     )
+                    canisters = provided.attributed(
+                        canisters,
+                        candidate.get("citationMetadata")
+                        or candidate.get("citation_metadata"),
+                        content.get("parts"),
+                    )
                 else:
                     extras["content"] = {}
             else:

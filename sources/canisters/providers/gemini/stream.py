@@ -21,6 +21,22 @@ _parse_response = _common.guarded(parse_response)
 
 _TEXT_PART = frozenset({"text", "thought", "thoughtSignature", "thought_signature"})
 _SIGNATURES = ("thoughtSignature", "thought_signature")
+_CITED = ("citationMetadata", "citation_metadata")
+_CITATIONS = ("citations", "citationSources", "citation_sources")
+
+
+def _joined(held: Any, value: Any) -> Any:
+    """A chunk's ``citationMetadata`` after the one held: each chunk names the
+    sources of the text it brings (its offsets in the whole answer), so the
+    lists join, an entry given again counted once."""
+    if not isinstance(held, Mapping) or not isinstance(value, Mapping):
+        return value
+    joined = {**held, **value}
+    for key in _CITATIONS:
+        before, after = held.get(key), value.get(key)
+        if isinstance(before, list) and isinstance(after, list):
+            joined[key] = before + [entry for entry in after if entry not in before]
+    return joined
 
 
 def _finish_of(candidate: Mapping[str, Any]) -> Any:
@@ -64,7 +80,9 @@ class GeminiAccumulator(streams.Accumulator):
     Text parts continue the text part before them of the same kind (thought or
     not), and a ``thoughtSignature`` on an otherwise empty text part joins the
     text it ends; function calls and other parts stand alone. The last chunk's
-    ``finishReason``, ``usageMetadata`` and metadata hold for the whole. The
+    ``finishReason``, ``usageMetadata`` and metadata hold for the whole, but
+    for ``citationMetadata``: each chunk's citations name the sources of the
+    text it brings, and they join. The
     stream ends when every candidate has a ``finishReason`` (or the prompt was
     blocked); chunks without parts after that are still taken. An ``error``
     chunk raises. An empty text part with nothing else adds nothing. From
@@ -138,7 +156,9 @@ class GeminiAccumulator(streams.Accumulator):
                 f"{where}.content",
             )
         for key, value in raw.items():
-            if key != "content":
+            if key in _CITED:
+                candidate[key] = _joined(candidate.get(key), streams.fresh(value))
+            elif key != "content":
                 candidate[key] = streams.fresh(value)
         content = raw.get("content")
         if content is None:
