@@ -261,9 +261,16 @@ def comes_back_whole(normalizer: Any, body: dict[str, Any], **options: Any) -> R
 
 def comes_back_or_is_refused(normalizer: Any, body: dict[str, Any]) -> None:
     """Assert that any ``body`` is refused with the library's error, or read
-    whole and rendered back exactly (the request also surviving a document)."""
+    whole and rendered back exactly (the request also surviving a document):
+    its settings before they are read (copied), and after (translated)."""
     try:
         request = normalizer.parse_full_request(body)
+    except canisters.ProviderError:
+        return
+    # Settings not read yet go back as they came ...
+    assert normalizer.render_full_request(request) == body
+    try:
+        request.model
     except canisters.ProviderError:
         return
     assert normalizer.render_full_request(request) == body

@@ -85,7 +85,8 @@ reference module):
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
+from collections.abc import Set as AbstractSet
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeGuard
 
 from .._frozen import EMPTY, FrozenDict
 from .._trusted import _trusted
@@ -105,6 +106,7 @@ from . import _common as common
 from . import _rules as rules
 from ._common import Options
 from ._guards import _holder
+from ._lazy import lazy_request, pending_body
 from ._rules import (
     DEFAULT_CAPABILITIES,
     DEFAULT_REASONING_TABLE,
@@ -261,34 +263,16 @@ def new_request(
 _MARKS: dict[str, FrozenDict[str, Any]] = {}
 
 
-def _with_conversation(
-    request: Request, conversation: Conversation, provider: str
-) -> Request:
-    """``request`` with ``conversation``, its extras holding an entry for
-    ``provider`` (empty when the parser kept nothing): the mark of a request
-    read from that format (see :attr:`Rendering.native`)."""
-    extras = request.extras
-    if provider not in extras:
-        if extras:
-            extras = FrozenDict({**extras, provider: EMPTY})
-        else:  # the extras of every request read with nothing kept: shared
-            extras = _MARKS.get(provider) or _MARKS.setdefault(
-                provider, FrozenDict({provider: EMPTY})
-            )
-    return _new_request(
-        conversation,
-        request.model,
-        request.tools,
-        request.tool_choice,
-        request.output,
-        request.generation,
-        request.reasoning,
-        request.cache,
-        request.user,
-        request.metadata,
-        request.service_tier,
-        request.stream,
-        extras,
+def marked(extras: Mapping[str, Any], provider: str) -> Mapping[str, Any]:
+    """``extras`` with an entry for ``provider`` (empty when it has none): the
+    mark of a request read from that format."""
+    if provider in extras:
+        return extras
+    if extras:
+        return FrozenDict({**extras, provider: EMPTY})
+    # the extras of every request read with nothing kept: shared
+    return _MARKS.get(provider) or _MARKS.setdefault(
+        provider, FrozenDict({provider: EMPTY})
     )
 
 
@@ -718,11 +702,25 @@ class WholeRequests:
         """Read a whole request body (or SDK params) into a
         :class:`~canisters.Request`: the conversation as ``parse_request``
         reads it, every other field into the neutral fields or, verbatim, into
-        ``extras``; rendering it back to this format gives the body exactly."""
+        ``extras``; rendering it back to this format gives the body exactly.
+
+        The settings (every key but the conversation's) are read when a field
+        of the request other than ``conversation`` is first asked for, or
+        when it is rendered to another format (malformed ones raise then);
+        rendered back to this format before that, they go as they came, and
+        only the conversation is rendered again. Until then the request keeps
+        a copy of the body's top level, and the values nested in it (a tool's
+        schema) are the body's own, shared with the bodies it renders: change
+        them in neither while the request is in use, or read a field first."""
         mapping = common.as_mapping(body)
         conversation = self.parse_request(mapping)
-        settings = _parse_settings(self.request_settings, mapping)
-        return _with_conversation(settings, conversation, self.name)
+        return lazy_request(
+            conversation, mapping, self.name, self._read_settings, marked
+        )
+
+    def _read_settings(self, body: Mapping[str, Any]) -> Request:
+        """The settings of ``body`` (a request without its conversation)."""
+        return _parse_settings(self.request_settings, body)
 
     def render_full_request(self, request: Request, **options: Any) -> dict[str, Any]:
         """Render a whole request body from ``request``.
@@ -741,6 +739,14 @@ class WholeRequests:
             raise ProviderError(
                 f"render_full_request takes a Request, got {type(request).__name__}"
             )
+        render = getattr(self, "_render_as_read", None) or self.render_request
+        # Settings not read since the body was (see parse_full_request) go
+        # back as they came, where no option changes them, beside the
+        # conversation this format's parser returned, rendered as it came.
+        unread = pending_body(request, self.name)
+        if unread is not None and _SETTING_OPTIONS.isdisjoint(options):
+            messages = render(request.conversation, **options)
+            return _as_read(unread, messages, self.request_settings.CONVERSATION_KEYS)
         opts = common.options_from(options)
         # The cross-format rules, once (the format's renderer is then called
         # without them); a request read from this format (its extras mark it)
@@ -749,7 +755,6 @@ class WholeRequests:
             request.conversation, self.name, opts, native=self.name in request.extras
         )
         since = len(opts.report.events) if opts.report is not None else 0
-        render = getattr(self, "_render_as_read", None) or self.render_request
         messages = render(conversation, **options)
         renumbered(opts.report, since, kept)
         rendering = Rendering(request, opts, self.name)
@@ -772,6 +777,25 @@ class WholeRequests:
 
 
 _held = _holder(None)
+
+_SETTING_OPTIONS: Final = frozenset(
+    {"model", "max_tokens", "capabilities", "reasoning_table"}
+)
+"""The options that change how settings are rendered."""
+
+
+def _as_read(
+    body: Mapping[str, Any], messages: dict[str, Any], keys: AbstractSet[str]
+) -> dict[str, Any]:
+    """``body`` with the values of its conversation's ``keys`` those of
+    ``messages`` (in place; ``messages``' others after them)."""
+    out: dict[str, Any] = {}
+    for key, value in body.items():
+        # (a conversation key the renderer does not write, such as a null
+        # system instruction, is the settings' to give back: as it came)
+        out[key] = messages.pop(key) if key in keys and key in messages else value
+    out.update(messages)
+    return out
 
 
 def _parse_settings(settings: RequestSettings, body: Mapping[str, Any]) -> Request:
