@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -138,42 +139,70 @@ def _concatenated(events: list[Any], key: str) -> str:
     )
 
 
+def _carries(events: list[Any], key: str) -> bool:
+    return any(
+        choice.get("delta", {}).get(key)
+        for event in events
+        if isinstance(event, dict)
+        for choice in event.get("choices") or ()
+    )
+
+
+DIALECTS = ("openai-chat-reasoning", "openrouter")
+
+
+def recorded(name: str, *keys: str) -> list[str]:
+    """The recorded streams of dialect ``name`` (file names) whose deltas
+    carry one of ``keys``; all of them without ``keys``."""
+    return [
+        path.name
+        for path in sorted((DATA / "streams" / name).iterdir())
+        if path.suffix in (".sse", ".ndjson")
+        and (not keys or any(_carries(stream(name, path.name), k) for k in keys))
+    ]
+
+
+@pytest.mark.parametrize("name", DIALECTS)
+def test_each_dialect_has_ten_recorded_streams_each_with_its_source(
+    name: str,
+) -> None:
+    assert len(recorded(name)) >= 10
+    source = (DATA / "streams" / name / "SOURCE.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^- `([^`]+)`:", source, flags=re.MULTILINE))
+    assert listed == set(recorded(name))
+
+
 @pytest.mark.parametrize(
-    "case",
-    [
-        "pydantic-ai-deepseek-model-thinking-stream.sse",
-        "pydantic-ai-zai-thinking-stream.sse",
-        "vercel-deepseek-reasoning.ndjson",
-        "vercel-alibaba-reasoning.ndjson",
-    ],
+    "case", recorded("openai-chat-reasoning", "reasoning_content", "reasoning")
 )
-def test_reasoning_content_deltas_accumulate_to_the_reply(case: str) -> None:
+def test_reasoning_deltas_accumulate_to_the_reply(case: str) -> None:
+    """``reasoning_content`` (DeepSeek, Qwen, xAI, Z.ai) or ``reasoning``
+    (Groq, vLLM since 0.10): the reply holds their concatenation, under the
+    name the stream used."""
     normalizer = providers.get("openai-chat-reasoning")
     events = stream("openai-chat-reasoning", case)
+    key = "reasoning_content" if _carries(events, "reasoning_content") else "reasoning"
     reply = normalizer.parse_stream(events)
     reasoning = reply[0].content[0]  # type: ignore[attr-defined]
     assert reasoning.type == "reasoning"
-    assert reasoning.text == _concatenated(events, "reasoning_content")
+    assert reasoning.text == _concatenated(events, key)
     # the accumulated reply is a reply of the dialect: whole, it reads the same
     body = normalizer.render_response(reply)
-    assert body["choices"][0]["message"]["reasoning_content"] == reasoning.text
+    assert body["choices"][0]["message"][key] == reasoning.text
     again = normalizer.parse_response(body)
     assert [p.text for p in again[0].content] == [  # type: ignore[attr-defined]
         p.text
         for p in reply[0].content  # type: ignore[attr-defined]
     ]
+    assert normalizer.render_response(again) == body
     # and in the next request, the reasoning goes back as it came
-    assert sent_back(next_turn("openai-chat-reasoning", body))[
-        "reasoning_content"
-    ] == _concatenated(events, "reasoning_content")
+    assert sent_back(next_turn("openai-chat-reasoning", body))[key] == (
+        _concatenated(events, key)
+    )
 
 
 @pytest.mark.parametrize(
-    "case",
-    [
-        "pydantic-ai-openrouter-stream-with-reasoning.sse",
-        "pydantic-ai-openrouter-streaming-reasoning.sse",
-    ],
+    "case", recorded("openrouter", "reasoning", "reasoning_details")
 )
 def test_openrouter_deltas_accumulate_entry_by_entry(case: str) -> None:
     normalizer = providers.get("openrouter")

@@ -749,6 +749,26 @@ def test_openai_chat_bad_streams() -> None:
 # Shared ------------------------------------------------------------------------------
 
 
+def test_openai_chat_the_usage_chunk_ends_a_stream_without_finish_reason() -> None:
+    """Snowflake Cortex never sends a finish_reason: its stream ends with the
+    usage chunk (``"choices": []``), the last chunk of any generation."""
+    name = "openai-chat"
+    deltas = [
+        chunk([c_delta({"role": "assistant", "content": "Hel"})]),
+        chunk([c_delta({"content": "lo"})]),
+    ]
+    reply = providers.get(name).parse_stream([*deltas, chunk([], usage=USAGE)])  # type: ignore[attr-defined]
+    assert reply[0].content == (Text("Hello"),)  # type: ignore[attr-defined]
+    body = providers.get(name).render_response(reply)
+    assert body["choices"][0]["finish_reason"] is None
+    assert body["usage"] == USAGE
+    # without it, the stream was cut: refused as before
+    bad(name, deltas, "$[2]", "a finish_reason for every choice")
+    # usage beside a choice's delta (vLLM's continuous usage) ends nothing
+    beside = chunk([c_delta({"content": "!"})], usage=USAGE)
+    bad(name, [*deltas, beside], "$[3]", "a finish_reason for every choice")
+
+
 def test_streaming_normalizer_protocol() -> None:
     for name in ("anthropic", "openai-chat", "openai-responses", "gemini", "ollama"):
         normalizer = providers.get(name)

@@ -104,7 +104,9 @@ class OpenAIChatAccumulator(streams.Accumulator):
     (``"usage": null``, as ``stream_options={"include_usage": true}`` makes
     them), with the chunk carrying it; chunks without choices after that end
     (an unannounced usage, a moderated stream's ``moderation`` results) are
-    still taken.
+    still taken. The usage chunk (``"choices": []`` beside the usage) is the
+    last chunk of a generation, so it ends the stream even where no choice
+    said a ``finish_reason``: Snowflake Cortex's streams never do.
     """
 
     provider = NAME
@@ -121,6 +123,7 @@ class OpenAIChatAccumulator(streams.Accumulator):
         self._choices: dict[int, _Choice] = {}
         self._usage: Any = None
         self._announced = False
+        self._usage_chunk = False  # the last chunk came: the generation is over
 
     def _expected(self) -> str:
         if self._choices and all(c.finish for c in self._choices.values()):
@@ -133,7 +136,7 @@ class OpenAIChatAccumulator(streams.Accumulator):
     def _ended(self) -> bool:
         if self._announced and self._usage is None:
             return False
-        if not self._choices:
+        if not self._choices or self._usage_chunk:
             return self._usage is not None
         return all(choice.finish for choice in self._choices.values())
 
@@ -195,6 +198,7 @@ class OpenAIChatAccumulator(streams.Accumulator):
                 self._announced = True
             else:
                 self._usage = dict(expect_mapping(event["usage"], f"{path}.usage"))
+                self._usage_chunk |= event.get("choices") == []
         for number, raw in enumerate(
             expect_list(event.get("choices", []), f"{path}.choices")
         ):
