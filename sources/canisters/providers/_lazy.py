@@ -21,6 +21,7 @@ on that first read.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -88,7 +89,9 @@ def _load(request: _LazyRequest) -> None:
     for name in _SETTINGS:
         _SET(request, name, _SLOT[name].__get__(settings, Request))
     _SET(request, "extras", mark(settings.extras, provider))
-    _LazyRequest._pending.__delete__(request)  # type: ignore[attr-defined]
+    # (another thread that read them too may have been first to say so)
+    with contextlib.suppress(AttributeError):
+        _LazyRequest._pending.__delete__(request)  # type: ignore[attr-defined]
 
 
 def lazy_request(
