@@ -31,6 +31,7 @@ FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...] | None]] = {
     "openai-chat-reasoning": (("messages",), None),
     "openrouter": (("messages",), None),
     "openai-responses": (openai_responses.REQUEST_FIELDS, None),
+    "open-responses": (openai_responses.REQUEST_FIELDS, None),
 }
 # An element of a type no provider has (a message of a made-up role, or a block
 # of a made-up type), put first in the list of the conversation's elements.
@@ -51,6 +52,7 @@ UNKNOWN: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "openrouter": ("messages", {"role": "made_up_role", "content": "nobody"}),
     "openai-responses": ("input", TYPED),
+    "open-responses": ("input", TYPED),
 }
 
 

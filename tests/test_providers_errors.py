@@ -357,6 +357,18 @@ STREAMS: dict[str, tuple[Callable[[], list[Any]], ErrorKind]] = {
         ],
         "rate_limited",
     ),
+    "open-responses": (
+        lambda: [
+            {
+                "type": "error",
+                "code": "rate_limit_exceeded",
+                "message": "Rate limit reached",
+                "param": None,
+                "sequence_number": 1,
+            }
+        ],
+        "rate_limited",
+    ),
     "openai-chat-reasoning": (
         lambda: [
             {
@@ -458,6 +470,7 @@ NEAREST: dict[str, dict[ErrorKind, ErrorKind]] = {
     "openai-chat": {"unknown": "server_error"},
     "openai-chat-reasoning": {"unknown": "server_error"},
     "openai-responses": {"unknown": "server_error"},
+    "open-responses": {"unknown": "server_error"},
     # OpenRouter's body says only its status (its code): kinds sharing one meet
     "openrouter": {
         "context_length_exceeded": "invalid_request",
@@ -626,6 +639,7 @@ SDK_CLASSES = list(_sdk_classes())
 RAISERS: dict[str, Callable[[int, dict[str, Any]], Exception]] = {
     "openai-chat": _openai_raise,
     "openai-responses": _openai_raise,
+    "open-responses": _openai_raise,
     "openai-chat-reasoning": _openai_raise,
     "openrouter": _openai_raise,
     "anthropic": _anthropic_raise,

@@ -43,7 +43,7 @@ def validate(provider: str, body: dict[str, Any], *, replay: bool = False) -> No
         from .requests_support import SDK_ACCEPTS
 
         SDK_ACCEPTS[provider]({"model": "m", "messages": body["messages"]})
-    elif provider == "openai-responses":
+    elif provider in ("openai-responses", "open-responses"):
         from openai.types.responses import ResponseInputParam
 
         if "instructions" in body:

@@ -30,6 +30,7 @@ NAMES = (
     "anthropic",
     "openai-chat",
     "openai-responses",
+    "open-responses",
     "gemini",
     "ollama",
     "bedrock-converse",
@@ -42,6 +43,7 @@ REQUEST_FIELDS = {
     "bedrock-converse": bedrock_converse.REQUEST_FIELDS,
     "openai-chat": ("messages",),
     "openai-responses": openai_responses.REQUEST_FIELDS,
+    "open-responses": openai_responses.REQUEST_FIELDS,
     "gemini": gemini.REQUEST_FIELDS,
     "ollama": ollama.REQUEST_FIELDS,
     "openai-chat-reasoning": ("messages",),
@@ -54,6 +56,7 @@ RESPONSE_FIELDS: dict[str, tuple[str, ...] | None] = {
     "openai-chat-reasoning": None,
     "openrouter": None,
     "openai-responses": openai_responses.RESPONSE_FIELDS,
+    "open-responses": openai_responses.RESPONSE_FIELDS,
     "gemini": gemini.RESPONSE_FIELDS,
     "ollama": ollama.RESPONSE_FIELDS,
 }
@@ -74,6 +77,7 @@ LISTS: dict[str, dict[str, dict[str, Any]]] = {
     "openai-chat-reasoning": {"messages": ROLE, "content": TYPED},
     "openrouter": {"messages": ROLE, "content": TYPED},
     "openai-responses": {"input": TYPED, "output": TYPED, "content": TYPED},
+    "open-responses": {"input": TYPED, "output": TYPED, "content": TYPED},
     "gemini": {"contents": GEMINI_TURN, "parts": GEMINI_PART},
     "ollama": {"messages": ROLE},
     "bedrock-converse": {
@@ -210,6 +214,7 @@ def test_unknown_elements_follow_the_unsupported_option(
         "openai-chat-reasoning": {"messages": [{"role": "user", "content": [TYPED]}]},
         "openrouter": {"messages": [{"role": "user", "content": [TYPED]}]},
         "openai-responses": {"input": [{"role": "user", "content": [TYPED]}]},
+        "open-responses": {"input": [{"role": "user", "content": [TYPED]}]},
         "gemini": {"contents": [{"role": "user", "parts": [GEMINI_PART]}]},
         "ollama": {"messages": [ROLE]},
         "bedrock-converse": {
