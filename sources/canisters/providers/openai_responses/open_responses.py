@@ -4,7 +4,7 @@ LM Studio, OpenRouter's Responses API, gateways)::
 
     normalizer = providers.get("open-responses")
 
-It is OpenAI Responses (:mod:`canisters.providers.openai_responses`), read
+It is OpenAI Responses (``canisters.providers.openai_responses``), read
 and written by the same modules under this name (its extras are under
 ``extras["open-responses"]``), with what the specification adds:
 
@@ -141,6 +141,8 @@ class OpenResponsesReplies(Response):
             return body  # as it came
         if "status" not in body:
             return body  # no reply metadata: only the output
+        # Required, unknown here: an id made from the reply's first canister.
+        body.setdefault("id", f"resp_{conversation[0].id}")
         for key, value in _REQUIRED.items():
             body.setdefault(key, value)
         return body
