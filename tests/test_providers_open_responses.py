@@ -159,7 +159,9 @@ def test_openai_responses_keeps_raw_reasoning_as_before() -> None:
 def test_plain_reasoning_of_another_format_goes_as_raw_reasoning() -> None:
     conversation = [User("q"), Assistant([Reasoning("thought"), "answer"])]
     body = normalizer.render_request(conversation)
-    assert body["input"][1] == {
+    item = dict(body["input"][1])
+    assert item.pop("id").startswith("rs_")
+    assert item == {
         "type": "reasoning",
         "summary": [],
         "content": [{"type": "reasoning_text", "text": "thought"}],

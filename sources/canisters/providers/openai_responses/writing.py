@@ -255,10 +255,12 @@ class _Renderer:
         item.update(extras.get("item", {}))
         return item
 
-    def raw_reasoning(self, part: Any) -> dict[str, Any]:
-        """Another format's plain reasoning as a reasoning item of raw text."""
+    def raw_reasoning(self, part: Any, index: int) -> dict[str, Any]:
+        """Another format's plain reasoning as a reasoning item of raw text
+        (its id made here: the SDK's item type requires one)."""
         return {
             "type": "reasoning",
+            "id": synthesize_id("rs_", index, part.text, None),
             "summary": [],
             "content": [{"type": "reasoning_text", "text": part.text}],
         }
@@ -296,7 +298,7 @@ class _Renderer:
                     plain=self.wire.raw_reasoning,
                 )
                 if action == "native":  # plain reasoning as raw reasoning text
-                    items.append(self.raw_reasoning(part))
+                    items.append(self.raw_reasoning(part, index))
                     continue
                 if action == "text":
                     info, keys = {}, None
