@@ -47,6 +47,16 @@ class _Renderer:
     def media(self, part: Any, where: str, *, tool: bool) -> dict[str, Any] | None:
         extras = mine(part, self.wire.name)
         reference = part.refs.get(self.wire.ref)
+        if (
+            part.type in ("image", "file")
+            and reference is None
+            and part.url is None
+            and not part.content_id
+            and inline_data(part) is None
+        ):
+            # Only another format's file id locates it (OpenAI's store is not
+            # the dialect's, nor another provider's).
+            return self.refuse(where, f"{part.type} held only by another format's file id")
         rendered: dict[str, Any]
         if part.type == "image":
             rendered = {"type": "input_image"}
