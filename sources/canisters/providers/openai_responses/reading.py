@@ -437,9 +437,11 @@ class _Parser:
             item.get("content"), f"{path}.content", self.wire
         )
         info: dict[str, Any] = {}
-        if "type" in item:
+        # Kept where it differs from how the format writes a message item
+        # (the dialect typed, OpenAI Responses untyped in a request).
+        if "type" in item and not self.wire.typed:
             info["typed"] = True
-        elif self.wire.typed:  # written typed unless it came without
+        elif "type" not in item and self.wire.typed:
             info["typed"] = False
         if not string and (_plain(content, self.wire.name) or role == "assistant"):
             info["list"] = True
