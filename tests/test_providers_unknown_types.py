@@ -92,9 +92,7 @@ LISTS: dict[str, dict[str, dict[str, Any]]] = {
 def _is_error(body: dict[str, Any]) -> bool:
     # A Responses reply says "error": null: a reply, not an error body.
     return (
-        body.get("error") is not None
-        or body.get("type") == "error"
-        or "Error" in body
+        body.get("error") is not None or body.get("type") == "error" or "Error" in body
     )
 
 

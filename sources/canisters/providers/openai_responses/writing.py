@@ -56,7 +56,9 @@ class _Renderer:
         ):
             # Only another format's file id locates it (OpenAI's store is not
             # the dialect's, nor another provider's).
-            return self.refuse(where, f"{part.type} held only by another format's file id")
+            return self.refuse(
+                where, f"{part.type} held only by another format's file id"
+            )
         rendered: dict[str, Any]
         if part.type == "image":
             rendered = {"type": "input_image"}
