@@ -209,6 +209,7 @@ def dialect_accepts(name: str) -> Callable[[dict[str, Any]], None]:
 SDK_ACCEPTS: dict[str, Callable[[dict[str, Any]], None]] = {
     "openai-chat": openai_chat_accepts,
     "openai-responses": openai_responses_accepts,
+    "open-responses": openai_responses_accepts,
     "anthropic": anthropic_accepts,
     "gemini": gemini_accepts,
     "ollama": ollama_accepts,

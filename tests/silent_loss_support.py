@@ -34,8 +34,9 @@ before comparing.
 What the report names answers for an element also when the element has no
 type: by a key it holds (Gemini's parts: ``element (toolCall,
 toolResponse)``), by its role (a message of a role the format does not know:
-``element (control)``), or as the canister it is (Anthropic's ``tool_result``
-block is a result: ``canister 1 (result)``). As each shape is probed once,
+``element (control)``), by the name it holds (a tool a narrowed tool choice
+leaves out: ``(send_email left out)``), or as the canister it is (Anthropic's
+``tool_result`` block is a result: ``canister 1 (result)``). As each shape is probed once,
 through its first element, a key found lost is checked once more against the
 elements that hold it: one the report names answers for it.
 
@@ -342,8 +343,8 @@ def _named(
     direction: tuple[str, str],
 ) -> bool:
     """Whether the report (``before``) names the element at ``key``: by its
-    type ``name`` (for an element of no type, by a key it holds) or as a
-    part."""
+    type ``name`` (for an element of no type, by a key it holds), by its role
+    or the name it holds, or as a part."""
     source, target = direction
     changed = copy.deepcopy(body)
     del _at(changed, key[:-1])[key[-1]]
@@ -361,6 +362,11 @@ def _named(
     role = item.get("role") if isinstance(item, dict) else None
     if isinstance(role, str) and role:
         names.append(role)
+    # Or by the name it holds (a tool a narrowed tool choice leaves out:
+    # "only a may be called ... (b left out)").
+    called = item.get("name") if isinstance(item, dict) else None
+    if isinstance(called, str) and called:
+        names.append(called)
     by_name = any(_fewer(word, before, after) for word in names)
     # Or as the part or the canister it is: a block that is a canister of its
     # own (Anthropic's tool_result is a result) by its neutral kind.

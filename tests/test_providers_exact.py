@@ -35,6 +35,7 @@ REQUEST_FIELDS = {
     "ollama": ollama.REQUEST_FIELDS,
     "openai-chat": ("messages",),
     "openai-responses": openai_responses.REQUEST_FIELDS,
+    "open-responses": openai_responses.REQUEST_FIELDS,
     "openai-chat-reasoning": ("messages",),
     "openrouter": ("messages",),
 }
@@ -45,6 +46,7 @@ RESPONSE_FIELDS: dict[str, tuple[str, ...] | None] = {
     "ollama": ollama.RESPONSE_FIELDS,
     "openai-chat": None,
     "openai-responses": None,
+    "open-responses": None,
     "openai-chat-reasoning": None,
     "openrouter": None,
 }

@@ -43,12 +43,14 @@ def validate(provider: str, body: dict[str, Any], *, replay: bool = False) -> No
         from .requests_support import SDK_ACCEPTS
 
         SDK_ACCEPTS[provider]({"model": "m", "messages": body["messages"]})
-    elif provider == "openai-responses":
+    elif provider in ("openai-responses", "open-responses"):
         from openai.types.responses import ResponseInputParam
 
         if "instructions" in body:
             assert isinstance(body["instructions"], str)
-        if not isinstance(body["input"], str):
+        # input is optional (a request may go on from a previous response):
+        # Open Responses leaves it out of an empty conversation.
+        if not isinstance(body.get("input", ""), str):
             adapter(ResponseInputParam).validate_python(body["input"])
     elif provider == "anthropic":
         from anthropic.types import MessageParam, TextBlockParam

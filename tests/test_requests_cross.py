@@ -117,6 +117,7 @@ def test_the_sdk_checks_refuse_an_unknown_field(target: str) -> None:
 KEYS = {
     "openai-chat": {"model", "messages"},
     "openai-responses": {"model"},
+    "open-responses": {"model"},
     "anthropic": {"model", "max_tokens", "messages"},
     "gemini": {"contents"},
     "ollama": {"model", "messages"},

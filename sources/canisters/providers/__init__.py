@@ -106,6 +106,7 @@ _BUILTIN = {
     "openai-chat": "canisters.providers.openai_chat",
     "openai-chat-reasoning": "canisters.providers.openai_chat.reasoning",
     "openai-responses": "canisters.providers.openai_responses",
+    "open-responses": "canisters.providers.openai_responses.open_responses",
     "openrouter": "canisters.providers.openai_chat.openrouter",
 }
 

@@ -74,6 +74,7 @@ BUILT_IN = (
     "openai-chat",
     "openai-chat-reasoning",
     "openai-responses",
+    "open-responses",
     "openrouter",
 )
 """The built-in formats, the default targets of the cross-format renders."""

@@ -139,6 +139,11 @@ DEFAULT_CAPABILITIES: dict[str, Capabilities] = {
     # its reasoning.effort's (or a budget in reasoning.max_tokens).
     "openai-chat-reasoning": Capabilities(efforts=("low", "medium", "high")),
     "openrouter": Capabilities(efforts=("minimal", "low", "medium", "high")),
+    # The Open Responses schema's ReasoningEffortEnum and ServiceTierEnum.
+    "open-responses": Capabilities(
+        efforts=("none", "low", "medium", "high", "xhigh"),
+        service_tiers=("auto", "default", "flex", "priority"),
+    ),
 }
 """The conservative profile of each built-in format."""
 

@@ -26,7 +26,8 @@ from .._common import (
     render_arguments,
 )
 from .messages import _register_one_pass
-from .reading import _OUTPUT_TEXT, _ROLES, NAME, _parse_part, _Parser, _plain
+from .reading import _OUTPUT_TEXT, _ROLES, _parse_part, _Parser, _plain
+from .wire import NAME
 from .writing import _PLAIN_ROLE, _Renderer
 
 

@@ -18,7 +18,7 @@ is decided by :mod:`canisters.providers._rules.provided`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from ..._frozen import thawed as _thawed
@@ -40,7 +40,15 @@ from .._rules.provided import web_notes, writes_web_citations
 if TYPE_CHECKING:
     from .._options import Options
 
-__all__ = ["ITEMS", "annotated", "annotations_of", "cited", "item_parts", "native"]
+__all__ = [
+    "ITEMS",
+    "annotated",
+    "annotations_of",
+    "cited",
+    "item_parts",
+    "native",
+    "native_for",
+]
 
 NAME: Final = "openai-responses"
 ITEMS: Final = frozenset(
@@ -70,9 +78,10 @@ def _source(note: Mapping[str, Any]) -> Source:
     return DocumentSource(_text(note.get("file_id")), _text(note.get("filename")))
 
 
-def cited(text: Any, annotations: Any) -> CitedText | None:
+def cited(text: Any, annotations: Any, name: str = NAME) -> CitedText | None:
     """``text`` (a text part read from an ``output_text`` part) with the
-    citations of its ``annotations``; ``None`` when there are none to read."""
+    citations of its ``annotations`` (bound to the format ``name``); ``None``
+    when there are none to read."""
     if not isinstance(annotations, list) or not annotations:
         return None
     citations = []
@@ -84,7 +93,7 @@ def cited(text: Any, annotations: Any) -> CitedText | None:
             start = end = None
         try:
             citations.append(
-                Citation(_source(note), None, start, end, NAME, dict(note))
+                Citation(_source(note), None, start, end, name, dict(note))
             )
         except ModelError:
             return None  # an annotation of another shape: kept on the part only
@@ -93,23 +102,23 @@ def cited(text: Any, annotations: Any) -> CitedText | None:
     )
 
 
-def item_parts(item: Mapping[str, Any]) -> tuple[Content, ...]:
-    """The parts an item of :data:`ITEMS` says; ``()`` for one of another shape
-    (kept whole all the same)."""
+def item_parts(item: Mapping[str, Any], name: str = NAME) -> tuple[Content, ...]:
+    """The parts an item of :data:`ITEMS` says (bound to the format
+    ``name``); ``()`` for one of another shape (kept whole all the same)."""
     try:
-        return _parts(item)
+        return _parts(item, name)
     except ModelError:
         return ()
 
 
-def _parts(item: Mapping[str, Any]) -> tuple[Content, ...]:
+def _parts(item: Mapping[str, Any], provider: str) -> tuple[Content, ...]:
     kind = item["type"]
     item_id = _text(item.get("id"))
     marker = {"item": kind, "id": item_id}
     if kind == "compaction":
         summary = _text(item.get("summary")) or ""
-        return (Compaction(summary, NAME, marker, id=item_id),)
-    name = kind[: -len("_call")]
+        return (Compaction(summary, provider, marker, id=item_id),)
+    tool = kind[: -len("_call")]
     status = _text(item.get("status"))
     arguments: dict[str, Any] = {}
     fields: dict[str, Any] = {}
@@ -160,7 +169,7 @@ def _parts(item: Mapping[str, Any]) -> tuple[Content, ...]:
         if isinstance(item.get("result"), str):
             fields["output"] = item["result"]  # the image, in base64
     else:  # mcp_call
-        name = _text(item.get("name")) or name
+        tool = _text(item.get("name")) or tool
         server = _text(item.get("server_label"))
         raw = item.get("arguments")
         arguments = {"arguments": raw} if isinstance(raw, str) else {}
@@ -168,29 +177,38 @@ def _parts(item: Mapping[str, Any]) -> tuple[Content, ...]:
             fields["error"] = str(item["error"])
         if isinstance(item.get("output"), str):
             fields["output"] = item["output"]
-    call = ProviderToolCall(name, arguments, item_id, NAME, server, status, marker)
+    call = ProviderToolCall(tool, arguments, item_id, provider, server, status, marker)
     if not fields:
         return (call,)
-    result = ProviderToolResult(name, item_id, NAME, status, opaque=marker, **fields)
+    result = ProviderToolResult(
+        tool, item_id, provider, status, opaque=marker, **fields
+    )
     return (call, result)
 
 
-def _own(citation: Citation) -> bool:
-    return citation.provider == NAME and "type" in citation.opaque
+def _own(citation: Citation, name: str = NAME) -> bool:
+    return citation.provider == name and "type" in citation.opaque
 
 
-_cites = writes_web_citations(_own, titled=True)  # the SDK requires a title
+def native_for(name: str) -> Callable[[Content], bool]:
+    """Which parts the format ``name`` writes as its own (see :func:`native`)."""
+    # The SDK requires a title.
+    cites = writes_web_citations(lambda citation: _own(citation, name), titled=True)
+
+    def native(part: Content) -> bool:
+        if isinstance(part, CitedText):
+            return cites(part)
+        held: Any = part
+        return held.provider == name and "item" in held.opaque
+
+    return native
 
 
-def native(part: Content) -> bool:
-    """Whether ``part`` goes to OpenAI as OpenAI's own: the parts read from an
-    item (which goes back whole), and a text whose citations came from
-    OpenAI's annotations (which go back on the part) or are web pages with a
-    span and a title (written as ``url_citation`` annotations)."""
-    if isinstance(part, CitedText):
-        return _cites(part)
-    held: Any = part
-    return held.provider == NAME and "item" in held.opaque
+native = native_for(NAME)
+"""Whether ``part`` goes to OpenAI as OpenAI's own: the parts read from an
+item (which goes back whole), and a text whose citations came from OpenAI's
+annotations (which go back on the part) or are web pages with a span and a
+title (written as ``url_citation`` annotations)."""
 
 
 def annotated(part: CitedText, kept: Any) -> bool:
@@ -201,7 +219,7 @@ def annotated(part: CitedText, kept: Any) -> bool:
 
 
 def annotations_of(
-    part: CitedText, kept: Any, options: Options, where: str
+    part: CitedText, kept: Any, options: Options, where: str, name: str = NAME
 ) -> list[Any]:
     """The ``annotations`` of an ``output_text`` part for ``part`` (one
     :func:`native` accepts): those it keeps (``kept``), then its citations
@@ -224,11 +242,11 @@ def annotations_of(
 
     return held + web_notes(
         part,
-        _own,
+        lambda citation: _own(citation, name),
         own,
         spell,
         quotes=False,
         options=options,
-        provider=NAME,
+        provider=name,
         where=where,
     )

@@ -42,48 +42,53 @@ from .._common import (
 from .._rules import ids, kept, media
 from .._rules.provided import register
 from . import provided
+from .wire import BASE, NAME, Wire
 
-NAME = "openai-responses"
-"""The provider name."""
 
-# A part's other keys are kept verbatim; its detail is an image's detail.
-ids.declare(NAME, named_results=False)  # results pair by call_id alone
-
-# An item's keys no field models ride in "keys" as sent: an item's id is a
-# reference only OpenAI resolves, and "status": "completed" says nothing.
-kept.declare(
-    NAME,
-    canister=("keys",),
-    part=("part", "keys"),
-    quiet={"status": "completed"},
-    references=frozenset({"id"}),
-    typed=frozenset({"annotations"}),
-    spellings=(
-        kept.Spelling(
-            "detail",
-            "part",
-            "part",
-            "detail",
-            read=media.detail_of,
-            default=media.DETAIL_DEFAULT,
-            kinds=frozenset({"image"}),
+def declare(name: str) -> None:
+    """Declare the rules of the Responses format ``name`` (the base or a
+    dialect): its call ids, the wire keys it keeps verbatim and the provided
+    parts it writes as its own (see :mod:`.provided`)."""
+    # A part's other keys are kept verbatim; its detail is an image's detail.
+    ids.declare(name, named_results=False)  # results pair by call_id alone
+    # An item's keys no field models ride in "keys" as sent: an item's id is a
+    # reference only the server resolves, and "status": "completed" says nothing.
+    kept.declare(
+        name,
+        canister=("keys",),
+        part=("part", "keys"),
+        quiet={"status": "completed"},
+        references=frozenset({"id"}),
+        typed=frozenset({"annotations"}),
+        spellings=(
+            kept.Spelling(
+                "detail",
+                "part",
+                "part",
+                "detail",
+                read=media.detail_of,
+                default=media.DETAIL_DEFAULT,
+                kinds=frozenset({"image"}),
+            ),
         ),
-    ),
-)
+    )
+    register(name, provided.native_for(name))
 
-_REF = common.ref_key(NAME)
+
+declare(NAME)
+
+_REF = BASE.ref
 _AUDIO_FORMATS = {"wav": "audio/wav", "mp3": "audio/mpeg"}
 _SERVER_ITEM_SUFFIXES = ("_call", "_call_output", "_output")
-register(NAME, provided.native)
 
 
-_wrap = common.holder(NAME)
+_wrap = BASE.wrap
 """The extras holding a mapping whole as this provider's entry."""
 
 
-def _marked(part: Any, marks: Mapping[str, Any]) -> Any:
-    """``part`` with ``marks`` added to its extras for this provider."""
-    extras = FrozenDict({**part.extras, NAME: {**mine(part, NAME), **marks}})
+def _marked(part: Any, marks: Mapping[str, Any], name: str = NAME) -> Any:
+    """``part`` with ``marks`` added to its extras for the format ``name``."""
+    extras = FrozenDict({**part.extras, name: {**mine(part, name), **marks}})
     if type(part) is Text:
         return new_text(part.text, part.mime_type, part.id, extras)
     return attrs.evolve(part, extras=extras)
@@ -107,8 +112,9 @@ _TEXT_KNOWN = frozenset({"type", "text", "parsed"})
 _CALL_KNOWN = frozenset({"type", "call_id", "name", "arguments", "parsed_arguments"})
 
 
-def _parse_part(raw: Any, path: str) -> Any:
+def _parse_part(raw: Any, path: str, wire: Wire = BASE) -> Any:
     part = expect_mapping(raw, path)
+    _wrap = wire.wrap
     kind = part.get("type")
     extras: dict[str, Any] = {}
     if kind in ("input_text", "output_text"):
@@ -120,7 +126,7 @@ def _parse_part(raw: Any, path: str) -> Any:
             extras["output"] = True
             if part.get("annotations"):
                 made = new_text(text, "text/plain", None, _wrap(extras))
-                return provided.cited(made, part["annotations"]) or made
+                return provided.cited(made, part["annotations"], wire.name) or made
         return new_text(text, "text/plain", None, _wrap(extras))
     if kind == "refusal":
         text = expect_str(part.get("refusal"), f"{path}.refusal")
@@ -138,7 +144,7 @@ def _parse_part(raw: Any, path: str) -> Any:
                 extras["data_url"] = True
             used.add("image_url")
         if part.get("file_id") is not None:
-            kwargs["refs"] = {_REF: expect_str(part["file_id"], f"{path}.file_id")}
+            kwargs["refs"] = {wire.ref: expect_str(part["file_id"], f"{path}.file_id")}
             used.add("file_id")
         other = rest(part, frozenset(used))
         if "detail" not in part or other != {"detail": "auto"}:
@@ -162,7 +168,7 @@ def _parse_part(raw: Any, path: str) -> Any:
             kwargs = {"url": expect_url(part["file_url"], f"{path}.file_url")}
             used.add("file_url")
         if part.get("file_id") is not None:
-            kwargs["refs"] = {_REF: expect_str(part["file_id"], f"{path}.file_id")}
+            kwargs["refs"] = {wire.ref: expect_str(part["file_id"], f"{path}.file_id")}
             used.add("file_id")
         filename = part.get("filename")
         if filename is not None:
@@ -191,25 +197,25 @@ def _parse_part(raw: Any, path: str) -> Any:
             extras["part"] = other
         return Audio(data=data, mime_type=mime, extras=_wrap(extras))
     if isinstance(kind, str):
-        return common.opaque_part(NAME, part)  # a type not known here, kept whole
+        return common.opaque_part(wire.name, part)  # a type not known here, kept whole
     raise MalformedPayload(
         f"unknown content part type {_excerpt(kind)}", f"{path}.type"
     )
 
 
-def _plain(parts: list[Any]) -> bool:
+def _plain(parts: list[Any], name: str = NAME) -> bool:
     """Whether parts would render as a plain string by default (one plain text)."""
     return len(parts) <= 1 and all(
-        part.type == "text" and not mine(part, NAME) for part in parts
+        part.type == "text" and not mine(part, name) for part in parts
     )
 
 
-def _parse_content(value: Any, path: str) -> tuple[list[Any], bool]:
+def _parse_content(value: Any, path: str, wire: Wire = BASE) -> tuple[list[Any], bool]:
     """Return the parts and whether the content was a plain string."""
     if isinstance(value, str):
         return [plain_text(value)], True
     return [
-        _parse_part(raw, f"{path}[{number}]")
+        _parse_part(raw, f"{path}[{number}]", wire)
         for number, raw in enumerate(expect_list(value, path))
     ], False
 
@@ -225,12 +231,34 @@ _OUTPUT_KNOWN = frozenset({"type", "call_id", "output"})
 _OUTPUT_TEXT = FrozenDict({NAME: {"output": True}})
 
 
+def _extension(name: str) -> bool:
+    """Whether ``name`` is an implementor's extension type: ``<slug>:<type>``."""
+    slug, colon, kind = name.partition(":")
+    return bool(colon and slug and kind)
+
+
+def _raw_reasoning(value: Any) -> tuple[str, Any] | None:
+    """A reasoning item's raw ``content``: its text and what the reasoning
+    part keeps of it (``True`` for one ``reasoning_text`` part, else the
+    list as it came); ``None`` when it is no list of text parts."""
+    if type(value) is not list or not value:
+        return None
+    if not all(
+        type(entry) is dict and type(entry.get("text")) is str for entry in value
+    ):
+        return None
+    text = "\n\n".join(entry["text"] for entry in value)
+    plain = len(value) == 1 and value[0] == {"type": "reasoning_text", "text": text}
+    return text, True if plain else [dict(entry) for entry in value]
+
+
 class _Parser:
     """Reads the items of one body in order: reasoning and assistant message
     items gather into one assistant turn; calls and results pair by id."""
 
-    def __init__(self, moment: datetime) -> None:
+    def __init__(self, moment: datetime, wire: Wire = BASE) -> None:
         self.moment = moment
+        self.wire = wire
         self.canisters: list[Canister] = []
         self.assistant: list[Any] = []
         self.assistant_extras: dict[str, Any] = {}
@@ -240,7 +268,9 @@ class _Parser:
         if self.assistant:
             self.canisters.append(
                 new_assistant(
-                    self.moment, _wrap(self.assistant_extras), tuple(self.assistant)
+                    self.moment,
+                    self.wire.wrap(self.assistant_extras),
+                    tuple(self.assistant),
                 )
             )
             self.assistant = []
@@ -272,15 +302,17 @@ class _Parser:
                 extras["keys"] = other
             self.names[call_id] = name
             self.canisters.append(
-                new_invocation(self.moment, _wrap(extras), name, arguments, call_id)
+                new_invocation(
+                    self.moment, self.wire.wrap(extras), name, arguments, call_id
+                )
             )
         elif kind == "function_call_output":
             self.flush()
             call_id = expect_str(item.get("call_id"), f"{path}.call_id")
             output = item.get("output")
-            content, string = _parse_content(output, f"{path}.output")
+            content, string = _parse_content(output, f"{path}.output", self.wire)
             extras = {}
-            if not string and _plain(content):
+            if not string and _plain(content, self.wire.name):
                 extras["list"] = True
             error = None
             if string:
@@ -293,7 +325,7 @@ class _Parser:
             bind_parts(extras, content)
             result: Result = new_result(
                 self.moment,
-                _wrap(extras),
+                self.wire.wrap(extras),
                 call_id,
                 self.names.get(call_id, ""),
                 tuple(content),
@@ -331,12 +363,28 @@ class _Parser:
             else:
                 used.discard("id")
                 extras["no_id"] = True  # no id synthesized going back
+            text = "\n\n".join(texts)
+            if self.wire.raw_reasoning:
+                raw = _raw_reasoning(item.get("content"))
+                if raw is not None:
+                    # The raw reasoning is the part's text; the summary, as it came.
+                    text, content = raw
+                    used.add("content")
+                    extras["summary"] = [dict(entry) for entry in summary]
+                    extras["content"] = content
+                    if summary:  # what the part's text does not say
+                        extras["keys"] = {"summary": extras["summary"]}
             other = rest(item, frozenset(used))
             if other:
                 extras["item"] = other
             self.assistant.append(
                 new_reasoning(
-                    "\n\n".join(texts), None, encrypted, NAME, item_id, _wrap(extras)
+                    text,
+                    None,
+                    encrypted,
+                    self.wire.name,
+                    item_id,
+                    self.wire.wrap(extras),
                 )
             )
         elif kind == "item_reference":
@@ -347,7 +395,9 @@ class _Parser:
             if other:
                 extras["item"] = other
             self.canisters.append(
-                common.new_document(self.moment, _wrap(extras), (), None, reference)
+                common.new_document(
+                    self.moment, self.wire.wrap(extras), (), None, reference
+                )
             )
         elif kind == "message":  # without its role
             raise MalformedPayload("a message item needs a role", f"{path}.role")
@@ -363,27 +413,37 @@ class _Parser:
         self.flush()
         extras = {"raw": dict(item)}
         if name in provided.ITEMS and item.get("type") == name:
-            parts = provided.item_parts(item)
+            parts = provided.item_parts(item, self.wire.name)
             if parts:
                 # The item goes back whole; its parts say what it is, and
                 # settle it for another provider (never as a client call).
-                self.canisters.append(new_assistant(self.moment, _wrap(extras), parts))
+                self.canisters.append(
+                    new_assistant(self.moment, self.wire.wrap(extras), parts)
+                )
                 return
-        known = name.endswith(_SERVER_ITEM_SUFFIXES) or name.startswith(
-            ("mcp_", "compaction")
+        known = (
+            name.endswith(_SERVER_ITEM_SUFFIXES)
+            or name.startswith(("mcp_", "compaction"))
+            or (self.wire.extensions and _extension(name))
         )
         common.bind(extras, [name], unknown=not known)
-        self.canisters.append(new_assistant(self.moment, _wrap(extras), ()))
+        self.canisters.append(new_assistant(self.moment, self.wire.wrap(extras), ()))
 
     def message(self, item: Mapping[str, Any], role: str, path: str) -> None:
         if role not in _ROLES:
             self.raw(item, role)
             return
-        content, string = _parse_content(item.get("content"), f"{path}.content")
+        content, string = _parse_content(
+            item.get("content"), f"{path}.content", self.wire
+        )
         info: dict[str, Any] = {}
-        if "type" in item:
+        # Kept where it differs from how the format writes a message item
+        # (the dialect typed, OpenAI Responses untyped in a request).
+        if "type" in item and not self.wire.typed:
             info["typed"] = True
-        if not string and (_plain(content) or role == "assistant"):
+        elif "type" not in item and self.wire.typed:
+            info["typed"] = False
+        if not string and (_plain(content, self.wire.name) or role == "assistant"):
             info["list"] = True
         other = rest(item, _MESSAGE_KNOWN)
         if other:
@@ -402,13 +462,15 @@ class _Parser:
         and the item's keys no field models."""
         if role == "assistant":
             if not content:
-                content = [new_text("", "text/plain", None, _wrap({"empty": True}))]
+                content = [
+                    new_text("", "text/plain", None, self.wire.wrap({"empty": True}))
+                ]
             if self.assistant and self.assistant[-1].type != "reasoning":
                 # Marks where this message item starts within the assistant turn.
                 info["new"] = True
             if info:
                 marks = {"item": info, "keys": keys} if keys else {"item": info}
-                content[0] = _marked(content[0], marks)
+                content[0] = _marked(content[0], marks, self.wire.name)
             bind_parts(self.assistant_extras, content)
             self.assistant.extend(content)
             return
@@ -420,12 +482,14 @@ class _Parser:
             extras["keys"] = keys
         bind_parts(extras, content)
         if role == "user":
-            self.canisters.append(new_user(self.moment, _wrap(extras), tuple(content)))
+            self.canisters.append(
+                new_user(self.moment, self.wire.wrap(extras), tuple(content))
+            )
         elif role in ("system", "developer"):
             if role == "system" or not self.canisters:
                 extras["role"] = role
             self.canisters.append(
-                new_supervisor(self.moment, _wrap(extras), tuple(content))
+                new_supervisor(self.moment, self.wire.wrap(extras), tuple(content))
             )
         else:
             raise MalformedPayload(f"unknown role {_excerpt(role)}", f"{path}.role")

@@ -80,7 +80,7 @@ from .._requests_shared import (
 )
 from .messages import NAME
 
-__all__ = ["CONVERSATION_KEYS", "NAME", "parse_settings", "render_settings"]
+__all__ = ["CONVERSATION_KEYS", "NAME", "Settings", "parse_settings", "render_settings"]
 
 CONVERSATION_KEYS = frozenset({"instructions", "input"})
 
@@ -103,15 +103,18 @@ _GENERATION = {
 # Parsing ------------------------------------------------------------------------------
 
 
-def parse_settings(body: Mapping[str, Any]) -> Request:
+def parse_settings(
+    body: Mapping[str, Any], name: str = NAME, bare_allowed: bool = False
+) -> Request:
     """The fields of a Responses request body other than ``instructions`` and
-    ``input``."""
+    ``input``, for the format ``name`` (``bare_allowed``: whether an
+    ``allowed_tools`` choice may leave its mode out)."""
     fields = Fields(body, skip=CONVERSATION_KEYS)
     marks: dict[str, Any] = {}
     read = fields.read(OPENAI_PLAIN)
     get = read.get
-    tools = _parse_tools(fields)
-    choice = with_parallel(_parse_choice(fields, marks), get("parallel"))
+    tools = _parse_tools(fields, name)
+    choice = with_parallel(_parse_choice(fields, marks, bare_allowed), get("parallel"))
     output = _parse_text(fields)
     generation = _parse_generation(fields)
     reasoning = _parse_reasoning(fields, marks)
@@ -122,11 +125,11 @@ def parse_settings(body: Mapping[str, Any]) -> Request:
         output=output,
         generation=generation,
         reasoning=reasoning,
-        extras=own_extras(NAME, marks, fields.rest),
+        extras=own_extras(name, marks, fields.rest),
     )
 
 
-def _function(entry: Mapping[str, Any]) -> Tool | None:
+def _function(entry: Mapping[str, Any], provider: str = NAME) -> Tool | None:
     """A flat ``function`` tool entry as a tool (its other keys, and its known
     ones given as null, in the tool's extras); ``None`` when it is not shaped
     as one."""
@@ -160,11 +163,11 @@ def _function(entry: Mapping[str, Any]) -> Tool | None:
         description,
         FrozenDict(parameters) if parameters is not None else None,
         strict,
-        FrozenDict({NAME: extra}) if extra else EMPTY,
+        FrozenDict({provider: extra}) if extra else EMPTY,
     )
 
 
-def _parse_tools(fields: Fields) -> list[Tool | ProviderTool] | None:
+def _parse_tools(fields: Fields, name: str = NAME) -> list[Tool | ProviderTool] | None:
     entries = fields.rest.get("tools")
     if type(entries) is not list or not entries:
         return None
@@ -173,8 +176,8 @@ def _parse_tools(fields: Fields) -> list[Tool | ProviderTool] | None:
     fields.take("tools")
     tools: list[Tool | ProviderTool] = []
     for entry in entries:
-        tool = _function(entry) if entry.get("type") == "function" else None
-        tools.append(tool or new_provider_tool(NAME, FrozenDict(entry)))
+        tool = _function(entry, name) if entry.get("type") == "function" else None
+        tools.append(tool or new_provider_tool(name, FrozenDict(entry)))
     return tools
 
 
@@ -190,10 +193,14 @@ def _named(value: object) -> str | None:
     return None
 
 
-def _parse_choice(fields: Fields, marks: dict[str, Any]) -> ToolChoice | None:
+def _parse_choice(
+    fields: Fields, marks: dict[str, Any], bare_allowed: bool = False
+) -> ToolChoice | None:
     """``tool_choice`` as a mode, one function or a subset of functions; a
     hosted-tool choice (``{"type": "web_search_preview"}``, ``mcp``,
-    ``custom``...) stays in the kept keys."""
+    ``custom``...) stays in the kept keys. With ``bare_allowed``, an
+    ``allowed_tools`` choice without its mode is one of mode ``auto``
+    (marked ``bare``)."""
     raw = fields.rest.get("tool_choice")
     allowed = (
         {"mode": raw["mode"], "tools": raw["tools"]}
@@ -202,6 +209,14 @@ def _parse_choice(fields: Fields, marks: dict[str, Any]) -> ToolChoice | None:
         and raw["type"] == "allowed_tools"
         else None
     )
+    if (
+        bare_allowed
+        and is_mapping(raw)
+        and raw.keys() == {"type", "tools"}
+        and raw["type"] == "allowed_tools"
+    ):
+        allowed = {"mode": "auto", "tools": raw["tools"]}
+        marks["bare"] = True
     choice = openai_choice(raw, _named, allowed, marks)
     if choice is not None:
         fields.take("tool_choice")
@@ -301,7 +316,10 @@ def render_settings(request: Request, rendering: Rendering) -> dict[str, Any]:
     rendering.write_model(out)
     _render_tools(rendering, out)
     if request.tool_choice is not None:
-        render_openai_choice(request.tool_choice, rendering, out, _reference, _allowed)
+        allowed = _allowed
+        if rendering.own.get("bare"):
+            allowed = _bare
+        render_openai_choice(request.tool_choice, rendering, out, _reference, allowed)
     _render_text(request.output, rendering, out)
     _render_generation(request.generation, rendering, out)
     if request.reasoning is not None:
@@ -365,6 +383,14 @@ def _reference(name: str) -> dict[str, Any]:
 
 def _allowed(mode: str, tools: list[dict[str, Any]]) -> dict[str, Any]:
     return {"type": "allowed_tools", "mode": mode, "tools": tools}
+
+
+def _bare(mode: str, tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """An ``allowed_tools`` choice read without its mode: so again, in mode
+    ``auto``."""
+    if mode != "auto":
+        return _allowed(mode, tools)
+    return {"type": "allowed_tools", "tools": tools}
 
 
 def _render_text(
@@ -442,3 +468,25 @@ def _render_reasoning(
         entry[key] = summary
     if entry:
         out["reasoning"] = entry
+
+
+class Settings:
+    """The request settings of one OpenAI Responses format (the
+    :class:`~canisters.providers._requests.RequestSettings` a normalizer
+    names): :func:`parse_settings` and :func:`render_settings` for the format
+    ``name``."""
+
+    __slots__ = ("CONVERSATION_KEYS", "NAME", "bare_allowed")
+
+    def __init__(self, name: str, *, bare_allowed: bool = False) -> None:
+        self.NAME = name
+        self.CONVERSATION_KEYS = CONVERSATION_KEYS
+        self.bare_allowed = bare_allowed
+
+    def parse_settings(self, body: Mapping[str, Any]) -> Request:
+        """The fields of a request body other than ``instructions`` and ``input``."""
+        return parse_settings(body, self.NAME, self.bare_allowed)
+
+    def render_settings(self, request: Request, rendering: Rendering) -> dict[str, Any]:
+        """The body's keys other than ``instructions`` and ``input``."""
+        return render_settings(request, rendering)

@@ -12,10 +12,12 @@ from ...conversation import Conversation
 from ...protocols import Role
 from .. import _common as common
 from .._common import Options
+from .._errors import Dialect
 from .._rules import envelope
 from .._rules.finish import finish_of, render_finish
 from .errors import DIALECT
-from .reading import NAME, _Parser
+from .reading import _Parser
+from .wire import BASE, NAME, Wire
 from .writing import _Renderer
 
 
@@ -48,9 +50,15 @@ _STATUS = {
 _REASON_BACK = {finish: reason for reason, finish in _INCOMPLETE.items()}
 
 
-envelope.declare(
-    NAME,
-    envelope.Envelope(
+def declare_envelope(name: str, quiet: Mapping[str, Any] | None = None) -> None:
+    """Declare the reply envelope of the Responses format ``name``: the keys
+    of OpenAI's, with a dialect's own ``quiet`` ones (key -> the value that
+    says nothing)."""
+    envelope.declare(name, _envelope(quiet or {}))
+
+
+def _envelope(quiet: Mapping[str, Any]) -> envelope.Envelope:
+    return envelope.Envelope(
         ("response",),
         writes=frozenset(
             {
@@ -91,21 +99,27 @@ envelope.declare(
             "response.text.format.type": "text",
             "response.text.verbosity": "medium",
             "response.reasoning.summary": "auto",
+            **quiet,
         },
         derived={
             "response.usage.total_tokens": envelope.total(
                 "usage", "input_tokens", "output_tokens"
             )
         },
-    ),
-)
+    )
 
 
-def parse_response(body: Any) -> Conversation:
-    """Read a response body or ``openai.types.responses.Response``."""
+declare_envelope(NAME)
+
+
+def parse_response(
+    body: Any, wire: Wire = BASE, dialect: Dialect = DIALECT
+) -> Conversation:
+    """Read a response body or ``openai.types.responses.Response`` (of the
+    format ``wire``, its errors read by ``dialect``)."""
     mapping = common.as_mapping(body)
-    DIALECT.check(mapping)
-    parser = _Parser(now())
+    dialect.check(mapping)
+    parser = _Parser(now(), wire)
     for index, item in enumerate(
         common.expect_list(mapping.get("output", []), "$.output")
     ):
@@ -132,34 +146,39 @@ def parse_response(body: Any) -> Conversation:
     model = mapping.get("model")
     response_id = mapping.get("id")
     metadata = common.response_metadata(model, usage, finish, response_id)
-    canisters[0] = common.with_response(canisters[0], NAME, metadata, envelope)
+    canisters[0] = common.with_response(canisters[0], wire.name, metadata, envelope)
     return Conversation(tuple(canisters))
 
 
-def render_response(conversation: Conversation, settings: Options) -> dict[str, Any]:
+def render_response(
+    conversation: Conversation, settings: Options, wire: Wire = BASE
+) -> dict[str, Any]:
     """Render ``id``, ``model``, ``status``, ``output`` and ``usage``."""
-    canisters = common.canisters_of(conversation, NAME)
+    name = wire.name
+    canisters = common.canisters_of(conversation, name)
     envelope: dict[str, Any] = {}
     metadata = None
     if canisters:
         first = canisters[0]
-        envelope = dict(common.mine(first, NAME).get("response", {}))
+        envelope = dict(common.mine(first, name).get("response", {}))
         metadata = first.metadata
         canisters[0] = attrs.evolve(  # type: ignore[misc]
             first,
             extras={
                 **first.extras,
-                NAME: {
-                    k: v for k, v in common.mine(first, NAME).items() if k != "response"
+                name: {
+                    k: v for k, v in common.mine(first, name).items() if k != "response"
                 },
             },
         )
-    output = _Renderer(settings, response=True).items(list(enumerate(canisters)))
+    output = _Renderer(settings, response=True, wire=wire).items(
+        list(enumerate(canisters))
+    )
     if (
         len(canisters) == 1
         and canisters[0].role is Role.Assistant
         and not canisters[0].content  # type: ignore[attr-defined]
-        and "raw" not in common.mine(canisters[0], NAME)
+        and "raw" not in common.mine(canisters[0], name)
     ):
         output = []
     if envelope:
@@ -174,7 +193,7 @@ def render_response(conversation: Conversation, settings: Options) -> dict[str, 
             body["model"] = metadata.model
         finish = finish_of(metadata.finish_reason, canisters)
         body["status"] = render_finish(
-            finish, _STATUS, NAME, settings, unknown="incomplete"
+            finish, _STATUS, name, settings, unknown="incomplete"
         )
         if finish in _REASON_BACK:
             body["incomplete_details"] = {"reason": _REASON_BACK[finish]}
@@ -194,3 +213,26 @@ def render_response(conversation: Conversation, settings: Options) -> dict[str, 
             "total_tokens": usage.total_tokens,
         }
     return body
+
+
+class Response:
+    """The replies of one OpenAI Responses format, as
+    :class:`~canisters.providers.kit.BaseNormalizer` takes them (its
+    ``response``): :func:`parse_response` and :func:`render_response` for
+    ``wire``, an error body read by ``dialect``."""
+
+    __slots__ = ("dialect", "wire")
+
+    def __init__(self, wire: Wire, dialect: Dialect) -> None:
+        self.wire = wire
+        self.dialect = dialect
+
+    def parse_response(self, body: object) -> Conversation:
+        """Read a reply of the format."""
+        return parse_response(body, self.wire, self.dialect)
+
+    def render_response(
+        self, conversation: Conversation, opts: Options
+    ) -> dict[str, Any]:
+        """Render a reply in the format."""
+        return render_response(conversation, opts, self.wire)

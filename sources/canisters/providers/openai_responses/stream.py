@@ -77,6 +77,16 @@ class OpenAIResponsesAccumulator(streams.Accumulator):
     skipped."""
 
     provider = NAME
+    reply = staticmethod(_parse_response)
+    """Reads the reply a finished stream carries (guarded)."""
+    errors: Any = DIALECT
+    """The error dialect of the format's error events."""
+    deltas: Mapping[str, tuple[str, str, str]] = _PART_DELTAS
+    """Events that grow a part: type -> (item list, part index key, field)."""
+    dones: Mapping[str, tuple[str, str, str, str]] = _PART_DONE
+    """Events that end a part: type -> (item list, index key, field, source)."""
+    known: frozenset[str] = _KNOWN_EVENTS
+    """The events that read into an output item (the others are skipped)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -93,7 +103,7 @@ class OpenAIResponsesAccumulator(streams.Accumulator):
         return "response.completed"
 
     def _parse(self, body: Mapping[str, Any]) -> Conversation:
-        return _parse_response(body)
+        return self.reply(body)
 
     def _item(self, event: Mapping[str, Any], path: str) -> dict[str, Any]:
         index = event.get("output_index")
@@ -135,7 +145,7 @@ class OpenAIResponsesAccumulator(streams.Accumulator):
         kind = event.get("type")
         return (
             isinstance(kind, str)
-            and kind not in _KNOWN_EVENTS
+            and kind not in self.known
             and kind not in _LIFECYCLE
             and kind not in _ENDS
             and kind not in ("error", "response.failed")
@@ -145,7 +155,7 @@ class OpenAIResponsesAccumulator(streams.Accumulator):
         kind = event.get("type")
         if kind == "error":
             # (some servers nest the error object as Chat does)
-            raise DIALECT.stream_error(event, path)
+            raise self.errors.stream_error(event, path)
         if not isinstance(kind, str):
             raise MalformedPayload(
                 f"unknown event type {_excerpt(kind)}", f"{path}.type"
@@ -154,14 +164,14 @@ class OpenAIResponsesAccumulator(streams.Accumulator):
             where = f"{path}.response"
             response = streams.fresh(expect_mapping(event.get("response"), where))
             if kind == "response.failed":
-                raise DIALECT.stream_error(response, where)
+                raise self.errors.stream_error(response, where)
             self._response = response
             if kind in _ENDS:
                 self._whole = self._complete(response, path)
                 return True
             return False
         if self._response is None:
-            if kind not in _KNOWN_EVENTS:
+            if kind not in self.known:
                 return False  # an event of a type not known here: skipped
             raise MalformedPayload(f"{kind} before response.created", f"{path}.type")
         if kind == "response.output_item.added":
@@ -201,13 +211,13 @@ class OpenAIResponsesAccumulator(streams.Accumulator):
             parts.append(
                 streams.fresh(expect_mapping(event.get("part"), f"{path}.part"))
             )
-        elif kind in _PART_DELTAS:
-            field, key, grows = _PART_DELTAS[kind]
+        elif kind in self.deltas:
+            field, key, grows = self.deltas[kind]
             part = self._part(event, path, field, key)
             delta = expect_str(event.get("delta"), f"{path}.delta")
             self._grow(part, grows, delta, f"{path}.{key}")
-        elif kind in _PART_DONE:
-            field, key, target, source = _PART_DONE[kind]
+        elif kind in self.dones:
+            field, key, target, source = self.dones[kind]
             part = self._part(event, path, field, key)
             part[target] = expect_str(event.get(source), f"{path}.{source}")
         elif kind == "response.function_call_arguments.delta":

@@ -28,7 +28,7 @@ from .._common import (
 )
 from .._rules import documents, thinking
 from . import provided
-from .reading import _REF, NAME
+from .wire import BASE, Wire
 
 _AUDIO_BACK = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3"}
 # A request's message role for a canister holding one plain text.
@@ -37,13 +37,28 @@ _TEXTS = frozenset({"text", "cited_text"})  # a cited text: annotations kept
 
 
 class _Renderer:
-    def __init__(self, options: common.Options, response: bool) -> None:
+    def __init__(
+        self, options: common.Options, response: bool, wire: Wire = BASE
+    ) -> None:
         self.options = options
         self.response = response
+        self.wire = wire
 
     def media(self, part: Any, where: str, *, tool: bool) -> dict[str, Any] | None:
-        extras = mine(part, NAME)
-        reference = part.refs.get(_REF)
+        extras = mine(part, self.wire.name)
+        reference = part.refs.get(self.wire.ref)
+        if (
+            part.type in ("image", "file")
+            and reference is None
+            and part.url is None
+            and not part.content_id
+            and inline_data(part) is None
+        ):
+            # Only another format's file id locates it (OpenAI's store is not
+            # the dialect's, nor another provider's).
+            return self.refuse(
+                where, f"{part.type} held only by another format's file id"
+            )
         rendered: dict[str, Any]
         if part.type == "image":
             rendered = {"type": "input_image"}
@@ -113,7 +128,7 @@ class _Renderer:
     def refuse(
         self, where: str, reason: str, *, output: bool = False
     ) -> dict[str, Any] | None:
-        text = common.unsupported(self.options, NAME, where, reason)
+        text = common.unsupported(self.options, self.wire.name, where, reason)
         if text is None:
             return None
         return {"type": "output_text" if output else "input_text", "text": text}
@@ -123,7 +138,7 @@ class _Renderer:
     ) -> list[dict[str, Any]]:
         rendered: list[dict[str, Any]] = []
         for number, part in parts:
-            extras = mine(part, NAME)
+            extras = mine(part, self.wire.name)
             if part.type in _TEXTS:
                 if "raw" in extras and not part.text:
                     rendered.append(dict(extras["raw"]))  # a part kept whole
@@ -142,7 +157,7 @@ class _Renderer:
                     kept = wire.get("annotations")
                     if wire["type"] == "output_text" and self.response:
                         wire["annotations"] = provided.annotations_of(
-                            part, kept, self.options, where
+                            part, kept, self.options, where, self.wire.name
                         )
                     elif not provided.annotated(part, kept):
                         # Rule: annotations are an output text's only, and in
@@ -150,7 +165,7 @@ class _Renderer:
                         # OpenAI's (which has its item id).
                         common.unsupported(
                             self.options,
-                            NAME,
+                            self.wire.name,
                             where,
                             f"citations have no place in {wire['type']} of a request",
                         )
@@ -169,7 +184,9 @@ class _Renderer:
                 if media is not None:
                     rendered.append(media)
             elif part.type == "reasoning":
-                action = reasoning_action(part, NAME, self.options, where, native=False)
+                action = reasoning_action(
+                    part, self.wire.name, self.options, where, native=False
+                )
                 if action == "text":
                     rendered.append(
                         {"type": "input_text", "text": thinking.as_text(part)}
@@ -202,10 +219,15 @@ class _Renderer:
         )
         if not listed and simple and len(rendered) <= 1:
             content = rendered[0]["text"] if rendered else ""
-        if output and not rendered and parts and mine(parts[0][1], NAME).get("empty"):
+        if (
+            output
+            and not rendered
+            and parts
+            and mine(parts[0][1], self.wire.name).get("empty")
+        ):
             content = [] if listed else ""
         message: dict[str, Any] = {}
-        typed = info.get("typed", self.response and output)
+        typed = info.get("typed", self.wire.typed or (self.response and output))
         if typed:
             message["type"] = "message"
         message["role"] = role
@@ -220,14 +242,24 @@ class _Renderer:
         return message
 
     def reasoning(self, part: Any, index: int) -> dict[str, Any]:
-        extras = mine(part, NAME)
+        extras = mine(part, self.wire.name)
         item: dict[str, Any] = {"type": "reasoning"}
         if part.id is not None:
             item["id"] = part.id
         elif "item" not in extras and not extras.get("no_id"):
             item["id"] = synthesize_id("rs_", index, part.text, part.redacted)
+        content = extras.get("content") if self.wire.raw_reasoning else None
+        if content is not None:
+            # Raw reasoning: the part's text (or its parts, as they came).
+            item["content"] = (
+                [{"type": "reasoning_text", "text": part.text}]
+                if content is True
+                else content
+            )
         if "summary" in extras:
             item["summary"] = extras["summary"]
+        elif content is not None:
+            item["summary"] = []
         else:
             item["summary"] = [{"type": "summary_text", "text": part.text}]
         if part.redacted is not None:
@@ -235,8 +267,18 @@ class _Renderer:
         item.update(extras.get("item", {}))
         return item
 
+    def raw_reasoning(self, part: Any, index: int) -> dict[str, Any]:
+        """Another format's plain reasoning as a reasoning item of raw text
+        (its id made here: the SDK's item type requires one)."""
+        return {
+            "type": "reasoning",
+            "id": synthesize_id("rs_", index, part.text, None),
+            "summary": [],
+            "content": [{"type": "reasoning_text", "text": part.text}],
+        }
+
     def assistant(self, canister: Any, index: int) -> list[dict[str, Any]]:
-        extras = mine(canister, NAME)
+        extras = mine(canister, self.wire.name)
         if "raw" in extras:
             return [dict(extras["raw"])]
         items: list[dict[str, Any]] = []
@@ -252,14 +294,24 @@ class _Renderer:
                 run.clear()
 
         for number, part in enumerate(canister.content):
-            part_extras = mine(part, NAME)
+            part_extras = mine(part, self.wire.name)
             if part.type == "reasoning":
                 close()
                 where = describe(index, canister, number, part)
-                if part.provider == NAME:
+                if part.provider == self.wire.name:
                     items.append(self.reasoning(part, index))
                     continue
-                action = reasoning_action(part, NAME, self.options, where, native=False)
+                action = reasoning_action(
+                    part,
+                    self.wire.name,
+                    self.options,
+                    where,
+                    native=False,
+                    plain=self.wire.raw_reasoning,
+                )
+                if action == "native":  # plain reasoning as raw reasoning text
+                    items.append(self.raw_reasoning(part, index))
+                    continue
                 if action == "text":
                     info, keys = {}, None
                     run.append((number, Text(thinking.as_text(part))))
@@ -282,7 +334,7 @@ class _Renderer:
         return items
 
     def call(self, canister: Any, index: int) -> dict[str, Any]:
-        extras = mine(canister, NAME)
+        extras = mine(canister, self.wire.name)
         item: dict[str, Any] = {
             "type": "function_call",
             "call_id": canister.invocation_id,
@@ -298,7 +350,7 @@ class _Renderer:
         return item
 
     def result(self, canister: Any, index: int) -> dict[str, Any]:
-        extras = mine(canister, NAME)
+        extras = mine(canister, self.wire.name)
         output: Any
         if canister.error is not None:
             output = common.encode_error_text(canister.error)
@@ -329,13 +381,13 @@ class _Renderer:
     def items(self, canisters: list[tuple[int, Canister]]) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
         for index, canister in canisters:
-            extras = mine(canister, NAME)
+            extras = mine(canister, self.wire.name)
             match canister.role:
                 case Role.User:
                     if extras.get("string"):
                         self.options.note(
                             "downgraded",
-                            NAME,
+                            self.wire.name,
                             describe(index, canister),
                             "input string",
                         )
@@ -368,7 +420,10 @@ class _Renderer:
                         items.append(item)
                         continue
                     canister = documents.as_user_content(
-                        canister, self.options, NAME, describe(index, canister)
+                        canister,
+                        self.options,
+                        self.wire.name,
+                        describe(index, canister),
                     )
                     items.append(
                         self.message(
