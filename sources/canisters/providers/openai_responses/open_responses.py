@@ -39,17 +39,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...conversation import Conversation
-from .._base import BaseNormalizer
-from .._common import Options, guarded, mine
-from .._errors import GENERIC_KINDS, Dialect
+from ..kit import GENERIC_KINDS, BaseNormalizer, Dialect, Options, guarded, mine
 from .messages import Messages
 from .reading import declare
 from .request import Settings
 from .response import Response, declare_envelope, parse_response
 from .stream import (
-    _KNOWN_EVENTS,
-    _PART_DELTAS,
-    _PART_DONE,
+    KNOWN_EVENTS,
+    PART_DELTAS,
+    PART_DONE,
     OpenAIResponsesAccumulator,
 )
 from .wire import Wire
@@ -167,11 +165,11 @@ class OpenResponsesMessages(Messages):
 _reply = guarded(functools.partial(parse_response, wire=WIRE, dialect=ERRORS))
 
 _DELTAS = {
-    **_PART_DELTAS,
+    **PART_DELTAS,
     "response.reasoning.delta": ("content", "content_index", "text"),
 }
 _DONES = {
-    **_PART_DONE,
+    **PART_DONE,
     "response.reasoning.done": ("content", "content_index", "text", "text"),
 }
 
@@ -187,7 +185,7 @@ class OpenResponsesAccumulator(OpenAIResponsesAccumulator):
     errors = ERRORS
     deltas: Mapping[str, tuple[str, str, str]] = _DELTAS
     dones: Mapping[str, tuple[str, str, str, str]] = _DONES
-    known = _KNOWN_EVENTS | frozenset(_DELTAS) | frozenset(_DONES)
+    known = KNOWN_EVENTS | frozenset(_DELTAS) | frozenset(_DONES)
 
 
 class OpenResponses(BaseNormalizer):

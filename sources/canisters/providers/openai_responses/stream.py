@@ -18,14 +18,15 @@ _parse_response = _common.guarded(parse_response)
 
 _LIFECYCLE = frozenset({"response.created", "response.in_progress", "response.queued"})
 _ENDS = frozenset({"response.completed", "response.incomplete"})
-# Events that grow a part: event type -> (item list, part index key, part field).
-_PART_DELTAS = {
+PART_DELTAS = {
     "response.output_text.delta": ("content", "content_index", "text"),
     "response.refusal.delta": ("content", "content_index", "refusal"),
     "response.reasoning_summary_text.delta": ("summary", "summary_index", "text"),
     "response.reasoning_text.delta": ("content", "content_index", "text"),
 }
-_PART_DONE = {
+"""The events that grow a part: event type -> (item list, part index key, part
+field); a dialect adds its own (see :mod:`.open_responses`)."""
+PART_DONE = {
     "response.output_text.done": ("content", "content_index", "text", "text"),
     "response.refusal.done": ("content", "content_index", "refusal", "refusal"),
     "response.reasoning_summary_text.done": (
@@ -36,6 +37,8 @@ _PART_DONE = {
     ),
     "response.reasoning_text.done": ("content", "content_index", "text", "text"),
 }
+"""The events that end a part: event type -> (item list, part index key, part
+field, the event's field holding the whole)."""
 _PART_ADDED = {
     "response.content_part.added": ("content", "content_index"),
     "response.reasoning_summary_part.added": ("summary", "summary_index"),
@@ -53,15 +56,15 @@ def _identity(item: Mapping[str, Any]) -> tuple[Any, Any] | None:
     return key
 
 
-_KNOWN_EVENTS = frozenset(
+KNOWN_EVENTS = frozenset(
     {
         "response.output_item.added",
         "response.output_item.done",
         "response.function_call_arguments.delta",
         "response.function_call_arguments.done",
         *_PART_ADDED,
-        *_PART_DELTAS,
-        *_PART_DONE,
+        *PART_DELTAS,
+        *PART_DONE,
     }
 )
 """The events that read into an output item (the others are skipped)."""
@@ -81,11 +84,11 @@ class OpenAIResponsesAccumulator(streams.Accumulator):
     """Reads the reply a finished stream carries (guarded)."""
     errors: Any = DIALECT
     """The error dialect of the format's error events."""
-    deltas: Mapping[str, tuple[str, str, str]] = _PART_DELTAS
+    deltas: Mapping[str, tuple[str, str, str]] = PART_DELTAS
     """Events that grow a part: type -> (item list, part index key, field)."""
-    dones: Mapping[str, tuple[str, str, str, str]] = _PART_DONE
+    dones: Mapping[str, tuple[str, str, str, str]] = PART_DONE
     """Events that end a part: type -> (item list, index key, field, source)."""
-    known: frozenset[str] = _KNOWN_EVENTS
+    known: frozenset[str] = KNOWN_EVENTS
     """The events that read into an output item (the others are skipped)."""
 
     def __init__(self) -> None:
