@@ -26,7 +26,7 @@ from __future__ import annotations
 import functools
 import weakref
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from ..conversation import Conversation
 from ..exceptions import ProviderError
@@ -42,7 +42,7 @@ from ._rules.kept import carry_kept
 from ._rules.outcomes import Outcomes
 from .streams import Accumulator, Streaming
 
-__all__ = ["BaseNormalizer"]
+__all__ = ["BaseNormalizer", "WireReplies"]
 
 
 class BaseNormalizer(Streaming, WholeRequests):
@@ -286,3 +286,31 @@ def _responding(
 
     render_response.__doc__ = BaseNormalizer.render_response.__doc__
     return render_response
+
+
+class WireReplies:
+    """The replies of one format of a family whose modules take the format
+    as a parameter (its ``wire``: OpenAI Chat's, OpenAI Responses'), as
+    :class:`BaseNormalizer` takes them (its ``response``): the family's
+    ``parse(body, wire, dialect)`` and ``render(conversation, opts, wire)``,
+    set as static methods by a subclass, bound to ``wire`` and to the
+    ``dialect`` that reads an error body."""
+
+    __slots__ = ("dialect", "wire")
+
+    parse: ClassVar[Callable[..., Conversation]]
+    render: ClassVar[Callable[..., dict[str, Any]]]
+
+    def __init__(self, wire: Any, dialect: Dialect) -> None:
+        self.wire = wire
+        self.dialect = dialect
+
+    def parse_response(self, body: object) -> Conversation:
+        """Read a reply of the format."""
+        return type(self).parse(body, self.wire, self.dialect)
+
+    def render_response(
+        self, conversation: Conversation, opts: common.Options
+    ) -> dict[str, Any]:
+        """Render a reply in the format."""
+        return type(self).render(conversation, opts, self.wire)

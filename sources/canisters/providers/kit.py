@@ -67,7 +67,7 @@ See "Writing a plugin" on the providers page for a worked plugin, and
 
 from __future__ import annotations
 
-from ._base import BaseNormalizer
+from ._base import BaseNormalizer, WireReplies
 from ._common import (
     BODY_DEPTH,
     BOUND,
@@ -292,4 +292,5 @@ __all__ = [
     "translate_schema",
     "unsupported",
     "with_response",
+    "WireReplies",
 ]

@@ -17,6 +17,7 @@ from .._common import Options, expect_list, expect_mapping, expect_str, mine
 from .._errors import Dialect
 from .._rules import envelope
 from .._rules.finish import finish_of, render_finish
+from ..kit import WireReplies
 from .errors import DIALECT
 from .messages import _parse_assistant, _with_extras
 from .rendering import _render_assistant, _Renderer
@@ -284,24 +285,13 @@ def _response_head(head: Canister, name: str) -> dict[str, Any]:
     return body
 
 
-class Response:
+class Response(WireReplies):
     """The replies of one OpenAI Chat format, as
     :class:`~canisters.providers.kit.BaseNormalizer` takes them (its
     ``response``): :func:`parse_response` and :func:`render_response` for
     ``wire``, an error body read by ``dialect``."""
 
-    __slots__ = ("dialect", "wire")
+    __slots__ = ()
 
-    def __init__(self, wire: Wire, dialect: Dialect) -> None:
-        self.wire = wire
-        self.dialect = dialect
-
-    def parse_response(self, body: object) -> Conversation:
-        """Read a reply of the format."""
-        return parse_response(body, self.wire, self.dialect)
-
-    def render_response(
-        self, conversation: Conversation, opts: Options
-    ) -> dict[str, Any]:
-        """Render a reply in the format."""
-        return render_response(conversation, opts, self.wire)
+    parse = staticmethod(parse_response)
+    render = staticmethod(render_response)
