@@ -367,18 +367,6 @@ STREAMS: dict[str, tuple[Callable[[], list[Any]], ErrorKind]] = {
         ],
         "rate_limited",
     ),
-    "open-responses": (
-        lambda: [
-            {
-                "type": "error",
-                "code": "rate_limit_exceeded",
-                "message": "Rate limit reached",
-                "param": None,
-                "sequence_number": 1,
-            }
-        ],
-        "rate_limited",
-    ),
     "openai-chat-reasoning": (
         lambda: [
             {
@@ -399,6 +387,7 @@ STREAMS: dict[str, tuple[Callable[[], list[Any]], ErrorKind]] = {
         "authentication",
     ),
 }
+STREAMS["open-responses"] = STREAMS["openai-responses"]  # the same error event
 
 
 @pytest.mark.parametrize("name", sorted(STREAMS))

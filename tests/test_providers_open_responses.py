@@ -5,10 +5,8 @@ goes back exactly; what the specification adds (raw reasoning, extension
 item types, ``allowed_tools`` without a mode, typed message items) is read
 and written; rendered requests and replies are validated against the
 specification's component schemas (tests/data/open-responses, see its
-SOURCE.md) with ``jsonschema``. The checks that the specification's
-compliance suite (openresponses/openresponses, src/lib/compliance-tests.ts
-run by scripts/compliance-test.ts) makes on a reply's shape are ported
-offline at the end: no network.
+SOURCE.md) with ``jsonschema``. The specification's compliance suite runs
+in tests/test_open_responses_compliance.py.
 """
 
 from __future__ import annotations
@@ -335,38 +333,26 @@ def test_a_reply_rendered_from_another_format_against_the_schema(
 _ITEM_TYPES = ("message", "function_call", "reasoning")
 
 
-# The compliance suite's checks, offline -------------------------------------------
-# openresponses/openresponses src/lib/compliance-tests.ts (basic-response,
-# system-prompt, tool-calling, multi-turn): the reply is a ResponseResource
-# whose output holds an assistant message with output_text (or a function
-# call with call_id, name and arguments), its status completed.
+# Replies from another format have the shape the compliance suite checks
+# (tests/test_open_responses_compliance.py runs the suite itself): a
+# ResponseResource whose output holds an assistant message with output_text,
+# or a function call with call_id, name and arguments.
+
+
+def _from_chat(message: dict[str, Any], finish: str) -> dict[str, Any]:
+    chat = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+    }
+    reply = providers.get("openai-chat").parse_response(chat)
+    return normalizer.render_response(reply)  # type: ignore[no-any-return]
 
 
 def test_compliance_basic_reply_shape() -> None:
-    conversation = [User("Say hello"), Assistant(["Hello!"])]
-    reply = normalizer.render_response(
-        providers.get("openai-chat").parse_response(
-            {
-                "id": "chatcmpl-1",
-                "object": "chat.completion",
-                "created": 1,
-                "model": "m",
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": "Hello!"},
-                        "finish_reason": "stop",
-                    }
-                ],
-                "usage": {
-                    "prompt_tokens": 1,
-                    "completion_tokens": 1,
-                    "total_tokens": 2,
-                },
-            }
-        )
-    )
-    assert conversation
+    reply = _from_chat({"role": "assistant", "content": "Hello!"}, "stop")
     assert _errors("ResponseResource", reply) == []
     assert reply["status"] == "completed"
     message = reply["output"][0]
@@ -375,36 +361,13 @@ def test_compliance_basic_reply_shape() -> None:
 
 
 def test_compliance_tool_calling_reply_shape() -> None:
-    reply = normalizer.render_response(
-        providers.get("openai-chat").parse_response(
-            {
-                "id": "chatcmpl-2",
-                "object": "chat.completion",
-                "created": 1,
-                "model": "m",
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {
-                            "role": "assistant",
-                            "content": None,
-                            "tool_calls": [
-                                {
-                                    "id": "call_1",
-                                    "type": "function",
-                                    "function": {
-                                        "name": "get_weather",
-                                        "arguments": '{"location":"Paris"}',
-                                    },
-                                }
-                            ],
-                        },
-                        "finish_reason": "tool_calls",
-                    }
-                ],
-            }
-        )
-    )
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"location":"Paris"}'},
+    }
+    message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    reply = _from_chat(message, "tool_calls")
     assert _errors("ResponseResource", reply) == []
     calls = [item for item in reply["output"] if item["type"] == "function_call"]
     assert calls and {"call_id", "name", "arguments"} <= calls[0].keys()
